@@ -1,0 +1,226 @@
+package emulator
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+)
+
+// page is the pagination of a list request.
+type page struct {
+	limit, offset int
+}
+
+const (
+	defaultLimit = 100
+	maxLimit     = 500
+)
+
+// queryValue returns a query parameter given at most once.
+func queryValue(r *http.Request, name string) (string, bool, error) {
+	vs, ok := r.URL.Query()[name]
+	if !ok {
+		return "", false, nil
+	}
+	if len(vs) > 1 {
+		return "", false, paramError(name, "%s is given more than once", name)
+	}
+	return vs[0], true, nil
+}
+
+func paramError(name, format string, args ...any) error {
+	e := problem.New(problem.InvalidParameter, format, args...)
+	e.Errors = []problem.FieldError{{Parameter: name, Message: e.Detail}}
+	return e
+}
+
+// parsePage reads limit and offset.
+func parsePage(r *http.Request) (page, error) {
+	p := page{limit: defaultLimit}
+	if v, ok, err := queryValue(r, "limit"); err != nil {
+		return p, err
+	} else if ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxLimit {
+			return p, paramError("limit", "limit must be an integer from 1 to %d", maxLimit)
+		}
+		p.limit = n
+	}
+	if v, ok, err := queryValue(r, "offset"); err != nil {
+		return p, err
+	} else if ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return p, paramError("offset", "offset must be an integer of 0 or more")
+		}
+		p.offset = n
+	}
+	return p, nil
+}
+
+// parseBool reads a boolean query parameter: true/false or 1/0.
+func parseBool(r *http.Request, name string) (bool, error) {
+	v, ok, err := queryValue(r, name)
+	if err != nil || !ok {
+		return false, err
+	}
+	switch strings.ToLower(v) {
+	case "true", "1":
+		return true, nil
+	case "false", "0":
+		return false, nil
+	}
+	return false, paramError(name, "%s must be true or false", name)
+}
+
+// window returns the slice bounds of a page over n items.
+func (p page) window(n int) (from, to int) {
+	from = min(p.offset, n)
+	to = min(from+p.limit, n)
+	return from, to
+}
+
+// writeList sends the list envelope around already encoded items.
+func writeList(w http.ResponseWriter, items []json.RawMessage, total int, p page) {
+	var b bytes.Buffer
+	size := 64
+	for _, it := range items {
+		size += len(it) + 1
+	}
+	b.Grow(size)
+	b.WriteString(`{"data":[`)
+	for i, it := range items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(it)
+	}
+	b.WriteString(`],"total":`)
+	b.WriteString(strconv.Itoa(total))
+	b.WriteString(`,"limit":`)
+	b.WriteString(strconv.Itoa(p.limit))
+	b.WriteString(`,"offset":`)
+	b.WriteString(strconv.Itoa(p.offset))
+	b.WriteString(`,"has_more":`)
+	b.WriteString(strconv.FormatBool(p.offset+len(items) < total))
+	b.WriteByte('}')
+	writeRaw(w, http.StatusOK, b.Bytes())
+}
+
+// modeEntry is one mode of a product in a grouped listing.
+type modeEntry struct {
+	Mode       string `json:"mode"`
+	Model      string `json:"model"`
+	Category   string `json:"category"`
+	OutputType string `json:"output_type"`
+}
+
+// productEntry is one product in a grouped listing.
+type productEntry struct {
+	Product     string      `json:"product"`
+	Name        string      `json:"name"`
+	Description string      `json:"description"`
+	Modes       []modeEntry `json:"modes"`
+}
+
+func (s *Server) listModels() handlerFunc {
+	known := map[string]bool{}
+	for _, m := range s.catalog.Models {
+		known[m.Category] = true
+	}
+	return func(w http.ResponseWriter, r *http.Request) error {
+		p, err := parsePage(r)
+		if err != nil {
+			return err
+		}
+		grouped, err := parseBool(r, "grouped")
+		if err != nil {
+			return err
+		}
+		category, hasCategory, err := queryValue(r, "category")
+		if err != nil {
+			return err
+		}
+		if hasCategory && !known[category] {
+			return paramError("category", "unknown category %q; GET /v1/models/categories lists them", category)
+		}
+		search, _, err := queryValue(r, "search")
+		if err != nil {
+			return err
+		}
+		search = strings.ToLower(strings.TrimSpace(search))
+
+		var matches []*catalog.Model
+		for _, m := range s.catalog.Models {
+			if m.Ready() && (!hasCategory || m.Category == category) && m.Matches(search) {
+				matches = append(matches, m)
+			}
+		}
+		if grouped {
+			return s.writeGrouped(w, matches, p)
+		}
+		from, to := p.window(len(matches))
+		items := make([]json.RawMessage, 0, to-from)
+		for _, m := range matches[from:to] {
+			items = append(items, m.ListItem)
+		}
+		writeList(w, items, len(matches), p)
+		return nil
+	}
+}
+
+func (s *Server) writeGrouped(w http.ResponseWriter, models []*catalog.Model, p page) error {
+	var products []*productEntry
+	index := map[string]*productEntry{}
+	for _, m := range models {
+		e, ok := index[m.Product]
+		if !ok {
+			prod, _ := s.catalog.Product(m.Product)
+			e = &productEntry{Product: prod.ID, Name: prod.Name, Description: prod.Description}
+			index[m.Product] = e
+			products = append(products, e)
+		}
+		e.Modes = append(e.Modes, modeEntry{Mode: m.Mode, Model: m.ID, Category: m.Category, OutputType: m.OutputType})
+	}
+	from, to := p.window(len(products))
+	items := make([]json.RawMessage, 0, to-from)
+	for _, e := range products[from:to] {
+		b, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		items = append(items, b)
+	}
+	writeList(w, items, len(products), p)
+	return nil
+}
+
+func (s *Server) getModel() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id := mux.Vars(r)["model"]
+		m, ok := s.catalog.Model(id)
+		if !ok {
+			return problem.New(problem.ModelNotFound, "no model %q; GET /v1/models lists them", id)
+		}
+		writeRaw(w, http.StatusOK, m.Detail)
+		return nil
+	}
+}
+
+func (s *Server) listCategories() handlerFunc {
+	body, err := json.Marshal(map[string]any{"data": s.catalog.Categories()})
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if err != nil {
+			return err
+		}
+		writeRaw(w, http.StatusOK, body)
+		return nil
+	}
+}

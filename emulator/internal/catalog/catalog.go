@@ -1,0 +1,187 @@
+// Package catalog loads and holds the emulator's configuration of products, models, accounts
+// and API keys, with each model's compiled input schema and the documents served about it.
+package catalog
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// Permission names an action a key may take.
+type Permission string
+
+// The permissions of the contract.
+const (
+	PermModelsRead Permission = "models:read"
+	PermGenerate   Permission = "generate"
+)
+
+// StatusReady is the one model status under which a model is listed and generates.
+const StatusReady = "ready"
+
+// Output types a model produces.
+const (
+	OutputImage = "image"
+	OutputVideo = "video"
+	OutputAudio = "audio"
+)
+
+// Catalog is a loaded, validated configuration. It is immutable after loading and safe to share.
+type Catalog struct {
+	Products []*Product
+	Models   []*Model
+	Accounts []Account
+	Keys     []Key
+
+	modelByID   map[string]*Model
+	productByID map[string]*Product
+	keyByToken  map[string]*Key
+}
+
+// Product gathers models that are modes of one offering, for grouped listings.
+type Product struct {
+	ID          string `yaml:"id" json:"product"`
+	Name        string `yaml:"name" json:"name"`
+	Description string `yaml:"description" json:"description"`
+}
+
+// Account owns credits, quotes, jobs and idempotency keys.
+type Account struct {
+	ID      string `yaml:"id"`
+	Credits int64  `yaml:"credits"`
+}
+
+// Key is a bearer token belonging to an account, with what it may do.
+type Key struct {
+	Key         string       `yaml:"key"`
+	Account     string       `yaml:"account"`
+	Permissions []Permission `yaml:"permissions"`
+}
+
+// Can reports whether the key holds a permission.
+func (k *Key) Can(p Permission) bool {
+	for _, have := range k.Permissions {
+		if have == p {
+			return true
+		}
+	}
+	return false
+}
+
+// Model is one generation model with everything needed to validate, price, run and describe it.
+type Model struct {
+	ID          string
+	Name        string
+	Description string
+	Category    string
+	Product     string
+	Mode        string
+	OutputType  string
+	Status      string
+
+	// Schema validates inputs; safe for concurrent use.
+	Schema *jsonschema.Schema
+	// SchemaJSON is the input schema as JSON, in the order the file wrote it.
+	SchemaJSON json.RawMessage
+	// Properties describes the schema's top-level properties that pricing and outputs read.
+	Properties map[string]Property
+	Examples   []json.RawMessage
+
+	Pricing Pricing
+	Timing  Timing
+	Output  Output
+
+	// ListItem and Detail are the encoded bodies served for this model, built once at load.
+	ListItem json.RawMessage
+	Detail   json.RawMessage
+
+	searchText string
+}
+
+// Ready reports whether the model is listed and accepts quotes and generations.
+func (m *Model) Ready() bool { return m.Status == StatusReady }
+
+// Property is what the emulator reads of one top-level input property.
+type Property struct {
+	Type    string
+	Default any
+	Enum    []any
+}
+
+// Pricing turns an input into credits; see docs/catalog.md.
+type Pricing struct {
+	Base        float64      `yaml:"base"`
+	PerUnit     []UnitPrice  `yaml:"per_unit"`
+	Tables      []ValueTable `yaml:"tables"`
+	Multipliers []ValueTable `yaml:"multipliers"`
+	MultiplyBy  []string     `yaml:"multiply_by"`
+	Minimum     *float64     `yaml:"minimum"`
+}
+
+// UnitPrice adds Credits for each unit of a numeric field, or of a string's or array's length.
+type UnitPrice struct {
+	Field   string  `yaml:"field"`
+	Credits float64 `yaml:"credits"`
+	Measure string  `yaml:"measure"`
+}
+
+// ValueTable maps each value of an enum field to a number.
+type ValueTable struct {
+	Field  string             `yaml:"field"`
+	Values map[string]float64 `yaml:"values"`
+}
+
+// Timing is how long a job spends queued and running, before scenarios adjust it.
+type Timing struct {
+	Queue        time.Duration `yaml:"queue"`
+	Run          time.Duration `yaml:"run"`
+	RunPerUnit   *UnitTime     `yaml:"run_per_unit"`
+	QueueTimeout time.Duration `yaml:"queue_timeout"`
+}
+
+// UnitTime adds Each for every unit of a numeric field.
+type UnitTime struct {
+	Field string        `yaml:"field"`
+	Each  time.Duration `yaml:"each"`
+}
+
+// Output says what a succeeded job produces and how the input shapes it.
+type Output struct {
+	Format           string            `yaml:"format"`
+	FormatField      string            `yaml:"format_field"`
+	Count            int               `yaml:"count"`
+	CountField       string            `yaml:"count_field"`
+	Width            int               `yaml:"width"`
+	Height           int               `yaml:"height"`
+	SizeField        string            `yaml:"size_field"`
+	Sizes            map[string]string `yaml:"sizes"`
+	WidthField       string            `yaml:"width_field"`
+	HeightField      string            `yaml:"height_field"`
+	AspectRatioField string            `yaml:"aspect_ratio_field"`
+	ResolutionField  string            `yaml:"resolution_field"`
+	Duration         float64           `yaml:"duration"`
+	DurationField    string            `yaml:"duration_field"`
+	DurationFromText string            `yaml:"duration_from_text"`
+
+	sizes map[string][2]int
+}
+
+// Model returns the model with an id, whether or not it is ready.
+func (c *Catalog) Model(id string) (*Model, bool) {
+	m, ok := c.modelByID[id]
+	return m, ok
+}
+
+// Product returns the product with an id.
+func (c *Catalog) Product(id string) (*Product, bool) {
+	p, ok := c.productByID[id]
+	return p, ok
+}
+
+// Key returns the key with a bearer token.
+func (c *Catalog) Key(token string) (*Key, bool) {
+	k, ok := c.keyByToken[token]
+	return k, ok
+}

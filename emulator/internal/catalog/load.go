@@ -1,0 +1,605 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// fileShape is the top level of a catalog file; sections stay nodes so each entry is decoded
+// on its own and reported at its own line.
+type fileShape struct {
+	Products []yaml.Node `yaml:"products"`
+	Models   []yaml.Node `yaml:"models"`
+	Accounts []yaml.Node `yaml:"accounts"`
+	Keys     []yaml.Node `yaml:"keys"`
+}
+
+// modelShape is one model as written in the file.
+type modelShape struct {
+	ID          string    `yaml:"id"`
+	Name        string    `yaml:"name"`
+	Description string    `yaml:"description"`
+	Category    string    `yaml:"category"`
+	Product     string    `yaml:"product"`
+	Mode        string    `yaml:"mode"`
+	OutputType  string    `yaml:"output_type"`
+	Status      string    `yaml:"status"`
+	InputSchema yaml.Node `yaml:"input_schema"`
+	Pricing     Pricing   `yaml:"pricing"`
+	Timing      *Timing   `yaml:"timing"`
+	Output      Output    `yaml:"output"`
+}
+
+var (
+	modelIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9._-]+)*$`)
+	wordPattern    = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+)
+
+// DefaultAccounts are the accounts a catalog without accounts and keys gets.
+func DefaultAccounts() []Account {
+	return []Account{
+		{ID: "acct_all", Credits: 1_000_000},
+		{ID: "acct_read", Credits: 0},
+		{ID: "acct_generate", Credits: 1_000_000},
+		{ID: "acct_poor", Credits: 10},
+	}
+}
+
+// DefaultKeys are the keys of the contract, which a catalog without accounts and keys gets.
+func DefaultKeys() []Key {
+	return []Key{
+		{Key: "mg_test_all", Account: "acct_all", Permissions: []Permission{PermModelsRead, PermGenerate}},
+		{Key: "mg_test_read", Account: "acct_read", Permissions: []Permission{PermModelsRead}},
+		{Key: "mg_test_generate", Account: "acct_generate", Permissions: []Permission{PermGenerate}},
+		{Key: "mg_test_poor", Account: "acct_poor", Permissions: []Permission{PermModelsRead, PermGenerate}},
+	}
+}
+
+// IsCatalog reports whether a parsed YAML document looks like a catalog rather than a scenario,
+// so `validate` can tell the two apart.
+func IsCatalog(doc *yaml.Node) bool {
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		doc = doc.Content[0]
+	}
+	if doc.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i < len(doc.Content); i += 2 {
+		switch doc.Content[i].Value {
+		case "models", "products", "accounts", "keys":
+			return true
+		}
+	}
+	return false
+}
+
+// ParseDocument reads YAML text into a node tree, reporting syntax errors and empty files.
+func ParseDocument(r *Reporter, data []byte) *yaml.Node {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		if err.Error() == "EOF" {
+			r.At(0, "the file is empty")
+		} else {
+			r.YAMLError(err)
+		}
+		return nil
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		r.Node(&extra, "the file holds more than one YAML document")
+		return nil
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		r.Node(&doc, "the top level must be a mapping")
+		return nil
+	}
+	return &doc
+}
+
+// Parse loads a catalog from YAML text; name is the file name used in problems. The error, if
+// any, is Problems listing everything wrong.
+func Parse(name string, data []byte) (*Catalog, error) {
+	r := &Reporter{File: name}
+	doc := ParseDocument(r, data)
+	if doc == nil {
+		return nil, r.Problems
+	}
+	c := load(r, doc)
+	if len(r.Problems) > 0 {
+		return nil, r.Problems.Sorted()
+	}
+	return c, nil
+}
+
+func load(r *Reporter, doc *yaml.Node) *Catalog {
+	var shape fileShape
+	if !DecodeStrict(r, doc.Content[0], &shape) {
+		return nil
+	}
+	c := &Catalog{
+		modelByID:   map[string]*Model{},
+		productByID: map[string]*Product{},
+		keyByToken:  map[string]*Key{},
+	}
+	for i := range shape.Products {
+		c.loadProduct(r, &shape.Products[i])
+	}
+	if len(shape.Models) == 0 {
+		r.Node(doc.Content[0], "the catalog defines no models")
+	}
+	sc := newSchemaCompiler()
+	for i := range shape.Models {
+		c.loadModel(r, sc, &shape.Models[i])
+	}
+	if len(shape.Accounts) == 0 && len(shape.Keys) == 0 {
+		c.Accounts, c.Keys = DefaultAccounts(), DefaultKeys()
+	} else {
+		c.loadAccounts(r, shape.Accounts, shape.Keys)
+	}
+	for i := range c.Keys {
+		c.keyByToken[c.Keys[i].Key] = &c.Keys[i]
+	}
+	if len(r.Problems) > 0 {
+		return nil
+	}
+	if err := c.encode(); err != nil {
+		r.At(0, "%v", err)
+	}
+	return c
+}
+
+func (c *Catalog) loadProduct(r *Reporter, n *yaml.Node) {
+	var p Product
+	if !DecodeStrict(r, n, &p) {
+		return
+	}
+	switch {
+	case p.ID == "":
+		r.Node(n, "product has no id")
+	case c.productByID[p.ID] != nil:
+		r.Node(n, "duplicate product id %q", p.ID)
+	case p.Name == "":
+		r.Node(n, "product %q has no name", p.ID)
+	default:
+		c.productByID[p.ID] = &p
+		c.Products = append(c.Products, &p)
+	}
+}
+
+func (c *Catalog) loadModel(r *Reporter, sc *schemaCompiler, n *yaml.Node) {
+	var s modelShape
+	if !DecodeStrict(r, n, &s) {
+		return
+	}
+	before := len(r.Problems)
+	line := n.Line
+	switch {
+	case s.ID == "":
+		r.At(line, "model has no id")
+		return
+	case !modelIDPattern.MatchString(s.ID) || strings.Contains("/"+s.ID+"/", "/../") || strings.Contains("/"+s.ID+"/", "/./"):
+		r.At(line, "model id %q may hold only letters, digits, '.', '_', '-' and single '/' between segments", s.ID)
+	case c.modelByID[s.ID] != nil:
+		r.At(line, "duplicate model id %q", s.ID)
+	}
+	for field, v := range map[string]string{"name": s.Name, "description": s.Description, "category": s.Category, "mode": s.Mode, "status": s.Status} {
+		if strings.TrimSpace(v) == "" {
+			r.At(line, "model %q has no %s", s.ID, field)
+		}
+	}
+	if s.Category != "" && !wordPattern.MatchString(s.Category) {
+		r.At(line, "model %q: category %q must be lower-case words joined by '-'", s.ID, s.Category)
+	}
+	if s.Status != "" && !wordPattern.MatchString(s.Status) {
+		r.At(line, "model %q: status %q must be a lower-case word", s.ID, s.Status)
+	}
+	if s.Product == "" {
+		r.At(line, "model %q has no product", s.ID)
+	} else if c.productByID[s.Product] == nil {
+		r.At(line, "model %q names unknown product %q", s.ID, s.Product)
+	}
+	switch s.OutputType {
+	case OutputImage, OutputVideo, OutputAudio:
+	default:
+		r.At(line, "model %q: output_type %q must be image, video or audio", s.ID, s.OutputType)
+	}
+	m := &Model{
+		ID: s.ID, Name: s.Name, Description: s.Description, Category: s.Category,
+		Product: s.Product, Mode: s.Mode, OutputType: s.OutputType, Status: s.Status,
+		Pricing: s.Pricing, Output: s.Output,
+	}
+	if s.InputSchema.Kind == 0 {
+		r.At(line, "model %q has no input_schema", s.ID)
+		return
+	}
+	if !sc.compile(r, m, &s.InputSchema) {
+		return
+	}
+	checkPricing(r, m, n)
+	m.Timing = checkTiming(r, m, s.Timing, n)
+	checkOutput(r, m, n)
+	if len(r.Problems) > before {
+		return
+	}
+	m.searchText = strings.ToLower(m.ID + "\x00" + m.Name + "\x00" + m.Description)
+	c.modelByID[m.ID] = m
+	c.Models = append(c.Models, m)
+}
+
+func (c *Catalog) loadAccounts(r *Reporter, accounts, keys []yaml.Node) {
+	ids := map[string]bool{}
+	for i := range accounts {
+		var a Account
+		if !DecodeStrict(r, &accounts[i], &a) {
+			continue
+		}
+		switch {
+		case a.ID == "":
+			r.Node(&accounts[i], "account has no id")
+		case ids[a.ID]:
+			r.Node(&accounts[i], "duplicate account id %q", a.ID)
+		case a.Credits < 0:
+			r.Node(&accounts[i], "account %q: credits must be >= 0", a.ID)
+		default:
+			ids[a.ID] = true
+			c.Accounts = append(c.Accounts, a)
+		}
+	}
+	tokens := map[string]bool{}
+	for i := range keys {
+		var k Key
+		n := &keys[i]
+		if !DecodeStrict(r, n, &k) {
+			continue
+		}
+		ok := true
+		switch {
+		case k.Key == "":
+			r.Node(n, "key has no key (the bearer token)")
+			ok = false
+		case strings.ContainsAny(k.Key, " \t\r\n"):
+			r.Node(n, "key %q holds white space, which a bearer token cannot", k.Key)
+			ok = false
+		case tokens[k.Key]:
+			r.Node(n, "duplicate key %q", k.Key)
+			ok = false
+		}
+		if !ids[k.Account] {
+			r.Node(n, "key %q names unknown account %q", k.Key, k.Account)
+			ok = false
+		}
+		for _, p := range k.Permissions {
+			if p != PermModelsRead && p != PermGenerate {
+				r.Node(n, "key %q: unknown permission %q (known: models:read, generate)", k.Key, p)
+				ok = false
+			}
+		}
+		if ok {
+			tokens[k.Key] = true
+			c.Keys = append(c.Keys, k)
+		}
+	}
+}
+
+// lineOfField finds the line of a field inside a mapping node, for problems about that field.
+func lineOfField(n *yaml.Node, path ...string) int {
+	line := n.Line
+	for _, name := range path {
+		found := false
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == name {
+					line, n, found = n.Content[i].Line, n.Content[i+1], true
+					break
+				}
+			}
+		}
+		if !found {
+			break
+		}
+	}
+	return line
+}
+
+func checkPricing(r *Reporter, m *Model, n *yaml.Node) {
+	p := m.Pricing
+	line := lineOfField(n, "pricing")
+	if p.Base < 0 {
+		r.At(line, "model %q: pricing.base must be >= 0", m.ID)
+	}
+	if p.Minimum != nil && *p.Minimum < 0 {
+		r.At(line, "model %q: pricing.minimum must be >= 0", m.ID)
+	}
+	for _, u := range p.PerUnit {
+		prop, ok := m.property(r, line, "pricing.per_unit", u.Field)
+		if !ok {
+			continue
+		}
+		switch u.Measure {
+		case "", "value":
+			if !prop.numeric() && !prop.numericStrings() {
+				r.At(line, "model %q: pricing.per_unit field %q is not numeric; use measure: length for text or lists", m.ID, u.Field)
+			}
+		case "length":
+			if prop.Type != "string" && prop.Type != "array" {
+				r.At(line, "model %q: pricing.per_unit field %q: measure length needs a string or array", m.ID, u.Field)
+			}
+		default:
+			r.At(line, "model %q: pricing.per_unit measure %q must be value or length", m.ID, u.Measure)
+		}
+		if u.Credits < 0 {
+			r.At(line, "model %q: pricing.per_unit credits must be >= 0", m.ID)
+		}
+	}
+	for _, group := range []struct {
+		name   string
+		tables []ValueTable
+	}{{"tables", p.Tables}, {"multipliers", p.Multipliers}} {
+		for _, t := range group.tables {
+			prop, ok := m.property(r, line, "pricing."+group.name, t.Field)
+			if !ok {
+				continue
+			}
+			if len(prop.Enum) == 0 {
+				r.At(line, "model %q: pricing.%s field %q has no enum to look values up in", m.ID, group.name, t.Field)
+				continue
+			}
+			enum := map[string]bool{}
+			for _, v := range prop.Enum {
+				enum[enumKey(v)] = true
+				if _, ok := t.Values[enumKey(v)]; !ok {
+					r.At(line, "model %q: pricing.%s for %q gives no value for %q", m.ID, group.name, t.Field, enumKey(v))
+				}
+			}
+			for _, k := range sortedKeys(t.Values) {
+				if !enum[k] {
+					r.At(line, "model %q: pricing.%s for %q names %q, which is not in the field's enum", m.ID, group.name, t.Field, k)
+				}
+				if t.Values[k] < 0 {
+					r.At(line, "model %q: pricing.%s for %q: %q must be >= 0", m.ID, group.name, t.Field, k)
+				}
+			}
+		}
+	}
+	for _, f := range p.MultiplyBy {
+		if prop, ok := m.property(r, line, "pricing.multiply_by", f); ok && !prop.numeric() && !prop.numericStrings() {
+			r.At(line, "model %q: pricing.multiply_by field %q is not numeric", m.ID, f)
+		}
+	}
+}
+
+func checkTiming(r *Reporter, m *Model, t *Timing, n *yaml.Node) Timing {
+	out := Timing{Run: defaultRun, QueueTimeout: defaultQueueTimeout}
+	if t == nil {
+		return out
+	}
+	line := lineOfField(n, "timing")
+	if t.Queue < 0 || t.Run < 0 || t.QueueTimeout < 0 {
+		r.At(line, "model %q: timing durations must not be negative", m.ID)
+	}
+	out.Queue = t.Queue
+	if t.Run > 0 {
+		out.Run = t.Run
+	}
+	if t.QueueTimeout > 0 {
+		out.QueueTimeout = t.QueueTimeout
+	}
+	if t.RunPerUnit != nil {
+		if prop, ok := m.property(r, line, "timing.run_per_unit", t.RunPerUnit.Field); ok && !prop.numeric() && !prop.numericStrings() {
+			r.At(line, "model %q: timing.run_per_unit field %q is not numeric", m.ID, t.RunPerUnit.Field)
+		}
+		if t.RunPerUnit.Each < 0 {
+			r.At(line, "model %q: timing.run_per_unit.each must not be negative", m.ID)
+		}
+		out.RunPerUnit = t.RunPerUnit
+	}
+	return out
+}
+
+func checkOutput(r *Reporter, m *Model, n *yaml.Node) {
+	o := &m.Output
+	line := lineOfField(n, "output")
+	formats := map[string][]string{
+		OutputImage: {"png", "jpeg"},
+		OutputVideo: {"mp4"},
+		OutputAudio: {"wav"},
+	}[m.OutputType]
+	if o.Format == "" && len(formats) > 0 {
+		o.Format = formats[0]
+	}
+	if len(formats) > 0 && !contains(formats, o.Format) {
+		r.At(line, "model %q: output.format %q must be one of %s for %s", m.ID, o.Format, strings.Join(formats, ", "), m.OutputType)
+	}
+	if o.FormatField != "" {
+		if prop, ok := m.property(r, line, "output.format_field", o.FormatField); ok {
+			for _, v := range prop.Enum {
+				if !contains(formats, enumKey(v)) {
+					r.At(line, "model %q: output.format_field %q offers %q, which %s outputs cannot be", m.ID, o.FormatField, enumKey(v), m.OutputType)
+				}
+			}
+		}
+	}
+	if o.Count < 0 || o.Count > 16 {
+		r.At(line, "model %q: output.count must be between 1 and 16", m.ID)
+	}
+	if o.Count == 0 {
+		o.Count = 1
+	}
+	for _, f := range []struct{ name, field string }{
+		{"count_field", o.CountField}, {"width_field", o.WidthField}, {"height_field", o.HeightField},
+		{"duration_field", o.DurationField},
+	} {
+		if f.field != "" {
+			if prop, ok := m.property(r, line, "output."+f.name, f.field); ok && !prop.numeric() && !prop.numericStrings() {
+				r.At(line, "model %q: output.%s field %q is not numeric", m.ID, f.name, f.field)
+			}
+		}
+	}
+	for _, f := range []struct{ name, field string }{
+		{"aspect_ratio_field", o.AspectRatioField}, {"resolution_field", o.ResolutionField},
+		{"duration_from_text", o.DurationFromText}, {"size_field", o.SizeField},
+	} {
+		if f.field != "" {
+			m.property(r, line, "output."+f.name, f.field)
+		}
+	}
+	if (o.WidthField == "") != (o.HeightField == "") {
+		r.At(line, "model %q: output.width_field and output.height_field go together", m.ID)
+	}
+	if o.Width < 0 || o.Height < 0 || o.Width > 8192 || o.Height > 8192 {
+		r.At(line, "model %q: output width and height must be between 1 and 8192", m.ID)
+	}
+	if m.OutputType != OutputAudio && (o.Width == 0 || o.Height == 0) {
+		o.Width, o.Height = 1024, 1024
+		if m.OutputType == OutputVideo {
+			o.Width, o.Height = 1280, 720
+		}
+	}
+	if m.OutputType != OutputImage && o.Duration == 0 {
+		o.Duration = 5
+	}
+	if o.Duration < 0 || o.Duration > 600 {
+		r.At(line, "model %q: output.duration must be between 0 and 600 seconds", m.ID)
+	}
+	o.sizes = map[string][2]int{}
+	for _, name := range sortedKeys(o.Sizes) {
+		w, h, ok := parseSize(o.Sizes[name])
+		if !ok {
+			r.At(line, "model %q: output.sizes %q: %q must be WIDTHxHEIGHT", m.ID, name, o.Sizes[name])
+			continue
+		}
+		o.sizes[name] = [2]int{w, h}
+	}
+	if o.SizeField != "" && len(o.Sizes) > 0 {
+		if prop, ok := m.Properties[o.SizeField]; ok {
+			for _, v := range prop.Enum {
+				if _, ok := o.sizes[enumKey(v)]; !ok {
+					r.At(line, "model %q: output.sizes gives no size for %q of %q", m.ID, enumKey(v), o.SizeField)
+				}
+			}
+		}
+	}
+}
+
+// SizeNamed returns the size an output.sizes entry names.
+func (o *Output) SizeNamed(name string) (w, h int, ok bool) {
+	s, ok := o.sizes[name]
+	return s[0], s[1], ok
+}
+
+func parseSize(s string) (w, h int, ok bool) {
+	a, b, found := strings.Cut(s, "x")
+	if !found {
+		return 0, 0, false
+	}
+	w, err1 := strconv.Atoi(a)
+	h, err2 := strconv.Atoi(b)
+	if err1 != nil || err2 != nil || w < 1 || h < 1 || w > 8192 || h > 8192 {
+		return 0, 0, false
+	}
+	return w, h, true
+}
+
+func (m *Model) property(r *Reporter, line int, what, field string) (Property, bool) {
+	if field == "" {
+		r.At(line, "model %q: %s names no field", m.ID, what)
+		return Property{}, false
+	}
+	p, ok := m.Properties[field]
+	if !ok {
+		r.At(line, "model %q: %s names %q, which is not a top-level property of input_schema", m.ID, what, field)
+	}
+	return p, ok
+}
+
+func (p Property) numeric() bool { return p.Type == "integer" || p.Type == "number" }
+
+func (p Property) numericStrings() bool {
+	if p.Type != "string" || len(p.Enum) == 0 {
+		return false
+	}
+	for _, v := range p.Enum {
+		if _, ok := NumberOf(v); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// enumKey spells an enum value the way pricing tables and size maps name it.
+func enumKey(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case json.Number:
+		return x.String()
+	default:
+		return fmt.Sprint(x)
+	}
+}
+
+// NumberOf reads a number from a JSON value: a number, or a numeric string like "5" or "10s".
+func NumberOf(v any) (float64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(x), "s"), 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Categories lists the categories of ready models in catalog order of first appearance.
+func (c *Catalog) Categories() []Category {
+	var out []Category
+	index := map[string]int{}
+	for _, m := range c.Models {
+		if !m.Ready() {
+			continue
+		}
+		i, ok := index[m.Category]
+		if !ok {
+			i = len(out)
+			index[m.Category] = i
+			out = append(out, Category{ID: m.Category, OutputType: m.OutputType})
+		}
+		out[i].ModelCount++
+	}
+	return out
+}
+
+// Category is one task category with the number of ready models in it.
+type Category struct {
+	ID         string `json:"id"`
+	OutputType string `json:"output_type"`
+	ModelCount int    `json:"model_count"`
+}
+
+// Matches reports whether the model's id, name or description contains the lower-cased query.
+func (m *Model) Matches(lowerQuery string) bool {
+	return lowerQuery == "" || strings.Contains(m.searchText, lowerQuery)
+}

@@ -1,0 +1,262 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+	"gopkg.in/yaml.v3"
+)
+
+const (
+	defaultRun          = time.Second
+	defaultQueueTimeout = 10 * time.Minute
+	draft202012         = "https://json-schema.org/draft/2020-12/schema"
+)
+
+// errNoRemoteRefs is what every attempt of a schema to load a URL or file gets.
+var errNoRemoteRefs = errors.New("schemas may not load files or URLs; only local references (#/...) are allowed")
+
+// schemaCompiler turns model input schemas written in YAML into compiled validators.
+type schemaCompiler struct {
+	n int
+}
+
+func newSchemaCompiler() *schemaCompiler { return &schemaCompiler{} }
+
+// NewCompiler returns a JSON Schema compiler set up the one way the emulator uses: draft
+// 2020-12, formats asserted, and no loading of anything outside the schema itself.
+func NewCompiler() *jsonschema.Compiler {
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	c.AssertFormat = true
+	c.LoadURL = func(string) (io.ReadCloser, error) { return nil, errNoRemoteRefs }
+	return c
+}
+
+func (sc *schemaCompiler) compile(r *Reporter, m *Model, n *yaml.Node) bool {
+	doc := yamlToJSON(r, n)
+	if doc == nil {
+		return false
+	}
+	var root map[string]any
+	dec := json.NewDecoder(bytes.NewReader(doc.Raw))
+	dec.UseNumber()
+	if err := dec.Decode(&root); err != nil {
+		r.Node(n, "model %q: input_schema must be a mapping", m.ID)
+		return false
+	}
+	if root["type"] != "object" {
+		r.Node(n, "model %q: input_schema must have type: object (an input is a JSON object)", m.ID)
+		return false
+	}
+	if s, ok := root["$schema"]; ok && s != draft202012 {
+		r.At(doc.LineOf("/$schema"), "model %q: $schema must be %s or absent", m.ID, draft202012)
+		return false
+	}
+	if !checkRefs(r, m, doc, root, "") {
+		return false
+	}
+	sc.n++
+	url := fmt.Sprintf("https://mediagen-emulator.invalid/schemas/%d.json", sc.n)
+	c := NewCompiler()
+	if err := c.AddResource(url, bytes.NewReader(doc.Raw)); err != nil {
+		r.Node(n, "model %q: input_schema: %s", m.ID, schemaMessage(err))
+		return false
+	}
+	schema, err := c.Compile(url)
+	if err != nil {
+		reportCompileError(r, m, doc, n, err)
+		return false
+	}
+	m.Schema, m.SchemaJSON = schema, doc.Raw
+	m.Properties = properties(root)
+	examples, _ := root["examples"].([]any)
+	if len(examples) == 0 {
+		r.Node(n, "model %q: input_schema has no examples; give at least one whole valid input", m.ID)
+	}
+	for i, ex := range examples {
+		if err := schema.Validate(ex); err != nil {
+			for _, fe := range Violations(err) {
+				r.At(doc.LineOf(fmt.Sprintf("/examples/%d", i)), "model %q: example %d is not valid: %s: %s", m.ID, i, orRoot(fe.Pointer), fe.Message)
+			}
+			continue
+		}
+		raw, _ := json.Marshal(ex)
+		m.Examples = append(m.Examples, raw)
+	}
+	return true
+}
+
+func orRoot(ptr string) string {
+	if ptr == "" {
+		return "(the input)"
+	}
+	return ptr
+}
+
+// checkRefs refuses every reference that leaves the schema; the compiler would refuse them too,
+// but this names the line.
+func checkRefs(r *Reporter, m *Model, doc *jsonDoc, v any, ptr string) bool {
+	ok := true
+	switch x := v.(type) {
+	case map[string]any:
+		for k, child := range x {
+			named := isNameMap(ptr)
+			if (k == "$ref" || k == "$dynamicRef") && !named {
+				if s, isString := child.(string); isString && !strings.HasPrefix(s, "#") {
+					r.At(doc.LineOf(ptr+"/"+escapePointer(k)), "model %q: %s %q leaves the schema; only local references (#/...) are allowed", m.ID, k, s)
+					ok = false
+				}
+			}
+			if k == "$id" && !named {
+				r.At(doc.LineOf(ptr+"/$id"), "model %q: $id is not allowed in input schemas; references are local to the model", m.ID)
+				ok = false
+			}
+			if !checkRefs(r, m, doc, child, ptr+"/"+escapePointer(k)) {
+				ok = false
+			}
+		}
+	case []any:
+		for i, child := range x {
+			if !checkRefs(r, m, doc, child, fmt.Sprintf("%s/%d", ptr, i)) {
+				ok = false
+			}
+		}
+	}
+	return ok
+}
+
+// isNameMap reports whether the object at ptr maps names to subschemas, where "$ref" would be a
+// property name rather than a keyword.
+func isNameMap(ptr string) bool {
+	for _, kw := range []string{"/properties", "/patternProperties", "/$defs", "/definitions", "/dependentSchemas"} {
+		if strings.HasSuffix(ptr, kw) {
+			return true
+		}
+	}
+	return false
+}
+
+func reportCompileError(r *Reporter, m *Model, doc *jsonDoc, n *yaml.Node, err error) {
+	var se *jsonschema.SchemaError
+	if errors.As(err, &se) {
+		var ve *jsonschema.ValidationError
+		if errors.As(se.Err, &ve) {
+			for _, leaf := range leaves(ve) {
+				r.At(doc.LineOf(leaf.InstanceLocation), "model %q: input_schema is not a valid JSON Schema: at %s: %s", m.ID, orRoot(leaf.InstanceLocation), leaf.Message)
+			}
+			return
+		}
+	}
+	r.Node(n, "model %q: input_schema does not compile: %s", m.ID, schemaMessage(err))
+}
+
+// schemaMessage strips the library's prefixes and our invented URL from a compile error.
+func schemaMessage(err error) string {
+	msg := err.Error()
+	msg = strings.ReplaceAll(msg, "jsonschema: ", "")
+	if i := strings.Index(msg, "compilation failed: "); i >= 0 {
+		msg = msg[i+len("compilation failed: "):]
+	}
+	for {
+		i := strings.Index(msg, "https://mediagen-emulator.invalid/schemas/")
+		if i < 0 {
+			break
+		}
+		j := strings.IndexAny(msg[i:], "#' \"")
+		if j < 0 {
+			j = len(msg) - i
+		}
+		msg = msg[:i] + msg[i+j:]
+	}
+	return msg
+}
+
+// Violation is one reason an input fails its schema, located by a JSON Pointer into the input.
+type Violation struct {
+	Pointer string
+	Message string
+}
+
+// Violations lists the leaf causes of a validation error, each once, in a stable order.
+func Violations(err error) []Violation {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []Violation{{Message: "is not valid"}}
+	}
+	var out []Violation
+	seen := map[Violation]bool{}
+	for _, leaf := range leaves(ve) {
+		v := Violation{Pointer: leaf.InstanceLocation, Message: leaf.Message}
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
+	if len(ve.Causes) == 0 {
+		return []*jsonschema.ValidationError{ve}
+	}
+	var out []*jsonschema.ValidationError
+	for _, c := range ve.Causes {
+		out = append(out, leaves(c)...)
+	}
+	return out
+}
+
+// properties reads the top-level properties that pricing and outputs look at, following one
+// local $ref so that shared definitions work.
+func properties(root map[string]any) map[string]Property {
+	props, _ := root["properties"].(map[string]any)
+	out := make(map[string]Property, len(props))
+	for name, raw := range props {
+		p, _ := raw.(map[string]any)
+		if ref, ok := p["$ref"].(string); ok {
+			if target, ok := resolveLocal(root, ref).(map[string]any); ok {
+				merged := map[string]any{}
+				for k, v := range target {
+					merged[k] = v
+				}
+				for k, v := range p {
+					merged[k] = v
+				}
+				p = merged
+			}
+		}
+		prop := Property{Default: p["default"]}
+		prop.Type, _ = p["type"].(string)
+		prop.Enum, _ = p["enum"].([]any)
+		if prop.Type == "" && len(prop.Enum) > 0 {
+			if _, isString := prop.Enum[0].(string); isString {
+				prop.Type = "string"
+			}
+		}
+		out[name] = prop
+	}
+	return out
+}
+
+func resolveLocal(root map[string]any, ref string) any {
+	if !strings.HasPrefix(ref, "#/") {
+		return nil
+	}
+	var cur any = root
+	for _, tok := range strings.Split(ref[2:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[tok]
+	}
+	return cur
+}

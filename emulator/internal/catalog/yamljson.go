@@ -1,0 +1,147 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// maxAliasDepth bounds alias expansion so a hostile file cannot make a schema explode.
+const maxAliasDepth = 32
+
+// jsonDoc is a YAML tree turned into JSON text, with the line each JSON Pointer came from, so a
+// schema problem found in the JSON can be reported at its place in the YAML file.
+type jsonDoc struct {
+	Raw   json.RawMessage
+	Lines map[string]int
+}
+
+// LineOf returns the line of the deepest known node on the way to ptr.
+func (d *jsonDoc) LineOf(ptr string) int {
+	for {
+		if line, ok := d.Lines[ptr]; ok {
+			return line
+		}
+		i := strings.LastIndexByte(ptr, '/')
+		if i < 0 {
+			return d.Lines[""]
+		}
+		ptr = ptr[:i]
+	}
+}
+
+// yamlToJSON converts a YAML node to JSON, keeping mapping order. Keys must be strings,
+// timestamps stay text, and numbers keep their spelling, so the JSON means what the YAML said.
+func yamlToJSON(r *Reporter, n *yaml.Node) *jsonDoc {
+	c := converter{r: r, doc: &jsonDoc{Lines: map[string]int{}}}
+	before := len(r.Problems)
+	c.value(n, "", 0)
+	if len(r.Problems) > before {
+		return nil
+	}
+	c.doc.Raw = json.RawMessage(bytes.Clone(c.buf.Bytes()))
+	return c.doc
+}
+
+type converter struct {
+	r   *Reporter
+	doc *jsonDoc
+	buf bytes.Buffer
+}
+
+func (c *converter) value(n *yaml.Node, ptr string, depth int) {
+	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	for n.Kind == yaml.AliasNode {
+		depth++
+		if depth > maxAliasDepth || n.Alias == nil {
+			c.r.Node(n, "aliases nest too deeply")
+			c.buf.WriteString("null")
+			return
+		}
+		n = n.Alias
+	}
+	if _, ok := c.doc.Lines[ptr]; !ok {
+		c.doc.Lines[ptr] = n.Line
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		c.buf.WriteByte('{')
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" {
+				c.r.Node(k, "keys must be strings; quote %q", k.Value)
+				continue
+			}
+			if seen[k.Value] {
+				c.r.Node(k, "duplicate key %q", k.Value)
+				continue
+			}
+			seen[k.Value] = true
+			if i > 0 {
+				c.buf.WriteByte(',')
+			}
+			key, _ := json.Marshal(k.Value)
+			c.buf.Write(key)
+			c.buf.WriteByte(':')
+			child := ptr + "/" + escapePointer(k.Value)
+			c.doc.Lines[child] = k.Line
+			c.value(n.Content[i+1], child, depth)
+		}
+		c.buf.WriteByte('}')
+	case yaml.SequenceNode:
+		c.buf.WriteByte('[')
+		for i, item := range n.Content {
+			if i > 0 {
+				c.buf.WriteByte(',')
+			}
+			c.value(item, ptr+"/"+strconv.Itoa(i), depth)
+		}
+		c.buf.WriteByte(']')
+	case yaml.ScalarNode:
+		c.scalar(n)
+	default:
+		c.r.Node(n, "unsupported YAML node")
+		c.buf.WriteString("null")
+	}
+}
+
+func (c *converter) scalar(n *yaml.Node) {
+	switch n.ShortTag() {
+	case "!!null":
+		c.buf.WriteString("null")
+	case "!!bool":
+		var b bool
+		if err := n.Decode(&b); err != nil {
+			c.r.Node(n, "invalid boolean %q", n.Value)
+		}
+		c.buf.WriteString(strconv.FormatBool(b))
+	case "!!int":
+		var i int64
+		if err := n.Decode(&i); err != nil {
+			c.r.Node(n, "integer %q is out of range", n.Value)
+		}
+		c.buf.WriteString(strconv.FormatInt(i, 10))
+	case "!!float":
+		var f float64
+		if err := n.Decode(&f); err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			c.r.Node(n, "number %q has no JSON form", n.Value)
+			c.buf.WriteString("0")
+			return
+		}
+		c.buf.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
+	default: // strings, timestamps and anything else stay text
+		s, _ := json.Marshal(n.Value)
+		c.buf.Write(s)
+	}
+}
+
+func escapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}

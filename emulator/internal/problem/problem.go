@@ -1,0 +1,87 @@
+// Package problem defines the errors the emulator's domain returns: each carries a stable code
+// that the HTTP layer maps to a status and an RFC 9457 body in one place.
+package problem
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is the stable, machine-readable name of an error, as clients see it in `code`.
+type Code string
+
+// The codes of the wire contract.
+const (
+	InvalidJSON             Code = "invalid_json"
+	InvalidParameter        Code = "invalid_parameter"
+	MissingIdempotencyKey   Code = "missing_idempotency_key"
+	Unauthenticated         Code = "unauthenticated"
+	InsufficientCredits     Code = "insufficient_credits"
+	PermissionDenied        Code = "permission_denied"
+	ModelNotFound           Code = "model_not_found"
+	QuoteNotFound           Code = "quote_not_found"
+	JobNotFound             Code = "job_not_found"
+	NotFound                Code = "not_found"
+	MethodNotAllowed        Code = "method_not_allowed"
+	ModelUnavailable        Code = "model_unavailable"
+	QuoteAlreadyUsed        Code = "quote_already_used"
+	JobNotCancelable        Code = "job_not_cancelable"
+	PayloadTooLarge         Code = "payload_too_large"
+	UnsupportedMediaType    Code = "unsupported_media_type"
+	InvalidRequest          Code = "invalid_request"
+	InvalidInput            Code = "invalid_input"
+	QuoteExpired            Code = "quote_expired"
+	QuoteMismatch           Code = "quote_mismatch"
+	IdempotencyKeyReused    Code = "idempotency_key_reused"
+	OutputExpired           Code = "output_expired"
+	RateLimited             Code = "rate_limited"
+	Internal                Code = "internal_error"
+	ServiceUnavailable      Code = "service_unavailable"
+	ControlAPIDisabled      Code = "control_api_disabled"
+	AdminTokenRequired      Code = "admin_token_required"
+	InvalidClockChange      Code = "invalid_clock_change"
+	ScenarioNotFound        Code = "scenario_not_found"
+	AccountNotFound         Code = "account_not_found"
+	IdempotencyKeyInFlight  Code = "idempotency_key_in_flight"
+	FaultInjected           Code = "fault_injected"
+	ContentPolicyViolation  Code = "content_policy_violation"
+	GenerationFailed        Code = "generation_failed"
+	ProviderTimeout         Code = "provider_timeout"
+	QueueTimeout            Code = "queue_timeout"
+	ConflictingControlInput Code = "conflicting_control_input"
+)
+
+// FieldError is one field-level problem: Pointer is a JSON Pointer into the request body, or
+// Parameter names a query parameter.
+type FieldError struct {
+	Pointer   string `json:"pointer,omitempty"`
+	Parameter string `json:"parameter,omitempty"`
+	Message   string `json:"message"`
+}
+
+// Error is a classified error: what went wrong, in terms a client can act on.
+type Error struct {
+	Code   Code
+	Detail string
+	Errors []FieldError
+	// RetryAfter, when positive, is sent as a Retry-After header (seconds).
+	RetryAfter int
+	// Extra holds additional members of the problem body (e.g. the permission needed).
+	Extra map[string]any
+}
+
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Detail }
+
+// New returns an Error with a formatted detail.
+func New(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Detail: fmt.Sprintf(format, args...)}
+}
+
+// As returns the classified error inside err, or nil when err is unclassified.
+func As(err error) *Error {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe
+	}
+	return nil
+}

@@ -1,0 +1,147 @@
+package emulator
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+)
+
+type ctxKey int
+
+const (
+	ctxRequestID ctxKey = iota
+	ctxKeyOf
+)
+
+// requestID returns the id the request carries or was given.
+func requestID(r *http.Request) string {
+	id, _ := r.Context().Value(ctxRequestID).(string)
+	return id
+}
+
+// keyOf returns the authenticated API key of a request, set by requireKey.
+func keyOf(r *http.Request) *catalog.Key {
+	k, _ := r.Context().Value(ctxKeyOf).(*catalog.Key)
+	return k
+}
+
+// maxRequestIDLen bounds an echoed X-Request-Id; longer or non-printable ones are replaced.
+const maxRequestIDLen = 200
+
+func validRequestID(id string) bool {
+	if id == "" || len(id) > maxRequestIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] < 0x21 || id[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// recorder remembers the status written, for the request log.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (rec *recorder) WriteHeader(status int) {
+	if rec.status == 0 {
+		rec.status = status
+	}
+	rec.ResponseWriter.WriteHeader(status)
+}
+
+func (rec *recorder) Write(b []byte) (int, error) {
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	n, err := rec.ResponseWriter.Write(b)
+	rec.bytes += n
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the connection (flush, deadlines, hijack).
+func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
+
+// frame wraps every request, routed or not: it assigns the request id, sets the headers every
+// response carries, turns a panic into internal_error, and logs one line.
+func (s *Server) frame(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := r.Header.Get("X-Request-Id")
+		if !validRequestID(id) {
+			id = s.ids.RequestID()
+		}
+		r = r.WithContext(context.WithValue(r.Context(), ctxRequestID, id))
+		h := w.Header()
+		h.Set("X-Request-Id", id)
+		h.Set("X-Emulator-Version", Version)
+		rec := &recorder{ResponseWriter: w}
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("panic", slog.String("request_id", id), slog.String("path", r.URL.Path),
+					slog.String("panic", fmt.Sprint(v)), slog.String("stack", string(debug.Stack())))
+				if rec.status == 0 {
+					s.writeError(rec, r, problem.New(problem.Internal, "the emulator hit an unexpected condition; see its log for request %s", id))
+				}
+			}
+			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+				slog.String("method", r.Method),
+				slog.String("path", r.URL.Path),
+				slog.Int("status", rec.status),
+				slog.Duration("duration", time.Since(start)),
+				slog.String("request_id", id))
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// handlerFunc is an endpoint that returns its error instead of writing it.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// handle adapts a handlerFunc, writing any error it returns as problem+json.
+func (s *Server) handle(h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// requireKey authenticates the bearer key and checks it holds a permission.
+func (s *Server) requireKey(perm catalog.Permission, next handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		auth := r.Header.Get("Authorization")
+		scheme, token, found := strings.Cut(auth, " ")
+		if auth == "" {
+			return problem.New(problem.Unauthenticated, "send your API key as 'Authorization: Bearer <key>'")
+		}
+		token = strings.TrimSpace(token)
+		if !found || !strings.EqualFold(scheme, "Bearer") || token == "" {
+			return problem.New(problem.Unauthenticated, "the Authorization header must be 'Bearer <key>'")
+		}
+		key, ok := s.catalog.Key(token)
+		if !ok {
+			return problem.New(problem.Unauthenticated, "the API key is not known")
+		}
+		if !key.Can(perm) {
+			return &problem.Error{Code: problem.PermissionDenied,
+				Detail: fmt.Sprintf("this key lacks the %q permission", perm),
+				Extra:  map[string]any{"permission": string(perm)}}
+		}
+		return next(w, r.WithContext(context.WithValue(r.Context(), ctxKeyOf, key)))
+	}
+}

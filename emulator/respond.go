@@ -1,0 +1,157 @@
+package emulator
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strconv"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+)
+
+// kinds gives each error code its status and title; it is the one place codes meet HTTP.
+var kinds = map[problem.Code]struct {
+	status int
+	title  string
+}{
+	problem.InvalidJSON:             {400, "Invalid JSON"},
+	problem.InvalidParameter:        {400, "Invalid parameter"},
+	problem.MissingIdempotencyKey:   {400, "Missing idempotency key"},
+	problem.InvalidClockChange:      {400, "Invalid clock change"},
+	problem.ConflictingControlInput: {400, "Conflicting control input"},
+	problem.Unauthenticated:         {401, "Unauthenticated"},
+	problem.AdminTokenRequired:      {401, "Admin token required"},
+	problem.InsufficientCredits:     {402, "Insufficient credits"},
+	problem.PermissionDenied:        {403, "Permission denied"},
+	problem.ControlAPIDisabled:      {403, "Control API disabled"},
+	problem.ModelNotFound:           {404, "Model not found"},
+	problem.QuoteNotFound:           {404, "Quote not found"},
+	problem.JobNotFound:             {404, "Job not found"},
+	problem.NotFound:                {404, "Not found"},
+	problem.ScenarioNotFound:        {404, "Scenario not found"},
+	problem.AccountNotFound:         {404, "Account not found"},
+	problem.MethodNotAllowed:        {405, "Method not allowed"},
+	problem.ModelUnavailable:        {409, "Model unavailable"},
+	problem.QuoteAlreadyUsed:        {409, "Quote already used"},
+	problem.JobNotCancelable:        {409, "Job not cancelable"},
+	problem.IdempotencyKeyInFlight:  {409, "Idempotency key in flight"},
+	problem.OutputExpired:           {410, "Output expired"},
+	problem.PayloadTooLarge:         {413, "Payload too large"},
+	problem.UnsupportedMediaType:    {415, "Unsupported media type"},
+	problem.InvalidRequest:          {422, "Invalid request"},
+	problem.InvalidInput:            {422, "Invalid input"},
+	problem.QuoteExpired:            {422, "Quote expired"},
+	problem.QuoteMismatch:           {422, "Quote mismatch"},
+	problem.IdempotencyKeyReused:    {422, "Idempotency key reused"},
+	problem.RateLimited:             {429, "Rate limited"},
+	problem.Internal:                {500, "Internal error"},
+	problem.ServiceUnavailable:      {503, "Service unavailable"},
+}
+
+// problemBody is the RFC 9457 body every error is sent as.
+type problemBody struct {
+	Type      string               `json:"type"`
+	Title     string               `json:"title"`
+	Status    int                  `json:"status"`
+	Detail    string               `json:"detail"`
+	Code      problem.Code         `json:"code"`
+	RequestID string               `json:"request_id"`
+	Errors    []problem.FieldError `json:"errors,omitempty"`
+}
+
+// statusOf returns the HTTP status of a code.
+func statusOf(code problem.Code) int {
+	if k, ok := kinds[code]; ok {
+		return k.status
+	}
+	return http.StatusInternalServerError
+}
+
+// writeError sends err as problem+json. Unclassified errors are logged and sent as an
+// internal_error that reveals nothing of them.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	pe := problem.As(err)
+	if pe == nil {
+		s.log.Error("internal error", slog.String("request_id", requestID(r)), slog.String("path", r.URL.Path), slog.Any("error", err))
+		pe = &problem.Error{Code: problem.Internal, Detail: "the emulator hit an unexpected condition; see its log for request " + requestID(r)}
+	}
+	kind, ok := kinds[pe.Code]
+	if !ok {
+		kind = kinds[problem.Internal]
+	}
+	body := problemBody{
+		Type:      "about:blank",
+		Title:     kind.title,
+		Status:    kind.status,
+		Detail:    pe.Detail,
+		Code:      pe.Code,
+		RequestID: requestID(r),
+		Errors:    pe.Errors,
+	}
+	b := encodeProblem(body, pe.Extra)
+	h := w.Header()
+	if pe.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(pe.RetryAfter))
+	}
+	if pe.Code == problem.Unauthenticated {
+		h.Set("WWW-Authenticate", `Bearer realm="mediagen"`)
+	}
+	h.Set("Content-Type", "application/problem+json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	h.Del("ETag")
+	w.WriteHeader(kind.status)
+	_, _ = w.Write(b)
+}
+
+// encodeProblem writes the body without HTML escaping (details quote things like <key>) and
+// with any extra members after the standard ones, in a stable order.
+func encodeProblem(body problemBody, extra map[string]any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(body)
+	if len(extra) == 0 {
+		return buf.Bytes()
+	}
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("}\n"))
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := bytes.NewBuffer(b)
+	for _, k := range keys {
+		out.WriteByte(',')
+		kb, _ := json.Marshal(k)
+		vb, _ := json.Marshal(extra[k])
+		out.Write(kb)
+		out.WriteByte(':')
+		out.Write(vb)
+	}
+	out.WriteString("}\n")
+	return out.Bytes()
+}
+
+// writeJSON sends a value as JSON with a status.
+func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	writeRaw(w, status, b)
+	return nil
+}
+
+// writeRaw sends already encoded JSON.
+func writeRaw(w http.ResponseWriter, status int, b []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+	_, _ = w.Write(newline)
+}
+
+var newline = []byte{'\n'}

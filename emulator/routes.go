@@ -1,0 +1,63 @@
+package emulator
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+)
+
+// routes is the whole API on one screen.
+//
+// Paths are matched as sent: no redirects for "//", "..", or trailing slashes (a redirect would
+// turn a POST into a GET), so such paths answer 404. Model ids keep their slashes, and an id
+// sent with %2F in place of "/" names the same model.
+func (s *Server) routes() http.Handler {
+	r := mux.NewRouter()
+	r.SkipClean(true)
+	read, gen := catalog.PermModelsRead, catalog.PermGenerate
+
+	r.Handle("/v1/models", s.handle(s.requireKey(read, s.listModels()))).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/v1/models/categories", s.handle(s.requireKey(read, s.listCategories()))).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/v1/models/{model:.+}", s.handle(s.requireKey(read, s.getModel()))).Methods(http.MethodGet, http.MethodHead)
+	_ = gen
+
+	r.Handle("/_emulator/health", s.handle(s.health())).Methods(http.MethodGet, http.MethodHead)
+
+	r.NotFoundHandler = s.handle(func(w http.ResponseWriter, req *http.Request) error {
+		return problem.New(problem.NotFound, "no endpoint at %s %s", req.Method, req.URL.Path)
+	})
+	r.MethodNotAllowedHandler = s.handle(func(w http.ResponseWriter, req *http.Request) error {
+		allowed := allowedMethods(r, req)
+		w.Header().Set("Allow", joinMethods(allowed))
+		return problem.New(problem.MethodNotAllowed, "%s does not answer %s; it answers %s", req.URL.Path, req.Method, joinMethods(allowed))
+	})
+	return s.frame(r)
+}
+
+// allowedMethods lists the methods some route answers for the request's path.
+func allowedMethods(r *mux.Router, req *http.Request) []string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := req.Clone(req.Context())
+		probe.Method = m
+		var match mux.RouteMatch
+		if r.Match(probe, &match) && match.MatchErr == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func joinMethods(ms []string) string {
+	out := ""
+	for i, m := range ms {
+		if i > 0 {
+			out += ", "
+		}
+		out += m
+	}
+	return out
+}

@@ -1,0 +1,143 @@
+// Package emulator serves the Media Generation Service API from a catalog, on a clock and with
+// state of its own. NewServer is all a Go test suite needs to run it in-process.
+package emulator
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
+	"github.com/mediagen/mediagen-emulator/fixtures"
+)
+
+// Version is the emulator's version, sent as X-Emulator-Version; release builds set it with
+// -ldflags "-X github.com/mediagen/mediagen-emulator/emulator.Version=...".
+var Version = "0.1.0"
+
+// DefaultCatalogName is how problems in the embedded default catalog name it.
+const DefaultCatalogName = "fixtures/catalog/default.yaml"
+
+// ManualStart is where a manual clock starts unless told otherwise: a fixed instant, so seeded
+// runs produce the same timestamps.
+var ManualStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Config is everything the emulator is built from. The zero value serves the embedded default
+// catalog on a real clock with random ids.
+type Config struct {
+	// CatalogFile is a catalog YAML path; empty means the embedded default.
+	CatalogFile string
+	// ManualClock makes time stand still until the control API advances it.
+	ManualClock bool
+	// Start is where a manual clock starts (default ManualStart).
+	Start time.Time
+	// Seeded makes ids, random draws and media bytes reproducible from Seed.
+	Seeded bool
+	// Seed is the seed used when Seeded is set.
+	Seed int64
+	// MaxWait bounds how long POST /v1/generate?wait=true waits (default 180 s).
+	MaxWait time.Duration
+	// QuoteTTL is how long a quote lives (default 10 minutes).
+	QuoteTTL time.Duration
+	// AdminToken, when set, is required as X-Emulator-Admin-Token by the control API.
+	AdminToken string
+	// ControlDisabled turns the control API off (health excepted), as on a non-loopback
+	// address without an admin token.
+	ControlDisabled bool
+	// MaxBodyBytes limits request bodies (default 1 MiB).
+	MaxBodyBytes int64
+	// Logger receives one line per request and every server fault; nil discards them.
+	Logger *slog.Logger
+}
+
+// Server is the emulator: an http.Handler over its own state. Close it to stop its clock.
+type Server struct {
+	cfg     Config
+	catalog *catalog.Catalog
+	clock   *clock.Clock
+	ids     *ids.Generator
+	log     *slog.Logger
+	handler http.Handler
+}
+
+// NewServer loads the configuration and returns a ready emulator. A bad catalog yields an error
+// listing every problem as FILE:LINE: message.
+func NewServer(cfg Config) (*Server, error) {
+	if cfg.MaxWait <= 0 {
+		cfg.MaxWait = 180 * time.Second
+	}
+	if cfg.QuoteTTL <= 0 {
+		cfg.QuoteTTL = 10 * time.Minute
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 1 << 20
+	}
+	if cfg.Start.IsZero() {
+		cfg.Start = ManualStart
+	}
+	cat, err := loadCatalog(cfg.CatalogFile)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, catalog: cat, log: cfg.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.ManualClock {
+		s.clock = clock.NewManual(cfg.Start)
+	} else {
+		s.clock = clock.NewReal()
+	}
+	if cfg.Seeded {
+		s.ids = ids.NewSeeded(cfg.Seed)
+	} else {
+		s.ids = ids.NewRandom()
+	}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// ServeHTTP answers one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// Close stops the server's background work. Requests still in flight may finish.
+func (s *Server) Close() error {
+	s.clock.Close()
+	return nil
+}
+
+// loadCatalog reads a catalog file, or the embedded default when path is empty. The error lists
+// every problem as FILE:LINE: message.
+func loadCatalog(path string) (*catalog.Catalog, error) {
+	name, data, err := readCatalog(path)
+	if err != nil {
+		return nil, err
+	}
+	return catalog.Parse(name, data)
+}
+
+func readCatalog(path string) (string, []byte, error) {
+	if path == "" {
+		data, err := fs.ReadFile(fixtures.FS, "catalog/default.yaml")
+		return DefaultCatalogName, data, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", nil, fmt.Errorf("%s: no such file", path)
+		}
+		return "", nil, fmt.Errorf("%s: %w", path, errors.Unwrap(err))
+	}
+	return path, data, nil
+}
+
+// Shutdown tells requests that are waiting for jobs to answer with the state they have now;
+// http.Server.RegisterOnShutdown calls it so a graceful stop does not wait out long polls.
+func (s *Server) Shutdown() {}

@@ -1,0 +1,290 @@
+// Command mediagen-emulator serves an emulated Media Generation Service for client tests.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// exitError carries the exit status a failure should end the process with.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func usageError(format string, args ...any) error {
+	return &exitError{code: 2, msg: fmt.Sprintf(format, args...)}
+}
+
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintln(stderr, ee.msg)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "mediagen-emulator:", err)
+	return 1
+}
+
+// options are the command line's settings after flags and environment.
+type options struct {
+	addr       string
+	catalog    string
+	seed       string
+	clock      string
+	maxWait    time.Duration
+	quoteTTL   time.Duration
+	adminToken string
+	logFormat  string
+}
+
+const usageText = `Usage:
+  mediagen-emulator [flags]              serve the emulated API
+  mediagen-emulator validate FILE...     check catalog files; print FILE:LINE: problems
+  mediagen-emulator healthcheck [flags]  exit 0 when the emulator at --addr is healthy
+  mediagen-emulator version              print the version
+
+Every flag can also be set with MEDIAGEN_<FLAG> (e.g. MEDIAGEN_ADDR); flags win.
+
+Flags:
+`
+
+// flagSet declares the flags, each defaulting to its MEDIAGEN_* variable when that is set.
+func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.FlagSet, *options, *[]error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usageText)
+		fs.PrintDefaults()
+	}
+	o := &options{}
+	var envErrs []error
+	env := func(flagName, def string) string {
+		if v := getenv("MEDIAGEN_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))); v != "" {
+			return v
+		}
+		return def
+	}
+	dur := func(p *time.Duration, flagName string, def time.Duration, usage string) {
+		*p = def
+		if v := env(flagName, ""); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				envErrs = append(envErrs, fmt.Errorf("MEDIAGEN_%s=%q: want a positive duration such as 90s", strings.ToUpper(strings.ReplaceAll(flagName, "-", "_")), v))
+			} else {
+				*p = d
+			}
+		}
+		fs.DurationVar(p, flagName, *p, usage)
+	}
+	fs.StringVar(&o.addr, "addr", env("addr", "127.0.0.1:8080"), "listen address HOST:PORT (port 0 picks a free port)")
+	fs.StringVar(&o.catalog, "catalog", env("catalog", ""), "catalog YAML file (default: the embedded catalog)")
+	fs.StringVar(&o.seed, "seed", env("seed", ""), "integer seed that makes ids, random draws and media reproducible")
+	fs.StringVar(&o.clock, "clock", env("clock", "real"), "real, or manual: time moves only through POST /_emulator/clock")
+	dur(&o.maxWait, "max-wait", 180*time.Second, "longest a wait=true generation waits")
+	dur(&o.quoteTTL, "quote-ttl", 10*time.Minute, "how long a quote stays valid")
+	fs.StringVar(&o.adminToken, "admin-token", env("admin-token", ""), "token the control API requires as X-Emulator-Admin-Token")
+	fs.StringVar(&o.logFormat, "log-format", env("log-format", "text"), "text or json (logs go to standard error)")
+	return fs, o, &envErrs
+}
+
+// run is the whole program: it returns when ctx is canceled (after a graceful shutdown) or on
+// failure. The first line on stdout, once listening, is "listening on http://HOST:PORT".
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "version":
+			fmt.Fprintln(stdout, "mediagen-emulator", emulator.Version)
+			return nil
+		case "validate":
+			return validate(args[1:], stdout)
+		case "healthcheck":
+			return healthcheck(ctx, args[1:], getenv, stderr)
+		case "serve":
+			args = args[1:]
+		}
+	}
+	fs, o, envErrs := flagSet("mediagen-emulator", getenv, stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usageError("")
+	}
+	if fs.NArg() > 0 {
+		return usageError("mediagen-emulator: unexpected argument %q (commands: validate, healthcheck, version)", fs.Arg(0))
+	}
+	if len(*envErrs) > 0 {
+		return usageError("mediagen-emulator: %v", errors.Join(*envErrs...))
+	}
+	cfg, logger, err := configure(o, stderr)
+	if err != nil {
+		return err
+	}
+	srv, err := emulator.NewServer(cfg)
+	if err != nil {
+		return usageError("mediagen-emulator: cannot load the catalog:\n%v", err)
+	}
+	defer srv.Close()
+
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return usageError("mediagen-emulator: cannot listen on %s: %v", o.addr, errors.Unwrap(err))
+	}
+	if cfg.ControlDisabled {
+		logger.Warn("control API disabled: listening on a non-loopback address without --admin-token; set one to enable /_emulator/ (health stays open)", slog.String("addr", ln.Addr().String()))
+	}
+	hs := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	hs.RegisterOnShutdown(srv.Shutdown)
+	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr().String())
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+// configure turns options into the emulator's Config, checking each value.
+func configure(o *options, stderr io.Writer) (emulator.Config, *slog.Logger, error) {
+	var cfg emulator.Config
+	var handler slog.Handler
+	switch o.logFormat {
+	case "text":
+		handler = slog.NewTextHandler(stderr, nil)
+	case "json":
+		handler = slog.NewJSONHandler(stderr, nil)
+	default:
+		return cfg, nil, usageError("mediagen-emulator: --log-format %q: want text or json", o.logFormat)
+	}
+	logger := slog.New(handler)
+	switch o.clock {
+	case "real":
+	case "manual":
+		cfg.ManualClock = true
+	default:
+		return cfg, nil, usageError("mediagen-emulator: --clock %q: want real or manual", o.clock)
+	}
+	if o.seed != "" {
+		n, err := strconv.ParseInt(o.seed, 10, 64)
+		if err != nil {
+			return cfg, nil, usageError("mediagen-emulator: --seed %q: want an integer", o.seed)
+		}
+		cfg.Seeded, cfg.Seed = true, n
+	}
+	if o.maxWait <= 0 || o.quoteTTL <= 0 {
+		return cfg, nil, usageError("mediagen-emulator: --max-wait and --quote-ttl must be positive")
+	}
+	host, _, err := net.SplitHostPort(o.addr)
+	if err != nil {
+		return cfg, nil, usageError("mediagen-emulator: --addr %q: want HOST:PORT", o.addr)
+	}
+	cfg.CatalogFile = o.catalog
+	cfg.MaxWait = o.maxWait
+	cfg.QuoteTTL = o.quoteTTL
+	cfg.AdminToken = o.adminToken
+	cfg.ControlDisabled = o.adminToken == "" && !isLoopback(host)
+	cfg.Logger = logger
+	return cfg, logger, nil
+}
+
+// isLoopback reports whether a listen host is reachable only from this machine.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func validate(files []string, stdout io.Writer) error {
+	if len(files) == 0 {
+		return usageError("usage: mediagen-emulator validate FILE...")
+	}
+	bad := 0
+	for _, f := range files {
+		problems := emulator.ValidateFile(f)
+		for _, p := range problems {
+			fmt.Fprintln(stdout, p)
+		}
+		if len(problems) > 0 {
+			bad++
+		} else {
+			fmt.Fprintf(stdout, "%s: ok\n", f)
+		}
+	}
+	if bad > 0 {
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+func healthcheck(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	fs, o, _ := flagSet("mediagen-emulator healthcheck", getenv, stderr)
+	if err := fs.Parse(args); err != nil {
+		return usageError("")
+	}
+	host, port, err := net.SplitHostPort(o.addr)
+	if err != nil {
+		return usageError("healthcheck: --addr %q: want HOST:PORT", o.addr)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(host, port)+"/_emulator/health", nil)
+	if err != nil {
+		return &exitError{code: 1, msg: "healthcheck: " + err.Error()}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return &exitError{code: 1, msg: "healthcheck: unhealthy: " + err.Error()}
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return &exitError{code: 1, msg: fmt.Sprintf("healthcheck: unhealthy: status %d", resp.StatusCode)}
+	}
+	return nil
+}
