@@ -62,6 +62,8 @@ type options struct {
 	clock      string
 	maxWait    time.Duration
 	quoteTTL   time.Duration
+	outputTTL  time.Duration
+	retention  time.Duration
 	adminToken string
 	logFormat  string
 }
@@ -111,6 +113,8 @@ func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.F
 	fs.StringVar(&o.clock, "clock", env("clock", "real"), "real, or manual: time moves only through POST /_emulator/clock")
 	dur(&o.maxWait, "max-wait", 180*time.Second, "longest a wait=true generation waits")
 	dur(&o.quoteTTL, "quote-ttl", 10*time.Minute, "how long a quote stays valid")
+	dur(&o.outputTTL, "output-ttl", time.Hour, "how long output files stay downloadable (then 410)")
+	dur(&o.retention, "job-retention", 24*time.Hour, "how long finished jobs are kept (at least --output-ttl)")
 	fs.StringVar(&o.adminToken, "admin-token", env("admin-token", ""), "token the control API requires as X-Emulator-Admin-Token")
 	fs.StringVar(&o.logFormat, "log-format", env("log-format", "text"), "text or json (logs go to standard error)")
 	return fs, o, &envErrs
@@ -212,8 +216,8 @@ func configure(o *options, stderr io.Writer) (emulator.Config, *slog.Logger, err
 		}
 		cfg.Seeded, cfg.Seed = true, n
 	}
-	if o.maxWait <= 0 || o.quoteTTL <= 0 {
-		return cfg, nil, usageError("mediagen-emulator: --max-wait and --quote-ttl must be positive")
+	if o.maxWait <= 0 || o.quoteTTL <= 0 || o.outputTTL <= 0 || o.retention <= 0 {
+		return cfg, nil, usageError("mediagen-emulator: --max-wait, --quote-ttl, --output-ttl and --job-retention must be positive")
 	}
 	host, _, err := net.SplitHostPort(o.addr)
 	if err != nil {
@@ -222,6 +226,8 @@ func configure(o *options, stderr io.Writer) (emulator.Config, *slog.Logger, err
 	cfg.CatalogFile = o.catalog
 	cfg.MaxWait = o.maxWait
 	cfg.QuoteTTL = o.quoteTTL
+	cfg.OutputTTL = o.outputTTL
+	cfg.JobRetention = o.retention
 	cfg.AdminToken = o.adminToken
 	cfg.ControlDisabled = o.adminToken == "" && !isLoopback(host)
 	cfg.Logger = logger

@@ -2,14 +2,13 @@ package emulator
 
 import (
 	"net/http"
-	"time"
 )
 
 // health answers once the emulator is ready: with its version, clock and catalog size, so a
 // client suite can check what it is talking to.
 func (s *Server) health() handlerFunc {
 	clockMode := "real"
-	if s.clock.Manual() {
+	if s.cfg.ManualClock {
 		clockMode = "manual"
 	}
 	return func(w http.ResponseWriter, r *http.Request) error {
@@ -17,7 +16,7 @@ func (s *Server) health() handlerFunc {
 			"status":  "ok",
 			"version": Version,
 			"clock":   clockMode,
-			"now":     s.clock.Now().Format(time.RFC3339Nano),
+			"now":     timestamp(s.state().clock.Now()),
 			"models":  len(s.catalog.Models),
 			"seeded":  s.ids.Seeded(),
 		})

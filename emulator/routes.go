@@ -22,7 +22,13 @@ func (s *Server) routes() http.Handler {
 	r.Handle("/v1/models", s.handle(s.requireKey(read, s.listModels()))).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/v1/models/categories", s.handle(s.requireKey(read, s.listCategories()))).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/v1/models/{model:.+}", s.handle(s.requireKey(read, s.getModel()))).Methods(http.MethodGet, http.MethodHead)
-	_ = gen
+	r.Handle("/v1/quotes", s.handle(s.requireKey(gen, s.createQuote()))).Methods(http.MethodPost)
+	r.Handle("/v1/generate", s.handle(s.requireKey(gen, s.generate()))).Methods(http.MethodPost)
+	r.Handle("/v1/jobs", s.handle(s.requireKey(gen, s.listJobs()))).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/v1/jobs/{id}", s.handle(s.requireKey(gen, s.getJob()))).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/v1/jobs/{id}/cancel", s.handle(s.requireKey(gen, s.cancelJob()))).Methods(http.MethodPost)
+
+	r.Handle("/files/{job}/{name}", s.handle(s.serveFile())).Methods(http.MethodGet, http.MethodHead)
 
 	r.Handle("/_emulator/health", s.handle(s.health())).Methods(http.MethodGet, http.MethodHead)
 

@@ -10,10 +10,11 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
 	"github.com/mediagen/mediagen-emulator/fixtures"
 )
@@ -46,6 +47,10 @@ type Config struct {
 	MaxWait time.Duration
 	// QuoteTTL is how long a quote lives (default 10 minutes).
 	QuoteTTL time.Duration
+	// OutputTTL is how long output files stay downloadable after a job finishes (default 1 h).
+	OutputTTL time.Duration
+	// JobRetention is how long finished jobs are kept before they are dropped (default 24 h).
+	JobRetention time.Duration
 	// AdminToken, when set, is required as X-Emulator-Admin-Token by the control API.
 	AdminToken string
 	// ControlDisabled turns the control API off (health excepted), as on a non-loopback
@@ -59,12 +64,18 @@ type Config struct {
 
 // Server is the emulator: an http.Handler over its own state. Close it to stop its clock.
 type Server struct {
-	cfg     Config
-	catalog *catalog.Catalog
-	clock   *clock.Clock
-	ids     *ids.Generator
-	log     *slog.Logger
-	handler http.Handler
+	cfg      Config
+	catalog  *catalog.Catalog
+	ids      *ids.Generator
+	log      *slog.Logger
+	handler  http.Handler
+	files    *fileCache
+	fixtures fs.FS
+
+	current  atomic.Pointer[state]
+	waiting  atomic.Int64 // requests blocked in waitForJob; tests use it to know a wait began
+	closing  chan struct{}
+	stopOnce sync.Once
 }
 
 // NewServer loads the configuration and returns a ready emulator. A bad catalog yields an error
@@ -79,6 +90,15 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 1 << 20
 	}
+	if cfg.OutputTTL <= 0 {
+		cfg.OutputTTL = time.Hour
+	}
+	if cfg.JobRetention <= 0 {
+		cfg.JobRetention = 24 * time.Hour
+	}
+	if cfg.JobRetention < cfg.OutputTTL {
+		cfg.JobRetention = cfg.OutputTTL
+	}
 	if cfg.Start.IsZero() {
 		cfg.Start = ManualStart
 	}
@@ -86,20 +106,16 @@ func NewServer(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, catalog: cat, log: cfg.Logger}
+	s := &Server{cfg: cfg, catalog: cat, log: cfg.Logger, fixtures: fixtures.FS, files: newFileCache(fileCacheBytes), closing: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if cfg.ManualClock {
-		s.clock = clock.NewManual(cfg.Start)
-	} else {
-		s.clock = clock.NewReal()
 	}
 	if cfg.Seeded {
 		s.ids = ids.NewSeeded(cfg.Seed)
 	} else {
 		s.ids = ids.NewRandom()
 	}
+	s.current.Store(s.newState())
 	s.handler = s.routes()
 	return s, nil
 }
@@ -107,9 +123,20 @@ func NewServer(cfg Config) (*Server, error) {
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
+// state returns the current state; a request loads it once and keeps it.
+func (s *Server) state() *state { return s.current.Load() }
+
+// reset puts every piece of state back to the configured start.
+func (s *Server) reset() {
+	old := s.current.Swap(s.newState())
+	old.retire()
+	s.files.clear()
+}
+
 // Close stops the server's background work. Requests still in flight may finish.
 func (s *Server) Close() error {
-	s.clock.Close()
+	s.Shutdown()
+	s.state().retire()
 	return nil
 }
 
@@ -140,4 +167,6 @@ func readCatalog(path string) (string, []byte, error) {
 
 // Shutdown tells requests that are waiting for jobs to answer with the state they have now;
 // http.Server.RegisterOnShutdown calls it so a graceful stop does not wait out long polls.
-func (s *Server) Shutdown() {}
+func (s *Server) Shutdown() {
+	s.stopOnce.Do(func() { close(s.closing) })
+}

@@ -353,9 +353,9 @@ func checkPricing(r *Reporter, m *Model, n *yaml.Node) {
 			}
 			enum := map[string]bool{}
 			for _, v := range prop.Enum {
-				enum[enumKey(v)] = true
-				if _, ok := t.Values[enumKey(v)]; !ok {
-					r.At(line, "model %q: pricing.%s for %q gives no value for %q", m.ID, group.name, t.Field, enumKey(v))
+				enum[EnumKey(v)] = true
+				if _, ok := t.Values[EnumKey(v)]; !ok {
+					r.At(line, "model %q: pricing.%s for %q gives no value for %q", m.ID, group.name, t.Field, EnumKey(v))
 				}
 			}
 			for _, k := range sortedKeys(t.Values) {
@@ -420,8 +420,8 @@ func checkOutput(r *Reporter, m *Model, n *yaml.Node) {
 	if o.FormatField != "" {
 		if prop, ok := m.property(r, line, "output.format_field", o.FormatField); ok {
 			for _, v := range prop.Enum {
-				if !contains(formats, enumKey(v)) {
-					r.At(line, "model %q: output.format_field %q offers %q, which %s outputs cannot be", m.ID, o.FormatField, enumKey(v), m.OutputType)
+				if !contains(formats, EnumKey(v)) {
+					r.At(line, "model %q: output.format_field %q offers %q, which %s outputs cannot be", m.ID, o.FormatField, EnumKey(v), m.OutputType)
 				}
 			}
 		}
@@ -480,8 +480,8 @@ func checkOutput(r *Reporter, m *Model, n *yaml.Node) {
 	if o.SizeField != "" && len(o.Sizes) > 0 {
 		if prop, ok := m.Properties[o.SizeField]; ok {
 			for _, v := range prop.Enum {
-				if _, ok := o.sizes[enumKey(v)]; !ok {
-					r.At(line, "model %q: output.sizes gives no size for %q of %q", m.ID, enumKey(v), o.SizeField)
+				if _, ok := o.sizes[EnumKey(v)]; !ok {
+					r.At(line, "model %q: output.sizes gives no size for %q of %q", m.ID, EnumKey(v), o.SizeField)
 				}
 			}
 		}
@@ -533,8 +533,8 @@ func (p Property) numericStrings() bool {
 	return true
 }
 
-// enumKey spells an enum value the way pricing tables and size maps name it.
-func enumKey(v any) string {
+// EnumKey spells an enum value the way pricing tables and size maps name it.
+func EnumKey(v any) string {
 	switch x := v.(type) {
 	case string:
 		return x

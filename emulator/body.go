@@ -1,0 +1,159 @@
+package emulator
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+)
+
+// decodeObject reads a JSON object body: a JSON content type (or none), at most the size limit,
+// exactly one object. Numbers stay exact (json.Number).
+func (s *Server) decodeObject(w http.ResponseWriter, r *http.Request) (map[string]any, error) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			return nil, problem.New(problem.UnsupportedMediaType, "send the body as application/json, not %q", ct)
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, problem.New(problem.PayloadTooLarge, "the body is over the limit of %d bytes", s.cfg.MaxBodyBytes)
+		}
+		return nil, problem.New(problem.InvalidJSON, "the body could not be read")
+	}
+	return parseObject(body)
+}
+
+// maxDepth bounds nesting so a hostile body cannot make validation or hashing recurse deeply.
+const maxDepth = 64
+
+func parseObject(body []byte) (map[string]any, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, problem.New(problem.InvalidJSON, "the body is empty; send a JSON object")
+	}
+	if depth(body) > maxDepth {
+		return nil, problem.New(problem.InvalidJSON, "the body nests deeper than %d levels", maxDepth)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, problem.New(problem.InvalidJSON, "the body is not valid JSON: %s", jsonMessage(err))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, problem.New(problem.InvalidJSON, "the body holds more than one JSON value")
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, problem.New(problem.InvalidJSON, "the body must be a JSON object, not %s", jsonType(v))
+	}
+	return obj, nil
+}
+
+// depth measures bracket nesting without decoding, skipping strings.
+func depth(b []byte) int {
+	d, most, inString, escaped := 0, 0, false, false
+	for _, c := range b {
+		switch {
+		case escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			d++
+			most = max(most, d)
+		case c == '}' || c == ']':
+			d--
+		}
+	}
+	return most
+}
+
+// jsonMessage describes a decoding error without Go type names.
+func jsonMessage(err error) string {
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		return fmt.Sprintf("%s (at byte %d)", strings.TrimPrefix(syn.Error(), "json: "), syn.Offset)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return "it ends too early"
+	}
+	return "it could not be parsed"
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return "another value"
+}
+
+// envelope checks a request envelope: each field's JSON type, required fields, and no others.
+type envelope struct {
+	fields   map[string]string // name → "string" or "object"
+	required []string
+}
+
+func (e envelope) check(body map[string]any) error {
+	var errs []problem.FieldError
+	for _, name := range e.required {
+		if _, ok := body[name]; !ok {
+			errs = append(errs, problem.FieldError{Pointer: "/" + name, Message: "is required"})
+		}
+	}
+	names := make([]string, 0, len(body))
+	for name := range body {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		want, known := e.fields[name]
+		if !known {
+			errs = append(errs, problem.FieldError{Pointer: "/" + escapePointer(name), Message: "is not a field of this request"})
+			continue
+		}
+		ok := false
+		switch want {
+		case "string":
+			s, isString := body[name].(string)
+			ok = isString && s != ""
+		case "object":
+			_, ok = body[name].(map[string]any)
+		}
+		if !ok {
+			errs = append(errs, problem.FieldError{Pointer: "/" + name, Message: "must be a non-empty " + want})
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return &problem.Error{Code: problem.InvalidRequest, Detail: fmt.Sprintf("the request has %d problem(s); see errors", len(errs)), Errors: errs}
+}
+
+func escapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}

@@ -1,0 +1,122 @@
+// Package ledger keeps each account's credits as available, held and charged. Every change
+// moves credits between those three under one lock, so their sum only changes when a balance is
+// set on purpose, and concurrent generations can never spend the same credit twice.
+package ledger
+
+import (
+	"errors"
+	"sort"
+	"sync"
+)
+
+// ErrInsufficient is returned when an account cannot cover a hold.
+var ErrInsufficient = errors.New("insufficient credits")
+
+// ErrNoAccount is returned for an account the ledger does not know.
+var ErrNoAccount = errors.New("no such account")
+
+// Balance is one account's credits.
+type Balance struct {
+	Account   string `json:"account"`
+	Available int64  `json:"available"`
+	Held      int64  `json:"held"`
+	Charged   int64  `json:"charged"`
+}
+
+// Total is what the account started with (or was last set to, plus what moved since).
+func (b Balance) Total() int64 { return b.Available + b.Held + b.Charged }
+
+// Ledger holds every account's balance. It is safe for concurrent use.
+type Ledger struct {
+	mu       sync.Mutex
+	accounts map[string]*Balance
+}
+
+// New returns a ledger with the starting credits of each account.
+func New(start map[string]int64) *Ledger {
+	l := &Ledger{accounts: make(map[string]*Balance, len(start))}
+	for id, credits := range start {
+		l.accounts[id] = &Balance{Account: id, Available: credits}
+	}
+	return l
+}
+
+// Hold moves credits from available to held, or fails without changing anything.
+func (l *Ledger) Hold(account string, credits int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.accounts[account]
+	if !ok {
+		return ErrNoAccount
+	}
+	if credits < 0 || b.Available < credits {
+		return ErrInsufficient
+	}
+	b.Available -= credits
+	b.Held += credits
+	return nil
+}
+
+// Charge turns held credits into charged ones (a job succeeded).
+func (l *Ledger) Charge(account string, credits int64) {
+	l.settle(account, credits, true)
+}
+
+// Refund returns held credits to available (a job failed, was canceled or expired).
+func (l *Ledger) Refund(account string, credits int64) {
+	l.settle(account, credits, false)
+}
+
+func (l *Ledger) settle(account string, credits int64, charge bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.accounts[account]
+	if !ok {
+		return
+	}
+	credits = min(credits, b.Held)
+	b.Held -= credits
+	if charge {
+		b.Charged += credits
+	} else {
+		b.Available += credits
+	}
+}
+
+// Balance returns an account's balance.
+func (l *Ledger) Balance(account string) (Balance, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.accounts[account]
+	if !ok {
+		return Balance{}, false
+	}
+	return *b, true
+}
+
+// Balances returns every account's balance, ordered by account id.
+func (l *Ledger) Balances() []Balance {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]Balance, 0, len(l.accounts))
+	for _, b := range l.accounts {
+		out = append(out, *b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Account < out[j].Account })
+	return out
+}
+
+// SetAvailable sets what an account can spend now; held and charged credits are untouched.
+func (l *Ledger) SetAvailable(account string, credits int64) (Balance, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.accounts[account]
+	if !ok {
+		return Balance{}, ErrNoAccount
+	}
+	if credits < 0 {
+		return Balance{}, ErrInsufficient
+	}
+	b.Available = credits
+	return *b, nil
+}

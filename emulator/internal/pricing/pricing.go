@@ -1,0 +1,84 @@
+// Package pricing turns a model's input into credits by the model's pricing rules. The result
+// depends only on the model and the input, so it is the same on every run and machine.
+package pricing
+
+import (
+	"math"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+)
+
+// epsilon absorbs binary rounding (0.1 × 30 = 3.0000000000000004) so that ceil does not add a
+// credit the arithmetic did not mean.
+const epsilon = 1e-9
+
+// Credits prices an input that has already been validated against the model's schema:
+//
+//	ceil(max(minimum, (base + Σ per_unit + Σ tables) × Π multipliers × Π multiply_by))
+func Credits(m *catalog.Model, input map[string]any) int64 {
+	p := &m.Pricing
+	subtotal := p.Base
+	for _, u := range p.PerUnit {
+		v, ok := value(m, input, u.Field)
+		if !ok {
+			continue
+		}
+		if u.Measure == "length" {
+			subtotal += u.Credits * float64(length(v))
+		} else if n, ok := catalog.NumberOf(v); ok {
+			subtotal += u.Credits * n
+		}
+	}
+	for _, t := range p.Tables {
+		if v, ok := value(m, input, t.Field); ok {
+			subtotal += t.Values[catalog.EnumKey(v)]
+		}
+	}
+	total := subtotal
+	for _, t := range p.Multipliers {
+		if v, ok := value(m, input, t.Field); ok {
+			if f, found := t.Values[catalog.EnumKey(v)]; found {
+				total *= f
+			}
+		}
+	}
+	for _, field := range p.MultiplyBy {
+		if v, ok := value(m, input, field); ok {
+			if n, ok := catalog.NumberOf(v); ok {
+				total *= n
+			}
+		}
+	}
+	minimum := 1.0
+	if p.Minimum != nil {
+		minimum = *p.Minimum
+	}
+	total = math.Max(minimum, total)
+	return int64(math.Ceil(total - epsilon))
+}
+
+// value returns the input's value for a field, or the schema default when absent.
+func value(m *catalog.Model, input map[string]any, field string) (any, bool) {
+	if v, ok := input[field]; ok && v != nil {
+		return v, true
+	}
+	if prop, ok := m.Properties[field]; ok && prop.Default != nil {
+		return prop.Default, true
+	}
+	return nil, false
+}
+
+// length counts the characters of a string (not bytes) or the items of an array.
+func length(v any) int {
+	switch x := v.(type) {
+	case string:
+		n := 0
+		for range x {
+			n++
+		}
+		return n
+	case []any:
+		return len(x)
+	}
+	return 0
+}
