@@ -58,6 +58,7 @@ func exitCode(err error, stderr io.Writer) int {
 type options struct {
 	addr       string
 	catalog    string
+	scenario   string
 	seed       string
 	clock      string
 	maxWait    time.Duration
@@ -70,7 +71,7 @@ type options struct {
 
 const usageText = `Usage:
   mediagen-emulator [flags]              serve the emulated API
-  mediagen-emulator validate FILE...     check catalog files; print FILE:LINE: problems
+  mediagen-emulator validate FILE...     check catalog and scenario files; print FILE:LINE: problems
   mediagen-emulator healthcheck [flags]  exit 0 when the emulator at --addr is healthy
   mediagen-emulator version              print the version
 
@@ -109,6 +110,7 @@ func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.F
 	}
 	fs.StringVar(&o.addr, "addr", env("addr", "127.0.0.1:8080"), "listen address HOST:PORT (port 0 picks a free port)")
 	fs.StringVar(&o.catalog, "catalog", env("catalog", ""), "catalog YAML file (default: the embedded catalog)")
+	fs.StringVar(&o.scenario, "scenario", env("scenario", "default"), "scenario: an embedded name (default, realistic, flaky, slow, expiring, outage, rate-limited) or a YAML path")
 	fs.StringVar(&o.seed, "seed", env("seed", ""), "integer seed that makes ids, random draws and media reproducible")
 	fs.StringVar(&o.clock, "clock", env("clock", "real"), "real, or manual: time moves only through POST /_emulator/clock")
 	dur(&o.maxWait, "max-wait", 180*time.Second, "longest a wait=true generation waits")
@@ -155,7 +157,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	srv, err := emulator.NewServer(cfg)
 	if err != nil {
-		return usageError("mediagen-emulator: cannot load the catalog:\n%v", err)
+		return usageError("mediagen-emulator: cannot start:\n%v", err)
 	}
 	defer srv.Close()
 
@@ -224,6 +226,7 @@ func configure(o *options, stderr io.Writer) (emulator.Config, *slog.Logger, err
 		return cfg, nil, usageError("mediagen-emulator: --addr %q: want HOST:PORT", o.addr)
 	}
 	cfg.CatalogFile = o.catalog
+	cfg.Scenario = o.scenario
 	cfg.MaxWait = o.maxWait
 	cfg.QuoteTTL = o.quoteTTL
 	cfg.OutputTTL = o.outputTTL

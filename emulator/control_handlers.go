@@ -1,24 +1,381 @@
 package emulator
 
 import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
 	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+	"gopkg.in/yaml.v3"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/faults"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 )
+
+// headerAdminToken carries the control API's token when --admin-token is set.
+const headerAdminToken = "X-Emulator-Admin-Token"
+
+// control guards a control endpoint: off entirely when the emulator is reachable from other
+// machines without a token, and behind the token when one is set.
+func (s *Server) control(next handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if s.cfg.ControlDisabled {
+			return problem.New(problem.ControlAPIDisabled, "the control API is off because the emulator listens beyond loopback without --admin-token; restart it with --admin-token (or MEDIAGEN_ADMIN_TOKEN) and send it as %s", headerAdminToken)
+		}
+		if s.cfg.AdminToken != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get(headerAdminToken)), []byte(s.cfg.AdminToken)) != 1 {
+			return problem.New(problem.AdminTokenRequired, "send the admin token as %s", headerAdminToken)
+		}
+		return next(w, r)
+	}
+}
 
 // health answers once the emulator is ready: with its version, clock and catalog size, so a
 // client suite can check what it is talking to.
 func (s *Server) health() handlerFunc {
-	clockMode := "real"
-	if s.cfg.ManualClock {
-		clockMode = "manual"
-	}
 	return func(w http.ResponseWriter, r *http.Request) error {
+		st := s.state()
 		return s.writeJSON(w, http.StatusOK, map[string]any{
-			"status":  "ok",
-			"version": Version,
-			"clock":   clockMode,
-			"now":     timestamp(s.state().clock.Now()),
-			"models":  len(s.catalog.Models),
-			"seeded":  s.ids.Seeded(),
+			"status":   "ok",
+			"version":  Version,
+			"clock":    s.clockMode(),
+			"now":      timestamp(st.clock.Now()),
+			"models":   len(s.catalog.Models),
+			"scenario": st.scenario.Load().Name,
+			"seeded":   s.ids.Seeded(),
+			"control":  !s.cfg.ControlDisabled,
 		})
+	}
+}
+
+func (s *Server) clockMode() string {
+	if s.cfg.ManualClock {
+		return "manual"
+	}
+	return "real"
+}
+
+func (s *Server) resetState() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		s.reset()
+		return s.writeJSON(w, http.StatusOK, map[string]any{"status": "reset", "now": timestamp(s.state().clock.Now())})
+	}
+}
+
+// clockBody is the clock as the control API shows it.
+func (s *Server) clockBody(st *state) map[string]any {
+	return map[string]any{"mode": s.clockMode(), "now": timestamp(st.clock.Now())}
+}
+
+func (s *Server) getClock() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		return s.writeJSON(w, http.StatusOK, s.clockBody(s.state()))
+	}
+}
+
+// setClock moves the clock and answers once everything that fell due has happened: job
+// transitions in order, quote, output and key expiry.
+func (s *Server) setClock() handlerFunc {
+	change := envelope{fields: map[string]string{"advance": "string", "set": "string"}}
+	return func(w http.ResponseWriter, r *http.Request) error {
+		st := s.state()
+		body, err := s.decodeObject(w, r)
+		if err != nil {
+			return err
+		}
+		if err := change.check(body); err != nil {
+			return err
+		}
+		advance, hasAdvance := body["advance"].(string)
+		set, hasSet := body["set"].(string)
+		switch {
+		case hasAdvance == hasSet:
+			return problem.New(problem.ConflictingControlInput, `send exactly one of {"advance": "90s"} or {"set": "<RFC 3339 time>"}`)
+		case hasAdvance:
+			d, err := parseAdvance(advance)
+			if err != nil {
+				return problem.New(problem.InvalidClockChange, "advance %q: %v", advance, err)
+			}
+			_ = st.clock.Advance(d)
+		default:
+			t, err := time.Parse(time.RFC3339Nano, set)
+			if err != nil {
+				return problem.New(problem.InvalidClockChange, "set %q is not an RFC 3339 time such as 2026-01-01T00:10:00Z", set)
+			}
+			if err := st.clock.Set(t); err != nil {
+				return problem.New(problem.InvalidClockChange, "set %s is before the emulator's time %s; the clock only moves forward (POST /_emulator/reset starts it over)", set, timestamp(st.clock.Now()))
+			}
+		}
+		return s.writeJSON(w, http.StatusOK, s.clockBody(st))
+	}
+}
+
+// parseAdvance reads a Go duration ("90s", "1h30m") or plain seconds ("90"); it must not be
+// negative and at most a year.
+func parseAdvance(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		secs, err2 := strconv.ParseFloat(v, 64)
+		if err2 != nil {
+			return 0, errors.New("want a duration such as 90s or 5m")
+		}
+		d = time.Duration(secs * float64(time.Second))
+	}
+	if d < 0 {
+		return 0, errors.New("the clock only moves forward")
+	}
+	if d > 366*24*time.Hour {
+		return 0, errors.New("advance at most a year at a time")
+	}
+	return d, nil
+}
+
+func (s *Server) scenarioBody(st *state) map[string]any {
+	body := st.scenario.Load().Describe()
+	body["available"] = scenarioNames(s.scenarios)
+	return body
+}
+
+func (s *Server) getScenario() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		return s.writeJSON(w, http.StatusOK, s.scenarioBody(s.state()))
+	}
+}
+
+// putScenario switches the scenario in force: {"name": "flaky"} for an embedded one, or
+// {"scenario": {...}} with a whole scenario document inline.
+func (s *Server) putScenario() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		st := s.state()
+		body, err := s.decodeObject(w, r)
+		if err != nil {
+			return err
+		}
+		name, hasName := body["name"].(string)
+		inline, hasInline := body["scenario"]
+		if len(body) != 1 || (!hasName && !hasInline) {
+			return problem.New(problem.InvalidRequest, `send {"name": "<embedded scenario>"} or {"scenario": {<scenario document>}}`)
+		}
+		var sc *scenario.Scenario
+		if hasName {
+			var ok bool
+			if sc, ok = s.scenarios[name]; !ok {
+				return problem.New(problem.ScenarioNotFound, "no scenario %q (embedded: %s)", name, strings.Join(scenarioNames(s.scenarios), ", "))
+			}
+		} else {
+			// JSON is YAML, so the inline document goes through the same strict loader.
+			raw, _ := json.Marshal(inline)
+			sc, err = scenario.Parse("request body", raw)
+			if err != nil {
+				e := &problem.Error{Code: problem.InvalidRequest, Detail: "the scenario is not valid: " + err.Error()}
+				return e
+			}
+			if sc.Name == "request body" {
+				sc.Name = "inline"
+			}
+		}
+		st.useScenario(sc)
+		return s.writeJSON(w, http.StatusOK, s.scenarioBody(st))
+	}
+}
+
+func (s *Server) listRequests() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		st := s.state()
+		p, err := parsePage(r)
+		if err != nil {
+			return err
+		}
+		if _, ok, _ := queryValue(r, "limit"); !ok {
+			p.limit = maxLimit
+		}
+		q := r.URL.Query()
+		f := journal.Filter{Method: strings.ToUpper(q.Get("method")), Path: q.Get("path"), Account: q.Get("account"), Model: q.Get("model"), Code: q.Get("code")}
+		if v := q.Get("status"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 100 || n > 599 {
+				return paramError("status", "status must be an HTTP status code")
+			}
+			f.Status = n
+		}
+		entries, total := st.journal.List(f, p.offset, p.limit)
+		items := make([]json.RawMessage, len(entries))
+		for i, e := range entries {
+			e.Time = e.Time.UTC()
+			b, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			items[i] = b
+		}
+		writeList(w, items, total, p)
+		return nil
+	}
+}
+
+func (s *Server) clearRequests() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		s.state().journal.Clear()
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+}
+
+func (s *Server) listFaults() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		return s.writeJSON(w, http.StatusOK, map[string]any{"data": faultViews(s.state().faults.List())})
+	}
+}
+
+// faultView is a fault rule as the control API shows it, durations as text.
+type faultView struct {
+	ID        string                `json:"id"`
+	Source    string                `json:"source"`
+	Match     scenario.RequestMatch `json:"match"`
+	Action    string                `json:"action"`
+	Status    int                   `json:"status,omitempty"`
+	Code      string                `json:"code,omitempty"`
+	Delay     string                `json:"delay,omitempty"`
+	Retry     int                   `json:"retry_after,omitempty"`
+	Prob      *float64              `json:"probability,omitempty"`
+	Remaining int                   `json:"remaining"`
+	Fired     int                   `json:"fired"`
+}
+
+func faultViews(rules []faults.Rule) []faultView {
+	out := []faultView{}
+	for _, r := range rules {
+		f := r.Fault
+		v := faultView{ID: r.ID, Source: r.Source, Match: f.Match, Action: f.Action, Status: f.Status, Code: f.Code,
+			Retry: f.RetryAfter, Prob: f.Probability, Remaining: r.Remaining, Fired: r.Fired}
+		if f.Delay > 0 {
+			v.Delay = f.Delay.String()
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// addFault adds a fault rule. The body is the rule as in a scenario file, in JSON; durations
+// are strings ("2s").
+func (s *Server) addFault() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		st := s.state()
+		body, err := s.decodeObject(w, r)
+		if err != nil {
+			return err
+		}
+		raw, _ := json.Marshal(body)
+		var f scenario.Fault
+		dec := yaml.NewDecoder(strings.NewReader(string(raw)))
+		dec.KnownFields(true)
+		if err := dec.Decode(&f); err != nil {
+			return problem.New(problem.InvalidRequest, "the fault is not valid: %s", strings.TrimPrefix(strings.TrimPrefix(err.Error(), "yaml: "), "unmarshal errors:\n  "))
+		}
+		if err := scenario.CheckFault(&f); err != nil {
+			return problem.New(problem.InvalidRequest, "the fault is not valid: %v", err)
+		}
+		rule := st.faults.Add("api", f)
+		return s.writeJSON(w, http.StatusCreated, faultViews([]faults.Rule{rule})[0])
+	}
+}
+
+func (s *Server) clearFaults() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		st := s.state()
+		st.faults.RemoveSource("api")
+		if r.URL.Query().Get("source") == "all" {
+			st.faults.RemoveSource("scenario")
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+}
+
+func (s *Server) deleteFault() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id := mux.Vars(r)["id"]
+		if !s.state().faults.Remove(id) {
+			return problem.New(problem.NotFound, "no fault %q", id)
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+}
+
+func (s *Server) listAccounts() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		return s.writeJSON(w, http.StatusOK, map[string]any{"data": s.state().ledger.Balances()})
+	}
+}
+
+// putAccount sets what an account can spend: {"credits": 500}. Held and charged credits stay.
+func (s *Server) putAccount() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id := mux.Vars(r)["account"]
+		body, err := s.decodeObject(w, r)
+		if err != nil {
+			return err
+		}
+		n, ok := body["credits"].(json.Number)
+		credits, err := n.Int64()
+		if !ok || err != nil || credits < 0 || len(body) != 1 {
+			return &problem.Error{Code: problem.InvalidRequest, Detail: `send {"credits": <integer >= 0>}`,
+				Errors: []problem.FieldError{{Pointer: "/credits", Message: "must be an integer of 0 or more"}}}
+		}
+		b, err := s.state().ledger.SetAvailable(id, credits)
+		if errors.Is(err, ledger.ErrNoAccount) {
+			return problem.New(problem.AccountNotFound, "no account %q", id)
+		}
+		if err != nil {
+			return err
+		}
+		return s.writeJSON(w, http.StatusOK, b)
+	}
+}
+
+// forceJob ends a job now: complete makes it succeed (with real outputs), fail makes it fail
+// with {"code", "message"} (default generation_failed).
+func (s *Server) forceJob(status jobs.Status) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		st := s.state()
+		id := mux.Vars(r)["id"]
+		var jerr *jobs.Error
+		if status == jobs.Failed {
+			jerr = &jobs.Error{Code: "generation_failed", Message: scenario.DefaultMessage("generation_failed")}
+			if r.ContentLength != 0 {
+				body, err := s.decodeObject(w, r)
+				if err != nil {
+					return err
+				}
+				if err := (envelope{fields: map[string]string{"code": "string", "message": "string"}}).check(body); err != nil {
+					return err
+				}
+				if c, ok := body["code"].(string); ok {
+					jerr.Code, jerr.Message = c, scenario.DefaultMessage(c)
+				}
+				if m, ok := body["message"].(string); ok {
+					jerr.Message = m
+				}
+			}
+		}
+		v, err := st.jobs.Force(id, status, jerr)
+		switch {
+		case errors.Is(err, jobs.ErrNotFound):
+			return problem.New(problem.JobNotFound, "no job %q", id)
+		case errors.Is(err, jobs.ErrTerminal):
+			return &problem.Error{Code: problem.JobNotCancelable, Detail: "job " + id + " already ended as " + string(v.Status),
+				Extra: map[string]any{"job_status": string(v.Status)}}
+		case err != nil:
+			return err
+		}
+		return s.writeJSON(w, http.StatusOK, s.jobBody(r, v))
 	}
 }

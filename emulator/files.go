@@ -133,7 +133,7 @@ func (s *Server) serveFile() handlerFunc {
 		if extension(o.Format) != ext {
 			return notFound
 		}
-		expires := v.FinishedAt.Add(s.cfg.OutputTTL)
+		expires := v.OutputsExpireAt
 		if !st.clock.Now().Before(expires) {
 			return problem.New(problem.OutputExpired, "this output expired at %s", timestamp(expires))
 		}

@@ -80,6 +80,7 @@ func (s *Server) createQuote() handlerFunc {
 		if err != nil {
 			return err
 		}
+		noteOf(r).model = m.ID
 		if !m.Ready() {
 			return problem.New(problem.ModelUnavailable, "model %q is %s and does not take quotes", m.ID, m.Status)
 		}
@@ -91,7 +92,7 @@ func (s *Server) createQuote() handlerFunc {
 			Input:     jsonvalue.Canonical(input),
 			Credits:   pricing.Credits(m, input),
 			CreatedAt: now,
-			ExpiresAt: now.Add(s.cfg.QuoteTTL),
+			ExpiresAt: now.Add(s.quoteTTL(st, m)),
 		}
 		st.quotes.Add(q)
 		return s.writeJSON(w, http.StatusOK, quoteResponse{q.ID, q.Model, q.Credits, timestamp(q.ExpiresAt)})
@@ -121,6 +122,11 @@ func (s *Server) generate() handlerFunc {
 		if err != nil {
 			return err
 		}
+		noteOf(r).model = m.ID
+		steer, err := s.readDirectives(r, st, input)
+		if err != nil {
+			return err
+		}
 		fingerprint := jsonvalue.Canonical(body)
 		for {
 			entry, leader, err := st.idem.Begin(key.Account, idemKey, fingerprint)
@@ -143,7 +149,7 @@ func (s *Server) generate() handlerFunc {
 				w.Header().Set("Idempotent-Replayed", "true")
 				return s.respondJob(w, r, st, view, wait)
 			}
-			view, err := s.startJob(r, st, key.Account, idemKey, body["quote_id"].(string), m, input)
+			view, err := s.startJob(st, key.Account, body["quote_id"].(string), m, input, steer)
 			if err != nil {
 				st.idem.Abort(key.Account, idemKey, entry)
 				return err
@@ -156,7 +162,7 @@ func (s *Server) generate() handlerFunc {
 
 // startJob runs the checks that follow idempotency, in the contract's order, then holds the
 // credits and creates the job. Nothing changes unless every check passes.
-func (s *Server) startJob(r *http.Request, st *state, account, idemKey, quoteID string, m *catalog.Model, input map[string]any) (jobs.View, error) {
+func (s *Server) startJob(st *state, account, quoteID string, m *catalog.Model, input map[string]any, steer directives) (jobs.View, error) {
 	q, ok := st.quotes.Get(account, quoteID)
 	if !ok {
 		return jobs.View{}, problem.New(problem.QuoteNotFound, "no quote %q for this account; POST /v1/quotes makes one", quoteID)
@@ -195,20 +201,22 @@ func (s *Server) startJob(r *http.Request, st *state, account, idemKey, quoteID 
 	raw, _ := json.Marshal(input)
 	specs := m.PlanOutputs(input)
 	return st.jobs.Create(jobs.New{
-		ID:      jobID,
-		Account: account,
-		Model:   m.ID,
-		QuoteID: q.ID,
-		Credits: q.Credits,
-		Input:   raw,
-		Plan:    s.plan(r, m, input, idemKey),
-		Finish:  s.outputMaker(m, input, specs),
+		ID:        jobID,
+		Account:   account,
+		Model:     m.ID,
+		QuoteID:   q.ID,
+		Credits:   q.Credits,
+		Input:     raw,
+		Plan:      s.plan(m, input, jobID, steer),
+		OutputTTL: s.outputTTL(steer.scenario, m),
+		Finish:    s.outputMaker(m, input, specs),
 	}), nil
 }
 
 // respondJob answers with a job: at once, or with wait=true once it is terminal or the wait
 // runs out. 200 when terminal, 202 with Location otherwise.
 func (s *Server) respondJob(w http.ResponseWriter, r *http.Request, st *state, view jobs.View, wait bool) error {
+	noteOf(r).jobID = view.ID
 	if wait && !view.Status.Terminal() {
 		view = s.waitForJob(r.Context(), st, view)
 	}
@@ -217,7 +225,7 @@ func (s *Server) respondJob(w http.ResponseWriter, r *http.Request, st *state, v
 		status = http.StatusAccepted
 		w.Header().Set("Location", "/v1/jobs/"+view.ID)
 	}
-	return s.writeJSON(w, status, s.jobBody(r, st, view))
+	return s.writeJSON(w, status, s.jobBody(r, view))
 }
 
 // waitForJob blocks until the job is terminal, the wait limit passes (on the emulator's clock or

@@ -30,7 +30,7 @@ type jobJSON struct {
 
 // jobBody renders a job, giving its outputs absolute URLs on the address the client used, so
 // they work behind port mapping; once outputs expire their URLs answer 410.
-func (s *Server) jobBody(r *http.Request, st *state, v jobs.View) jobJSON {
+func (s *Server) jobBody(r *http.Request, v jobs.View) jobJSON {
 	outputs := make([]jobs.Output, len(v.Outputs))
 	base := baseURL(r)
 	for i, o := range v.Outputs {
@@ -66,7 +66,7 @@ func (s *Server) getJob() handlerFunc {
 		if !ok {
 			return problem.New(problem.JobNotFound, "no job %q for this account", id)
 		}
-		return s.writeJSON(w, http.StatusOK, s.jobBody(r, st, v))
+		return s.writeJSON(w, http.StatusOK, s.jobBody(r, v))
 	}
 }
 
@@ -94,7 +94,7 @@ func (s *Server) listJobs() handlerFunc {
 		views, total := st.jobs.List(keyOf(r).Account, f, p.offset, p.limit)
 		items := make([]json.RawMessage, len(views))
 		for i, v := range views {
-			b, err := json.Marshal(s.jobBody(r, st, v))
+			b, err := json.Marshal(s.jobBody(r, v))
 			if err != nil {
 				return err
 			}
@@ -119,6 +119,6 @@ func (s *Server) cancelJob() handlerFunc {
 		case err != nil:
 			return err
 		}
-		return s.writeJSON(w, http.StatusOK, s.jobBody(r, st, v))
+		return s.writeJSON(w, http.StatusOK, s.jobBody(r, v))
 	}
 }

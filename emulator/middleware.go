@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/ratelimit"
 )
 
 type ctxKey int
@@ -52,6 +55,7 @@ type recorder struct {
 	http.ResponseWriter
 	status int
 	bytes  int
+	code   string // the problem code, when the answer was an error
 }
 
 func (rec *recorder) WriteHeader(status int) {
@@ -142,6 +146,52 @@ func (s *Server) requireKey(perm catalog.Permission, next handlerFunc) handlerFu
 				Detail: fmt.Sprintf("this key lacks the %q permission", perm),
 				Extra:  map[string]any{"permission": string(perm)}}
 		}
+		n := noteOf(r)
+		n.account = key.Account
+		if err := s.rateLimit(w, r, key, n.peeked); err != nil {
+			return err
+		}
 		return next(w, r.WithContext(context.WithValue(r.Context(), ctxKeyOf, key)))
 	}
+}
+
+// rateLimit counts the request against every limit of the scenario that matches it and refuses
+// it past any of them. The X-RateLimit-* headers describe the tightest limit.
+func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request, key *catalog.Key, m *catalog.Model) error {
+	st := s.state()
+	sc := st.scenario.Load()
+	if len(sc.RateLimits) == 0 {
+		return nil
+	}
+	now := st.clock.Now()
+	var tightest *ratelimit.Decision
+	for i, rl := range sc.RateLimits {
+		if !rl.Match.Matches(r.Method, r.URL.Path, m) {
+			continue
+		}
+		caller := key.Key
+		if rl.Scope == "account" {
+			caller = key.Account
+		}
+		d := st.limiter.Take(i, caller, rl.Limit, rl.Per, now)
+		if tightest == nil || !d.Allowed || (tightest.Allowed && d.Remaining < tightest.Remaining) {
+			tightest = &d
+		}
+		if !d.Allowed {
+			break
+		}
+	}
+	if tightest == nil {
+		return nil
+	}
+	reset := int(math.Ceil(tightest.Reset.Seconds()))
+	h := w.Header()
+	h.Set("X-RateLimit-Limit", strconv.Itoa(tightest.Limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(tightest.Remaining))
+	h.Set("X-RateLimit-Reset", strconv.Itoa(reset))
+	if !tightest.Allowed {
+		return &problem.Error{Code: problem.RateLimited, RetryAfter: max(reset, 1),
+			Detail: fmt.Sprintf("this key may make %d such requests per window; the next window opens in %ds", tightest.Limit, reset)}
+	}
+	return nil
 }

@@ -81,6 +81,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if !ok {
 		kind = kinds[problem.Internal]
 	}
+	if pe.Status != 0 {
+		kind.status = pe.Status
+		if !ok {
+			kind.title = http.StatusText(pe.Status)
+		}
+	}
 	body := problemBody{
 		Type:      "about:blank",
 		Title:     kind.title,
@@ -97,6 +103,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if pe.Code == problem.Unauthenticated {
 		h.Set("WWW-Authenticate", `Bearer realm="mediagen"`)
+	}
+	if rec, ok := w.(*recorder); ok {
+		rec.code = string(pe.Code)
 	}
 	h.Set("Content-Type", "application/problem+json")
 	h.Set("Content-Length", strconv.Itoa(len(b)))

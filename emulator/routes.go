@@ -6,6 +6,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 )
 
@@ -31,6 +32,21 @@ func (s *Server) routes() http.Handler {
 	r.Handle("/files/{job}/{name}", s.handle(s.serveFile())).Methods(http.MethodGet, http.MethodHead)
 
 	r.Handle("/_emulator/health", s.handle(s.health())).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/_emulator/reset", s.handle(s.control(s.resetState()))).Methods(http.MethodPost)
+	r.Handle("/_emulator/clock", s.handle(s.control(s.getClock()))).Methods(http.MethodGet)
+	r.Handle("/_emulator/clock", s.handle(s.control(s.setClock()))).Methods(http.MethodPost)
+	r.Handle("/_emulator/scenario", s.handle(s.control(s.getScenario()))).Methods(http.MethodGet)
+	r.Handle("/_emulator/scenario", s.handle(s.control(s.putScenario()))).Methods(http.MethodPut)
+	r.Handle("/_emulator/requests", s.handle(s.control(s.listRequests()))).Methods(http.MethodGet)
+	r.Handle("/_emulator/requests", s.handle(s.control(s.clearRequests()))).Methods(http.MethodDelete)
+	r.Handle("/_emulator/faults", s.handle(s.control(s.listFaults()))).Methods(http.MethodGet)
+	r.Handle("/_emulator/faults", s.handle(s.control(s.addFault()))).Methods(http.MethodPost)
+	r.Handle("/_emulator/faults", s.handle(s.control(s.clearFaults()))).Methods(http.MethodDelete)
+	r.Handle("/_emulator/faults/{id}", s.handle(s.control(s.deleteFault()))).Methods(http.MethodDelete)
+	r.Handle("/_emulator/accounts", s.handle(s.control(s.listAccounts()))).Methods(http.MethodGet)
+	r.Handle("/_emulator/accounts/{account}", s.handle(s.control(s.putAccount()))).Methods(http.MethodPut)
+	r.Handle("/_emulator/jobs/{id}/complete", s.handle(s.control(s.forceJob(jobs.Succeeded)))).Methods(http.MethodPost)
+	r.Handle("/_emulator/jobs/{id}/fail", s.handle(s.control(s.forceJob(jobs.Failed)))).Methods(http.MethodPost)
 
 	r.NotFoundHandler = s.handle(func(w http.ResponseWriter, req *http.Request) error {
 		return problem.New(problem.NotFound, "no endpoint at %s %s", req.Method, req.URL.Path)
@@ -40,7 +56,7 @@ func (s *Server) routes() http.Handler {
 		w.Header().Set("Allow", joinMethods(allowed))
 		return problem.New(problem.MethodNotAllowed, "%s does not answer %s; it answers %s", req.URL.Path, req.Method, joinMethods(allowed))
 	})
-	return s.frame(r)
+	return s.frame(s.traffic(r))
 }
 
 // allowedMethods lists the methods some route answers for the request's path.

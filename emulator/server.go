@@ -16,6 +16,7 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 	"github.com/mediagen/mediagen-emulator/fixtures"
 )
 
@@ -35,6 +36,8 @@ var ManualStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 type Config struct {
 	// CatalogFile is a catalog YAML path; empty means the embedded default.
 	CatalogFile string
+	// Scenario names an embedded scenario or a scenario file path (default "default").
+	Scenario string
 	// ManualClock makes time stand still until the control API advances it.
 	ManualClock bool
 	// Start is where a manual clock starts (default ManualStart).
@@ -72,14 +75,17 @@ type Server struct {
 	files    *fileCache
 	fixtures fs.FS
 
+	scenarios     map[string]*scenario.Scenario // embedded, by name
+	startScenario *scenario.Scenario            // the configured one, which reset returns to
+
 	current  atomic.Pointer[state]
 	waiting  atomic.Int64 // requests blocked in waitForJob; tests use it to know a wait began
 	closing  chan struct{}
 	stopOnce sync.Once
 }
 
-// NewServer loads the configuration and returns a ready emulator. A bad catalog yields an error
-// listing every problem as FILE:LINE: message.
+// NewServer loads the configuration and returns a ready emulator. A bad catalog or scenario
+// yields an error listing every problem as FILE:LINE: message.
 func NewServer(cfg Config) (*Server, error) {
 	if cfg.MaxWait <= 0 {
 		cfg.MaxWait = 180 * time.Second
@@ -106,7 +112,15 @@ func NewServer(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, catalog: cat, log: cfg.Logger, fixtures: fixtures.FS, files: newFileCache(fileCacheBytes), closing: make(chan struct{})}
+	known, err := loadScenarios()
+	if err != nil {
+		return nil, err
+	}
+	start, err := resolveScenario(known, cfg.Scenario)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, catalog: cat, log: cfg.Logger, fixtures: fixtures.FS, files: newFileCache(fileCacheBytes), closing: make(chan struct{}), scenarios: known, startScenario: start}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

@@ -2,13 +2,18 @@ package emulator
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/faults"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/idempotency"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/quotes"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/ratelimit"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 )
 
 // state is everything a reset puts back: the clock and all it drives. Requests load the current
@@ -19,6 +24,11 @@ type state struct {
 	quotes *quotes.Store
 	idem   *idempotency.Store
 	jobs   *jobs.Engine
+
+	scenario atomic.Pointer[scenario.Scenario]
+	faults   *faults.Set
+	limiter  *ratelimit.Limiter
+	journal  *journal.Journal
 
 	// gone is closed when a reset or shutdown retires this state, waking long waits.
 	gone     chan struct{}
@@ -40,15 +50,34 @@ func (s *Server) newState() *state {
 		start[a.ID] = a.Credits
 	}
 	l := ledger.New(start)
-	return &state{
+	st := &state{
 		clock:    c,
 		ledger:   l,
 		quotes:   quotes.NewStore(c),
 		idem:     idempotency.NewStore(c),
 		jobs:     jobs.NewEngine(c, l, s.cfg.JobRetention),
+		faults:   faults.New(s.cfg.Seeded, s.cfg.Seed),
+		limiter:  ratelimit.New(),
+		journal:  journal.New(journalCapacity),
 		gone:     make(chan struct{}),
 		quoteSeq: map[string]uint64{},
 	}
+	st.useScenario(s.startScenario)
+	return st
+}
+
+// journalCapacity bounds the request journal; older entries are dropped first.
+const journalCapacity = 10_000
+
+// useScenario puts a scenario in force: its faults replace the previous scenario's (faults
+// added through the control API stay), and rate-limit windows start afresh.
+func (st *state) useScenario(sc *scenario.Scenario) {
+	st.scenario.Store(sc)
+	st.faults.RemoveSource("scenario")
+	for _, f := range sc.Faults {
+		st.faults.Add("scenario", f)
+	}
+	st.limiter.Reset()
 }
 
 // retire stops the state's clock and wakes everyone waiting on it.

@@ -8,7 +8,10 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var nodeType = reflect.TypeOf(yaml.Node{})
+var (
+	nodeType        = reflect.TypeOf(yaml.Node{})
+	unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
+)
 
 // DecodeStrict decodes a YAML node into v, reporting every unknown or duplicate field (with its
 // line) as well as every type mismatch. yaml.v3 can refuse unknown fields only through a
@@ -37,8 +40,8 @@ func checkFields(r *Reporter, n *yaml.Node, t reflect.Type, where string) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t == nodeType {
-		return
+	if t == nodeType || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return // decodes itself and reports its own problems
 	}
 	switch t.Kind() {
 	case reflect.Struct:
@@ -93,7 +96,13 @@ func yamlFields(t reflect.Type) map[string]reflect.StructField {
 		if tag == "-" || !f.IsExported() {
 			continue
 		}
-		name, _, _ := strings.Cut(tag, ",")
+		name, opts, _ := strings.Cut(tag, ",")
+		if opts == "inline" && f.Type.Kind() == reflect.Struct {
+			for k, v := range yamlFields(f.Type) {
+				out[k] = v
+			}
+			continue
+		}
 		if name == "" {
 			name = strings.ToLower(f.Name)
 		}

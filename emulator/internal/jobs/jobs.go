@@ -58,6 +58,8 @@ type Ending struct {
 	Code, Message string
 	// At is how far through the run a failure happens, from 0 (as it starts) to 1 (at the end).
 	At float64
+	// InQueue makes a failure happen when the queue time ends, before the job ever runs.
+	InQueue bool
 }
 
 // Plan is the course a job will take, decided when it is created.
@@ -100,6 +102,8 @@ type New struct {
 	Credits int64
 	Input   json.RawMessage
 	Plan    Plan
+	// OutputTTL is how long the outputs stay downloadable once the job has finished.
+	OutputTTL time.Duration
 	// Finish makes the outputs when the job succeeds. It runs outside the engine's lock; an
 	// error fails the job instead.
 	Finish func(id string) ([]Output, *Error)
@@ -170,6 +174,10 @@ func (e *Engine) start(j *job) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if j.status != Queued {
+		return
+	}
+	if end := j.Plan.Ending; end.Status == Failed && end.InQueue {
+		e.terminate(j, Failed, &Error{Code: end.Code, Message: end.Message})
 		return
 	}
 	now := e.clock.Now()
@@ -421,7 +429,9 @@ type View struct {
 	Progress     float64
 	Outputs      []Output
 	Error        *Error
-	finishing    bool
+	// OutputsExpireAt is when the outputs stop being served (zero until the job finishes).
+	OutputsExpireAt time.Time
+	finishing       bool
 }
 
 func (j *job) view(now time.Time) View {
@@ -432,6 +442,7 @@ func (j *job) view(now time.Time) View {
 		finishing: j.finishing,
 	}
 	if j.status.Terminal() {
+		v.OutputsExpireAt = j.finishedAt.Add(j.OutputTTL)
 		v.Progress = j.progress
 	} else {
 		v.Progress = j.progressAt(now)

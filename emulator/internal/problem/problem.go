@@ -68,6 +68,8 @@ type Error struct {
 	RetryAfter int
 	// Extra holds additional members of the problem body (e.g. the permission needed).
 	Extra map[string]any
+	// Status, when set, replaces the code's usual status (an injected fault chooses both).
+	Status int
 }
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Detail }

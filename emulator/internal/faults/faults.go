@@ -1,0 +1,141 @@
+// Package faults holds the HTTP fault rules in force — from the scenario and from the control
+// API — and decides, request by request, which one fires. Counts ("the next 2 requests") are
+// spent atomically; probabilities are drawn from the seed when there is one.
+package faults
+
+import (
+	"encoding/binary"
+	"hash/fnv"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
+)
+
+// Rule is a fault in force, with how many more times it may fire.
+type Rule struct {
+	ID     string         `json:"id"`
+	Source string         `json:"source"` // "scenario" or "api"
+	Fault  scenario.Fault `json:"fault"`
+	// Remaining is how many more requests it applies to; -1 means no limit.
+	Remaining int `json:"remaining"`
+	Fired     int `json:"fired"`
+	draws     uint64
+}
+
+// Set is the ordered list of rules. It is safe for concurrent use.
+type Set struct {
+	mu     sync.Mutex
+	rules  []*Rule
+	seed   uint64
+	seeded bool
+	nextID int
+}
+
+// New returns a set whose probabilities draw from seed when seeded is set.
+func New(seeded bool, seed int64) *Set {
+	return &Set{seeded: seeded, seed: uint64(seed)}
+}
+
+// Add appends a rule and returns it with its id.
+func (s *Set) Add(source string, f scenario.Fault) Rule {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	r := &Rule{ID: "fault_" + strconv.Itoa(s.nextID), Source: source, Fault: f, Remaining: -1}
+	if f.Count > 0 {
+		r.Remaining = f.Count
+	}
+	s.rules = append(s.rules, r)
+	return *r
+}
+
+// NeedsModel reports whether any rule matches on the request's model.
+func (s *Set) NeedsModel() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.rules {
+		if r.Fault.Match.NeedsModel() {
+			return true
+		}
+	}
+	return false
+}
+
+// Pick returns the first rule that matches and fires for this request, spending one of its
+// count; ok is false when none does.
+func (s *Set) Pick(method, path string, m *catalog.Model) (scenario.Fault, string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.rules {
+		if r.Remaining == 0 || !r.Fault.Match.Matches(method, path, m) {
+			continue
+		}
+		if p := r.Fault.Probability; p != nil && *p < 1 {
+			r.draws++
+			if s.draw(r) >= *p {
+				continue
+			}
+		}
+		if r.Remaining > 0 {
+			r.Remaining--
+		}
+		r.Fired++
+		return r.Fault, r.ID, true
+	}
+	return scenario.Fault{}, "", false
+}
+
+func (s *Set) draw(r *Rule) float64 {
+	if !s.seeded {
+		return rand.Float64()
+	}
+	h := fnv.New64a()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], s.seed)
+	h.Write(b[:])
+	h.Write([]byte(r.ID))
+	binary.LittleEndian.PutUint64(b[:], r.draws)
+	h.Write(b[:])
+	return float64(h.Sum64()>>11) / (1 << 53)
+}
+
+// List returns the rules in order.
+func (s *Set) List() []Rule {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Rule, len(s.rules))
+	for i, r := range s.rules {
+		out[i] = *r
+	}
+	return out
+}
+
+// Remove deletes one rule by id.
+func (s *Set) Remove(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, r := range s.rules {
+		if r.ID == id {
+			s.rules = append(s.rules[:i], s.rules[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// RemoveSource deletes every rule from one source.
+func (s *Set) RemoveSource(source string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kept := s.rules[:0]
+	for _, r := range s.rules {
+		if r.Source != source {
+			kept = append(kept, r)
+		}
+	}
+	clear(s.rules[len(kept):])
+	s.rules = kept
+}

@@ -1,0 +1,344 @@
+// Package scenario reads the YAML files that put the emulator into a condition — fast, realistic,
+// flaky, slow, expiring, down, rate limited — and turns them into each job's course, the quote
+// and output lifetimes, and the rate limits and HTTP faults that apply to each request.
+package scenario
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+)
+
+// Scenario is a loaded, validated scenario file. It is immutable and safe to share.
+type Scenario struct {
+	Name        string      `yaml:"name"`
+	Description string      `yaml:"description"`
+	Defaults    Rule        `yaml:"defaults"`
+	Overrides   []Override  `yaml:"overrides"`
+	RateLimits  []RateLimit `yaml:"rate_limits"`
+	Faults      []Fault     `yaml:"faults"`
+	// Source is the file the scenario came from.
+	Source string `yaml:"-"`
+}
+
+// Rule sets how jobs behave; a field left out keeps the value of the layer beneath (the
+// scenario's defaults, then the catalog and the command line).
+type Rule struct {
+	Queue        *Dist             `yaml:"queue"`
+	Run          *Dist             `yaml:"run"`
+	QueueTimeout *time.Duration    `yaml:"queue_timeout"`
+	FailureRate  *float64          `yaml:"failure_rate"`
+	FailureCodes map[string]int    `yaml:"failure_codes"`
+	FailureStage *string           `yaml:"failure_stage"`
+	FailureAt    *Fraction         `yaml:"failure_at"`
+	ExpireRate   *float64          `yaml:"expire_rate"`
+	SlowRate     *float64          `yaml:"slow_rate"`
+	QuoteTTL     *time.Duration    `yaml:"quote_ttl"`
+	OutputTTL    *time.Duration    `yaml:"output_ttl"`
+	Messages     map[string]string `yaml:"messages"`
+}
+
+// Override applies a Rule to the models it matches, after the defaults and earlier overrides.
+type Override struct {
+	Match ModelMatch `yaml:"match"`
+	Rule  `yaml:",inline"`
+}
+
+// ModelMatch selects models; every field given must match. Model is a glob where * matches any
+// run of characters, slashes included.
+type ModelMatch struct {
+	Model      string `yaml:"model"`
+	Category   string `yaml:"category"`
+	OutputType string `yaml:"output_type"`
+}
+
+// Matches reports whether the model is selected.
+func (mm ModelMatch) Matches(m *catalog.Model) bool {
+	if m == nil {
+		return mm.Model == "" && mm.Category == "" && mm.OutputType == ""
+	}
+	return (mm.Model == "" || Glob(mm.Model, m.ID)) &&
+		(mm.Category == "" || mm.Category == m.Category) &&
+		(mm.OutputType == "" || mm.OutputType == m.OutputType)
+}
+
+// RequestMatch selects requests for rate limits and faults.
+type RequestMatch struct {
+	Method     string `yaml:"method" json:"method,omitempty"`
+	Path       string `yaml:"path" json:"path,omitempty"`
+	Model      string `yaml:"model" json:"model,omitempty"`
+	Category   string `yaml:"category" json:"category,omitempty"`
+	OutputType string `yaml:"output_type" json:"output_type,omitempty"`
+}
+
+// NeedsModel reports whether matching needs to know the request's model.
+func (rm RequestMatch) NeedsModel() bool {
+	return rm.Model != "" || rm.Category != "" || rm.OutputType != ""
+}
+
+// Matches reports whether a request (and its model, nil when it names none) is selected.
+func (rm RequestMatch) Matches(method, urlPath string, m *catalog.Model) bool {
+	if rm.Method != "" && !strings.EqualFold(rm.Method, method) {
+		return false
+	}
+	if rm.Path != "" && !Glob(rm.Path, urlPath) {
+		return false
+	}
+	if rm.NeedsModel() {
+		return m != nil && ModelMatch{rm.Model, rm.Category, rm.OutputType}.Matches(m)
+	}
+	return true
+}
+
+// LimitsNeedModel reports whether any rate limit matches on the request's model.
+func (s *Scenario) LimitsNeedModel() bool {
+	for _, rl := range s.RateLimits {
+		if rl.Match.NeedsModel() {
+			return true
+		}
+	}
+	return false
+}
+
+// RateLimit allows Limit requests per Per window to each key (or account) for the requests it
+// matches; more answer 429.
+type RateLimit struct {
+	Match RequestMatch  `yaml:"match" json:"match"`
+	Limit int           `yaml:"limit" json:"limit"`
+	Per   time.Duration `yaml:"per" json:"-"`
+	Scope string        `yaml:"scope" json:"scope"`
+}
+
+// Fault makes matching requests misbehave at the HTTP layer.
+type Fault struct {
+	Match       RequestMatch  `yaml:"match" json:"match"`
+	Probability *float64      `yaml:"probability" json:"probability,omitempty"`
+	Count       int           `yaml:"count" json:"count,omitempty"`
+	Status      int           `yaml:"status" json:"status,omitempty"`
+	Code        string        `yaml:"code" json:"code,omitempty"`
+	RetryAfter  int           `yaml:"retry_after" json:"retry_after,omitempty"`
+	Delay       time.Duration `yaml:"delay" json:"-"`
+	Action      string        `yaml:"action" json:"action"`
+}
+
+// Fault actions.
+const (
+	ActionError     = "error"     // answer Status with a problem body
+	ActionReset     = "reset"     // drop the connection without an answer
+	ActionMalformed = "malformed" // answer 200 with a body that is not valid JSON
+	ActionTruncated = "truncated" // promise a body longer than the one sent, then close
+	ActionDelay     = "delay"     // only wait Delay, then answer normally
+)
+
+// Glob matches s against a pattern where * stands for any run of characters.
+func Glob(pattern, s string) bool {
+	if !strings.Contains(pattern, "*") {
+		return pattern == s
+	}
+	parts := strings.Split(pattern, "*")
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	for i, p := range parts[1:] {
+		if i == len(parts)-2 {
+			return strings.HasSuffix(s, p)
+		}
+		j := strings.Index(s, p)
+		if j < 0 {
+			return false
+		}
+		s = s[j+len(p):]
+	}
+	return true
+}
+
+// Failure codes a scenario may draw; each is a job error code of the contract.
+var knownFailureCodes = map[string]string{
+	"generation_failed":        "the model failed to generate an output",
+	"content_policy_violation": "the input or output was flagged by the content policy",
+	"provider_timeout":         "the model provider did not answer in time",
+	"provider_error":           "the model provider returned an error",
+	"out_of_capacity":          "the model has no capacity for this job right now",
+}
+
+// DefaultMessage is the message a job error with a known code carries.
+func DefaultMessage(code string) string {
+	if m, ok := knownFailureCodes[code]; ok {
+		return m
+	}
+	return "the generation failed"
+}
+
+// Parse reads a scenario file; name is used in problems and as the scenario's name when the
+// file gives none.
+func Parse(name string, data []byte) (*Scenario, error) {
+	r := &catalog.Reporter{File: name}
+	doc := catalog.ParseDocument(r, data)
+	if doc == nil {
+		return nil, r.Problems
+	}
+	s := &Scenario{}
+	if !catalog.DecodeStrict(r, doc.Content[0], s) {
+		return nil, r.Problems.Sorted()
+	}
+	s.Source = name
+	if s.Name == "" {
+		s.Name = strings.TrimSuffix(path.Base(name), path.Ext(name))
+	}
+	check(r, doc.Content[0], s)
+	if len(r.Problems) > 0 {
+		return nil, r.Problems.Sorted()
+	}
+	return s, nil
+}
+
+func check(r *catalog.Reporter, root *yaml.Node, s *Scenario) {
+	checkRule(r, lineOf(root, "defaults"), "defaults", &s.Defaults)
+	overrides := nodeOf(root, "overrides")
+	for i := range s.Overrides {
+		line := itemLine(overrides, i)
+		o := &s.Overrides[i]
+		if o.Match == (ModelMatch{}) {
+			r.At(line, "overrides[%d]: match names no model, category or output_type; put rules for every model under defaults", i)
+		}
+		if o.Match.OutputType != "" && o.Match.OutputType != catalog.OutputImage && o.Match.OutputType != catalog.OutputVideo && o.Match.OutputType != catalog.OutputAudio {
+			r.At(line, "overrides[%d]: output_type %q must be image, video or audio", i, o.Match.OutputType)
+		}
+		checkRule(r, line, fmt.Sprintf("overrides[%d]", i), &o.Rule)
+	}
+	limits := nodeOf(root, "rate_limits")
+	for i := range s.RateLimits {
+		rl := &s.RateLimits[i]
+		line := itemLine(limits, i)
+		if rl.Limit < 1 {
+			r.At(line, "rate_limits[%d]: limit must be at least 1", i)
+		}
+		if rl.Per <= 0 {
+			r.At(line, "rate_limits[%d]: per must be a positive duration such as 1m", i)
+		}
+		switch rl.Scope {
+		case "":
+			rl.Scope = "key"
+		case "key", "account":
+		default:
+			r.At(line, "rate_limits[%d]: scope %q must be key or account", i, rl.Scope)
+		}
+	}
+	faults := nodeOf(root, "faults")
+	for i := range s.Faults {
+		if err := CheckFault(&s.Faults[i]); err != nil {
+			r.At(itemLine(faults, i), "faults[%d]: %v", i, err)
+		}
+	}
+}
+
+func checkRule(r *catalog.Reporter, line int, where string, rule *Rule) {
+	rate := func(name string, v *float64) {
+		if v != nil && (*v < 0 || *v > 1) {
+			r.At(line, "%s: %s must be between 0 and 1", where, name)
+		}
+	}
+	rate("failure_rate", rule.FailureRate)
+	rate("expire_rate", rule.ExpireRate)
+	rate("slow_rate", rule.SlowRate)
+	sum := 0.0
+	for _, v := range []*float64{rule.FailureRate, rule.ExpireRate, rule.SlowRate} {
+		if v != nil {
+			sum += *v
+		}
+	}
+	if sum > 1 {
+		r.At(line, "%s: failure_rate + expire_rate + slow_rate is %.2f, more than 1", where, sum)
+	}
+	for _, code := range sortedKeys(rule.FailureCodes) {
+		if _, ok := knownFailureCodes[code]; !ok {
+			r.At(line, "%s: unknown failure code %q (known: %s)", where, code, strings.Join(sortedKeys(knownFailureCodes), ", "))
+		}
+		if rule.FailureCodes[code] < 0 {
+			r.At(line, "%s: failure code weights must be >= 0", where)
+		}
+	}
+	if rule.FailureStage != nil && *rule.FailureStage != "running" && *rule.FailureStage != "queued" {
+		r.At(line, "%s: failure_stage %q must be queued or running", where, *rule.FailureStage)
+	}
+	for name, d := range map[string]*time.Duration{"queue_timeout": rule.QueueTimeout, "quote_ttl": rule.QuoteTTL, "output_ttl": rule.OutputTTL} {
+		if d != nil && *d <= 0 {
+			r.At(line, "%s: %s must be a positive duration", where, name)
+		}
+	}
+}
+
+// CheckFault validates a fault rule and fills in its defaults.
+func CheckFault(f *Fault) error {
+	if f.Probability != nil && (*f.Probability < 0 || *f.Probability > 1) {
+		return fmt.Errorf("probability must be between 0 and 1")
+	}
+	if f.Count < 0 {
+		return fmt.Errorf("count must be >= 0 (0 means every matching request)")
+	}
+	if f.Delay < 0 || f.Delay > 5*time.Minute {
+		return fmt.Errorf("delay must be between 0 and 5m")
+	}
+	if f.Action == "" {
+		switch {
+		case f.Status != 0:
+			f.Action = ActionError
+		case f.Delay > 0:
+			f.Action = ActionDelay
+		default:
+			return fmt.Errorf("give a status, an action (reset, malformed, truncated) or a delay")
+		}
+	}
+	switch f.Action {
+	case ActionError:
+		if f.Status < 400 || f.Status > 599 {
+			return fmt.Errorf("status %d must be an error status from 400 to 599", f.Status)
+		}
+	case ActionReset, ActionMalformed, ActionTruncated, ActionDelay:
+	default:
+		return fmt.Errorf("action %q must be error, reset, malformed, truncated or delay", f.Action)
+	}
+	if f.Match.Method != "" {
+		f.Match.Method = strings.ToUpper(f.Match.Method)
+	}
+	return nil
+}
+
+func nodeOf(root *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == key {
+			return root.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func lineOf(root *yaml.Node, key string) int {
+	if n := nodeOf(root, key); n != nil {
+		return n.Line
+	}
+	return root.Line
+}
+
+func itemLine(seq *yaml.Node, i int) int {
+	if seq != nil && i < len(seq.Content) {
+		return seq.Content[i].Line
+	}
+	return 0
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,178 @@
+package emulator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
+)
+
+// note collects what the layers of one request learn about it, for the journal and for
+// matching rate limits and faults on the model.
+type note struct {
+	account, model, jobID, fault string
+	peeked                       *catalog.Model
+}
+
+const ctxNote ctxKey = 100
+
+func noteOf(r *http.Request) *note {
+	if n, ok := r.Context().Value(ctxNote).(*note); ok {
+		return n
+	}
+	return &note{}
+}
+
+// isAPI reports whether a path is part of the emulated service (journaled, rate limited and
+// open to faults), as opposed to the control API.
+func isAPI(path string) bool { return strings.HasPrefix(path, "/v1/") || path == "/v1" }
+
+// traffic wraps the router: it injects the faults in force, and records /v1 requests in the
+// journal once they are answered.
+func (s *Server) traffic(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		api := isAPI(r.URL.Path)
+		if !api && !strings.HasPrefix(r.URL.Path, "/files/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		st := s.state()
+		n := &note{}
+		r = r.WithContext(context.WithValue(r.Context(), ctxNote, n))
+		start := time.Now()
+		if api {
+			n.peeked = s.peekModel(r, st)
+			defer func() {
+				rec, _ := w.(*recorder)
+				status, code := 0, ""
+				if rec != nil {
+					status, code = rec.status, rec.code
+				}
+				st.journal.Add(journal.Entry{
+					Time: st.clock.Now(), Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
+					Status: status, Code: code, Account: n.account, Model: n.model, JobID: n.jobID,
+					RequestID: requestID(r), Idempotent: r.Header.Get("Idempotency-Key"), Fault: n.fault,
+					DurationMS: math.Round(float64(time.Since(start).Microseconds())) / 1000,
+				})
+			}()
+		}
+		if f, id, ok := st.faults.Pick(r.Method, r.URL.Path, n.peeked); ok {
+			n.fault = id
+			if s.injectFault(w, r, f) {
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// peekModel finds the model a request is about, when a rule in force matches on models: from
+// the path for model details, from the body's "model" field for quotes and generations. The
+// body is put back for the handler.
+func (s *Server) peekModel(r *http.Request, st *state) *catalog.Model {
+	if !st.faults.NeedsModel() && !st.scenario.Load().LimitsNeedModel() {
+		return nil
+	}
+	if id, ok := strings.CutPrefix(r.URL.Path, "/v1/models/"); ok {
+		m, _ := s.catalog.Model(id)
+		return m
+	}
+	if r.Method != http.MethodPost || r.Body == nil {
+		return nil
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	if err != nil {
+		return nil
+	}
+	var probe struct {
+		Model string `json:"model"`
+	}
+	if json.Unmarshal(body, &probe) != nil {
+		return nil
+	}
+	m, _ := s.catalog.Model(probe.Model)
+	return m
+}
+
+// injectFault carries out a fault; it reports whether the request has been answered.
+func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, f scenario.Fault) bool {
+	if f.Delay > 0 {
+		t := time.NewTimer(f.Delay)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+		case <-s.closing:
+			t.Stop()
+		}
+	}
+	switch f.Action {
+	case scenario.ActionError:
+		code := problem.Code(f.Code)
+		if code == "" {
+			code = defaultFaultCode(f.Status)
+		}
+		s.writeError(w, r, &problem.Error{Code: code, Status: f.Status, RetryAfter: f.RetryAfter,
+			Detail: "injected fault: this request was answered with " + strconv.Itoa(f.Status) + " on purpose"})
+		return true
+	case scenario.ActionReset:
+		resetConnection(w)
+		return true
+	case scenario.ActionMalformed:
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(`{"data":[{"id":"` + "\x00" + `,`))
+		return true
+	case scenario.ActionTruncated:
+		body := []byte(`{"data":[{"id":"truncated","name":"this body stops short of what Content-Length promised"`)
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("Content-Length", strconv.Itoa(len(body)*4))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body)
+		if err := http.NewResponseController(w).Flush(); err == nil {
+			resetConnection(w)
+		}
+		return true
+	}
+	return false
+}
+
+// defaultFaultCode names the problem code of an injected status.
+func defaultFaultCode(status int) problem.Code {
+	switch status {
+	case http.StatusTooManyRequests:
+		return problem.RateLimited
+	case http.StatusServiceUnavailable:
+		return problem.ServiceUnavailable
+	case http.StatusInternalServerError:
+		return problem.Internal
+	}
+	return problem.FaultInjected
+}
+
+// resetConnection drops the client's connection with a TCP reset, the way a crashing proxy
+// does. Without access to the connection it aborts the response instead.
+func resetConnection(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if tcp, ok := conn.(*net.TCPConn); ok {
+		_ = tcp.SetLinger(0)
+	}
+	_ = conn.Close()
+}
