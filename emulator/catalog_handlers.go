@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -23,9 +24,14 @@ const (
 	maxLimit     = 500
 )
 
-// queryValue returns a query parameter given at most once.
+// queryValue returns a query parameter given at most once. A query string that does not parse
+// (a bad %-escape, say) is refused rather than half read.
 func queryValue(r *http.Request, name string) (string, bool, error) {
-	vs, ok := r.URL.Query()[name]
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return "", false, paramError(name, "the query string is malformed: %s", strings.TrimPrefix(err.Error(), "invalid URL escape "))
+	}
+	vs, ok := q[name]
 	if !ok {
 		return "", false, nil
 	}

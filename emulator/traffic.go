@@ -143,8 +143,12 @@ func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, f scenario.
 		h.Set("Content-Length", strconv.Itoa(len(body)*4))
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(body)
-		if err := http.NewResponseController(w).Flush(); err == nil {
-			resetConnection(w)
+		rc := http.NewResponseController(w)
+		if rc.Flush() == nil {
+			// Close without a reset: the client reads the short body, then an early EOF.
+			if conn, _, err := rc.Hijack(); err == nil {
+				_ = conn.Close()
+			}
 		}
 		return true
 	}

@@ -97,7 +97,7 @@ type Model struct {
 	ListItem json.RawMessage
 	Detail   json.RawMessage
 
-	searchText string
+	searchText [3]string // id, name and description, lower-cased
 }
 
 // Ready reports whether the model is listed and accepts quotes and generations.

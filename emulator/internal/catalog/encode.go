@@ -54,7 +54,10 @@ func (c *Catalog) encode() error {
 func (m *Model) openAPI() (json.RawMessage, error) {
 	path := "/" + m.ID
 	schemaPtr := "#/paths/" + escapePointer(path) + "/post/requestBody/content/application~1json/schema"
-	schema := bytes.ReplaceAll(m.SchemaJSON, []byte(`"$ref":"#`), []byte(`"$ref":"`+schemaPtr))
+	// JSON Pointer references move with the schema; plain-name anchors ("#size") are
+	// document-wide and stay as they are.
+	schema := bytes.ReplaceAll(m.SchemaJSON, []byte(`"$ref":"#/`), []byte(`"$ref":"`+schemaPtr+`/`))
+	schema = bytes.ReplaceAll(schema, []byte(`"$ref":"#"`), []byte(`"$ref":"`+schemaPtr+`"`))
 	type media struct {
 		Schema json.RawMessage `json:"schema"`
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -84,7 +86,7 @@ func ParseDocument(r *Reporter, data []byte) *yaml.Node {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
-		if err.Error() == "EOF" {
+		if err == io.EOF {
 			r.At(0, "the file is empty")
 		} else {
 			r.YAMLError(err)
@@ -92,8 +94,12 @@ func ParseDocument(r *Reporter, data []byte) *yaml.Node {
 		return nil
 	}
 	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
+	switch err := dec.Decode(&extra); {
+	case err == nil:
 		r.Node(&extra, "the file holds more than one YAML document")
+		return nil
+	case err != io.EOF:
+		r.YAMLError(err)
 		return nil
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
@@ -189,9 +195,11 @@ func (c *Catalog) loadModel(r *Reporter, sc *schemaCompiler, n *yaml.Node) {
 	case c.modelByID[s.ID] != nil:
 		r.At(line, "duplicate model id %q", s.ID)
 	}
-	for field, v := range map[string]string{"name": s.Name, "description": s.Description, "category": s.Category, "mode": s.Mode, "status": s.Status} {
-		if strings.TrimSpace(v) == "" {
-			r.At(line, "model %q has no %s", s.ID, field)
+	for _, f := range []struct{ name, value string }{
+		{"name", s.Name}, {"description", s.Description}, {"category", s.Category}, {"mode", s.Mode}, {"status", s.Status},
+	} {
+		if strings.TrimSpace(f.value) == "" {
+			r.At(line, "model %q has no %s", s.ID, f.name)
 		}
 	}
 	if s.Category != "" && !wordPattern.MatchString(s.Category) {
@@ -228,7 +236,7 @@ func (c *Catalog) loadModel(r *Reporter, sc *schemaCompiler, n *yaml.Node) {
 	if len(r.Problems) > before {
 		return
 	}
-	m.searchText = strings.ToLower(m.ID + "\x00" + m.Name + "\x00" + m.Description)
+	m.searchText = [3]string{strings.ToLower(m.ID), strings.ToLower(m.Name), strings.ToLower(m.Description)}
 	c.modelByID[m.ID] = m
 	c.Models = append(c.Models, m)
 }
@@ -533,13 +541,20 @@ func (p Property) numericStrings() bool {
 	return true
 }
 
-// EnumKey spells an enum value the way pricing tables and size maps name it.
+// EnumKey spells an enum value the way pricing tables and size maps name it. Numbers are
+// spelled one way whatever the input wrote (10, 10.0 and 1e1 are all "10"), since inputs are
+// compared as JSON values.
 func EnumKey(v any) string {
 	switch x := v.(type) {
 	case string:
 		return x
 	case json.Number:
+		if f, err := x.Float64(); err == nil {
+			return strconv.FormatFloat(f, 'f', -1, 64)
+		}
 		return x.String()
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
 	default:
 		return fmt.Sprint(x)
 	}
@@ -550,7 +565,8 @@ func NumberOf(v any) (float64, bool) {
 	switch x := v.(type) {
 	case json.Number:
 		f, err := x.Float64()
-		return f, err == nil
+		// Past float64's range the parse fails but the value is still a (huge) number.
+		return f, err == nil || math.IsInf(f, 0)
 	case float64:
 		return x, true
 	case int:
@@ -601,5 +617,13 @@ type Category struct {
 
 // Matches reports whether the model's id, name or description contains the lower-cased query.
 func (m *Model) Matches(lowerQuery string) bool {
-	return lowerQuery == "" || strings.Contains(m.searchText, lowerQuery)
+	if lowerQuery == "" {
+		return true
+	}
+	for _, field := range m.searchText {
+		if strings.Contains(field, lowerQuery) {
+			return true
+		}
+	}
+	return false
 }

@@ -67,10 +67,12 @@ func (m *Model) outputSize(input map[string]any) (w, h int) {
 	o := &m.Output
 	w, h = o.Width, o.Height
 	switch {
-	case o.WidthField != "" && hasNumber(input, o.WidthField) && hasNumber(input, o.HeightField):
-		fw, _ := NumberOf(input[o.WidthField])
-		fh, _ := NumberOf(input[o.HeightField])
-		w, h = int(fw), int(fh)
+	case o.WidthField != "" && m.hasNumber(input, o.WidthField) && m.hasNumber(input, o.HeightField):
+		fw, _ := m.inputValue(input, o.WidthField)
+		fh, _ := m.inputValue(input, o.HeightField)
+		nw, _ := NumberOf(fw)
+		nh, _ := NumberOf(fh)
+		w, h = int(min(nw, 8192)), int(min(nh, 8192))
 	case o.SizeField != "" && m.sizeFrom(input, &w, &h):
 	case o.AspectRatioField != "":
 		ratio, ok := 0.0, false
@@ -157,8 +159,12 @@ func (m *Model) outputDuration(input map[string]any) float64 {
 	return o.Duration
 }
 
-func hasNumber(input map[string]any, field string) bool {
-	_, ok := NumberOf(input[field])
+func (m *Model) hasNumber(input map[string]any, field string) bool {
+	v, ok := m.inputValue(input, field)
+	if !ok {
+		return false
+	}
+	_, ok = NumberOf(v)
 	return ok
 }
 

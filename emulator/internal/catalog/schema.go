@@ -100,47 +100,51 @@ func orRoot(ptr string) string {
 	return ptr
 }
 
-// checkRefs refuses every reference that leaves the schema; the compiler would refuse them too,
-// but this names the line.
+// Keywords whose values are subschemas, lists of them, or maps of names to them; everything else
+// in a schema (examples, enum, const, default, ...) is data, where "$ref" is just a key.
+var (
+	oneSchema = map[string]bool{"additionalProperties": true, "items": true, "contains": true, "propertyNames": true,
+		"if": true, "then": true, "else": true, "not": true, "unevaluatedItems": true, "unevaluatedProperties": true,
+		"additionalItems": true, "contentSchema": true}
+	schemaList = map[string]bool{"allOf": true, "anyOf": true, "oneOf": true, "prefixItems": true}
+	schemaMap  = map[string]bool{"properties": true, "patternProperties": true, "$defs": true, "definitions": true,
+		"dependentSchemas": true}
+)
+
+// checkRefs refuses every reference that leaves the schema, and $id, walking only where
+// subschemas live; the compiler would refuse them too, but this names the line.
 func checkRefs(r *Reporter, m *Model, doc *jsonDoc, v any, ptr string) bool {
+	schema, isObject := v.(map[string]any)
+	if !isObject {
+		return true
+	}
 	ok := true
-	switch x := v.(type) {
-	case map[string]any:
-		for k, child := range x {
-			named := isNameMap(ptr)
-			if (k == "$ref" || k == "$dynamicRef") && !named {
-				if s, isString := child.(string); isString && !strings.HasPrefix(s, "#") {
-					r.At(doc.LineOf(ptr+"/"+escapePointer(k)), "model %q: %s %q leaves the schema; only local references (#/...) are allowed", m.ID, k, s)
-					ok = false
-				}
-			}
-			if k == "$id" && !named {
-				r.At(doc.LineOf(ptr+"/$id"), "model %q: $id is not allowed in input schemas; references are local to the model", m.ID)
+	for _, k := range sortedKeys(schema) {
+		child, at := schema[k], ptr+"/"+escapePointer(k)
+		switch {
+		case k == "$ref" || k == "$dynamicRef":
+			if s, isString := child.(string); isString && !strings.HasPrefix(s, "#") {
+				r.At(doc.LineOf(at), "model %q: %s %q leaves the schema; only local references (#/...) are allowed", m.ID, k, s)
 				ok = false
 			}
-			if !checkRefs(r, m, doc, child, ptr+"/"+escapePointer(k)) {
-				ok = false
+		case k == "$id":
+			r.At(doc.LineOf(at), "model %q: $id is not allowed in input schemas; references are local to the model", m.ID)
+			ok = false
+		case oneSchema[k]:
+			ok = checkRefs(r, m, doc, child, at) && ok
+		case schemaList[k]:
+			list, _ := child.([]any)
+			for i, sub := range list {
+				ok = checkRefs(r, m, doc, sub, fmt.Sprintf("%s/%d", at, i)) && ok
 			}
-		}
-	case []any:
-		for i, child := range x {
-			if !checkRefs(r, m, doc, child, fmt.Sprintf("%s/%d", ptr, i)) {
-				ok = false
+		case schemaMap[k]:
+			named, _ := child.(map[string]any)
+			for _, name := range sortedKeys(named) {
+				ok = checkRefs(r, m, doc, named[name], at+"/"+escapePointer(name)) && ok
 			}
 		}
 	}
 	return ok
-}
-
-// isNameMap reports whether the object at ptr maps names to subschemas, where "$ref" would be a
-// property name rather than a keyword.
-func isNameMap(ptr string) bool {
-	for _, kw := range []string{"/properties", "/patternProperties", "/$defs", "/definitions", "/dependentSchemas"} {
-		if strings.HasSuffix(ptr, kw) {
-			return true
-		}
-	}
-	return false
 }
 
 func reportCompileError(r *Reporter, m *Model, doc *jsonDoc, n *yaml.Node, err error) {

@@ -10,8 +10,12 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// maxAliasDepth bounds alias expansion so a hostile file cannot make a schema explode.
-const maxAliasDepth = 32
+// maxAliasDepth and maxSchemaBytes bound alias expansion, so that a few hundred bytes of YAML
+// cannot expand into a huge schema ("billion laughs").
+const (
+	maxAliasDepth  = 32
+	maxSchemaBytes = 256 << 10
+)
 
 // jsonDoc is a YAML tree turned into JSON text, with the line each JSON Pointer came from, so a
 // schema problem found in the JSON can be reported at its place in the YAML file.
@@ -48,12 +52,20 @@ func yamlToJSON(r *Reporter, n *yaml.Node) *jsonDoc {
 }
 
 type converter struct {
-	r   *Reporter
-	doc *jsonDoc
-	buf bytes.Buffer
+	r      *Reporter
+	doc    *jsonDoc
+	buf    bytes.Buffer
+	tooBig bool
 }
 
 func (c *converter) value(n *yaml.Node, ptr string, depth int) {
+	if c.buf.Len() > maxSchemaBytes {
+		if !c.tooBig {
+			c.tooBig = true
+			c.r.Node(n, "this expands to more than %d bytes of JSON (too many aliases?)", maxSchemaBytes)
+		}
+		return
+	}
 	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
 		n = n.Content[0]
 	}

@@ -121,7 +121,7 @@ func (c *Clock) runUntil(target time.Time, d time.Duration) {
 func (c *Clock) AfterFunc(at time.Time, f func()) *Timer {
 	c.mu.Lock()
 	c.seq++
-	t := &Timer{c: c, at: at, seq: c.seq, f: f}
+	t := &Timer{c: c, at: at.UTC(), seq: c.seq, f: f}
 	heap.Push(&c.timers, t)
 	first := c.timers[0] == t
 	c.mu.Unlock()

@@ -207,7 +207,7 @@ func (e *Engine) expire(j *job) {
 // outside the lock; a cancel that lands meanwhile wins.
 func (e *Engine) end(j *job) {
 	e.mu.Lock()
-	if j.status != Running {
+	if j.status != Running || j.finishing {
 		e.mu.Unlock()
 		return
 	}
@@ -255,6 +255,7 @@ func (e *Engine) terminate(j *job, status Status, jerr *Error) {
 		j.progress = 1
 	}
 	j.status, j.err, j.finishedAt = status, jerr, now
+	j.Finish = nil // it holds the decoded input; a finished job no longer needs it
 	if status == Succeeded {
 		e.ledger.Charge(j.Account, j.Credits)
 		j.creditStatus = CreditsCharged

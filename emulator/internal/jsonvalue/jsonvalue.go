@@ -8,10 +8,11 @@ import (
 	"math/big"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // Canonical writes v (as decoded with json.Decoder.UseNumber) in one fixed form: object keys
-// sorted, numbers as exact reduced fractions, strings escaped the same way every time.
+// sorted, numbers exact in one spelling, strings escaped the same way every time.
 func Canonical(v any) []byte {
 	var b bytes.Buffer
 	write(&b, v)
@@ -46,14 +47,9 @@ func write(b *bytes.Buffer, v any) {
 		}
 		b.WriteByte(']')
 	case json.Number:
-		r, ok := new(big.Rat).SetString(x.String())
-		if !ok {
-			b.WriteString(x.String())
-			return
-		}
-		b.WriteString(r.RatString())
+		b.WriteString(canonicalNumber(x.String()))
 	case float64:
-		b.WriteString(new(big.Rat).SetFloat64(x).RatString())
+		b.WriteString(canonicalNumber(strconv.FormatFloat(x, 'g', -1, 64)))
 	case string:
 		b.WriteString(strconv.Quote(x))
 	case bool:
@@ -64,6 +60,35 @@ func write(b *bytes.Buffer, v any) {
 		raw, _ := json.Marshal(x)
 		b.Write(raw)
 	}
+}
+
+// canonicalNumber spells a JSON number exactly and in one way: sign, significant digits without
+// leading or trailing zeros, and a power of ten ("-125e-2" for -1.250). It works on the text,
+// so 1e999999 costs as little as 1 and stays distinct from 1e999998.
+func canonicalNumber(s string) string {
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	mant, expText, _ := strings.Cut(strings.ToLower(s), "e")
+	exp := new(big.Int)
+	if expText != "" {
+		if _, ok := exp.SetString(strings.TrimPrefix(expText, "+"), 10); !ok {
+			return s
+		}
+	}
+	intPart, frac, _ := strings.Cut(mant, ".")
+	digits := intPart + frac
+	exp.Sub(exp, big.NewInt(int64(len(frac))))
+	digits = strings.TrimLeft(digits, "0")
+	if digits == "" {
+		return "0"
+	}
+	trimmed := strings.TrimRight(digits, "0")
+	exp.Add(exp, big.NewInt(int64(len(digits)-len(trimmed))))
+	out := trimmed + "e" + exp.String()
+	if neg {
+		out = "-" + out
+	}
+	return out
 }
 
 // Equal reports whether two decoded JSON values are the same value.

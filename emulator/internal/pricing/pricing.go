@@ -8,6 +8,10 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 )
 
+// MaxCredits caps a price, so that a huge input value cannot overflow it into a negative or
+// meaningless number.
+const MaxCredits = 1_000_000_000_000
+
 // epsilon absorbs binary rounding (0.1 × 30 = 3.0000000000000004) so that ceil does not add a
 // credit the arithmetic did not mean.
 const epsilon = 1e-9
@@ -54,6 +58,9 @@ func Credits(m *catalog.Model, input map[string]any) int64 {
 		minimum = *p.Minimum
 	}
 	total = math.Max(minimum, total)
+	if math.IsNaN(total) || total >= MaxCredits {
+		return MaxCredits
+	}
 	return int64(math.Ceil(total - epsilon))
 }
 
