@@ -1,0 +1,959 @@
+package jobs_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
+)
+
+var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+
+const (
+	account   = "acct_a"
+	other     = "acct_b"
+	start     = 1000
+	credits   = 40
+	retention = 24 * time.Hour
+)
+
+// world is an engine on a manual clock with a ledger of two accounts.
+type world struct {
+	t      *testing.T
+	clock  *clock.Clock
+	ledger *ledger.Ledger
+	engine *jobs.Engine
+}
+
+func newWorld(t *testing.T, retention time.Duration) *world {
+	t.Helper()
+	c := clock.NewManual(t0)
+	l := ledger.New(map[string]int64{account: start, other: start})
+	return &world{t: t, clock: c, ledger: l, engine: jobs.NewEngine(c, l, retention)}
+}
+
+// create holds the job's credits, as the generate handler does, then creates it.
+func (w *world) create(n jobs.New) jobs.View {
+	w.t.Helper()
+	if n.Account == "" {
+		n.Account = account
+	}
+	if n.Model == "" {
+		n.Model = "m/one"
+	}
+	if n.Credits == 0 {
+		n.Credits = credits
+	}
+	if n.Input == nil {
+		n.Input = json.RawMessage(`{"prompt":"a red fox"}`)
+	}
+	if err := w.ledger.Hold(n.Account, n.Credits); err != nil {
+		w.t.Fatalf("Hold: %v", err)
+	}
+	return w.engine.Create(n)
+}
+
+func (w *world) advance(d time.Duration) {
+	w.t.Helper()
+	if err := w.clock.Advance(d); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *world) setTime(at time.Time) {
+	w.t.Helper()
+	if err := w.clock.Set(at); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *world) get(id string) jobs.View {
+	w.t.Helper()
+	v, ok := w.engine.Get(account, id)
+	if !ok {
+		w.t.Fatalf("job %s not found", id)
+	}
+	return v
+}
+
+func (w *world) balance(acct string) ledger.Balance {
+	w.t.Helper()
+	b, _ := w.ledger.Balance(acct)
+	return b
+}
+
+// finisher makes one output and counts its calls, recording the clock time of each.
+type finisher struct {
+	clock *clock.Clock
+	calls atomic.Int32
+	at    atomic.Value // time.Time of the last call
+}
+
+func (f *finisher) finish(id string) ([]jobs.Output, *jobs.Error) {
+	f.calls.Add(1)
+	f.at.Store(f.clock.Now())
+	return []jobs.Output{{
+		Type: "image", Path: "/files/" + id + "/0.png", URL: "http://emulator/files/" + id + "/0.png",
+		ContentType: "image/png", Width: 1024, Height: 768, SizeBytes: 12345, Format: "png",
+	}}, nil
+}
+
+func (f *finisher) lastAt() time.Time {
+	t, _ := f.at.Load().(time.Time)
+	return t
+}
+
+// wantProgress is what a job planned to start at started and run for run reports at now.
+func wantProgress(now, started time.Time, run time.Duration) float64 {
+	p := float64(now.Sub(started)) / float64(run)
+	return math.Round(math.Min(0.99, math.Max(0, p))*100) / 100
+}
+
+// TestSucceeded: a job queues, runs and succeeds at exactly the planned instants, whatever the
+// steps the clock is advanced by, with progress rising while it runs and the credits moving
+// from held to charged at the end.
+func TestSucceeded(t *testing.T) {
+	t.Parallel()
+	const queue, run = 2 * time.Second, 10 * time.Second
+	startedAt, finishedAt := t0.Add(queue), t0.Add(queue+run)
+	for _, step := range []time.Duration{
+		100 * time.Millisecond, 700 * time.Millisecond, time.Second, 3 * time.Second, time.Hour,
+	} {
+		t.Run(step.String(), func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, retention)
+			f := &finisher{clock: w.clock}
+			v := w.create(jobs.New{ID: "job1", QuoteID: "q1", Plan: jobs.Plan{
+				Queue: queue, Run: run, QueueTimeout: 10 * time.Minute, Ending: jobs.Ending{Status: jobs.Succeeded},
+			}, Finish: f.finish})
+			if v.Status != jobs.Queued || !v.CreatedAt.Equal(t0) || !v.StartedAt.IsZero() || !v.FinishedAt.IsZero() ||
+				v.Progress != 0 || v.CreditStatus != jobs.CreditsHeld || v.Credits != credits || v.QuoteID != "q1" ||
+				v.Account != account || v.Model != "m/one" || string(v.Input) != `{"prompt":"a red fox"}` {
+				t.Fatalf("Create = %+v", v)
+			}
+			lastProgress := -1.0
+			for now := t0; !now.After(finishedAt.Add(step)); now = now.Add(step) {
+				if now != t0 {
+					w.advance(step)
+				}
+				v := w.get("job1")
+				b := w.balance(account)
+				switch {
+				case now.Before(startedAt):
+					if v.Status != jobs.Queued || v.Progress != 0 || !v.StartedAt.IsZero() {
+						t.Fatalf("at +%v: %s, progress %v, started %v; want queued", now.Sub(t0), v.Status, v.Progress, v.StartedAt)
+					}
+				case now.Before(finishedAt):
+					if v.Status != jobs.Running || !v.StartedAt.Equal(startedAt) || !v.FinishedAt.IsZero() {
+						t.Fatalf("at +%v: %s, started %v; want running since %v", now.Sub(t0), v.Status, v.StartedAt, startedAt)
+					}
+					if want := wantProgress(now, startedAt, run); v.Progress != want {
+						t.Errorf("at +%v: progress %v; want %v", now.Sub(t0), v.Progress, want)
+					}
+					if v.Progress < lastProgress || v.Progress >= 1 {
+						t.Errorf("at +%v: progress %v after %v; want rising and below 1", now.Sub(t0), v.Progress, lastProgress)
+					}
+					lastProgress = v.Progress
+				default:
+					if v.Status != jobs.Succeeded || !v.StartedAt.Equal(startedAt) || !v.FinishedAt.Equal(finishedAt) {
+						t.Fatalf("at +%v: %s, started %v, finished %v; want succeeded at %v", now.Sub(t0), v.Status, v.StartedAt, v.FinishedAt, finishedAt)
+					}
+					if v.Progress != 1 || v.Error != nil || len(v.Outputs) != 1 || v.Outputs[0].URL != "http://emulator/files/job1/0.png" {
+						t.Errorf("at +%v: progress %v, error %v, outputs %+v", now.Sub(t0), v.Progress, v.Error, v.Outputs)
+					}
+				}
+				if v.Status == jobs.Succeeded {
+					if v.CreditStatus != jobs.CreditsCharged || b != (ledger.Balance{Account: account, Available: start - credits, Charged: credits}) {
+						t.Errorf("at +%v: credit status %s, balance %+v; want charged", now.Sub(t0), v.CreditStatus, b)
+					}
+				} else if v.CreditStatus != jobs.CreditsHeld || b != (ledger.Balance{Account: account, Available: start - credits, Held: credits}) {
+					t.Errorf("at +%v: credit status %s, balance %+v; want held", now.Sub(t0), v.CreditStatus, b)
+				}
+			}
+			if n := f.calls.Load(); n != 1 {
+				t.Errorf("Finish ran %d times; want once", n)
+			}
+			if !f.lastAt().Equal(finishedAt) {
+				t.Errorf("Finish ran at %v; want the planned end %v", f.lastAt(), finishedAt)
+			}
+		})
+	}
+}
+
+// TestZeroQueue: a job with no queue time starts at the next firing of the clock, at its
+// creation instant.
+func TestZeroQueue(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, retention)
+	w.create(jobs.New{ID: "job1", Plan: jobs.Plan{Run: time.Second, QueueTimeout: time.Minute}})
+	w.advance(0)
+	if v := w.get("job1"); v.Status != jobs.Running || !v.StartedAt.Equal(t0) {
+		t.Errorf("after Advance(0): %s, started %v; want running since %v", v.Status, v.StartedAt, t0)
+	}
+	w.advance(time.Second)
+	if v := w.get("job1"); v.Status != jobs.Succeeded || !v.FinishedAt.Equal(t0.Add(time.Second)) || len(v.Outputs) != 0 {
+		t.Errorf("%s at %v with %d outputs; want succeeded at +1s with no outputs (no Finish)", v.Status, v.FinishedAt, len(v.Outputs))
+	}
+}
+
+// TestFailed: a job planned to fail ends at the fraction At of its run, with the plan's error,
+// progress frozen there and the credits refunded; it makes no outputs.
+func TestFailed(t *testing.T) {
+	t.Parallel()
+	const queue, run = time.Second, 10 * time.Second
+	for _, tc := range []struct {
+		at        float64
+		code      string
+		endsAfter time.Duration // after starting
+		progress  float64
+	}{
+		{0, "generation_failed", 0, 0},
+		{0.25, "content_policy_violation", 2500 * time.Millisecond, 0.25},
+		{0.5, "generation_failed", 5 * time.Second, 0.5},
+		{0.3, "provider_timeout", 3 * time.Second, 0.3},
+		{1, "provider_timeout", run, 0.99},
+		{1.7, "generation_failed", run, 0.99}, // clamped to the end
+		{-1, "generation_failed", 0, 0},       // clamped to the start
+	} {
+		t.Run(fmt.Sprint(tc.at), func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, retention)
+			f := &finisher{clock: w.clock}
+			w.create(jobs.New{ID: "job1", Plan: jobs.Plan{
+				Queue: queue, Run: run, QueueTimeout: time.Minute,
+				Ending: jobs.Ending{Status: jobs.Failed, Code: tc.code, Message: "it broke", At: tc.at},
+			}, Finish: f.finish})
+			end := t0.Add(queue + tc.endsAfter)
+			if tc.endsAfter > 0 {
+				w.setTime(end.Add(-time.Nanosecond))
+				if v := w.get("job1"); v.Status != jobs.Running {
+					t.Fatalf("a moment before the planned failure: %s; want running", v.Status)
+				}
+			}
+			w.setTime(end)
+			v := w.get("job1")
+			if v.Status != jobs.Failed || !v.StartedAt.Equal(t0.Add(queue)) || !v.FinishedAt.Equal(end) {
+				t.Fatalf("%s, started %v, finished %v; want failed at %v", v.Status, v.StartedAt, v.FinishedAt, end)
+			}
+			if v.Error == nil || *v.Error != (jobs.Error{Code: tc.code, Message: "it broke"}) {
+				t.Errorf("error = %+v; want %s: it broke", v.Error, tc.code)
+			}
+			if v.Progress != tc.progress {
+				t.Errorf("progress = %v; want %v", v.Progress, tc.progress)
+			}
+			if v.CreditStatus != jobs.CreditsRefunded || w.balance(account) != (ledger.Balance{Account: account, Available: start}) {
+				t.Errorf("credit status %s, balance %+v; want refunded", v.CreditStatus, w.balance(account))
+			}
+			w.advance(time.Hour)
+			if again := w.get("job1"); !reflect.DeepEqual(again, v) {
+				t.Errorf("the failed job changed later:\n%+v\nthen\n%+v", v, again)
+			}
+			if f.calls.Load() != 0 || len(v.Outputs) != 0 {
+				t.Errorf("a failed job ran Finish %d times and has %d outputs", f.calls.Load(), len(v.Outputs))
+			}
+		})
+	}
+}
+
+// TestExpired: a job whose queue reaches its queue time limit, or whose plan is to expire,
+// expires at QueueTimeout after creation without starting, and its credits are refunded.
+func TestExpired(t *testing.T) {
+	t.Parallel()
+	const timeout = 10 * time.Minute
+	for _, tc := range []struct {
+		name     string
+		plan     jobs.Plan
+		wantCode string
+	}{
+		{"queue equals the timeout", jobs.Plan{Queue: timeout, Run: time.Second, QueueTimeout: timeout}, "queue_timeout"},
+		{"queue beyond the timeout", jobs.Plan{Queue: time.Hour, Run: time.Second, QueueTimeout: timeout}, "queue_timeout"},
+		{"planned to expire", jobs.Plan{Queue: time.Second, Run: time.Second, QueueTimeout: timeout, Ending: jobs.Ending{Status: jobs.Expired}}, "queue_timeout"},
+		{"planned to expire, planned to succeed otherwise", jobs.Plan{Queue: 0, Run: time.Second, QueueTimeout: timeout, Ending: jobs.Ending{Status: jobs.Expired}}, "queue_timeout"},
+		{"planned to expire with its own code", jobs.Plan{Queue: time.Second, Run: time.Second, QueueTimeout: timeout, Ending: jobs.Ending{Status: jobs.Expired, Code: "provider_timeout", Message: "no capacity"}}, "provider_timeout"},
+		{"a failure plan still expires when the queue is too long", jobs.Plan{Queue: 2 * timeout, Run: time.Second, QueueTimeout: timeout, Ending: jobs.Ending{Status: jobs.Failed, Code: "generation_failed"}}, "queue_timeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, retention)
+			f := &finisher{clock: w.clock}
+			w.create(jobs.New{ID: "job1", Plan: tc.plan, Finish: f.finish})
+			w.setTime(t0.Add(timeout - time.Nanosecond))
+			if v := w.get("job1"); v.Status != jobs.Queued || v.CreditStatus != jobs.CreditsHeld {
+				t.Fatalf("a moment before the timeout: %s, %s; want queued, held", v.Status, v.CreditStatus)
+			}
+			w.advance(time.Nanosecond)
+			v := w.get("job1")
+			if v.Status != jobs.Expired || !v.FinishedAt.Equal(t0.Add(timeout)) || !v.StartedAt.IsZero() || v.Progress != 0 {
+				t.Fatalf("%s, started %v, finished %v, progress %v; want expired at +%v, never started", v.Status, v.StartedAt, v.FinishedAt, v.Progress, timeout)
+			}
+			if v.Error == nil || v.Error.Code != tc.wantCode || v.Error.Message == "" {
+				t.Errorf("error = %+v; want code %s with a message", v.Error, tc.wantCode)
+			}
+			if v.CreditStatus != jobs.CreditsRefunded || w.balance(account) != (ledger.Balance{Account: account, Available: start}) {
+				t.Errorf("credit status %s, balance %+v; want refunded", v.CreditStatus, w.balance(account))
+			}
+			w.advance(time.Hour)
+			if again := w.get("job1"); again.Status != jobs.Expired || f.calls.Load() != 0 {
+				t.Errorf("after expiring: %s, Finish ran %d times", again.Status, f.calls.Load())
+			}
+		})
+	}
+}
+
+// TestCancel: a queued or running job is canceled at once and refunded; canceling it again, or
+// canceling a finished job, is ErrTerminal; another account's job is not found.
+func TestCancel(t *testing.T) {
+	t.Parallel()
+	const queue, run = 2 * time.Second, 10 * time.Second
+	plan := jobs.Plan{Queue: queue, Run: run, QueueTimeout: time.Minute}
+	for _, tc := range []struct {
+		name         string
+		at           time.Duration
+		wantStarted  bool
+		wantProgress float64
+	}{
+		{"queued at creation", 0, false, 0},
+		{"queued", time.Second, false, 0},
+		{"running as it starts", queue, true, 0},
+		{"running", queue + 3*time.Second, true, 0.3},
+		{"running near the end", queue + run - time.Millisecond, true, 0.99},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, retention)
+			f := &finisher{clock: w.clock}
+			w.create(jobs.New{ID: "job1", Plan: plan, Finish: f.finish})
+			w.advance(tc.at)
+			if _, err := w.engine.Cancel(other, "job1"); !errors.Is(err, jobs.ErrNotFound) {
+				t.Errorf("Cancel by another account: %v; want ErrNotFound", err)
+			}
+			v, err := w.engine.Cancel(account, "job1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Status != jobs.Canceled || !v.FinishedAt.Equal(t0.Add(tc.at)) || v.StartedAt.IsZero() == tc.wantStarted ||
+				v.Progress != tc.wantProgress || v.Error != nil {
+				t.Errorf("Cancel = %s, started %v, finished %v, progress %v, error %v", v.Status, v.StartedAt, v.FinishedAt, v.Progress, v.Error)
+			}
+			if v.CreditStatus != jobs.CreditsRefunded || w.balance(account) != (ledger.Balance{Account: account, Available: start}) {
+				t.Errorf("credit status %s, balance %+v; want refunded", v.CreditStatus, w.balance(account))
+			}
+			again, err := w.engine.Cancel(account, "job1")
+			if !errors.Is(err, jobs.ErrTerminal) || again.Status != jobs.Canceled {
+				t.Errorf("second Cancel = %s, %v; want the canceled job and ErrTerminal", again.Status, err)
+			}
+			w.advance(time.Hour) // past the planned start and end: nothing happens
+			if later := w.get("job1"); !reflect.DeepEqual(later, v) {
+				t.Errorf("the canceled job changed later:\n%+v\nthen\n%+v", v, later)
+			}
+			if f.calls.Load() != 0 {
+				t.Errorf("Finish ran %d times for a canceled job", f.calls.Load())
+			}
+			if b := w.balance(account); b != (ledger.Balance{Account: account, Available: start}) {
+				t.Errorf("balance after the planned end = %+v; want everything available", b)
+			}
+		})
+	}
+}
+
+func TestCancelTerminal(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, retention)
+	w.create(jobs.New{ID: "job1", Plan: jobs.Plan{Queue: time.Second, Run: time.Second, QueueTimeout: time.Minute}})
+	w.advance(2 * time.Second)
+	v, err := w.engine.Cancel(account, "job1")
+	if !errors.Is(err, jobs.ErrTerminal) || v.Status != jobs.Succeeded || v.CreditStatus != jobs.CreditsCharged {
+		t.Errorf("Cancel of a succeeded job = %s/%s, %v; want it unchanged and ErrTerminal", v.Status, v.CreditStatus, err)
+	}
+	if b := w.balance(account); b.Charged != credits || b.Held != 0 {
+		t.Errorf("balance = %+v; want the credits still charged", b)
+	}
+	if _, err := w.engine.Cancel(account, "nope"); !errors.Is(err, jobs.ErrNotFound) {
+		t.Errorf("Cancel of an unknown job: %v; want ErrNotFound", err)
+	}
+}
+
+// TestForce: the control API ends a queued or running job now, as succeeded (with outputs) or
+// failed (with the given error), whatever its plan and whichever account owns it.
+func TestForce(t *testing.T) {
+	t.Parallel()
+	const queue, run = 2 * time.Second, 10 * time.Second
+	boom := &jobs.Error{Code: "generation_failed", Message: "forced"}
+	for _, tc := range []struct {
+		name       string
+		at         time.Duration
+		ending     jobs.Ending
+		status     jobs.Status
+		err        *jobs.Error
+		wantCredit string
+	}{
+		{"succeed queued", time.Second, jobs.Ending{Status: jobs.Succeeded}, jobs.Succeeded, nil, jobs.CreditsCharged},
+		{"succeed running", 5 * time.Second, jobs.Ending{Status: jobs.Succeeded}, jobs.Succeeded, nil, jobs.CreditsCharged},
+		{"succeed a job planned to fail", 5 * time.Second, jobs.Ending{Status: jobs.Failed, Code: "x", At: 0.9}, jobs.Succeeded, nil, jobs.CreditsCharged},
+		{"succeed a job planned to expire", time.Second, jobs.Ending{Status: jobs.Expired}, jobs.Succeeded, nil, jobs.CreditsCharged},
+		{"fail queued", time.Second, jobs.Ending{Status: jobs.Succeeded}, jobs.Failed, boom, jobs.CreditsRefunded},
+		{"fail running", 5 * time.Second, jobs.Ending{Status: jobs.Succeeded}, jobs.Failed, boom, jobs.CreditsRefunded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, retention)
+			f := &finisher{clock: w.clock}
+			w.create(jobs.New{ID: "job1", Account: other, Plan: jobs.Plan{
+				Queue: queue, Run: run, QueueTimeout: time.Minute, Ending: tc.ending,
+			}, Finish: f.finish})
+			w.advance(tc.at)
+			before, _ := w.engine.Get(other, "job1")
+			v, err := w.engine.Force("job1", tc.status, tc.err)
+			if err != nil {
+				t.Fatal(err)
+			}
+			now := t0.Add(tc.at)
+			if v.Status != tc.status || !v.FinishedAt.Equal(now) || v.CreditStatus != tc.wantCredit {
+				t.Errorf("Force = %s at %v, credits %s; want %s at %v, %s", v.Status, v.FinishedAt, v.CreditStatus, tc.status, now, tc.wantCredit)
+			}
+			if before.Status == jobs.Running && !v.StartedAt.Equal(before.StartedAt) {
+				t.Errorf("started %v; want unchanged %v", v.StartedAt, before.StartedAt)
+			}
+			if v.StartedAt.IsZero() && tc.status == jobs.Succeeded {
+				t.Error("a forced success has no started_at")
+			}
+			b := w.balance(other)
+			switch tc.status {
+			case jobs.Succeeded:
+				if v.Progress != 1 || len(v.Outputs) != 1 || v.Error != nil || f.calls.Load() != 1 {
+					t.Errorf("progress %v, outputs %d, error %v, Finish ran %d times; want 1, 1, nil, once", v.Progress, len(v.Outputs), v.Error, f.calls.Load())
+				}
+				if b != (ledger.Balance{Account: other, Available: start - credits, Charged: credits}) {
+					t.Errorf("balance %+v; want charged", b)
+				}
+			case jobs.Failed:
+				if v.Error == nil || *v.Error != *tc.err || len(v.Outputs) != 0 || f.calls.Load() != 0 {
+					t.Errorf("error %v, outputs %d, Finish ran %d times", v.Error, len(v.Outputs), f.calls.Load())
+				}
+				if b != (ledger.Balance{Account: other, Available: start}) {
+					t.Errorf("balance %+v; want refunded", b)
+				}
+			}
+			if _, err := w.engine.Force("job1", jobs.Failed, boom); !errors.Is(err, jobs.ErrTerminal) {
+				t.Errorf("second Force: %v; want ErrTerminal", err)
+			}
+			w.advance(time.Hour) // past every planned instant: nothing more happens
+			if later, _ := w.engine.Get(other, "job1"); !reflect.DeepEqual(later, v) {
+				t.Errorf("the forced job changed later:\n%+v\nthen\n%+v", v, later)
+			}
+			if f.calls.Load() > 1 {
+				t.Errorf("Finish ran %d times", f.calls.Load())
+			}
+		})
+	}
+	t.Run("unknown", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t, retention)
+		if _, err := w.engine.Force("nope", jobs.Succeeded, nil); !errors.Is(err, jobs.ErrNotFound) {
+			t.Errorf("Force of an unknown job: %v; want ErrNotFound", err)
+		}
+	})
+}
+
+// TestFinishError: when making the outputs fails, the job fails with that error and is refunded.
+func TestFinishError(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, retention)
+	w.create(jobs.New{ID: "job1", Plan: jobs.Plan{Queue: time.Second, Run: time.Second, QueueTimeout: time.Minute},
+		Finish: func(string) ([]jobs.Output, *jobs.Error) {
+			return []jobs.Output{{Type: "image"}}, &jobs.Error{Code: "generation_failed", Message: "encoder broke"}
+		}})
+	w.advance(2 * time.Second)
+	v := w.get("job1")
+	if v.Status != jobs.Failed || v.Error == nil || *v.Error != (jobs.Error{Code: "generation_failed", Message: "encoder broke"}) {
+		t.Errorf("%s with error %+v; want failed with the Finish error", v.Status, v.Error)
+	}
+	if len(v.Outputs) != 0 || !v.FinishedAt.Equal(t0.Add(2*time.Second)) {
+		t.Errorf("outputs %+v, finished %v", v.Outputs, v.FinishedAt)
+	}
+	if v.CreditStatus != jobs.CreditsRefunded || w.balance(account) != (ledger.Balance{Account: account, Available: start}) {
+		t.Errorf("credit status %s, balance %+v; want refunded", v.CreditStatus, w.balance(account))
+	}
+}
+
+// TestEndWhileFinishing: a cancel or a forced failure that lands while the outputs are being
+// made wins; the job ends that way and is refunded, never charged.
+func TestEndWhileFinishing(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		end    func(e *jobs.Engine, id string) error
+		status jobs.Status
+	}{
+		{"cancel", func(e *jobs.Engine, id string) error {
+			_, err := e.Cancel(account, id)
+			return err
+		}, jobs.Canceled},
+		{"force fail", func(e *jobs.Engine, id string) error {
+			_, err := e.Force(id, jobs.Failed, &jobs.Error{Code: "generation_failed", Message: "forced"})
+			return err
+		}, jobs.Failed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, retention)
+			var during jobs.View
+			var endErr error
+			w.create(jobs.New{ID: "job1", Plan: jobs.Plan{Queue: time.Second, Run: time.Second, QueueTimeout: time.Minute},
+				Finish: func(id string) ([]jobs.Output, *jobs.Error) {
+					during, _ = w.engine.Get(account, id)
+					endErr = tc.end(w.engine, id)
+					return []jobs.Output{{Type: "image"}}, nil
+				}})
+			w.advance(2 * time.Second)
+			if endErr != nil {
+				t.Fatalf("%s while finishing: %v", tc.name, endErr)
+			}
+			if during.Status != jobs.Running || during.Progress >= 1 {
+				t.Errorf("while finishing: %s, progress %v; want running below 1", during.Status, during.Progress)
+			}
+			v := w.get("job1")
+			if v.Status != tc.status || v.CreditStatus != jobs.CreditsRefunded || len(v.Outputs) != 0 {
+				t.Errorf("%s, %s, %d outputs; want %s, refunded, none", v.Status, v.CreditStatus, len(v.Outputs), tc.status)
+			}
+			if b := w.balance(account); b != (ledger.Balance{Account: account, Available: start}) {
+				t.Errorf("balance %+v; want everything available", b)
+			}
+			if _, err := w.engine.Cancel(account, "job1"); !errors.Is(err, jobs.ErrTerminal) {
+				t.Errorf("Cancel afterwards: %v; want ErrTerminal", err)
+			}
+		})
+	}
+}
+
+// TestForceSucceedWhileFinishing: forcing success while the planned end is making the outputs
+// waits for that finishing instead of making the outputs a second time. Whether Force lands
+// before the finishing ends (nil error) or after (ErrTerminal) is up to the scheduler; either
+// way the job succeeds once, with one Finish and one charge.
+func TestForceSucceedWhileFinishing(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, retention)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	w.create(jobs.New{ID: "job1", Plan: jobs.Plan{Queue: time.Second, Run: time.Second, QueueTimeout: time.Minute},
+		Finish: func(id string) ([]jobs.Output, *jobs.Error) {
+			if calls.Add(1) == 1 {
+				close(entered)
+			}
+			<-release
+			return []jobs.Output{{Type: "image", Path: "/files/" + id + "/0.png"}}, nil
+		}})
+	advanced := make(chan error)
+	go func() { advanced <- w.clock.Advance(2 * time.Second) }()
+	<-entered
+	type result struct {
+		v   jobs.View
+		err error
+	}
+	forced := make(chan result)
+	go func() {
+		v, err := w.engine.Force("job1", jobs.Succeeded, nil)
+		forced <- result{v, err}
+	}()
+	close(release)
+	if err := <-advanced; err != nil {
+		t.Fatal(err)
+	}
+	r := <-forced
+	if r.err != nil && !errors.Is(r.err, jobs.ErrTerminal) {
+		t.Fatalf("Force: %v", r.err)
+	}
+	if r.v.Status != jobs.Succeeded || len(r.v.Outputs) != 1 {
+		t.Errorf("Force = %s with %d outputs; want succeeded with 1", r.v.Status, len(r.v.Outputs))
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("Finish ran %d times; want once", n)
+	}
+	if b := w.balance(account); b != (ledger.Balance{Account: account, Available: start - credits, Charged: credits}) {
+		t.Errorf("balance %+v; want charged once", b)
+	}
+}
+
+// TestWatch: the channel Watch returns closes at the job's next change (start, end, cancel),
+// and not while nothing changes.
+func TestWatch(t *testing.T) {
+	t.Parallel()
+	closed := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		steps []func(w *world) // each must change the job exactly once
+	}{
+		{"start, then succeed", []func(w *world){
+			func(w *world) { w.advance(time.Second) },
+			func(w *world) { w.advance(10 * time.Second) },
+		}},
+		{"cancel queued", []func(w *world){
+			func(w *world) { w.engine.Cancel(account, "job1") },
+		}},
+		{"start, then cancel", []func(w *world){
+			func(w *world) { w.advance(time.Second) },
+			func(w *world) { w.engine.Cancel(account, "job1") },
+		}},
+		{"force", []func(w *world){
+			func(w *world) { w.engine.Force("job1", jobs.Failed, &jobs.Error{Code: "x"}) },
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, retention)
+			w.create(jobs.New{ID: "job1", Plan: jobs.Plan{Queue: time.Second, Run: 10 * time.Second, QueueTimeout: time.Minute}})
+			for i, step := range tc.steps {
+				before, ch, ok := w.engine.Watch(account, "job1")
+				if !ok {
+					t.Fatal("Watch: not found")
+				}
+				if closed(ch) {
+					t.Fatalf("step %d: the channel is closed before anything changed", i)
+				}
+				if before.Status == jobs.Running {
+					w.advance(time.Second) // progress moves, the status does not
+					if closed(ch) {
+						t.Errorf("step %d: the channel closed on progress alone", i)
+					}
+				}
+				step(w)
+				if !closed(ch) {
+					t.Errorf("step %d: the channel is still open after the job changed", i)
+				}
+				if after, _, _ := w.engine.Watch(account, "job1"); after.Status == before.Status {
+					t.Errorf("step %d: status stayed %s", i, after.Status)
+				}
+			}
+			_, ch, _ := w.engine.Watch(account, "job1")
+			w.advance(time.Hour)
+			if closed(ch) {
+				t.Error("the channel of a terminal job closed again")
+			}
+			if _, _, ok := w.engine.Watch(other, "job1"); ok {
+				t.Error("another account watched the job")
+			}
+			if _, _, ok := w.engine.Watch("", "job1"); !ok {
+				t.Error("Watch with no account did not find the job")
+			}
+		})
+	}
+}
+
+// TestList: an account's jobs, newest first, filtered by status and model, windowed by offset
+// and limit, with the total of all matches; other accounts' jobs never appear.
+func TestList(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, retention)
+	plan := func(run time.Duration) jobs.Plan {
+		return jobs.Plan{Queue: time.Second, Run: run, QueueTimeout: time.Minute}
+	}
+	// Created one second apart, so creation order is unambiguous.
+	for i, j := range []struct {
+		model string
+		run   time.Duration
+	}{
+		{"m/one", time.Second}, // j1: succeeded
+		{"m/two", time.Second}, // j2: succeeded
+		{"m/one", time.Hour},   // j3: running
+		{"m/two", time.Hour},   // j4: canceled
+		{"m/one", time.Hour},   // j5: running
+		{"m/one", 0},           // j6: queued (created last)
+	} {
+		if i > 0 {
+			w.advance(time.Second)
+		}
+		id := fmt.Sprintf("j%d", i+1)
+		if i == 5 {
+			w.create(jobs.New{ID: id, Model: j.model, Plan: jobs.Plan{Queue: time.Minute, Run: time.Second, QueueTimeout: time.Hour}})
+			continue
+		}
+		w.create(jobs.New{ID: id, Model: j.model, Plan: plan(j.run)})
+	}
+	w.create(jobs.New{ID: "b1", Account: other, Model: "m/one", Plan: plan(time.Second)})
+	w.advance(3 * time.Second)
+	if _, err := w.engine.Cancel(account, "j4"); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus := map[string]jobs.Status{"j1": jobs.Succeeded, "j2": jobs.Succeeded, "j3": jobs.Running, "j4": jobs.Canceled, "j5": jobs.Running, "j6": jobs.Queued}
+	for id, want := range wantStatus {
+		if v := w.get(id); v.Status != want {
+			t.Fatalf("%s is %s; the test expects %s", id, v.Status, want)
+		}
+	}
+	for _, tc := range []struct {
+		name          string
+		account       string
+		filter        jobs.Filter
+		offset, limit int
+		want          []string
+		total         int
+	}{
+		{"all, newest first", account, jobs.Filter{}, 0, 100, []string{"j6", "j5", "j4", "j3", "j2", "j1"}, 6},
+		{"limit", account, jobs.Filter{}, 0, 2, []string{"j6", "j5"}, 6},
+		{"offset and limit", account, jobs.Filter{}, 2, 3, []string{"j4", "j3", "j2"}, 6},
+		{"last page", account, jobs.Filter{}, 5, 3, []string{"j1"}, 6},
+		{"offset past the end", account, jobs.Filter{}, 6, 10, nil, 6},
+		{"status running", account, jobs.Filter{Status: jobs.Running}, 0, 100, []string{"j5", "j3"}, 2},
+		{"status succeeded", account, jobs.Filter{Status: jobs.Succeeded}, 0, 100, []string{"j2", "j1"}, 2},
+		{"status canceled", account, jobs.Filter{Status: jobs.Canceled}, 0, 100, []string{"j4"}, 1},
+		{"status queued", account, jobs.Filter{Status: jobs.Queued}, 0, 100, []string{"j6"}, 1},
+		{"status with no jobs", account, jobs.Filter{Status: jobs.Expired}, 0, 100, nil, 0},
+		{"model", account, jobs.Filter{Model: "m/two"}, 0, 100, []string{"j4", "j2"}, 2},
+		{"model and status", account, jobs.Filter{Model: "m/one", Status: jobs.Running}, 0, 100, []string{"j5", "j3"}, 2},
+		{"model and status, windowed", account, jobs.Filter{Model: "m/one", Status: jobs.Running}, 1, 1, []string{"j3"}, 2},
+		{"unknown model", account, jobs.Filter{Model: "m/none"}, 0, 100, nil, 0},
+		{"other account", other, jobs.Filter{}, 0, 100, []string{"b1"}, 1},
+		{"account with no jobs", "acct_none", jobs.Filter{}, 0, 100, nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			views, total := w.engine.List(tc.account, tc.filter, tc.offset, tc.limit)
+			var ids []string
+			for _, v := range views {
+				ids = append(ids, v.ID)
+				if v.Account != tc.account {
+					t.Errorf("%s of account %s listed for %s", v.ID, v.Account, tc.account)
+				}
+				if tc.account == account && v.Status != wantStatus[v.ID] {
+					t.Errorf("%s listed as %s; want %s", v.ID, v.Status, wantStatus[v.ID])
+				}
+			}
+			if !reflect.DeepEqual(ids, tc.want) || total != tc.total {
+				t.Errorf("List = %q, total %d; want %q, total %d", ids, total, tc.want, tc.total)
+			}
+		})
+	}
+	// A listed running job reports its progress as of now, like Get.
+	views, _ := w.engine.List(account, jobs.Filter{Model: "m/one", Status: jobs.Running}, 0, 1)
+	if got := w.get("j5"); len(views) != 1 || views[0].Progress != got.Progress {
+		t.Errorf("listed progress %v; Get says %v", views, got.Progress)
+	}
+}
+
+// TestOtherAccount: another account's job answers not found everywhere the account is given.
+func TestOtherAccount(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, retention)
+	w.create(jobs.New{ID: "job1", Account: other, Plan: jobs.Plan{Queue: time.Second, Run: time.Second, QueueTimeout: time.Minute}})
+	if _, ok := w.engine.Get(account, "job1"); ok {
+		t.Error("Get by another account found the job")
+	}
+	if _, err := w.engine.Cancel(account, "job1"); !errors.Is(err, jobs.ErrNotFound) {
+		t.Errorf("Cancel by another account: %v; want ErrNotFound", err)
+	}
+	if v, ok := w.engine.Get(other, "job1"); !ok || v.Status != jobs.Queued {
+		t.Errorf("the owner's Get = %s, %v; want queued (untouched by the other account)", v.Status, ok)
+	}
+	if _, ok := w.engine.Get(account, "nope"); ok {
+		t.Error("Get found an unknown job")
+	}
+}
+
+// TestRetention: a finished job is dropped exactly retention after it finished, whatever ended
+// it, and not before; once every job is dropped no clock timer is left behind.
+func TestRetention(t *testing.T) {
+	t.Parallel()
+	const keep = time.Hour
+	w := newWorld(t, keep)
+	f := &finisher{clock: w.clock}
+	type jobEnd struct {
+		id  string
+		end time.Time
+	}
+	var ends []jobEnd
+	// Ten jobs that succeed one second apart, then jobs ended every other way.
+	for i := range 10 {
+		id := fmt.Sprintf("s%d", i)
+		w.create(jobs.New{ID: id, Plan: jobs.Plan{Queue: time.Second, Run: time.Duration(i+1) * time.Second, QueueTimeout: time.Minute}, Finish: f.finish})
+		ends = append(ends, jobEnd{id, t0.Add(time.Duration(i+2) * time.Second)})
+	}
+	w.create(jobs.New{ID: "failed", Plan: jobs.Plan{Queue: time.Second, Run: 20 * time.Second, QueueTimeout: time.Minute, Ending: jobs.Ending{Status: jobs.Failed, Code: "x", At: 0.5}}})
+	ends = append(ends, jobEnd{"failed", t0.Add(11 * time.Second)})
+	w.create(jobs.New{ID: "expired", Plan: jobs.Plan{Queue: time.Hour, Run: time.Second, QueueTimeout: 30 * time.Second}})
+	ends = append(ends, jobEnd{"expired", t0.Add(30 * time.Second)})
+	w.create(jobs.New{ID: "canceled-queued", Plan: jobs.Plan{Queue: time.Hour, Run: time.Second, QueueTimeout: 2 * time.Hour}})
+	w.create(jobs.New{ID: "canceled-running", Plan: jobs.Plan{Queue: time.Second, Run: time.Hour, QueueTimeout: time.Minute}})
+	w.create(jobs.New{ID: "forced", Plan: jobs.Plan{Queue: time.Second, Run: time.Hour, QueueTimeout: time.Minute}, Finish: f.finish})
+	w.create(jobs.New{ID: "forced-queued", Plan: jobs.Plan{Queue: time.Hour, Run: time.Hour, QueueTimeout: 2 * time.Hour}})
+	w.create(jobs.New{ID: "other-account", Account: other, Plan: jobs.Plan{Queue: time.Second, Run: 4 * time.Second, QueueTimeout: time.Minute}})
+	ends = append(ends, jobEnd{"other-account", t0.Add(5 * time.Second)})
+	w.setTime(t0.Add(40 * time.Second))
+	for _, id := range []string{"canceled-queued", "canceled-running"} {
+		if _, err := w.engine.Cancel(account, id); err != nil {
+			t.Fatal(err)
+		}
+		ends = append(ends, jobEnd{id, w.clock.Now()})
+	}
+	if _, err := w.engine.Force("forced", jobs.Succeeded, nil); err != nil {
+		t.Fatal(err)
+	}
+	ends = append(ends, jobEnd{"forced", w.clock.Now()})
+	if _, err := w.engine.Force("forced-queued", jobs.Failed, &jobs.Error{Code: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	ends = append(ends, jobEnd{"forced-queued", w.clock.Now()})
+
+	total := len(ends)
+	if w.engine.Len() != total {
+		t.Fatalf("Len = %d; want %d", w.engine.Len(), total)
+	}
+	if p := w.clock.Pending(); p != total {
+		t.Errorf("Pending = %d with %d finished jobs; want one drop timer each", p, total)
+	}
+	for _, e := range ends {
+		v, _, ok := w.engine.Watch("", e.id)
+		if !ok || !v.Status.Terminal() || !v.FinishedAt.Equal(e.end) {
+			t.Fatalf("%s: %s finished at %v, found %v; the test expects it finished at %v", e.id, v.Status, v.FinishedAt, ok, e.end)
+		}
+	}
+	// Visit every drop instant in time order: a moment before it the jobs that finished
+	// retention earlier are held, at it they are not. Several jobs may share an instant.
+	groups := map[time.Time][]string{}
+	var instants []time.Time
+	for _, e := range ends {
+		at := e.end.Add(keep)
+		if groups[at] == nil {
+			instants = append(instants, at)
+		}
+		groups[at] = append(groups[at], e.id)
+	}
+	slices.SortFunc(instants, time.Time.Compare)
+	left := total
+	for _, at := range instants {
+		ids := groups[at]
+		w.setTime(at.Add(-time.Nanosecond))
+		for _, id := range ids {
+			if _, _, ok := w.engine.Watch("", id); !ok {
+				t.Errorf("%s was dropped before %v after it finished", id, keep)
+			}
+		}
+		if got := w.engine.Len(); got != left {
+			t.Errorf("a moment before dropping %q: Len = %d; want %d", ids, got, left)
+		}
+		w.setTime(at)
+		left -= len(ids)
+		for _, id := range ids {
+			if _, _, ok := w.engine.Watch("", id); ok {
+				t.Errorf("%s is still held %v after it finished", id, keep)
+			}
+		}
+		if got := w.engine.Len(); got != left {
+			t.Errorf("after dropping %q: Len = %d; want %d", ids, got, left)
+		}
+		views, n := w.engine.List(account, jobs.Filter{}, 0, 100)
+		m, _ := w.engine.List(other, jobs.Filter{}, 0, 100)
+		if n+len(m) != left || len(views) != n {
+			t.Errorf("after dropping %q: List shows %d + %d jobs (total %d); want %d", ids, len(views), len(m), n, left)
+		}
+		for _, v := range views {
+			if slices.Contains(ids, v.ID) {
+				t.Errorf("List still shows the dropped %s", v.ID)
+			}
+		}
+	}
+	if w.engine.Len() != 0 || w.clock.Pending() != 0 {
+		t.Errorf("after every job is dropped: Len = %d, Pending = %d; want 0 and 0", w.engine.Len(), w.clock.Pending())
+	}
+	// The engine keeps working after it emptied.
+	w.create(jobs.New{ID: "again", Plan: jobs.Plan{Queue: time.Second, Run: time.Second, QueueTimeout: time.Minute}})
+	w.advance(2 * time.Second)
+	if views, n := w.engine.List(account, jobs.Filter{}, 0, 10); n != 1 || views[0].Status != jobs.Succeeded {
+		t.Errorf("List after emptying = %+v, %d", views, n)
+	}
+	if b := w.balance(account); b.Held != 0 || b.Total() != start {
+		t.Errorf("balance %+v; want nothing held and the total kept", b)
+	}
+}
+
+// TestListAfterDrops: dropping jobs in any order (leaving holes that are compacted away) keeps
+// List newest first and complete.
+func TestListAfterDrops(t *testing.T) {
+	t.Parallel()
+	const n = 40
+	w := newWorld(t, time.Minute)
+	// Job i finishes after a run that is long for even i, short for odd i, so drops interleave.
+	for i := range n {
+		run := time.Duration(1+i%7) * time.Second
+		if i%2 == 0 {
+			run += time.Hour
+		}
+		w.create(jobs.New{ID: fmt.Sprintf("j%02d", i), Credits: 1, Plan: jobs.Plan{Run: run, QueueTimeout: time.Minute}})
+	}
+	for step := 0; step < 200 && w.engine.Len() > 0; step++ {
+		w.advance(20 * time.Second)
+		views, total := w.engine.List(account, jobs.Filter{}, 0, 1000)
+		if total != w.engine.Len() || len(views) != total {
+			t.Fatalf("step %d: List shows %d of total %d; Len = %d", step, len(views), total, w.engine.Len())
+		}
+		for k := 1; k < len(views); k++ {
+			if views[k-1].ID <= views[k].ID {
+				t.Fatalf("step %d: List order %s before %s; want newest first", step, views[k-1].ID, views[k].ID)
+			}
+		}
+		// A window agrees with the full list.
+		if total > 3 {
+			page, _ := w.engine.List(account, jobs.Filter{}, 2, 2)
+			if page[0].ID != views[2].ID || page[1].ID != views[3].ID {
+				t.Fatalf("step %d: page [2,4) = %s, %s; full list has %s, %s", step, page[0].ID, page[1].ID, views[2].ID, views[3].ID)
+			}
+		}
+	}
+	if w.engine.Len() != 0 || w.clock.Pending() != 0 {
+		t.Errorf("Len = %d, Pending = %d; want 0 and 0", w.engine.Len(), w.clock.Pending())
+	}
+}
+
+// TestConcurrentCancelAndClock: cancels racing the clock settle each job's credits exactly once.
+func TestConcurrentCancelAndClock(t *testing.T) {
+	t.Parallel()
+	const n = 200
+	w := newWorld(t, time.Hour)
+	for i := range n {
+		w.create(jobs.New{ID: fmt.Sprintf("j%d", i), Credits: 1, Plan: jobs.Plan{
+			Queue: time.Duration(i%5) * time.Second, Run: time.Duration(i%7) * time.Second, QueueTimeout: time.Minute,
+		}})
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range n {
+			w.engine.Cancel(account, fmt.Sprintf("j%d", i))
+		}
+	}()
+	for range 20 {
+		if err := w.clock.Advance(500 * time.Millisecond); err != nil {
+			t.Error(err)
+		}
+	}
+	<-done
+	w.advance(time.Minute)
+	var charged int64
+	for i := range n {
+		v := w.get(fmt.Sprintf("j%d", i))
+		switch {
+		case v.Status == jobs.Succeeded && v.CreditStatus == jobs.CreditsCharged:
+			charged++
+		case v.Status == jobs.Canceled && v.CreditStatus == jobs.CreditsRefunded:
+		default:
+			t.Errorf("%s: %s with credits %s", v.ID, v.Status, v.CreditStatus)
+		}
+	}
+	if b := w.balance(account); b.Held != 0 || b.Charged != charged || b.Available != start-charged {
+		t.Errorf("balance %+v; want %d charged, nothing held", b, charged)
+	}
+}

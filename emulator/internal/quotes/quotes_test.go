@@ -1,0 +1,215 @@
+package quotes_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/quotes"
+)
+
+var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+
+const ttl = 10 * time.Minute
+
+func newStore(t *testing.T) (*quotes.Store, *clock.Clock) {
+	t.Helper()
+	c := clock.NewManual(t0)
+	return quotes.NewStore(c), c
+}
+
+func quote(account, id string, at time.Time) quotes.Quote {
+	return quotes.Quote{
+		ID: id, Account: account, Model: "m", Input: []byte(`{"prompt":"x"}`), Credits: 4,
+		CreatedAt: at, ExpiresAt: at.Add(ttl),
+	}
+}
+
+func advance(t *testing.T, c *clock.Clock, d time.Duration) {
+	t.Helper()
+	if err := c.Advance(d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestGetIsPerAccount(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	q := quote("acct_a", "q1", t0)
+	s.Add(q)
+	got, ok := s.Get("acct_a", "q1")
+	if !ok || got.ID != "q1" || got.Credits != 4 || !got.ExpiresAt.Equal(t0.Add(ttl)) || string(got.Input) != `{"prompt":"x"}` {
+		t.Errorf("Get = %+v, %v", got, ok)
+	}
+	if _, ok := s.Get("acct_b", "q1"); ok {
+		t.Error("another account's quote was found")
+	}
+	if _, ok := s.Get("acct_a", "nope"); ok {
+		t.Error("an unknown quote was found")
+	}
+	// Get returns a copy.
+	got.UsedBy = "job"
+	if again, _ := s.Get("acct_a", "q1"); again.UsedBy != "" {
+		t.Error("changing Get's result changed the stored quote")
+	}
+}
+
+func TestUseAndRelease(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		steps     func(s *quotes.Store) (string, bool)
+		wantBy    string
+		wantOK    bool
+		wantUsing string // UsedBy afterwards
+	}{
+		{"first use wins", func(s *quotes.Store) (string, bool) { return s.Use("acct_a", "q1", "job1") }, "job1", true, "job1"},
+		{"second use names the first job", func(s *quotes.Store) (string, bool) {
+			s.Use("acct_a", "q1", "job1")
+			return s.Use("acct_a", "q1", "job2")
+		}, "job1", false, "job1"},
+		{"unknown quote", func(s *quotes.Store) (string, bool) { return s.Use("acct_a", "nope", "job1") }, "", false, ""},
+		{"another account's quote", func(s *quotes.Store) (string, bool) { return s.Use("acct_b", "q1", "job1") }, "", false, ""},
+		{"release makes the quote usable again", func(s *quotes.Store) (string, bool) {
+			s.Use("acct_a", "q1", "job1")
+			s.Release("acct_a", "q1", "job1")
+			return s.Use("acct_a", "q1", "job2")
+		}, "job2", true, "job2"},
+		{"release by another job does nothing", func(s *quotes.Store) (string, bool) {
+			s.Use("acct_a", "q1", "job1")
+			s.Release("acct_a", "q1", "job2")
+			return s.Use("acct_a", "q1", "job3")
+		}, "job1", false, "job1"},
+		{"release by another account does nothing", func(s *quotes.Store) (string, bool) {
+			s.Use("acct_a", "q1", "job1")
+			s.Release("acct_b", "q1", "job1")
+			return s.Use("acct_a", "q1", "job3")
+		}, "job1", false, "job1"},
+		{"release of an unused quote does nothing", func(s *quotes.Store) (string, bool) {
+			s.Release("acct_a", "q1", "job1")
+			return s.Use("acct_a", "q1", "job1")
+		}, "job1", true, "job1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, _ := newStore(t)
+			s.Add(quote("acct_a", "q1", t0))
+			by, ok := tc.steps(s)
+			if by != tc.wantBy || ok != tc.wantOK {
+				t.Errorf("Use = %q, %v; want %q, %v", by, ok, tc.wantBy, tc.wantOK)
+			}
+			if q, _ := s.Get("acct_a", "q1"); q.UsedBy != tc.wantUsing {
+				t.Errorf("UsedBy = %q; want %q", q.UsedBy, tc.wantUsing)
+			}
+		})
+	}
+}
+
+// TestUseSingleWinner: 64 generations race to spend one quote; exactly one gets it, and every
+// loser is told which job won.
+func TestUseSingleWinner(t *testing.T) {
+	t.Parallel()
+	for round := range 20 {
+		s, _ := newStore(t)
+		s.Add(quote("acct_a", "q1", t0))
+		const n = 64
+		type result struct {
+			job, by string
+			ok      bool
+		}
+		results := make([]result, n)
+		var ready, wg sync.WaitGroup
+		ready.Add(n)
+		start := make(chan struct{})
+		for i := range n {
+			wg.Go(func() {
+				job := fmt.Sprintf("job%d", i)
+				ready.Done()
+				<-start
+				by, ok := s.Use("acct_a", "q1", job)
+				results[i] = result{job, by, ok}
+			})
+		}
+		ready.Wait()
+		close(start)
+		wg.Wait()
+		winner := ""
+		for _, r := range results {
+			if r.ok {
+				if winner != "" {
+					t.Fatalf("round %d: both %s and %s used the quote", round, winner, r.job)
+				}
+				winner = r.job
+				if r.by != r.job {
+					t.Errorf("round %d: the winner %s was told %q", round, r.job, r.by)
+				}
+			}
+		}
+		if winner == "" {
+			t.Fatalf("round %d: nobody used the quote", round)
+		}
+		for _, r := range results {
+			if !r.ok && r.by != winner {
+				t.Errorf("round %d: loser %s was told %q; want the winner %q", round, r.job, r.by, winner)
+			}
+		}
+		if q, _ := s.Get("acct_a", "q1"); q.UsedBy != winner {
+			t.Errorf("round %d: UsedBy = %q; want %q", round, q.UsedBy, winner)
+		}
+	}
+}
+
+// TestQuotesForgotten: a quote is still known (so it can answer quote_expired) until Forget
+// after it expires, and forgotten at that instant, with no timer left behind.
+func TestQuotesForgotten(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	s.Add(quote("acct_a", "q1", t0))
+	advance(t, c, time.Minute)
+	s.Add(quote("acct_a", "q2", c.Now())) // expires a minute after q1
+	if s.Len() != 2 || c.Pending() != 2 {
+		t.Fatalf("Len = %d, Pending = %d; want 2 and 2", s.Len(), c.Pending())
+	}
+	for _, step := range []struct {
+		to     time.Time
+		q1, q2 bool
+	}{
+		{t0.Add(ttl), true, true},                                  // q1 expires, still known
+		{t0.Add(ttl + quotes.Forget - time.Nanosecond), true, true}, // a moment before q1 is forgotten
+		{t0.Add(ttl + quotes.Forget), false, true},                 // q1 forgotten
+		{t0.Add(time.Minute + ttl + quotes.Forget - time.Nanosecond), false, true},
+		{t0.Add(time.Minute + ttl + quotes.Forget), false, false},
+	} {
+		if err := c.Set(step.to); err != nil {
+			t.Fatal(err)
+		}
+		_, ok1 := s.Get("acct_a", "q1")
+		_, ok2 := s.Get("acct_a", "q2")
+		if ok1 != step.q1 || ok2 != step.q2 {
+			t.Errorf("at +%v: q1 known %v, q2 known %v; want %v, %v", step.to.Sub(t0), ok1, ok2, step.q1, step.q2)
+		}
+	}
+	if s.Len() != 0 || c.Pending() != 0 {
+		t.Errorf("after both are forgotten: Len = %d, Pending = %d; want 0 and 0", s.Len(), c.Pending())
+	}
+}
+
+// TestUsedQuoteForgotten: a used quote is forgotten on the same schedule.
+func TestUsedQuoteForgotten(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	s.Add(quote("acct_a", "q1", t0))
+	if _, ok := s.Use("acct_a", "q1", "job1"); !ok {
+		t.Fatal("Use failed")
+	}
+	advance(t, c, ttl+quotes.Forget-time.Nanosecond)
+	if q, ok := s.Get("acct_a", "q1"); !ok || q.UsedBy != "job1" {
+		t.Errorf("before Forget: Get = %+v, %v", q, ok)
+	}
+	advance(t, c, time.Nanosecond)
+	if _, ok := s.Get("acct_a", "q1"); ok {
+		t.Error("the used quote is still known after Forget")
+	}
+}
