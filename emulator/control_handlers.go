@@ -51,6 +51,9 @@ func (s *Server) health() handlerFunc {
 			"scenario": st.scenario.Load().Name,
 			"seeded":   s.ids.Seeded(),
 			"control":  !s.cfg.ControlDisabled,
+			// waiting counts wait=true requests blocked on a job, so a test can advance the
+			// manual clock only once its wait has begun.
+			"waiting": s.waiting.Load(),
 		})
 	}
 }
@@ -140,6 +143,13 @@ func parseAdvance(v string) (time.Duration, error) {
 func (s *Server) scenarioBody(st *state) map[string]any {
 	body := st.scenario.Load().Describe()
 	body["available"] = scenarioNames(s.scenarios)
+	active := 0
+	for _, r := range st.faults.List() {
+		if r.Source == "scenario" {
+			active++
+		}
+	}
+	body["faults"] = active // those still in force: DELETE /_emulator/faults?source=all removes them
 	return body
 }
 

@@ -90,6 +90,11 @@ func (s *Server) frame(next http.Handler) http.Handler {
 		h := w.Header()
 		h.Set("X-Request-Id", id)
 		h.Set("X-Emulator-Version", Version)
+		// Date follows the emulator's clock, like every timestamp in a body, so a client that
+		// compares the two (expires_at against Date, say) sees one timeline.
+		if st := s.state(); st != nil {
+			h.Set("Date", st.clock.Now().Format(http.TimeFormat))
+		}
 		rec := &recorder{ResponseWriter: w}
 		defer func() {
 			if v := recover(); v != nil {

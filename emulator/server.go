@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 	"github.com/mediagen/mediagen-emulator/fixtures"
@@ -78,6 +79,7 @@ type Server struct {
 	scenarios     map[string]*scenario.Scenario // embedded, by name
 	startScenario *scenario.Scenario            // the configured one, which reset returns to
 
+	ready    chan struct{} // closed once the catalog is loaded
 	current  atomic.Pointer[state]
 	waiting  atomic.Int64 // requests blocked in waitForJob; tests use it to know a wait began
 	closing  chan struct{}
@@ -108,10 +110,6 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.Start.IsZero() {
 		cfg.Start = ManualStart
 	}
-	cat, err := loadCatalog(cfg.CatalogFile)
-	if err != nil {
-		return nil, err
-	}
 	known, err := loadScenarios()
 	if err != nil {
 		return nil, err
@@ -120,7 +118,8 @@ func NewServer(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, catalog: cat, log: cfg.Logger, fixtures: fixtures.FS, files: newFileCache(fileCacheBytes), closing: make(chan struct{}), scenarios: known, startScenario: start}
+	s := &Server{cfg: cfg, log: cfg.Logger, fixtures: fixtures.FS, files: newFileCache(fileCacheBytes),
+		closing: make(chan struct{}), ready: make(chan struct{}), scenarios: known, startScenario: start}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -129,13 +128,49 @@ func NewServer(cfg Config) (*Server, error) {
 	} else {
 		s.ids = ids.NewRandom()
 	}
-	s.current.Store(s.newState())
-	s.handler = s.routes()
+	if cfg.CatalogFile == "" {
+		// The embedded catalog is checked by the emulator's own tests, so it cannot fail here;
+		// loading it in the background lets the emulator listen within milliseconds. Requests
+		// that arrive first wait for it.
+		go s.finishLoading(embeddedCatalog())
+		return s, nil
+	}
+	cat, err := loadCatalog(cfg.CatalogFile)
+	if err != nil {
+		return nil, err
+	}
+	s.finishLoading(cat, nil)
 	return s, nil
 }
 
-// ServeHTTP answers one request.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+// finishLoading builds what depends on the catalog and opens the server to requests.
+func (s *Server) finishLoading(cat *catalog.Catalog, err error) {
+	defer close(s.ready)
+	if err != nil {
+		s.log.Error("cannot load the embedded catalog", "error", err)
+		s.handler = s.frame(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s.writeError(w, r, errors.New("the embedded catalog failed to load"))
+		}))
+		s.current.Store(&state{clock: clock.NewManual(s.cfg.Start), gone: make(chan struct{})})
+		return
+	}
+	s.catalog = cat
+	s.current.Store(s.newState())
+	s.handler = s.routes()
+}
+
+// Ready is closed once the catalog is loaded and the server answers requests.
+func (s *Server) Ready() <-chan struct{} { return s.ready }
+
+// ServeHTTP answers one request, once the catalog is loaded.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	select {
+	case <-s.ready:
+	case <-r.Context().Done():
+		return
+	}
+	s.handler.ServeHTTP(w, r)
+}
 
 // state returns the current state; a request loads it once and keeps it.
 func (s *Server) state() *state { return s.current.Load() }
@@ -149,10 +184,15 @@ func (s *Server) reset() {
 
 // Close stops the server's background work. Requests still in flight may finish.
 func (s *Server) Close() error {
+	<-s.ready
 	s.Shutdown()
 	s.state().retire()
 	return nil
 }
+
+// embeddedCatalog is the embedded default catalog, loaded once per process: a catalog is
+// immutable, so every emulator in a test binary can share it instead of parsing it again.
+var embeddedCatalog = sync.OnceValues(func() (*catalog.Catalog, error) { return loadCatalog("") })
 
 // loadCatalog reads a catalog file, or the embedded default when path is empty. The error lists
 // every problem as FILE:LINE: message.

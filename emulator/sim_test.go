@@ -24,6 +24,7 @@ func simServer(t testing.TB, cfg Config) *Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
+	<-s.Ready()
 	return s
 }
 
@@ -544,6 +545,7 @@ func TestRealClockAdvanceAddsAnOffset(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	<-s.Ready()
 	before := time.Now()
 	got := decode[map[string]string](t, control(t, s, "POST", "/_emulator/clock", map[string]any{"advance": "2h"}))
 	now, _ := time.Parse(time.RFC3339Nano, got["now"])

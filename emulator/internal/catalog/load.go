@@ -7,8 +7,11 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"gopkg.in/yaml.v3"
 )
@@ -140,10 +143,7 @@ func load(r *Reporter, doc *yaml.Node) *Catalog {
 	if len(shape.Models) == 0 {
 		r.Node(doc.Content[0], "the catalog defines no models")
 	}
-	sc := newSchemaCompiler()
-	for i := range shape.Models {
-		c.loadModel(r, sc, &shape.Models[i])
-	}
+	c.loadModels(r, shape.Models)
 	if len(shape.Accounts) == 0 && len(shape.Keys) == 0 {
 		c.Accounts, c.Keys = DefaultAccounts(), DefaultKeys()
 	} else {
@@ -179,21 +179,57 @@ func (c *Catalog) loadProduct(r *Reporter, n *yaml.Node) {
 	}
 }
 
-func (c *Catalog) loadModel(r *Reporter, sc *schemaCompiler, n *yaml.Node) {
+// loadModels builds the models in parallel, since compiling schemas is most of a catalog's load
+// time, then registers them in file order.
+func (c *Catalog) loadModels(r *Reporter, nodes []yaml.Node) {
+	type result struct {
+		model    *Model
+		problems Problems
+	}
+	results := make([]result, len(nodes))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(nodes)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(nodes); i = int(next.Add(1) - 1) {
+				mr := &Reporter{File: r.File}
+				m := c.buildModel(mr, &nodes[i])
+				results[i] = result{m, mr.Problems}
+			}
+		}()
+	}
+	wg.Wait()
+	for i, res := range results {
+		r.Problems = append(r.Problems, res.problems...)
+		m := res.model
+		if m == nil {
+			continue
+		}
+		if c.modelByID[m.ID] != nil {
+			r.At(nodes[i].Line, "duplicate model id %q", m.ID)
+			continue
+		}
+		c.modelByID[m.ID] = m
+		c.Models = append(c.Models, m)
+	}
+}
+
+// buildModel decodes and checks one model; it returns nil when the model has problems. It reads
+// only the products, so models can be built concurrently.
+func (c *Catalog) buildModel(r *Reporter, n *yaml.Node) *Model {
 	var s modelShape
 	if !DecodeStrict(r, n, &s) {
-		return
+		return nil
 	}
-	before := len(r.Problems)
 	line := n.Line
 	switch {
 	case s.ID == "":
 		r.At(line, "model has no id")
-		return
+		return nil
 	case !modelIDPattern.MatchString(s.ID) || strings.Contains("/"+s.ID+"/", "/../") || strings.Contains("/"+s.ID+"/", "/./"):
 		r.At(line, "model id %q may hold only letters, digits, '.', '_', '-' and single '/' between segments", s.ID)
-	case c.modelByID[s.ID] != nil:
-		r.At(line, "duplicate model id %q", s.ID)
 	}
 	for _, f := range []struct{ name, value string }{
 		{"name", s.Name}, {"description", s.Description}, {"category", s.Category}, {"mode", s.Mode}, {"status", s.Status},
@@ -225,20 +261,19 @@ func (c *Catalog) loadModel(r *Reporter, sc *schemaCompiler, n *yaml.Node) {
 	}
 	if s.InputSchema.Kind == 0 {
 		r.At(line, "model %q has no input_schema", s.ID)
-		return
+		return nil
 	}
-	if !sc.compile(r, m, &s.InputSchema) {
-		return
+	if !compileSchema(r, m, &s.InputSchema) {
+		return nil
 	}
 	checkPricing(r, m, n)
 	m.Timing = checkTiming(r, m, s.Timing, n)
 	checkOutput(r, m, n)
-	if len(r.Problems) > before {
-		return
+	if len(r.Problems) > 0 {
+		return nil
 	}
 	m.searchText = [3]string{strings.ToLower(m.ID), strings.ToLower(m.Name), strings.ToLower(m.Description)}
-	c.modelByID[m.ID] = m
-	c.Models = append(c.Models, m)
+	return m
 }
 
 func (c *Catalog) loadAccounts(r *Reporter, accounts, keys []yaml.Node) {

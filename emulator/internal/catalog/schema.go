@@ -22,13 +22,6 @@ const (
 // errNoRemoteRefs is what every attempt of a schema to load a URL or file gets.
 var errNoRemoteRefs = errors.New("schemas may not load files or URLs; only local references (#/...) are allowed")
 
-// schemaCompiler turns model input schemas written in YAML into compiled validators.
-type schemaCompiler struct {
-	n int
-}
-
-func newSchemaCompiler() *schemaCompiler { return &schemaCompiler{} }
-
 // NewCompiler returns a JSON Schema compiler set up the one way the emulator uses: draft
 // 2020-12, formats asserted, and no loading of anything outside the schema itself.
 func NewCompiler() *jsonschema.Compiler {
@@ -39,7 +32,13 @@ func NewCompiler() *jsonschema.Compiler {
 	return c
 }
 
-func (sc *schemaCompiler) compile(r *Reporter, m *Model, n *yaml.Node) bool {
+// schemaURL names every input schema while it compiles; each has a compiler of its own, and a
+// name that cannot resolve keeps references from reaching anything real.
+const schemaURL = "https://mediagen-emulator.invalid/schemas/input.json"
+
+// compileSchema turns a model's input schema written in YAML into a compiled validator, and
+// checks its examples against it.
+func compileSchema(r *Reporter, m *Model, n *yaml.Node) bool {
 	doc := yamlToJSON(r, n)
 	if doc == nil {
 		return false
@@ -62,8 +61,7 @@ func (sc *schemaCompiler) compile(r *Reporter, m *Model, n *yaml.Node) bool {
 	if !checkRefs(r, m, doc, root, "") {
 		return false
 	}
-	sc.n++
-	url := fmt.Sprintf("https://mediagen-emulator.invalid/schemas/%d.json", sc.n)
+	url := schemaURL
 	c := NewCompiler()
 	if err := c.AddResource(url, bytes.NewReader(doc.Raw)); err != nil {
 		r.Node(n, "model %q: input_schema: %s", m.ID, schemaMessage(err))

@@ -176,9 +176,9 @@ func TestQuotesForgotten(t *testing.T) {
 		to     time.Time
 		q1, q2 bool
 	}{
-		{t0.Add(ttl), true, true},                                  // q1 expires, still known
+		{t0.Add(ttl), true, true},                                   // q1 expires, still known
 		{t0.Add(ttl + quotes.Forget - time.Nanosecond), true, true}, // a moment before q1 is forgotten
-		{t0.Add(ttl + quotes.Forget), false, true},                 // q1 forgotten
+		{t0.Add(ttl + quotes.Forget), false, true},                  // q1 forgotten
 		{t0.Add(time.Minute + ttl + quotes.Forget - time.Nanosecond), false, true},
 		{t0.Add(time.Minute + ttl + quotes.Forget), false, false},
 	} {
