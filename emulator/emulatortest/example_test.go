@@ -1,0 +1,179 @@
+package emulatortest_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/emulatortest"
+)
+
+// Start an emulator and list its models with a plain HTTP client. Outside a test, a Standalone
+// stands in for the *testing.T that Start usually gets.
+func Example() {
+	var tb emulatortest.Standalone
+	defer tb.Close() // shuts the emulator down
+	emu := emulatortest.Start(&tb)
+
+	req, _ := http.NewRequest(http.MethodGet, emu.URL+"/v1/models?category=text-to-image&limit=3", nil)
+	req.Header.Set("Authorization", "Bearer "+emu.Keys.All)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		panic(err)
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Data []struct {
+			ID         string `json:"id"`
+			OutputType string `json:"output_type"`
+		} `json:"data"`
+		HasMore bool `json:"has_more"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		panic(err)
+	}
+	fmt.Println(resp.StatusCode)
+	for _, m := range list.Data {
+		fmt.Println(m.ID, m.OutputType)
+	}
+	fmt.Println("more:", list.HasMore)
+	// Output:
+	// 200
+	// fal-ai/flux/dev image
+	// fal-ai/flux/schnell image
+	// fal-ai/flux-pro/v1.1 image
+	// more: true
+}
+
+// Force a generation to fail with the X-Emulator-Outcome header (or, when a test controls only
+// the input, with the token [emulator:fail] inside any string of it). The job fails when its
+// run would have ended, and its credits are refunded.
+func Example_forcedFailure() {
+	var tb emulatortest.Standalone
+	defer tb.Close()
+	emu := emulatortest.Start(&tb, emulatortest.WithSeed(42))
+
+	input := map[string]any{"prompt": "a red fox in the snow"}
+	_, quote := send(emu, http.MethodPost, "/v1/quotes", map[string]any{"model": "fal-ai/flux/dev", "input": input})
+	status, job := send(emu, http.MethodPost, "/v1/generate",
+		map[string]any{"model": "fal-ai/flux/dev", "input": input, "quote_id": quote["quote_id"]},
+		"Idempotency-Key", "order-1", "X-Emulator-Outcome", "fail")
+	fmt.Println(status, job["status"], job["credit_status"])
+
+	emu.Advance(5 * time.Second)
+	_, job = send(emu, http.MethodGet, "/v1/jobs/"+job["id"].(string), nil)
+	fmt.Println(job["status"], job["error"].(map[string]any)["code"], job["credit_status"])
+	// Output:
+	// 202 queued held
+	// failed generation_failed refunded
+}
+
+// On the manual clock a job moves only when the test moves time: FLUX.1 [dev] queues for
+// 150 ms and runs for 800 ms in the default catalog.
+func ExampleEmulator_Advance() {
+	var tb emulatortest.Standalone
+	defer tb.Close()
+	emu := emulatortest.Start(&tb)
+
+	input := map[string]any{"prompt": "a lighthouse at night", "output_format": "png"}
+	_, quote := send(emu, http.MethodPost, "/v1/quotes", map[string]any{"model": "fal-ai/flux/dev", "input": input})
+	_, job := send(emu, http.MethodPost, "/v1/generate",
+		map[string]any{"model": "fal-ai/flux/dev", "input": input, "quote_id": quote["quote_id"]},
+		"Idempotency-Key", "order-2")
+	path := "/v1/jobs/" + job["id"].(string)
+	fmt.Println(emu.Now().Format(time.RFC3339), job["status"])
+
+	emu.Advance(500 * time.Millisecond)
+	_, job = send(emu, http.MethodGet, path, nil)
+	fmt.Println(emu.Now().Format(time.RFC3339Nano), job["status"])
+
+	emu.Advance(500 * time.Millisecond)
+	_, job = send(emu, http.MethodGet, path, nil)
+	output := job["outputs"].([]any)[0].(map[string]any)
+	fmt.Println(emu.Now().Format(time.RFC3339), job["status"], output["content_type"])
+	// Output:
+	// 2026-01-01T00:00:00Z queued
+	// 2026-01-01T00:00:00.5Z running
+	// 2026-01-01T00:00:01Z succeeded image/png
+}
+
+// Switch the scenario at run time: under "outage" generation answers 503 with Retry-After,
+// while quotes still work.
+func ExampleEmulator_SetScenario() {
+	var tb emulatortest.Standalone
+	defer tb.Close()
+	emu := emulatortest.Start(&tb)
+	emu.SetScenario("outage")
+
+	input := map[string]any{"prompt": "a red fox"}
+	status, quote := send(emu, http.MethodPost, "/v1/quotes", map[string]any{"model": "fal-ai/flux/dev", "input": input})
+	fmt.Println("quote:", status)
+	status, problem := send(emu, http.MethodPost, "/v1/generate",
+		map[string]any{"model": "fal-ai/flux/dev", "input": input, "quote_id": quote["quote_id"]},
+		"Idempotency-Key", "order-3")
+	fmt.Println("generate:", status, problem["code"])
+
+	emu.SetScenario("default")
+	status, _ = send(emu, http.MethodPost, "/v1/generate",
+		map[string]any{"model": "fal-ai/flux/dev", "input": input, "quote_id": quote["quote_id"]},
+		"Idempotency-Key", "order-3")
+	fmt.Println("generate:", status)
+	// Output:
+	// quote: 200
+	// generate: 503 service_unavailable
+	// generate: 202
+}
+
+// Make the next request fail once, then check what the client sent.
+func ExampleEmulator_AddFault() {
+	var tb emulatortest.Standalone
+	defer tb.Close()
+	emu := emulatortest.Start(&tb)
+	emu.AddFault(emulatortest.Fault{
+		Match:  emulatortest.FaultMatch{Method: "GET", Path: "/v1/models"},
+		Status: 500, Code: "internal_error", Count: 1,
+	})
+
+	for range 2 {
+		status, _ := send(emu, http.MethodGet, "/v1/models", nil)
+		fmt.Println(status)
+	}
+	for _, r := range emu.Requests(emulatortest.RequestFilter{Path: "/v1/models"}) {
+		fmt.Println(r.Method, r.Path, r.Status, r.Fault != "")
+	}
+	// Output:
+	// 500
+	// 200
+	// GET /v1/models 500 true
+	// GET /v1/models 200 false
+}
+
+// send makes one API call with the default catalog's key mg_test_all and decodes the JSON answer;
+// headers come in name, value pairs.
+func send(emu *emulatortest.Emulator, method, path string, body any, headers ...string) (int, map[string]any) {
+	var raw []byte
+	if body != nil {
+		raw, _ = json.Marshal(body)
+	}
+	req, err := http.NewRequest(method, emu.URL+path, bytes.NewReader(raw))
+	if err != nil {
+		panic(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+emu.Keys.All)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		panic(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
