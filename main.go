@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -81,7 +82,7 @@ Flags:
 `
 
 // flagSet declares the flags, each defaulting to its MEDIAGEN_* variable when that is set.
-func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.FlagSet, *options, *[]error) {
+func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.FlagSet, *options, map[string]error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -89,7 +90,7 @@ func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.F
 		fs.PrintDefaults()
 	}
 	o := &options{}
-	var envErrs []error
+	envErrs := map[string]error{} // by flag; reported only when the flag itself is not given
 	env := func(flagName, def string) string {
 		if v := getenv("MEDIAGEN_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))); v != "" {
 			return v
@@ -101,7 +102,7 @@ func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.F
 		if v := env(flagName, ""); v != "" {
 			d, err := time.ParseDuration(v)
 			if err != nil || d <= 0 {
-				envErrs = append(envErrs, fmt.Errorf("MEDIAGEN_%s=%q: want a positive duration such as 90s", strings.ToUpper(strings.ReplaceAll(flagName, "-", "_")), v))
+				envErrs[flagName] = fmt.Errorf("MEDIAGEN_%s=%q: want a positive duration such as 90s", strings.ToUpper(strings.ReplaceAll(flagName, "-", "_")), v)
 			} else {
 				*p = d
 			}
@@ -119,7 +120,7 @@ func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.F
 	dur(&o.retention, "job-retention", 24*time.Hour, "how long finished jobs are kept (at least --output-ttl)")
 	fs.StringVar(&o.adminToken, "admin-token", env("admin-token", ""), "token the control API requires as X-Emulator-Admin-Token")
 	fs.StringVar(&o.logFormat, "log-format", env("log-format", "text"), "text or json (logs go to standard error)")
-	return fs, o, &envErrs
+	return fs, o, envErrs
 }
 
 // run is the whole program: it returns when ctx is canceled (after a graceful shutdown) or on
@@ -148,8 +149,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if fs.NArg() > 0 {
 		return usageError("mediagen-emulator: unexpected argument %q (commands: validate, healthcheck, version)", fs.Arg(0))
 	}
-	if len(*envErrs) > 0 {
-		return usageError("mediagen-emulator: %v", errors.Join(*envErrs...))
+	fs.Visit(func(f *flag.Flag) { delete(envErrs, f.Name) })
+	if len(envErrs) > 0 {
+		names := make([]string, 0, len(envErrs))
+		for name := range envErrs {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		errs := make([]error, len(names))
+		for i, name := range names {
+			errs[i] = envErrs[name]
+		}
+		return usageError("mediagen-emulator: %v", errors.Join(errs...))
 	}
 	cfg, logger, err := configure(o, stderr)
 	if err != nil {
