@@ -110,7 +110,7 @@ type Property struct {
 	Enum    []any
 }
 
-// Pricing turns an input into credits; see docs/catalog.md.
+// Pricing turns an input into credits; see the README, Pricing.
 type Pricing struct {
 	Base        float64      `yaml:"base"`
 	PerUnit     []UnitPrice  `yaml:"per_unit"`

@@ -12,7 +12,7 @@ import (
 )
 
 // pricingCatalog holds one hand-made model per pricing rule, so each case below exercises the
-// formula of docs/catalog.md in isolation:
+// formula of the README in isolation:
 //
 //	credits = ceil(max(minimum, (base + Σ per_unit + Σ tables) × Π multipliers × Π multiply_by))
 const pricingCatalog = `
