@@ -25,7 +25,7 @@ func (d *Dist) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode {
 		v, err := time.ParseDuration(n.Value)
 		if err != nil || v < 0 {
-			return fmt.Errorf("line %d: %q is not a duration such as 500ms or 2m", n.Line, n.Value)
+			return typeError(n, "%q is not a duration such as 500ms or 2m", n.Value)
 		}
 		*d = Dist{Kind: "fixed", Min: v, Max: v, line: n.Line}
 		return nil
@@ -46,7 +46,7 @@ func (d *Dist) UnmarshalYAML(n *yaml.Node) error {
 		}
 	}
 	if set != 1 {
-		return fmt.Errorf("line %d: give exactly one of fixed, uniform, lognormal or scale", n.Line)
+		return typeError(n, "give exactly one of fixed, uniform, lognormal or scale")
 	}
 	switch {
 	case shape.Fixed != nil:
@@ -56,17 +56,17 @@ func (d *Dist) UnmarshalYAML(n *yaml.Node) error {
 	case shape.LogNormal != nil:
 		*d = Dist{Kind: "lognormal", Min: shape.LogNormal.Min, Max: shape.LogNormal.Max}
 		if d.Min <= 0 {
-			return fmt.Errorf("line %d: lognormal needs min > 0", n.Line)
+			return typeError(n, "lognormal needs min > 0")
 		}
 	default:
 		*d = Dist{Kind: "scale", Factor: *shape.Scale}
 		if d.Factor < 0 {
-			return fmt.Errorf("line %d: scale must be >= 0", n.Line)
+			return typeError(n, "scale must be >= 0")
 		}
 	}
 	d.line = n.Line
 	if d.Min < 0 || d.Max < d.Min {
-		return fmt.Errorf("line %d: need 0 <= min <= max", n.Line)
+		return typeError(n, "need 0 <= min <= max")
 	}
 	return nil
 }
@@ -74,6 +74,12 @@ func (d *Dist) UnmarshalYAML(n *yaml.Node) error {
 type bounds struct {
 	Min time.Duration `yaml:"min"`
 	Max time.Duration `yaml:"max"`
+}
+
+// typeError reports a problem the way yaml.v3 reports its own type errors, so the decoder goes
+// on and every such problem in a file is reported at once.
+func typeError(n *yaml.Node, format string, args ...any) error {
+	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: ", n.Line) + fmt.Sprintf(format, args...)}}
 }
 
 // Draw picks a duration with u uniform in [0, 1); base is the catalog's own timing, which a
@@ -127,20 +133,20 @@ func (f *Fraction) UnmarshalYAML(n *yaml.Node) error {
 	case yaml.ScalarNode:
 		var v float64
 		if err := n.Decode(&v); err != nil {
-			return fmt.Errorf("line %d: want a number from 0 to 1", n.Line)
+			return typeError(n, "want a number from 0 to 1")
 		}
 		f.Min, f.Max = v, v
 	case yaml.SequenceNode:
 		var v []float64
 		if err := n.Decode(&v); err != nil || len(v) != 2 {
-			return fmt.Errorf("line %d: want [min, max] between 0 and 1", n.Line)
+			return typeError(n, "want [min, max] between 0 and 1")
 		}
 		f.Min, f.Max = v[0], v[1]
 	default:
-		return fmt.Errorf("line %d: want a number or [min, max]", n.Line)
+		return typeError(n, "want a number or [min, max]")
 	}
 	if f.Min < 0 || f.Max > 1 || f.Min > f.Max {
-		return fmt.Errorf("line %d: want 0 <= min <= max <= 1", n.Line)
+		return typeError(n, "want 0 <= min <= max <= 1")
 	}
 	return nil
 }

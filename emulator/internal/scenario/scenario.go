@@ -200,7 +200,7 @@ func Parse(name string, data []byte) (*Scenario, error) {
 }
 
 func check(r *catalog.Reporter, root *yaml.Node, s *Scenario) {
-	checkRule(r, lineOf(root, "defaults"), "defaults", &s.Defaults)
+	checkRule(r, nodeOf(root, "defaults"), "defaults", &s.Defaults)
 	overrides := nodeOf(root, "overrides")
 	for i := range s.Overrides {
 		line := itemLine(overrides, i)
@@ -211,7 +211,7 @@ func check(r *catalog.Reporter, root *yaml.Node, s *Scenario) {
 		if o.Match.OutputType != "" && o.Match.OutputType != catalog.OutputImage && o.Match.OutputType != catalog.OutputVideo && o.Match.OutputType != catalog.OutputAudio {
 			r.At(line, "overrides[%d]: output_type %q must be image, video or audio", i, o.Match.OutputType)
 		}
-		checkRule(r, line, fmt.Sprintf("overrides[%d]", i), &o.Rule)
+		checkRule(r, overrides.Content[i], fmt.Sprintf("overrides[%d]", i), &o.Rule)
 	}
 	limits := nodeOf(root, "rate_limits")
 	for i := range s.RateLimits {
@@ -239,10 +239,22 @@ func check(r *catalog.Reporter, root *yaml.Node, s *Scenario) {
 	}
 }
 
-func checkRule(r *catalog.Reporter, line int, where string, rule *Rule) {
+// checkRule checks one rule; n is its mapping node (nil when absent), so each problem is
+// reported at the line of the field it is about.
+func checkRule(r *catalog.Reporter, n *yaml.Node, where string, rule *Rule) {
+	at := func(field string) int {
+		if n == nil {
+			return 0
+		}
+		if v := nodeOf(n, field); v != nil {
+			return v.Line
+		}
+		return n.Line
+	}
+	line := at("")
 	rate := func(name string, v *float64) {
 		if v != nil && (*v < 0 || *v > 1) {
-			r.At(line, "%s: %s must be between 0 and 1", where, name)
+			r.At(at(name), "%s: %s must be between 0 and 1", where, name)
 		}
 	}
 	rate("failure_rate", rule.FailureRate)
@@ -259,18 +271,21 @@ func checkRule(r *catalog.Reporter, line int, where string, rule *Rule) {
 	}
 	for _, code := range sortedKeys(rule.FailureCodes) {
 		if _, ok := knownFailureCodes[code]; !ok {
-			r.At(line, "%s: unknown failure code %q (known: %s)", where, code, strings.Join(sortedKeys(knownFailureCodes), ", "))
+			r.At(at("failure_codes"), "%s: unknown failure code %q (known: %s)", where, code, strings.Join(sortedKeys(knownFailureCodes), ", "))
 		}
 		if rule.FailureCodes[code] < 0 {
-			r.At(line, "%s: failure code weights must be >= 0", where)
+			r.At(at("failure_codes"), "%s: failure code weights must be >= 0", where)
 		}
 	}
 	if rule.FailureStage != nil && *rule.FailureStage != "running" && *rule.FailureStage != "queued" {
-		r.At(line, "%s: failure_stage %q must be queued or running", where, *rule.FailureStage)
+		r.At(at("failure_stage"), "%s: failure_stage %q must be queued or running", where, *rule.FailureStage)
 	}
-	for name, d := range map[string]*time.Duration{"queue_timeout": rule.QueueTimeout, "quote_ttl": rule.QuoteTTL, "output_ttl": rule.OutputTTL} {
-		if d != nil && *d <= 0 {
-			r.At(line, "%s: %s must be a positive duration", where, name)
+	for _, d := range []struct {
+		name  string
+		value *time.Duration
+	}{{"queue_timeout", rule.QueueTimeout}, {"quote_ttl", rule.QuoteTTL}, {"output_ttl", rule.OutputTTL}} {
+		if d.value != nil && *d.value <= 0 {
+			r.At(at(d.name), "%s: %s must be a positive duration", where, d.name)
 		}
 	}
 }
@@ -312,19 +327,15 @@ func CheckFault(f *Fault) error {
 }
 
 func nodeOf(root *yaml.Node, key string) *yaml.Node {
+	if root == nil || key == "" {
+		return nil
+	}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		if root.Content[i].Value == key {
 			return root.Content[i+1]
 		}
 	}
 	return nil
-}
-
-func lineOf(root *yaml.Node, key string) int {
-	if n := nodeOf(root, key); n != nil {
-		return n.Line
-	}
-	return root.Line
 }
 
 func itemLine(seq *yaml.Node, i int) int {

@@ -1,0 +1,82 @@
+package faults
+
+import (
+	"testing"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
+)
+
+func prob(p float64) *float64 { return &p }
+
+func TestCountsAreSpentAndTheFirstMatchWins(t *testing.T) {
+	t.Parallel()
+	s := New(true, 1)
+	s.Add("api", scenario.Fault{Match: scenario.RequestMatch{Path: "/v1/models"}, Status: 502, Count: 2, Action: scenario.ActionError})
+	s.Add("scenario", scenario.Fault{Match: scenario.RequestMatch{Path: "/v1/*"}, Status: 503, Action: scenario.ActionError})
+	for i, want := range []int{502, 502, 503, 503} {
+		f, _, ok := s.Pick("GET", "/v1/models", nil)
+		if !ok || f.Status != want {
+			t.Errorf("request %d: %v %v, want %d", i, f.Status, ok, want)
+		}
+	}
+	if _, _, ok := s.Pick("GET", "/files/x", nil); ok {
+		t.Error("a fault fired outside its path")
+	}
+	rules := s.List()
+	if rules[0].Remaining != 0 || rules[0].Fired != 2 || rules[1].Remaining != -1 || rules[1].Fired != 2 {
+		t.Errorf("rules = %+v", rules)
+	}
+	s.RemoveSource("scenario")
+	if len(s.List()) != 1 || !s.Remove(rules[0].ID) || len(s.List()) != 0 {
+		t.Errorf("removal left %+v", s.List())
+	}
+}
+
+func TestSeededProbabilityRepeats(t *testing.T) {
+	t.Parallel()
+	fire := func(seed int64) []bool {
+		s := New(true, seed)
+		s.Add("api", scenario.Fault{Match: scenario.RequestMatch{Path: "/v1/*"}, Status: 503, Probability: prob(0.3), Action: scenario.ActionError})
+		out := make([]bool, 200)
+		for i := range out {
+			_, _, out[i] = s.Pick("GET", "/v1/models", nil)
+		}
+		return out
+	}
+	a, b, c := fire(5), fire(5), fire(6)
+	fired, differs := 0, false
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("seed 5 differs at %d", i)
+		}
+		if a[i] {
+			fired++
+		}
+		if a[i] != c[i] {
+			differs = true
+		}
+	}
+	if fired < 35 || fired > 85 || !differs {
+		t.Errorf("fired %d of 200 at p=0.3; differs from seed 6: %v", fired, differs)
+	}
+}
+
+func TestModelMatching(t *testing.T) {
+	t.Parallel()
+	s := New(false, 0)
+	s.Add("api", scenario.Fault{Match: scenario.RequestMatch{Model: "fal-ai/kling*", OutputType: "video"}, Status: 500, Action: scenario.ActionError})
+	if !s.NeedsModel() {
+		t.Error("NeedsModel = false")
+	}
+	kling := &catalog.Model{ID: "fal-ai/kling-video/v2", OutputType: "video"}
+	flux := &catalog.Model{ID: "fal-ai/flux/dev", OutputType: "image"}
+	if _, _, ok := s.Pick("POST", "/v1/quotes", kling); !ok {
+		t.Error("kling did not match")
+	}
+	for _, m := range []*catalog.Model{flux, nil} {
+		if _, _, ok := s.Pick("POST", "/v1/quotes", m); ok {
+			t.Errorf("%v matched", m)
+		}
+	}
+}

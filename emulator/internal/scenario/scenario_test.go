@@ -1,0 +1,199 @@
+package scenario
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
+)
+
+func TestParseReportsEveryProblemWithItsLine(t *testing.T) {
+	t.Parallel()
+	src := `name: broken
+defaults:
+  failure_rate: 1.5
+  failure_codes: {exploded: 1}
+  failure_stage: later
+  queue: {uniform: {min: 5s, max: 1s}}
+overrides:
+  - match: {}
+    run: 2s
+  - match: {output_type: hologram}
+rate_limits:
+  - match: {path: /v1/generate}
+    limit: 0
+    per: 1m
+faults:
+  - match: {path: /v1/*}
+    status: 200
+  - match: {path: /v1/*}
+    action: explode
+  - match: {path: /v1/*}
+bogus: true
+`
+	_, err := Parse("broken.yaml", []byte(src))
+	if err == nil {
+		t.Fatal("a broken scenario loaded")
+	}
+	got := err.Error()
+	for _, want := range []string{
+		"broken.yaml:21: unknown field \"bogus\"",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("problems lack %q:\n%s", want, got)
+		}
+	}
+	// Without the unknown field, the semantic problems are all reported, each at its line.
+	_, err = Parse("broken.yaml", []byte(strings.Replace(src, "bogus: true\n", "", 1)))
+	got = err.Error()
+	for _, want := range []string{
+		"broken.yaml:6: need 0 <= min <= max",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("problems lack %q:\n%s", want, got)
+		}
+	}
+	_, err = Parse("broken.yaml", []byte(strings.Replace(strings.Replace(src, "bogus: true\n", "", 1), "  queue: {uniform: {min: 5s, max: 1s}}\n", "", 1)))
+	got = err.Error()
+	for _, want := range []string{
+		"broken.yaml:3: defaults: failure_rate must be between 0 and 1",
+		`broken.yaml:4: defaults: unknown failure code "exploded"`,
+		`broken.yaml:5: defaults: failure_stage "later" must be queued or running`,
+		"broken.yaml:7: overrides[0]: match names no model",
+		`broken.yaml:9: overrides[1]: output_type "hologram" must be image, video or audio`,
+		"broken.yaml:11: rate_limits[0]: limit must be at least 1",
+		"broken.yaml:15: faults[0]: status 200 must be an error status",
+		`broken.yaml:17: faults[1]: action "explode" must be`,
+		"broken.yaml:19: faults[2]: give a status, an action",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("problems lack %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestDistributionsStayInTheirBounds(t *testing.T) {
+	t.Parallel()
+	uniform := Dist{Kind: "uniform", Min: time.Second, Max: 5 * time.Second}
+	logn := Dist{Kind: "lognormal", Min: 20 * time.Second, Max: 4 * time.Minute}
+	scale := Dist{Kind: "scale", Factor: 3}
+	var sum float64
+	const n = 2000
+	for i := range n {
+		u := (float64(i) + 0.5) / n
+		if d := uniform.Draw(u, 0); d < time.Second || d > 5*time.Second {
+			t.Fatalf("uniform(%v) = %v", u, d)
+		}
+		d := logn.Draw(u, 0)
+		if d < 20*time.Second || d > 4*time.Minute {
+			t.Fatalf("lognormal(%v) = %v", u, d)
+		}
+		sum += math.Log(float64(d))
+	}
+	// The log-normal's middle is the geometric mean of its bounds.
+	middle := time.Duration(math.Exp(sum / n))
+	geo := time.Duration(math.Sqrt(float64(20*time.Second) * float64(4*time.Minute)))
+	if middle < geo*9/10 || middle > geo*11/10 {
+		t.Errorf("lognormal middle %v, want about %v", middle, geo)
+	}
+	if d := scale.Draw(0.3, 2*time.Second); d != 6*time.Second {
+		t.Errorf("scale 3 of 2s = %v", d)
+	}
+	if q := normalQuantile(0.975); math.Abs(q-1.959964) > 1e-5 {
+		t.Errorf("normalQuantile(0.975) = %v", q)
+	}
+}
+
+func TestPlanOutcomes(t *testing.T) {
+	t.Parallel()
+	sc, err := Parse("s.yaml", []byte(`
+defaults:
+  failure_rate: 0.5
+  expire_rate: 0.25
+  failure_codes: {provider_timeout: 1}
+  failure_at: 0.5
+overrides:
+  - match: {output_type: video}
+    run: {scale: 10}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	video := &catalog.Model{ID: "v", OutputType: catalog.OutputVideo}
+	image := &catalog.Model{ID: "i", OutputType: catalog.OutputImage}
+	draw := func(values map[string]float64) Draw { return func(label string) float64 { return values[label] } }
+	base := PlanInput{Queue: time.Second, Run: 2 * time.Second, Timeout: time.Minute, MaxWait: 3 * time.Minute}
+
+	cases := []struct {
+		name   string
+		model  *catalog.Model
+		forced string
+		u      float64
+		status jobs.Status
+		code   string
+		run    time.Duration
+	}{
+		{"expire draw", image, "", 0.1, jobs.Expired, "queue_timeout", 2 * time.Second},
+		{"fail draw", image, "", 0.5, jobs.Failed, "provider_timeout", 2 * time.Second},
+		{"succeed draw", image, "", 0.9, jobs.Succeeded, "", 2 * time.Second},
+		{"override scales run", video, "", 0.9, jobs.Succeeded, "", 20 * time.Second},
+		{"forced succeed beats the draw", image, OutcomeSucceed, 0.1, jobs.Succeeded, "", 2 * time.Second},
+		{"forced fail is generation_failed", image, OutcomeFail, 0.9, jobs.Failed, "generation_failed", 2 * time.Second},
+		{"forced slow outlasts the wait", image, OutcomeSlow, 0.9, jobs.Succeeded, "", 4 * time.Minute},
+		{"forced content policy", image, OutcomeContentPolicy, 0.9, jobs.Failed, "content_policy_violation", 2 * time.Second},
+	}
+	for _, c := range cases {
+		in := base
+		in.Model, in.Forced = c.model, c.forced
+		in.Draw = draw(map[string]float64{"outcome": c.u})
+		p := sc.Effective(c.model).Plan(in)
+		if p.Ending.Status != c.status || p.Ending.Code != c.code || p.Run != c.run {
+			t.Errorf("%s: %+v run %v, want %s %q run %v", c.name, p.Ending, p.Run, c.status, c.code, c.run)
+		}
+	}
+}
+
+func TestGlob(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		pattern, s string
+		want       bool
+	}{
+		{"/v1/*", "/v1/models/a/b", true},
+		{"/v1/*", "/v2/models", false},
+		{"fal-ai/kling*", "fal-ai/kling-video/v2", true},
+		{"*/dev", "fal-ai/flux/dev", true},
+		{"a*b*c", "axxbyyc", true},
+		{"a*b*c", "axxcyyb", false},
+		{"/v1/models", "/v1/models", true},
+		{"/v1/models", "/v1/models/x", false},
+	} {
+		if got := Glob(c.pattern, c.s); got != c.want {
+			t.Errorf("Glob(%q, %q) = %v", c.pattern, c.s, got)
+		}
+	}
+}
+
+func TestEveryBadDistributionIsReported(t *testing.T) {
+	t.Parallel()
+	_, err := Parse("d.yaml", []byte(`defaults:
+  queue: soon
+  run: {uniform: {min: 5s, max: 1s}}
+  failure_at: [0.5, 0.1]
+`))
+	if err == nil {
+		t.Fatal("loaded")
+	}
+	for _, want := range []string{
+		`d.yaml:2: "soon" is not a duration such as 500ms or 2m`,
+		"d.yaml:3: need 0 <= min <= max",
+		"d.yaml:4: want 0 <= min <= max <= 1",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("problems lack %q:\n%v", want, err)
+		}
+	}
+}
