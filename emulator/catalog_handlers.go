@@ -120,6 +120,19 @@ func writeList(w http.ResponseWriter, items []json.RawMessage, total int, p page
 	writeRaw(w, http.StatusOK, b.Bytes())
 }
 
+// encodeEach encodes the items of a list page, each as view presents it.
+func encodeEach[T any](items []T, view func(T) any) ([]json.RawMessage, error) {
+	out := make([]json.RawMessage, len(items))
+	for i, it := range items {
+		b, err := json.Marshal(view(it))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = b
+	}
+	return out, nil
+}
+
 // modeEntry is one mode of a product in a grouped listing.
 type modeEntry struct {
 	Mode       string `json:"mode"`
@@ -196,13 +209,9 @@ func (s *Server) writeGrouped(w http.ResponseWriter, models []*catalog.Model, p 
 		e.Modes = append(e.Modes, modeEntry{Mode: m.Mode, Model: m.ID, Category: m.Category, OutputType: m.OutputType})
 	}
 	from, to := p.window(len(products))
-	items := make([]json.RawMessage, 0, to-from)
-	for _, e := range products[from:to] {
-		b, err := json.Marshal(e)
-		if err != nil {
-			return err
-		}
-		items = append(items, b)
+	items, err := encodeEach(products[from:to], func(e *productEntry) any { return e })
+	if err != nil {
+		return err
 	}
 	writeList(w, items, len(products), p)
 	return nil

@@ -216,14 +216,9 @@ func (s *Server) listRequests() handlerFunc {
 			f.Status = n
 		}
 		entries, total := st.journal.List(f, p.offset, p.limit)
-		items := make([]json.RawMessage, len(entries))
-		for i, e := range entries {
-			e.Time = e.Time.UTC()
-			b, err := json.Marshal(e)
-			if err != nil {
-				return err
-			}
-			items[i] = b
+		items, err := encodeEach(entries, func(e journal.Entry) any { return e })
+		if err != nil {
+			return err
 		}
 		writeList(w, items, total, p)
 		return nil
@@ -377,14 +372,8 @@ func (s *Server) forceJob(status jobs.Status) handlerFunc {
 			}
 		}
 		v, err := st.jobs.Force(id, status, jerr)
-		switch {
-		case errors.Is(err, jobs.ErrNotFound):
-			return problem.New(problem.JobNotFound, "no job %q", id)
-		case errors.Is(err, jobs.ErrTerminal):
-			return &problem.Error{Code: problem.JobNotCancelable, Detail: "job " + id + " already ended as " + string(v.Status),
-				Extra: map[string]any{"job_status": string(v.Status)}}
-		case err != nil:
-			return err
+		if err != nil {
+			return jobChangeError(id, v, err)
 		}
 		return s.writeJSON(w, http.StatusOK, s.jobBody(r, v))
 	}

@@ -92,17 +92,25 @@ func (s *Server) listJobs() handlerFunc {
 			f.Model = v
 		}
 		views, total := st.jobs.List(keyOf(r).Account, f, p.offset, p.limit)
-		items := make([]json.RawMessage, len(views))
-		for i, v := range views {
-			b, err := json.Marshal(s.jobBody(r, v))
-			if err != nil {
-				return err
-			}
-			items[i] = b
+		items, err := encodeEach(views, func(v jobs.View) any { return s.jobBody(r, v) })
+		if err != nil {
+			return err
 		}
 		writeList(w, items, total, p)
 		return nil
 	}
+}
+
+// jobChangeError classifies why a job could not be canceled or forced.
+func jobChangeError(id string, v jobs.View, err error) error {
+	switch {
+	case errors.Is(err, jobs.ErrNotFound):
+		return problem.New(problem.JobNotFound, "no job %q for this account", id)
+	case errors.Is(err, jobs.ErrTerminal):
+		return &problem.Error{Code: problem.JobNotCancelable, Detail: "job " + id + " already ended as " + string(v.Status),
+			Extra: map[string]any{"job_status": string(v.Status)}}
+	}
+	return err
 }
 
 func (s *Server) cancelJob() handlerFunc {
@@ -110,14 +118,8 @@ func (s *Server) cancelJob() handlerFunc {
 		st := s.state()
 		id := mux.Vars(r)["id"]
 		v, err := st.jobs.Cancel(keyOf(r).Account, id)
-		switch {
-		case errors.Is(err, jobs.ErrNotFound):
-			return problem.New(problem.JobNotFound, "no job %q for this account", id)
-		case errors.Is(err, jobs.ErrTerminal):
-			return &problem.Error{Code: problem.JobNotCancelable, Detail: "job " + id + " already ended as " + string(v.Status),
-				Extra: map[string]any{"job_status": string(v.Status)}}
-		case err != nil:
-			return err
+		if err != nil {
+			return jobChangeError(id, v, err)
 		}
 		return s.writeJSON(w, http.StatusOK, s.jobBody(r, v))
 	}
