@@ -34,6 +34,7 @@ type exitError struct {
 	msg  string
 }
 
+// Error is the message printed before exiting.
 func (e *exitError) Error() string { return e.msg }
 
 func usageError(format string, args ...any) error {

@@ -58,6 +58,7 @@ type recorder struct {
 	code   string // the problem code, when the answer was an error
 }
 
+// WriteHeader remembers the first status written.
 func (rec *recorder) WriteHeader(status int) {
 	if rec.status == 0 {
 		rec.status = status
@@ -65,6 +66,7 @@ func (rec *recorder) WriteHeader(status int) {
 	rec.ResponseWriter.WriteHeader(status)
 }
 
+// Write counts the bytes and notes an implicit 200.
 func (rec *recorder) Write(b []byte) (int, error) {
 	if rec.status == 0 {
 		rec.status = http.StatusOK

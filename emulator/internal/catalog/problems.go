@@ -17,6 +17,7 @@ type Problem struct {
 	Message string
 }
 
+// String formats the problem as FILE:LINE: message.
 func (p Problem) String() string {
 	if p.Line > 0 {
 		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Message)
@@ -27,6 +28,7 @@ func (p Problem) String() string {
 // Problems is every problem found in one or more files; loading reports all of them at once.
 type Problems []Problem
 
+// Error lists the problems one per line.
 func (ps Problems) Error() string {
 	lines := make([]string, len(ps))
 	for i, p := range ps {

@@ -72,6 +72,7 @@ type Error struct {
 	Status int
 }
 
+// Error reports the code and detail, for logs.
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Detail }
 
 // New returns an Error with a formatted detail.
