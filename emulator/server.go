@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -132,7 +133,7 @@ func NewServer(cfg Config) (*Server, error) {
 		// The embedded catalog is checked by the emulator's own tests, so it cannot fail here;
 		// loading it in the background lets the emulator listen within milliseconds. Requests
 		// that arrive first wait for it.
-		go s.finishLoading(embeddedCatalog())
+		go func() { s.finishLoading(embeddedCatalog()) }()
 		return s, nil
 	}
 	cat, err := loadCatalog(cfg.CatalogFile)
@@ -192,7 +193,14 @@ func (s *Server) Close() error {
 
 // embeddedCatalog is the embedded default catalog, loaded once per process: a catalog is
 // immutable, so every emulator in a test binary can share it instead of parsing it again.
-var embeddedCatalog = sync.OnceValues(func() (*catalog.Catalog, error) { return loadCatalog("") })
+var embeddedCatalog = sync.OnceValues(func() (*catalog.Catalog, error) {
+	data, err := fs.ReadFile(fixtures.FS, "catalog/default.yaml")
+	if err != nil {
+		return nil, err
+	}
+	// It loads while the emulator starts listening: leave that a core.
+	return catalog.ParseWith(DefaultCatalogName, data, runtime.GOMAXPROCS(0)-1)
+})
 
 // loadCatalog reads a catalog file, or the embedded default when path is empty. The error lists
 // every problem as FILE:LINE: message.

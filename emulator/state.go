@@ -53,7 +53,7 @@ func (s *Server) newState() *state {
 	st := &state{
 		clock:    c,
 		ledger:   l,
-		quotes:   quotes.NewStore(c),
+		quotes:   quotes.NewStore(c, quotes.DefaultLimit),
 		idem:     idempotency.NewStore(c),
 		jobs:     jobs.NewEngine(c, l, s.cfg.JobRetention),
 		faults:   faults.New(s.cfg.Seeded, s.cfg.Seed),

@@ -115,19 +115,25 @@ func ParseDocument(r *Reporter, data []byte) *yaml.Node {
 // Parse loads a catalog from YAML text; name is the file name used in problems. The error, if
 // any, is Problems listing everything wrong.
 func Parse(name string, data []byte) (*Catalog, error) {
+	return ParseWith(name, data, runtime.GOMAXPROCS(0))
+}
+
+// ParseWith is Parse building models on at most workers goroutines; a loader in the background
+// leaves a core free for the work in the foreground.
+func ParseWith(name string, data []byte, workers int) (*Catalog, error) {
 	r := &Reporter{File: name}
 	doc := ParseDocument(r, data)
 	if doc == nil {
 		return nil, r.Problems
 	}
-	c := load(r, doc)
+	c := load(r, doc, max(1, workers))
 	if len(r.Problems) > 0 {
 		return nil, r.Problems.Sorted()
 	}
 	return c, nil
 }
 
-func load(r *Reporter, doc *yaml.Node) *Catalog {
+func load(r *Reporter, doc *yaml.Node, workers int) *Catalog {
 	var shape fileShape
 	if !DecodeStrict(r, doc.Content[0], &shape) {
 		return nil
@@ -143,7 +149,7 @@ func load(r *Reporter, doc *yaml.Node) *Catalog {
 	if len(shape.Models) == 0 {
 		r.Node(doc.Content[0], "the catalog defines no models")
 	}
-	c.loadModels(r, shape.Models)
+	c.loadModels(r, shape.Models, workers)
 	if len(shape.Accounts) == 0 && len(shape.Keys) == 0 {
 		c.Accounts, c.Keys = DefaultAccounts(), DefaultKeys()
 	} else {
@@ -181,7 +187,7 @@ func (c *Catalog) loadProduct(r *Reporter, n *yaml.Node) {
 
 // loadModels builds the models in parallel, since compiling schemas is most of a catalog's load
 // time, then registers them in file order.
-func (c *Catalog) loadModels(r *Reporter, nodes []yaml.Node) {
+func (c *Catalog) loadModels(r *Reporter, nodes []yaml.Node, workers int) {
 	type result struct {
 		model    *Model
 		problems Problems
@@ -189,7 +195,7 @@ func (c *Catalog) loadModels(r *Reporter, nodes []yaml.Node) {
 	results := make([]result, len(nodes))
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(nodes)) {
+	for range min(workers, len(nodes)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

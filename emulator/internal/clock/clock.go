@@ -209,6 +209,7 @@ type timerHeap []*Timer
 // Len, Less, Swap, Push and Pop make timerHeap a container/heap ordered by due time, then
 // by scheduling order.
 func (h timerHeap) Len() int { return len(h) }
+
 // Less orders timers by due time, then by the order they were scheduled in.
 func (h timerHeap) Less(i, j int) bool {
 	if h[i].at.Equal(h[j].at) {
@@ -216,18 +217,21 @@ func (h timerHeap) Less(i, j int) bool {
 	}
 	return h[i].at.Before(h[j].at)
 }
+
 // Swap exchanges two timers and keeps their indexes current, for Stop.
 func (h timerHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].index = i
 	h[j].index = j
 }
+
 // Push adds a timer at the end; container/heap restores the order.
 func (h *timerHeap) Push(x any) {
 	t := x.(*Timer)
 	t.index = len(*h)
 	*h = append(*h, t)
 }
+
 // Pop removes the last timer; container/heap has moved the earliest there.
 func (h *timerHeap) Pop() any {
 	old := *h

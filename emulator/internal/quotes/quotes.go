@@ -27,40 +27,97 @@ type Quote struct {
 
 type key struct{ account, id string }
 
+// DefaultLimit is how many quotes a store keeps at most: about 100 MB. Quotes cost nothing to
+// make, so a client in a loop could otherwise fill memory for the hour they are remembered.
+const DefaultLimit = 100_000
+
 // Store holds quotes. It is safe for concurrent use.
 type Store struct {
 	clock  *clock.Clock
+	limit  int
 	mu     sync.Mutex
-	quotes map[key]*Quote
+	quotes map[key]*entry
+	order  []key // insertion order, oldest first from head; forgotten keys are skipped
+	head   int
 }
 
-// NewStore returns an empty store on a clock.
-func NewStore(c *clock.Clock) *Store {
-	return &Store{clock: c, quotes: map[key]*Quote{}}
+type entry struct {
+	quote Quote
+	timer *clock.Timer
+}
+
+// NewStore returns an empty store on a clock that keeps at most limit quotes, forgetting the
+// oldest first (they answer quote_not_found, as forgotten quotes do).
+func NewStore(c *clock.Clock, limit int) *Store {
+	return &Store{clock: c, limit: max(1, limit), quotes: map[key]*entry{}}
 }
 
 // Add stores a quote and schedules its removal.
 func (s *Store) Add(q Quote) {
-	s.mu.Lock()
 	k := key{q.Account, q.ID}
-	s.quotes[k] = &q
+	e := &entry{quote: q}
+	s.mu.Lock()
+	s.quotes[k] = e
+	s.order = append(s.order, k)
+	for len(s.quotes) > s.limit {
+		s.evictOldest()
+	}
+	s.compact()
 	s.mu.Unlock()
-	s.clock.AfterFunc(q.ExpiresAt.Add(Forget), func() {
+	t := s.clock.AfterFunc(q.ExpiresAt.Add(Forget), func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		delete(s.quotes, k)
+		if s.quotes[k] == e {
+			delete(s.quotes, k)
+		}
 	})
+	s.mu.Lock()
+	e.timer = t
+	s.mu.Unlock()
+}
+
+// evictOldest forgets the oldest quote still held. Callers hold s.mu.
+func (s *Store) evictOldest() {
+	for s.head < len(s.order) {
+		k := s.order[s.head]
+		s.head++
+		if e, ok := s.quotes[k]; ok {
+			delete(s.quotes, k)
+			if e.timer != nil {
+				e.timer.Stop()
+			}
+			return
+		}
+	}
+}
+
+// compact drops the consumed front of the order once it is most of it. Callers hold s.mu.
+func (s *Store) compact() {
+	if s.head > 1024 && s.head > len(s.order)/2 {
+		s.order = append([]key(nil), s.order[s.head:]...)
+		s.head = 0
+	}
+	// Keys of quotes that expired on their own still sit in the order; bound them too.
+	if len(s.order)-s.head > 2*s.limit+1024 {
+		live := s.order[:0]
+		for _, k := range s.order[s.head:] {
+			if _, ok := s.quotes[k]; ok {
+				live = append(live, k)
+			}
+		}
+		s.order, s.head = live, 0
+	}
 }
 
 // Get returns a copy of an account's quote.
 func (s *Store) Get(account, id string) (Quote, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	q, ok := s.quotes[key{account, id}]
+	e, ok := s.quotes[key{account, id}]
 	if !ok {
 		return Quote{}, false
 	}
-	return *q, true
+	return e.quote, true
 }
 
 // Use marks a quote as spent on a job. It reports false, and the job that used it, when the
@@ -68,14 +125,14 @@ func (s *Store) Get(account, id string) (Quote, bool) {
 func (s *Store) Use(account, id, job string) (usedBy string, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	q, found := s.quotes[key{account, id}]
+	e, found := s.quotes[key{account, id}]
 	if !found {
 		return "", false
 	}
-	if q.UsedBy != "" {
-		return q.UsedBy, false
+	if e.quote.UsedBy != "" {
+		return e.quote.UsedBy, false
 	}
-	q.UsedBy = job
+	e.quote.UsedBy = job
 	return job, true
 }
 
@@ -83,8 +140,8 @@ func (s *Store) Use(account, id, job string) (usedBy string, ok bool) {
 func (s *Store) Release(account, id, job string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if q, ok := s.quotes[key{account, id}]; ok && q.UsedBy == job {
-		q.UsedBy = ""
+	if e, ok := s.quotes[key{account, id}]; ok && e.quote.UsedBy == job {
+		e.quote.UsedBy = ""
 	}
 }
 

@@ -17,7 +17,7 @@ const ttl = 10 * time.Minute
 func newStore(t *testing.T) (*quotes.Store, *clock.Clock) {
 	t.Helper()
 	c := clock.NewManual(t0)
-	return quotes.NewStore(c), c
+	return quotes.NewStore(c, quotes.DefaultLimit), c
 }
 
 func quote(account, id string, at time.Time) quotes.Quote {
@@ -211,5 +211,32 @@ func TestUsedQuoteForgotten(t *testing.T) {
 	advance(t, c, time.Nanosecond)
 	if _, ok := s.Get("acct_a", "q1"); ok {
 		t.Error("the used quote is still known after Forget")
+	}
+}
+
+// TestLimitForgetsTheOldest: quotes are free, so the store is bounded; past its limit the oldest
+// quotes are forgotten first, and their timers with them.
+func TestLimitForgetsTheOldest(t *testing.T) {
+	t.Parallel()
+	c := clock.NewManual(t0)
+	s := quotes.NewStore(c, 3)
+	for i := range 5000 {
+		s.Add(quote("a", fmt.Sprint("q", i), t0))
+	}
+	if s.Len() != 3 {
+		t.Fatalf("Len = %d, want 3", s.Len())
+	}
+	for i := range 5000 {
+		_, ok := s.Get("a", fmt.Sprint("q", i))
+		if ok != (i >= 4997) {
+			t.Errorf("q%d kept = %v", i, ok)
+		}
+	}
+	if n := c.Pending(); n != 3 {
+		t.Errorf("%d timers pending, want 3 (evicted quotes stop theirs)", n)
+	}
+	advance(t, c, ttl+quotes.Forget)
+	if s.Len() != 0 || c.Pending() != 0 {
+		t.Errorf("after expiry: %d quotes, %d timers", s.Len(), c.Pending())
 	}
 }
