@@ -97,7 +97,8 @@ type Model struct {
 	ListItem json.RawMessage
 	Detail   json.RawMessage
 
-	searchText [3]string // id, name and description, lower-cased
+	searchText    [3]string       // id, name and description, lower-cased
+	openAPISchema json.RawMessage // SchemaJSON with its references relocated into the OpenAPI document
 }
 
 // Ready reports whether the model is listed and accepts quotes and generations.

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 )
@@ -53,11 +52,7 @@ func (c *Catalog) encode() error {
 // in the schema are rewritten to their place inside the document so tools resolve them.
 func (m *Model) openAPI() (json.RawMessage, error) {
 	path := "/" + m.ID
-	schemaPtr := "#/paths/" + escapePointer(path) + "/post/requestBody/content/application~1json/schema"
-	// JSON Pointer references move with the schema; plain-name anchors ("#size") are
-	// document-wide and stay as they are.
-	schema := bytes.ReplaceAll(m.SchemaJSON, []byte(`"$ref":"#/`), []byte(`"$ref":"`+schemaPtr+`/`))
-	schema = bytes.ReplaceAll(schema, []byte(`"$ref":"#"`), []byte(`"$ref":"`+schemaPtr+`"`))
+	schema := m.openAPISchema
 	type media struct {
 		Schema json.RawMessage `json:"schema"`
 	}

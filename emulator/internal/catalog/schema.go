@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,7 +59,8 @@ func compileSchema(r *Reporter, m *Model, n *yaml.Node) bool {
 		r.At(doc.LineOf("/$schema"), "model %q: $schema must be %s or absent", m.ID, draft202012)
 		return false
 	}
-	if !checkRefs(r, m, doc, root, "") {
+	var refs []string
+	if !checkRefs(r, m, doc, root, "", &refs) {
 		return false
 	}
 	url := schemaURL
@@ -72,7 +74,10 @@ func compileSchema(r *Reporter, m *Model, n *yaml.Node) bool {
 		reportCompileError(r, m, doc, n, err)
 		return false
 	}
-	m.Schema, m.SchemaJSON = schema, doc.Raw
+	m.Schema, m.SchemaJSON, m.openAPISchema = schema, doc.Raw, doc.Raw
+	if len(refs) > 0 {
+		m.openAPISchema = relocatedRefs(r, m, n, root, refs)
+	}
 	m.Properties = properties(root)
 	examples, _ := root["examples"].([]any)
 	if len(examples) == 0 {
@@ -109,9 +114,59 @@ var (
 		"dependentSchemas": true}
 )
 
+// openAPISchemaPointer is where a model's input schema sits inside its OpenAPI document.
+func openAPISchemaPointer(m *Model) string {
+	return "#/paths/" + escapePointer("/"+m.ID) + "/post/requestBody/content/application~1json/schema"
+}
+
+// relocatedRefs writes the schema as it appears inside the OpenAPI document: every JSON Pointer
+// reference (at refs, the places of $ref and $dynamicRef keywords) moves with the schema, while
+// plain-name anchors ("#size") are document-wide and data that merely looks like a $ref stays.
+func relocatedRefs(r *Reporter, m *Model, n *yaml.Node, root map[string]any, refs []string) json.RawMessage {
+	base := openAPISchemaPointer(m)
+	rewrite := map[string]string{}
+	for _, ptr := range refs {
+		ref, _ := lookup(root, ptr).(string)
+		switch {
+		case ref == "#":
+			rewrite[ptr] = base
+		case strings.HasPrefix(ref, "#/"):
+			rewrite[ptr] = base + ref[1:]
+		}
+	}
+	if doc := yamlToJSONRewriting(r, n, rewrite); doc != nil {
+		return doc.Raw
+	}
+	return m.SchemaJSON
+}
+
+// lookup follows a JSON Pointer ("" or "/a/0/b") through decoded JSON.
+func lookup(v any, ptr string) any {
+	if ptr == "" {
+		return v
+	}
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
 // checkRefs refuses every reference that leaves the schema, and $id, walking only where
-// subschemas live; the compiler would refuse them too, but this names the line.
-func checkRefs(r *Reporter, m *Model, doc *jsonDoc, v any, ptr string) bool {
+// subschemas live; the compiler would refuse them too, but this names the line. It collects the
+// pointers of the references it passes in refs.
+func checkRefs(r *Reporter, m *Model, doc *jsonDoc, v any, ptr string, refs *[]string) bool {
 	schema, isObject := v.(map[string]any)
 	if !isObject {
 		return true
@@ -121,24 +176,27 @@ func checkRefs(r *Reporter, m *Model, doc *jsonDoc, v any, ptr string) bool {
 		child, at := schema[k], ptr+"/"+escapePointer(k)
 		switch {
 		case k == "$ref" || k == "$dynamicRef":
-			if s, isString := child.(string); isString && !strings.HasPrefix(s, "#") {
+			s, isString := child.(string)
+			if isString && !strings.HasPrefix(s, "#") {
 				r.At(doc.LineOf(at), "model %q: %s %q leaves the schema; only local references (#/...) are allowed", m.ID, k, s)
 				ok = false
+			} else if isString {
+				*refs = append(*refs, at)
 			}
 		case k == "$id":
 			r.At(doc.LineOf(at), "model %q: $id is not allowed in input schemas; references are local to the model", m.ID)
 			ok = false
 		case oneSchema[k]:
-			ok = checkRefs(r, m, doc, child, at) && ok
+			ok = checkRefs(r, m, doc, child, at, refs) && ok
 		case schemaList[k]:
 			list, _ := child.([]any)
 			for i, sub := range list {
-				ok = checkRefs(r, m, doc, sub, fmt.Sprintf("%s/%d", at, i)) && ok
+				ok = checkRefs(r, m, doc, sub, fmt.Sprintf("%s/%d", at, i), refs) && ok
 			}
 		case schemaMap[k]:
 			named, _ := child.(map[string]any)
 			for _, name := range sortedKeys(named) {
-				ok = checkRefs(r, m, doc, named[name], at+"/"+escapePointer(name)) && ok
+				ok = checkRefs(r, m, doc, named[name], at+"/"+escapePointer(name), refs) && ok
 			}
 		}
 	}
@@ -251,14 +309,5 @@ func resolveLocal(root map[string]any, ref string) any {
 	if !strings.HasPrefix(ref, "#/") {
 		return nil
 	}
-	var cur any = root
-	for _, tok := range strings.Split(ref[2:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil
-		}
-		cur = m[tok]
-	}
-	return cur
+	return lookup(root, ref[1:])
 }

@@ -39,9 +39,16 @@ func (d *jsonDoc) LineOf(ptr string) int {
 }
 
 // yamlToJSON converts a YAML node to JSON, keeping mapping order. Keys must be strings,
-// timestamps stay text, and numbers keep their spelling, so the JSON means what the YAML said.
+// timestamps stay text, and numbers keep their value exactly (integers in full, floats in
+// their shortest form), so the JSON means what the YAML said.
 func yamlToJSON(r *Reporter, n *yaml.Node) *jsonDoc {
-	c := converter{r: r, doc: &jsonDoc{Lines: map[string]int{}}}
+	return yamlToJSONRewriting(r, n, nil)
+}
+
+// yamlToJSONRewriting converts like yamlToJSON, writing the given strings in place of the
+// scalars at the given JSON Pointers.
+func yamlToJSONRewriting(r *Reporter, n *yaml.Node, rewrite map[string]string) *jsonDoc {
+	c := converter{r: r, doc: &jsonDoc{Lines: map[string]int{}}, rewrite: rewrite}
 	before := len(r.Problems)
 	c.value(n, "", 0)
 	if len(r.Problems) > before {
@@ -52,17 +59,18 @@ func yamlToJSON(r *Reporter, n *yaml.Node) *jsonDoc {
 }
 
 type converter struct {
-	r      *Reporter
-	doc    *jsonDoc
-	buf    bytes.Buffer
-	tooBig bool
+	r       *Reporter
+	doc     *jsonDoc
+	buf     bytes.Buffer
+	tooBig  bool
+	rewrite map[string]string
 }
 
 func (c *converter) value(n *yaml.Node, ptr string, depth int) {
 	if c.buf.Len() > maxSchemaBytes {
 		if !c.tooBig {
 			c.tooBig = true
-			c.r.Node(n, "this expands to more than %d bytes of JSON (too many aliases?)", maxSchemaBytes)
+			c.r.Node(n, "this expands to more than %d KiB of JSON; a schema that large, or aliases that multiply, are refused", maxSchemaBytes>>10)
 		}
 		return
 	}
@@ -117,6 +125,11 @@ func (c *converter) value(n *yaml.Node, ptr string, depth int) {
 		}
 		c.buf.WriteByte(']')
 	case yaml.ScalarNode:
+		if v, ok := c.rewrite[ptr]; ok {
+			b, _ := json.Marshal(v)
+			c.buf.Write(b)
+			return
+		}
 		c.scalar(n)
 	default:
 		c.r.Node(n, "unsupported YAML node")

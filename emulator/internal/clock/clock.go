@@ -131,7 +131,8 @@ func (c *Clock) AfterFunc(at time.Time, f func()) *Timer {
 	return t
 }
 
-// Close stops the real-mode loop; timers not yet fired never fire.
+// Close stops the real-mode loop, so wall time no longer fires timers; only Advance and Set
+// still do.
 func (c *Clock) Close() {
 	c.once.Do(func() { close(c.stopped) })
 }

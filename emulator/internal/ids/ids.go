@@ -40,7 +40,14 @@ func (g *Generator) UUID(parts ...string) string {
 	if !g.seeded {
 		return uuid.NewString()
 	}
-	return uuid.NewSHA1(g.ns, []byte(strings.Join(parts, "\x00"))).String()
+	// Each part is length-prefixed, so no two lists of parts name the same entity.
+	var name strings.Builder
+	for _, p := range parts {
+		name.WriteString(strconv.Itoa(len(p)))
+		name.WriteByte(':')
+		name.WriteString(p)
+	}
+	return uuid.NewSHA1(g.ns, []byte(name.String())).String()
 }
 
 // RequestID returns an id for a request that arrived without one: random, or under a seed the
