@@ -1,0 +1,352 @@
+package clock
+
+import (
+	"errors"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+)
+
+var start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// firing records each callback's name and the time Now() told inside it.
+type firing struct {
+	name string
+	at   time.Time
+}
+
+type firings struct {
+	mu    sync.Mutex
+	fired []firing
+}
+
+func (l *firings) add(c *Clock, name string) func() {
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.fired = append(l.fired, firing{name, c.Now()})
+	}
+}
+
+func (l *firings) get() []firing {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]firing(nil), l.fired...)
+}
+
+func TestManualNowStandsStill(t *testing.T) {
+	t.Parallel()
+	local := time.FixedZone("UTC+2", 2*3600)
+	c := NewManual(start.In(local))
+	defer c.Close()
+	if !c.Manual() {
+		t.Error("Manual() = false")
+	}
+	if got := c.Now(); !got.Equal(start) || got.Location() != time.UTC {
+		t.Errorf("Now() = %v; want %v in UTC", got, start)
+	}
+	if got := c.Now(); !got.Equal(c.Now()) {
+		t.Error("manual time moved by itself")
+	}
+}
+
+func TestManualAdvanceFiresInDueOrder(t *testing.T) {
+	t.Parallel()
+	c := NewManual(start)
+	defer c.Close()
+	var l firings
+	c.AfterFunc(start.Add(3*time.Second), l.add(c, "3s"))
+	c.AfterFunc(start.Add(time.Second), l.add(c, "1s-first"))
+	c.AfterFunc(start.Add(10*time.Second), l.add(c, "10s"))
+	c.AfterFunc(start.Add(2*time.Second), l.add(c, "2s"))
+	c.AfterFunc(start.Add(time.Second), l.add(c, "1s-second")) // same time: scheduling order
+	c.AfterFunc(start.Add(5*time.Second), l.add(c, "5s"))      // exactly at the target: fires
+
+	if err := c.Advance(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	want := []firing{
+		{"1s-first", start.Add(time.Second)},
+		{"1s-second", start.Add(time.Second)},
+		{"2s", start.Add(2 * time.Second)},
+		{"3s", start.Add(3 * time.Second)},
+		{"5s", start.Add(5 * time.Second)},
+	}
+	if got := l.get(); !reflect.DeepEqual(got, want) {
+		t.Errorf("fired %v; want %v", got, want)
+	}
+	if got := c.Now(); !got.Equal(start.Add(5 * time.Second)) {
+		t.Errorf("after Advance(5s) Now() = %v", got)
+	}
+	if n := c.Pending(); n != 1 {
+		t.Errorf("Pending() = %d; want 1 (the 10 s timer)", n)
+	}
+	if err := c.Advance(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.get(); len(got) != 6 || got[5] != (firing{"10s", start.Add(10 * time.Second)}) {
+		t.Errorf("second advance fired %v", got)
+	}
+	if n := c.Pending(); n != 0 {
+		t.Errorf("Pending() = %d; want 0", n)
+	}
+}
+
+func TestManualCallbacksScheduleCallbacks(t *testing.T) {
+	t.Parallel()
+	c := NewManual(start)
+	defer c.Close()
+	var l firings
+	c.AfterFunc(start.Add(time.Second), func() {
+		l.add(c, "parent")()
+		c.AfterFunc(c.Now().Add(time.Second), func() {
+			l.add(c, "child")()
+			c.AfterFunc(c.Now().Add(time.Second), l.add(c, "grandchild")) // at 3 s: inside the advance
+		})
+		c.AfterFunc(c.Now().Add(-time.Hour), l.add(c, "overdue")) // in the past: fires now, time stays
+		c.AfterFunc(c.Now().Add(time.Hour), l.add(c, "later"))    // beyond the advance
+	})
+	if err := c.Advance(3 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	want := []firing{
+		{"parent", start.Add(time.Second)},
+		{"overdue", start.Add(time.Second)},
+		{"child", start.Add(2 * time.Second)},
+		{"grandchild", start.Add(3 * time.Second)},
+	}
+	if got := l.get(); !reflect.DeepEqual(got, want) {
+		t.Errorf("fired %v; want %v", got, want)
+	}
+	if c.Pending() != 1 {
+		t.Errorf("Pending() = %d; want 1", c.Pending())
+	}
+}
+
+func TestManualStop(t *testing.T) {
+	t.Parallel()
+	c := NewManual(start)
+	defer c.Close()
+	var l firings
+	a := c.AfterFunc(start.Add(time.Second), l.add(c, "a"))
+	b := c.AfterFunc(start.Add(2*time.Second), l.add(c, "b"))
+	d := c.AfterFunc(start.Add(3*time.Second), l.add(c, "d"))
+	if !b.Stop() {
+		t.Error("Stop() of a pending timer = false")
+	}
+	if b.Stop() {
+		t.Error("second Stop() = true")
+	}
+	// A callback may stop a later timer.
+	c.AfterFunc(start.Add(2500*time.Millisecond), func() {
+		if !d.Stop() {
+			t.Error("Stop() from a callback = false")
+		}
+	})
+	if err := c.Advance(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.get(); len(got) != 1 || got[0].name != "a" {
+		t.Errorf("fired %v; want only a", got)
+	}
+	if a.Stop() {
+		t.Error("Stop() after firing = true")
+	}
+	if c.Pending() != 0 {
+		t.Errorf("Pending() = %d", c.Pending())
+	}
+}
+
+func TestManualSet(t *testing.T) {
+	t.Parallel()
+	c := NewManual(start)
+	defer c.Close()
+	var l firings
+	c.AfterFunc(start.Add(time.Hour), l.add(c, "1h"))
+	if err := c.Set(start.Add(-time.Second)); !errors.Is(err, ErrBackwards) {
+		t.Errorf("Set(backwards) = %v; want ErrBackwards", err)
+	}
+	if err := c.Advance(-time.Second); !errors.Is(err, ErrBackwards) {
+		t.Errorf("Advance(-1s) = %v; want ErrBackwards", err)
+	}
+	if !c.Now().Equal(start) || len(l.get()) != 0 {
+		t.Errorf("a refused change moved time to %v or fired %v", c.Now(), l.get())
+	}
+	if err := c.Set(start); err != nil {
+		t.Errorf("Set(now) = %v; want nil", err)
+	}
+	target := start.Add(2 * time.Hour).In(time.FixedZone("UTC-5", -5*3600))
+	if err := c.Set(target); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.get(); len(got) != 1 || !got[0].at.Equal(start.Add(time.Hour)) {
+		t.Errorf("fired %v; want 1h at its own time", got)
+	}
+	if got := c.Now(); !got.Equal(target) || got.Location() != time.UTC {
+		t.Errorf("Now() = %v; want %v in UTC", got, target)
+	}
+}
+
+func TestManualPastTimerFiresOnNextAdvance(t *testing.T) {
+	t.Parallel()
+	c := NewManual(start)
+	defer c.Close()
+	var l firings
+	c.AfterFunc(start.Add(-time.Minute), l.add(c, "past"))
+	if len(l.get()) != 0 {
+		t.Fatal("a manual clock fired without being advanced")
+	}
+	if err := c.Advance(0); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.get(); len(got) != 1 || !got[0].at.Equal(start) {
+		t.Errorf("fired %v; want past at the current time (time never goes back)", got)
+	}
+}
+
+// TestManualNowIsUTCInsideCallbacks: Now promises UTC; a timer scheduled with a time in another
+// zone must not leak that zone into what its callback (or anything it records) sees.
+func TestManualNowIsUTCInsideCallbacks(t *testing.T) {
+	t.Parallel()
+	c := NewManual(start)
+	defer c.Close()
+	var l firings
+	c.AfterFunc(start.Add(time.Second).In(time.FixedZone("UTC+2", 2*3600)), l.add(c, "zoned"))
+	if err := c.Advance(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	got := l.get()
+	if len(got) != 1 {
+		t.Fatalf("fired %v", got)
+	}
+	if got[0].at.Location() != time.UTC {
+		t.Errorf("Now() inside the callback = %s; want UTC (RFC 3339 timestamps must end in Z)", got[0].at.Format(time.RFC3339))
+	}
+}
+
+func TestManualConcurrentUse(t *testing.T) {
+	t.Parallel()
+	c := NewManual(start)
+	defer c.Close()
+	var mu sync.Mutex
+	fired := map[int]int{}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 100 {
+				id := g*100 + i
+				timer := c.AfterFunc(c.Now().Add(time.Duration(i%7)*time.Millisecond), func() {
+					mu.Lock()
+					fired[id]++
+					mu.Unlock()
+				})
+				if i%10 == 0 {
+					timer.Stop()
+				}
+				if i%5 == 0 {
+					_ = c.Advance(time.Millisecond)
+				}
+				_ = c.Now()
+			}
+		})
+	}
+	wg.Wait()
+	if err := c.Advance(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for id, n := range fired {
+		if n != 1 {
+			t.Errorf("timer %d fired %d times", id, n)
+		}
+	}
+	if c.Pending() != 0 {
+		t.Errorf("Pending() = %d", c.Pending())
+	}
+}
+
+func TestRealClock(t *testing.T) {
+	t.Parallel()
+	c := NewReal()
+	defer c.Close()
+	if c.Manual() {
+		t.Error("Manual() = true")
+	}
+	before := time.Now()
+	now := c.Now()
+	if now.Location() != time.UTC || now.Before(before.Add(-time.Second)) || now.After(before.Add(time.Minute)) {
+		t.Errorf("Now() = %v; want about %v in UTC", now, before)
+	}
+
+	var l firings
+	c.AfterFunc(now.Add(30*time.Minute), l.add(c, "30m"))
+	c.AfterFunc(now.Add(90*time.Minute), l.add(c, "90m"))
+	c.AfterFunc(now.Add(3*time.Hour), l.add(c, "3h"))
+	if err := c.Advance(time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	// Advance fired what fell due before returning: no waiting on wall time.
+	got := l.get()
+	if len(got) != 1 || got[0].name != "30m" || got[0].at.Before(now.Add(time.Hour)) {
+		t.Errorf("after Advance(1h) fired %v; want 30m, seeing the advanced time", got)
+	}
+	if d := c.Now().Sub(time.Now()); d < 59*time.Minute || d > 61*time.Minute {
+		t.Errorf("offset after Advance(1h) = %v", d)
+	}
+	if err := c.Set(c.Now().Add(-time.Minute)); !errors.Is(err, ErrBackwards) {
+		t.Errorf("Set(backwards) = %v", err)
+	}
+	if err := c.Advance(-time.Minute); !errors.Is(err, ErrBackwards) {
+		t.Errorf("Advance(-1m) = %v", err)
+	}
+	if err := c.Set(now.Add(2 * time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.get(); len(got) != 2 || got[1].name != "90m" {
+		t.Errorf("after Set(+2h) fired %v; want 30m, 90m", got)
+	}
+	if d := c.Now().Sub(now); d < 2*time.Hour {
+		t.Errorf("Set(+2h) moved time by %v", d)
+	}
+	if c.Pending() != 1 {
+		t.Errorf("Pending() = %d; want 1", c.Pending())
+	}
+}
+
+func TestRealClockFiresPastTimersByItself(t *testing.T) {
+	t.Parallel()
+	c := NewReal()
+	defer c.Close()
+	done := make(chan time.Time, 1)
+	c.AfterFunc(c.Now().Add(-time.Second), func() { done <- c.Now() })
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a timer whose time had passed did not fire on a real clock")
+	}
+}
+
+func TestRealClockStop(t *testing.T) {
+	t.Parallel()
+	c := NewReal()
+	defer c.Close()
+	var l firings
+	timer := c.AfterFunc(c.Now().Add(time.Hour), l.add(c, "stopped"))
+	if !timer.Stop() {
+		t.Error("Stop() = false")
+	}
+	if err := c.Advance(2 * time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.get(); len(got) != 0 {
+		t.Errorf("a stopped timer fired: %v", got)
+	}
+}
+
+func TestCloseIsIdempotent(t *testing.T) {
+	t.Parallel()
+	for _, c := range []*Clock{NewReal(), NewManual(start)} {
+		c.Close()
+		c.Close()
+	}
+}

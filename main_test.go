@@ -1,0 +1,542 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator"
+)
+
+const smallCatalog = "testdata/catalogs/small.yaml"
+
+// syncBuffer is a bytes.Buffer safe for the server's goroutines to write while a test reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// env returns a getenv over a fixed map, so the machine's own MEDIAGEN_* never leak in.
+func env(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+// result is what one synchronous run gives: the exit code main would use and the output.
+type result struct {
+	err    error
+	code   int
+	stdout string
+	stderr string // including what exitCode prints
+}
+
+// runSync runs a command that is expected to return on its own (not serve).
+func runSync(t *testing.T, vars map[string]string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, args, env(vars), &stdout, &stderr) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		t.Fatalf("run(%q) did not return; stdout:\n%s", args, stdout.String())
+	}
+	var msg bytes.Buffer
+	code := exitCode(err, &msg)
+	return result{err: err, code: code, stdout: stdout.String(), stderr: stderr.String() + msg.String()}
+}
+
+var listeningLine = regexp.MustCompile(`^listening on http://(127\.0\.0\.1:(\d+))\n$`)
+
+// instance is a serving run.
+type instance struct {
+	addr   string
+	stderr *syncBuffer
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+	err    error
+}
+
+// serve starts run with args, reads the first stdout line through a pipe, and checks it is
+// exactly the listening line.
+func serve(t testing.TB, vars map[string]string, args ...string) *instance {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	in := &instance{stderr: &syncBuffer{}, cancel: cancel, done: make(chan error, 1)}
+	go func() {
+		err := run(ctx, args, env(vars), pw, in.stderr)
+		pw.Close()
+		in.done <- err
+	}()
+	br := bufio.NewReader(pr)
+	line, err := br.ReadString('\n')
+	if err != nil {
+		cancel()
+		runErr := <-in.done
+		var msg bytes.Buffer
+		code := exitCode(runErr, &msg)
+		t.Fatalf("run(%q) wrote no listening line (%v); it returned %v (exit %d)\n%s%s", args, err, runErr, code, in.stderr, msg.String())
+	}
+	go func() { _, _ = io.Copy(io.Discard, br) }()
+	m := listeningLine.FindStringSubmatch(line)
+	if m == nil {
+		cancel()
+		t.Fatalf("first stdout line %q; want exactly \"listening on http://127.0.0.1:PORT\"", line)
+	}
+	in.addr = m[1]
+	t.Cleanup(func() { in.stop(t) })
+	return in
+}
+
+// stop cancels the run's context and returns what run returned.
+func (in *instance) stop(t testing.TB) error {
+	t.Helper()
+	in.once.Do(func() {
+		in.cancel()
+		select {
+		case in.err = <-in.done:
+		case <-time.After(30 * time.Second):
+			in.err = errors.New("run did not return within 30 s of its context's cancelation")
+		}
+	})
+	return in.err
+}
+
+func (in *instance) get(t testing.TB, path string, headers ...string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "http://"+in.addr+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatalf("GET %s: body is not JSON: %v", path, err)
+	}
+	return resp.StatusCode, body
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	r := runSync(t, nil, "version")
+	if r.err != nil || r.code != 0 || r.stdout != "mediagen-emulator "+emulator.Version+"\n" || r.stderr != "" {
+		t.Errorf("version: %+v", r)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	for _, arg := range []string{"-h", "--help"} {
+		r := runSync(t, nil, arg)
+		if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "Usage:") || !strings.Contains(r.stderr, "-addr") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", arg, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		files []string
+		code  int
+		lines []string
+	}{
+		{"good", []string{smallCatalog}, 0, []string{smallCatalog + ": ok"}},
+		{"default catalog", []string{"fixtures/catalog/default.yaml"}, 0, []string{"fixtures/catalog/default.yaml: ok"}},
+		{"syntax", []string{"testdata/catalogs/bad-syntax.yaml"}, 1, []string{
+			"testdata/catalogs/bad-syntax.yaml:5: mapping values are not allowed in this context",
+		}},
+		{"empty", []string{"testdata/catalogs/bad-empty.yaml"}, 1, []string{
+			"testdata/catalogs/bad-empty.yaml: the file is empty",
+		}},
+		{"several problems", []string{"testdata/catalogs/bad-many.yaml"}, 1, []string{
+			`testdata/catalogs/bad-many.yaml:4: duplicate product id "p"`,
+			`testdata/catalogs/bad-many.yaml:6: model "m1" names unknown product "nope"`,
+			`testdata/catalogs/bad-many.yaml:30: model "m2": input_schema is not a valid JSON Schema: at /properties/prompt/minLength: expected integer, but got string`,
+			`testdata/catalogs/bad-many.yaml:40: unknown field "colour" (known: category, description, id, input_schema, mode, name, output, output_type, pricing, product, status, timing)`,
+			`testdata/catalogs/bad-many.yaml:46: model "m4": output_type "picture" must be image, video or audio`,
+			`testdata/catalogs/bad-many.yaml:59: model "m4": example 0 is not valid: (the input): missing properties: 'prompt'`,
+			`testdata/catalogs/bad-many.yaml:60: model "m4": pricing.per_unit names "steps", which is not a top-level property of input_schema`,
+			`testdata/catalogs/bad-many.yaml:65: key "k1": unknown permission "admin" (known: models:read, generate)`,
+			`testdata/catalogs/bad-many.yaml:66: key "k2" names unknown account "ghost"`,
+		}},
+		{"good, bad and missing", []string{smallCatalog, "testdata/catalogs/bad-key-account.yaml", "testdata/catalogs/nope.yaml", "testdata/catalogs/bad-id.yaml"}, 1, []string{
+			smallCatalog + ": ok",
+			`testdata/catalogs/bad-key-account.yaml:21: key "k2" names unknown account "someone"`,
+			"testdata/catalogs/nope.yaml: no such file",
+			`testdata/catalogs/bad-id.yaml:13: model "m": $id is not allowed in input schemas; references are local to the model`,
+		}},
+		{"a directory", []string{"testdata/catalogs"}, 1, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := runSync(t, nil, append([]string{"validate"}, tc.files...)...)
+			if r.code != tc.code {
+				t.Errorf("exit %d; want %d (err %v)", r.code, tc.code, r.err)
+			}
+			if tc.code == 1 {
+				var ee *exitError
+				if !errors.As(r.err, &ee) || ee.code != 1 {
+					t.Errorf("err = %#v; want an *exitError with code 1", r.err)
+				}
+			}
+			if r.stderr != "" {
+				t.Errorf("stderr %q; validate reports on stdout only", r.stderr)
+			}
+			if tc.lines == nil {
+				if !strings.HasPrefix(r.stdout, "testdata/catalogs:") || strings.Contains(r.stdout, "ok") {
+					t.Errorf("stdout %q; want a problem naming the path", r.stdout)
+				}
+				return
+			}
+			if want := strings.Join(tc.lines, "\n") + "\n"; r.stdout != want {
+				t.Errorf("stdout:\n%s\nwant:\n%s", r.stdout, want)
+			}
+		})
+	}
+}
+
+// TestValidateEveryBadCatalog: each bad catalog fails with lines that all name the file.
+func TestValidateEveryBadCatalog(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("testdata/catalogs/bad-*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no bad catalogs: %v", err)
+	}
+	for _, f := range files {
+		r := runSync(t, nil, "validate", f)
+		if r.code != 1 || r.stdout == "" {
+			t.Errorf("validate %s: exit %d, stdout %q", f, r.code, r.stdout)
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
+			if !strings.HasPrefix(line, f+":") {
+				t.Errorf("validate %s: line %q does not start with FILE:", f, line)
+			}
+		}
+	}
+}
+
+func TestValidateWithoutFiles(t *testing.T) {
+	t.Parallel()
+	r := runSync(t, nil, "validate")
+	if r.code != 2 || !strings.Contains(r.stderr, "usage: mediagen-emulator validate FILE...") {
+		t.Errorf("validate without files: %+v", r)
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		err  error
+		code int
+		out  string
+	}{
+		{nil, 0, ""},
+		{&exitError{code: 1}, 1, ""},
+		{&exitError{code: 2, msg: "bad flag"}, 2, "bad flag\n"},
+		{errors.New("boom"), 1, "mediagen-emulator: boom\n"},
+	} {
+		var buf bytes.Buffer
+		if got := exitCode(tc.err, &buf); got != tc.code || buf.String() != tc.out {
+			t.Errorf("exitCode(%v) = %d, %q; want %d, %q", tc.err, got, buf.String(), tc.code, tc.out)
+		}
+	}
+}
+
+// TestBadSettings: every bad flag, value or environment variable exits 2 with a message on
+// standard error, before listening (nothing on standard output).
+func TestBadSettings(t *testing.T) {
+	t.Parallel()
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { busy.Close() }) // not defer: the parallel subtests run after this returns
+	tests := []struct {
+		name string
+		vars map[string]string
+		args []string
+		want string // in stderr
+	}{
+		{"unknown flag", nil, []string{"--nope"}, "flag provided but not defined: -nope"},
+		{"flag without value", nil, []string{"--clock"}, "flag needs an argument: -clock"},
+		{"unexpected argument", nil, []string{"--clock", "manual", "extra"}, `unexpected argument "extra"`},
+		{"unknown command", nil, []string{"serv"}, `unexpected argument "serv"`},
+		{"bad clock", nil, []string{"--clock", "sundial"}, `--clock "sundial": want real or manual`},
+		{"bad seed", nil, []string{"--seed", "abc"}, `--seed "abc": want an integer`},
+		{"seed too big", nil, []string{"--seed", "99999999999999999999"}, `--seed "99999999999999999999": want an integer`},
+		{"bad log format", nil, []string{"--log-format", "xml"}, `--log-format "xml": want text or json`},
+		{"bad duration", nil, []string{"--max-wait", "soon"}, `invalid value "soon" for flag -max-wait`},
+		{"zero duration", nil, []string{"--quote-ttl", "0s"}, "must be positive"},
+		{"negative duration", nil, []string{"--max-wait", "-1s"}, "must be positive"},
+		{"bad addr", nil, []string{"--addr", "nocolon"}, `--addr "nocolon": want HOST:PORT`},
+		{"busy addr", nil, []string{"--addr", busy.Addr().String(), "--catalog", smallCatalog}, "cannot listen on " + busy.Addr().String()},
+		{"bad catalog", nil, []string{"--addr", "127.0.0.1:0", "--catalog", "testdata/catalogs/bad-id.yaml"},
+			`testdata/catalogs/bad-id.yaml:13: model "m": $id is not allowed in input schemas; references are local to the model`},
+		{"missing catalog", nil, []string{"--addr", "127.0.0.1:0", "--catalog", "testdata/catalogs/nope.yaml"}, "testdata/catalogs/nope.yaml: no such file"},
+		{"bad MEDIAGEN_CLOCK", map[string]string{"MEDIAGEN_CLOCK": "sundial"}, nil, `--clock "sundial": want real or manual`},
+		{"bad MEDIAGEN_SEED", map[string]string{"MEDIAGEN_SEED": "x"}, nil, `--seed "x": want an integer`},
+		{"bad MEDIAGEN_LOG_FORMAT", map[string]string{"MEDIAGEN_LOG_FORMAT": "xml"}, nil, `--log-format "xml"`},
+		{"bad MEDIAGEN_MAX_WAIT", map[string]string{"MEDIAGEN_MAX_WAIT": "soon"}, nil, `MEDIAGEN_MAX_WAIT="soon": want a positive duration such as 90s`},
+		{"negative MEDIAGEN_QUOTE_TTL", map[string]string{"MEDIAGEN_QUOTE_TTL": "-1s"}, nil, `MEDIAGEN_QUOTE_TTL="-1s": want a positive duration such as 90s`},
+		{"bad MEDIAGEN_ADDR", map[string]string{"MEDIAGEN_ADDR": "nocolon"}, nil, `--addr "nocolon": want HOST:PORT`},
+		{"bad MEDIAGEN_CATALOG", map[string]string{"MEDIAGEN_CATALOG": "testdata/catalogs/bad-empty.yaml", "MEDIAGEN_ADDR": "127.0.0.1:0"}, nil,
+			"testdata/catalogs/bad-empty.yaml: the file is empty"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := runSync(t, tc.vars, tc.args...)
+			if r.code != 2 {
+				t.Errorf("exit %d; want 2 (err %v)", r.code, r.err)
+			}
+			if r.stdout != "" {
+				t.Errorf("stdout %q; want nothing (no listening line)", r.stdout)
+			}
+			if !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("stderr:\n%s\nwant it to contain %q", r.stderr, tc.want)
+			}
+			if strings.Contains(r.stderr, "panic") || strings.Contains(r.stderr, "goroutine") {
+				t.Errorf("stderr shows a panic:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+// TestServe starts the emulator on a free port, talks to it over HTTP, and stops it.
+func TestServe(t *testing.T) {
+	t.Parallel()
+	in := serve(t, nil, "--addr", "127.0.0.1:0", "--catalog", smallCatalog, "--clock", "manual", "--seed", "3")
+	status, body := in.get(t, "/_emulator/health")
+	if status != http.StatusOK || body["status"] != "ok" || body["clock"] != "manual" || body["seeded"] != true || body["models"] != float64(5) {
+		t.Errorf("health: %d %v", status, body)
+	}
+	status, body = in.get(t, "/v1/models", "Authorization", "Bearer key_a")
+	if status != http.StatusOK || body["total"] != float64(4) {
+		t.Errorf("GET /v1/models: %d %v", status, body)
+	}
+	status, body = in.get(t, "/v1/models/test%2Fpixel/", "Authorization", "Bearer key_a") // no redirect on the wire either
+	if status != http.StatusNotFound || body["code"] != "model_not_found" {
+		t.Errorf("GET /v1/models/test%%2Fpixel/: %d %v", status, body)
+	}
+	if err := in.stop(t); err != nil {
+		t.Errorf("run returned %v after its context was canceled; want nil", err)
+	}
+	if _, err := net.DialTimeout("tcp", in.addr, time.Second); err == nil {
+		t.Error("still listening after run returned")
+	}
+}
+
+// TestServeDefaultCatalog measures nothing: it checks that the emulator starts with its
+// embedded default catalog and serves the contract's keys.
+func TestServeDefaultCatalog(t *testing.T) {
+	t.Parallel()
+	in := serve(t, nil, "--addr", "127.0.0.1:0")
+	status, body := in.get(t, "/v1/models?limit=1", "Authorization", "Bearer mg_test_all")
+	if status != http.StatusOK || body["total"].(float64) < 1 {
+		t.Errorf("GET /v1/models with the default catalog: %d %v", status, body)
+	}
+	if status, _ := in.get(t, "/_emulator/health"); status != http.StatusOK {
+		t.Errorf("health: %d", status)
+	}
+	if err := in.stop(t); err != nil {
+		t.Errorf("run returned %v", err)
+	}
+}
+
+// TestFlagBeatsEnvironment: a flag wins over its MEDIAGEN_* variable, whatever the variable
+// holds; a variable alone is used.
+func TestFlagBeatsEnvironment(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		vars  map[string]string
+		args  []string
+		key   string
+		value any
+	}{
+		{"env alone", map[string]string{"MEDIAGEN_CLOCK": "manual"}, nil, "clock", "manual"},
+		{"flag over env", map[string]string{"MEDIAGEN_CLOCK": "manual"}, []string{"--clock", "real"}, "clock", "real"},
+		{"flag over bad env", map[string]string{"MEDIAGEN_CLOCK": "sundial"}, []string{"--clock", "manual"}, "clock", "manual"},
+		{"seed flag over bad env", map[string]string{"MEDIAGEN_SEED": "abc"}, []string{"--seed", "5"}, "seeded", true},
+		{"seed env alone", map[string]string{"MEDIAGEN_SEED": "5"}, nil, "seeded", true},
+		{"log format flag over bad env", map[string]string{"MEDIAGEN_LOG_FORMAT": "xml"}, []string{"--log-format", "json"}, "status", "ok"},
+		{"catalog flag over bad env", map[string]string{"MEDIAGEN_CATALOG": "testdata/catalogs/bad-empty.yaml"}, []string{"--catalog", smallCatalog}, "models", float64(5)},
+		{"catalog env alone", map[string]string{"MEDIAGEN_CATALOG": smallCatalog}, nil, "models", float64(5)},
+		// Durations must behave like every other flag: the flag wins over a bad variable.
+		{"duration flag over bad env", map[string]string{"MEDIAGEN_MAX_WAIT": "soon"}, []string{"--max-wait", "5s"}, "status", "ok"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			vars := map[string]string{"MEDIAGEN_ADDR": "256.0.0.1:1"} // a bad address the flag replaces
+			for k, v := range tc.vars {
+				vars[k] = v
+			}
+			args := append([]string{"--addr", "127.0.0.1:0"}, tc.args...)
+			if vars["MEDIAGEN_CATALOG"] == "" && !contains(args, "--catalog") {
+				args = append(args, "--catalog", smallCatalog)
+			}
+			in := serve(t, vars, args...)
+			_, body := in.get(t, "/_emulator/health")
+			if body[tc.key] != tc.value {
+				t.Errorf("health %s = %v; want %v", tc.key, body[tc.key], tc.value)
+			}
+		})
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestHealthcheck(t *testing.T) {
+	t.Parallel()
+	in := serve(t, nil, "--addr", "127.0.0.1:0", "--catalog", smallCatalog)
+	if r := runSync(t, nil, "healthcheck", "--addr", in.addr); r.code != 0 || r.stdout != "" {
+		t.Errorf("healthcheck --addr %s: %+v", in.addr, r)
+	}
+	if r := runSync(t, map[string]string{"MEDIAGEN_ADDR": in.addr}, "healthcheck"); r.code != 0 {
+		t.Errorf("healthcheck with MEDIAGEN_ADDR: %+v", r)
+	}
+	_, port, _ := net.SplitHostPort(in.addr)
+	if r := runSync(t, nil, "healthcheck", "--addr", "0.0.0.0:"+port); r.code != 0 {
+		t.Errorf("healthcheck of a wildcard address (checks loopback): %+v", r)
+	}
+
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := closed.Addr().String()
+	closed.Close()
+	r := runSync(t, nil, "healthcheck", "--addr", addr)
+	if r.code != 1 || !strings.HasPrefix(r.stderr, "healthcheck: unhealthy:") {
+		t.Errorf("healthcheck of a closed port: %+v", r)
+	}
+
+	sick := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer sick.Close()
+	r = runSync(t, nil, "healthcheck", "--addr", strings.TrimPrefix(sick.URL, "http://"))
+	if r.code != 1 || !strings.Contains(r.stderr, "status 503") {
+		t.Errorf("healthcheck of an unhealthy server: %+v", r)
+	}
+
+	if r := runSync(t, nil, "healthcheck", "--addr", "nocolon"); r.code != 2 {
+		t.Errorf("healthcheck --addr nocolon: %+v", r)
+	}
+	if r := runSync(t, nil, "healthcheck", "--nope"); r.code != 2 {
+		t.Errorf("healthcheck --nope: %+v", r)
+	}
+}
+
+func TestRequestLog(t *testing.T) {
+	t.Parallel()
+	in := serve(t, nil, "--addr", "127.0.0.1:0", "--catalog", smallCatalog, "--log-format", "json")
+	in.get(t, "/_emulator/health", "X-Request-Id", "req-log-test")
+	in.get(t, "/v1/nope", "X-Request-Id", "req-log-404")
+	if err := in.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"req-log-test": 200, "req-log-404": 404}
+	paths := map[string]string{"req-log-test": "/_emulator/health", "req-log-404": "/v1/nope"}
+	found := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(in.stderr.String()), "\n") {
+		var entry map[string]any
+		if err := json.Unmarshal([]byte(line), &entry); err != nil {
+			t.Errorf("stderr line is not JSON under --log-format json: %q", line)
+			continue
+		}
+		id, _ := entry["request_id"].(string)
+		if entry["msg"] != "request" || want[id] == 0 {
+			continue
+		}
+		found[id] = true
+		if entry["method"] != "GET" || entry["path"] != paths[id] || entry["status"] != want[id] {
+			t.Errorf("request log %v; want GET %s %v", entry, paths[id], want[id])
+		}
+		if _, ok := entry["duration"].(float64); !ok {
+			t.Errorf("request log %v has no numeric duration", entry)
+		}
+		if entry["level"] != "INFO" || entry["time"] == nil {
+			t.Errorf("request log %v lacks level or time", entry)
+		}
+	}
+	for id := range want {
+		if !found[id] {
+			t.Errorf("no request log line for %s in:\n%s", id, in.stderr)
+		}
+	}
+}
+
+func TestRequestLogText(t *testing.T) {
+	t.Parallel()
+	in := serve(t, nil, "--addr", "127.0.0.1:0", "--catalog", smallCatalog)
+	in.get(t, "/_emulator/health", "X-Request-Id", "req-text")
+	if err := in.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`msg=request method=GET path=/_emulator/health status=200 duration=\S+ request_id=req-text`).MatchString(in.stderr.String()) {
+		t.Errorf("no text request log line in:\n%s", in.stderr)
+	}
+}
+
+// BenchmarkStartup measures run() from its call to the listening line with the default
+// catalog, then stops it. The emulator parses the embedded catalog in the background, once per
+// process, so this is the time to listen; the one-time parse is measured by the catalog
+// package's BenchmarkParseDefault.
+func BenchmarkStartup(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		in := serve(b, nil, "--addr", "127.0.0.1:0")
+		b.StopTimer()
+		if err := in.stop(b); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}
