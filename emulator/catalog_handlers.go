@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -24,10 +23,9 @@ const (
 	maxLimit     = 500
 )
 
-// queryValue returns a query parameter given at most once. A query string that does not parse
-// (a bad %-escape, say) is refused rather than half read.
+// queryValue returns a query parameter given at most once.
 func queryValue(r *http.Request, name string) (string, bool, error) {
-	q, err := url.ParseQuery(r.URL.RawQuery)
+	q, err := query(r)
 	if err != nil {
 		return "", false, paramError(name, "the query string is malformed: %s", strings.TrimPrefix(err.Error(), "invalid URL escape "))
 	}

@@ -206,7 +206,7 @@ func (s *Server) listRequests() handlerFunc {
 		if _, ok, _ := queryValue(r, "limit"); !ok {
 			p.limit = maxLimit
 		}
-		q := r.URL.Query()
+		q, _ := query(r) // parsePage has refused a query that does not parse
 		f := journal.Filter{Method: strings.ToUpper(q.Get("method")), Path: q.Get("path"), Account: q.Get("account"), Model: q.Get("model"), Code: q.Get("code")}
 		if v := q.Get("status"); v != "" {
 			n, err := strconv.Atoi(v)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -18,21 +19,43 @@ import (
 
 type ctxKey int
 
-const (
-	ctxRequestID ctxKey = iota
-	ctxKeyOf
-)
+// ctxNote holds the request's note: one context value per request, filled in as it goes.
+const ctxNote ctxKey = 0
 
-// requestID returns the id the request carries or was given.
-func requestID(r *http.Request) string {
-	id, _ := r.Context().Value(ctxRequestID).(string)
-	return id
+// note collects what the layers of one request learn about it: its id, its key, and what the
+// journal and the rate-limit and fault rules want to know.
+type note struct {
+	id                  string
+	key                 *catalog.Key
+	model, jobID, fault string
+	peeked              *catalog.Model
+	query               url.Values
+	queryErr            error
+	queryParsed         bool
 }
 
+func noteOf(r *http.Request) *note {
+	if n, ok := r.Context().Value(ctxNote).(*note); ok {
+		return n
+	}
+	return &note{}
+}
+
+// requestID returns the id the request carries or was given.
+func requestID(r *http.Request) string { return noteOf(r).id }
+
 // keyOf returns the authenticated API key of a request, set by requireKey.
-func keyOf(r *http.Request) *catalog.Key {
-	k, _ := r.Context().Value(ctxKeyOf).(*catalog.Key)
-	return k
+func keyOf(r *http.Request) *catalog.Key { return noteOf(r).key }
+
+// query returns the request's query parameters, parsed once. A query string that does not
+// parse (a bad %-escape, say) is an error rather than half read.
+func query(r *http.Request) (url.Values, error) {
+	n := noteOf(r)
+	if !n.queryParsed {
+		n.query, n.queryErr = url.ParseQuery(r.URL.RawQuery)
+		n.queryParsed = true
+	}
+	return n.query, n.queryErr
 }
 
 // maxRequestIDLen bounds an echoed X-Request-Id; longer or non-printable ones are replaced.
@@ -88,7 +111,7 @@ func (s *Server) frame(next http.Handler) http.Handler {
 		if !validRequestID(id) {
 			id = s.ids.RequestID()
 		}
-		r = r.WithContext(context.WithValue(r.Context(), ctxRequestID, id))
+		r = r.WithContext(context.WithValue(r.Context(), ctxNote, &note{id: id}))
 		h := w.Header()
 		h.Set("X-Request-Id", id)
 		h.Set("X-Emulator-Version", Version)
@@ -154,11 +177,11 @@ func (s *Server) requireKey(perm catalog.Permission, next handlerFunc) handlerFu
 				Extra:  map[string]any{"permission": string(perm)}}
 		}
 		n := noteOf(r)
-		n.account = key.Account
+		n.key = key
 		if err := s.rateLimit(w, r, key, n.peeked); err != nil {
 			return err
 		}
-		return next(w, r.WithContext(context.WithValue(r.Context(), ctxKeyOf, key)))
+		return next(w, r)
 	}
 }
 

@@ -2,7 +2,6 @@ package emulator
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"math"
@@ -18,20 +17,12 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 )
 
-// note collects what the layers of one request learn about it, for the journal and for
-// matching rate limits and faults on the model.
-type note struct {
-	account, model, jobID, fault string
-	peeked                       *catalog.Model
-}
-
-const ctxNote ctxKey = 100
-
-func noteOf(r *http.Request) *note {
-	if n, ok := r.Context().Value(ctxNote).(*note); ok {
-		return n
+// account names the request's account once its key is known.
+func (n *note) account() string {
+	if n.key == nil {
+		return ""
 	}
-	return &note{}
+	return n.key.Account
 }
 
 // isAPI reports whether a path is part of the emulated service (journaled, rate limited and
@@ -48,8 +39,7 @@ func (s *Server) traffic(next http.Handler) http.Handler {
 			return
 		}
 		st := s.state()
-		n := &note{}
-		r = r.WithContext(context.WithValue(r.Context(), ctxNote, n))
+		n := noteOf(r)
 		start := time.Now()
 		if api {
 			n.peeked = s.peekModel(r, st)
@@ -61,7 +51,7 @@ func (s *Server) traffic(next http.Handler) http.Handler {
 				}
 				st.journal.Add(journal.Entry{
 					Time: st.clock.Now(), Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
-					Status: status, Code: code, Account: n.account, Model: n.model, JobID: n.jobID,
+					Status: status, Code: code, Account: n.account(), Model: n.model, JobID: n.jobID,
 					RequestID: requestID(r), Idempotent: r.Header.Get("Idempotency-Key"), Fault: n.fault,
 					DurationMS: math.Round(float64(time.Since(start).Microseconds())) / 1000,
 				})

@@ -4,10 +4,10 @@
 package ids
 
 import (
-	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
 	"hash/fnv"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -64,7 +64,9 @@ func (g *Generator) RequestID() string {
 		binary.BigEndian.PutUint64(b[:8], h.Sum64())
 		binary.BigEndian.PutUint32(b[8:], uint32(n))
 	} else {
-		_, _ = rand.Read(b[:])
+		// Request ids need to be unique, not secret: the fast generator will do.
+		binary.BigEndian.PutUint64(b[:8], rand.Uint64())
+		binary.BigEndian.PutUint32(b[8:], rand.Uint32())
 	}
 	return "req_" + hex.EncodeToString(b[:])
 }
