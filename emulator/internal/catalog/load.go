@@ -193,6 +193,7 @@ func (c *Catalog) loadModels(r *Reporter, nodes []yaml.Node, workers int) {
 		problems Problems
 	}
 	results := make([]result, len(nodes))
+	cache := newSchemaCache()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(workers, len(nodes)) {
@@ -201,7 +202,7 @@ func (c *Catalog) loadModels(r *Reporter, nodes []yaml.Node, workers int) {
 			defer wg.Done()
 			for i := int(next.Add(1) - 1); i < len(nodes); i = int(next.Add(1) - 1) {
 				mr := &Reporter{File: r.File}
-				m := c.buildModel(mr, &nodes[i])
+				m := c.buildModel(mr, &nodes[i], cache)
 				results[i] = result{m, mr.Problems}
 			}
 		}()
@@ -224,7 +225,7 @@ func (c *Catalog) loadModels(r *Reporter, nodes []yaml.Node, workers int) {
 
 // buildModel decodes and checks one model; it returns nil when the model has problems. It reads
 // only the products, so models can be built concurrently.
-func (c *Catalog) buildModel(r *Reporter, n *yaml.Node) *Model {
+func (c *Catalog) buildModel(r *Reporter, n *yaml.Node, cache *schemaCache) *Model {
 	var s modelShape
 	if !DecodeStrict(r, n, &s) {
 		return nil
@@ -269,7 +270,7 @@ func (c *Catalog) buildModel(r *Reporter, n *yaml.Node) *Model {
 		r.At(line, "model %q has no input_schema", s.ID)
 		return nil
 	}
-	if !compileSchema(r, m, &s.InputSchema) {
+	if !compileSchema(r, m, &s.InputSchema, cache) {
 		return nil
 	}
 	checkPricing(r, m, n)

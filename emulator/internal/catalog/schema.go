@@ -2,12 +2,14 @@ package catalog
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -37,9 +39,39 @@ func NewCompiler() *jsonschema.Compiler {
 // name that cannot resolve keeps references from reaching anything real.
 const schemaURL = "https://mediagen-emulator.invalid/schemas/input.json"
 
+// schemaCache shares what a schema compiles to among the models that have the same one, as the
+// variants of a product often do: a compiled schema is safe for concurrent use. Only schemas
+// that compiled, with examples that validate, are kept; problems are always reported per model.
+type schemaCache struct {
+	mu      sync.Mutex
+	entries map[[sha256.Size]byte]*compiledSchema
+}
+
+type compiledSchema struct {
+	schema     *jsonschema.Schema
+	properties map[string]Property
+	examples   []json.RawMessage
+}
+
+func newSchemaCache() *schemaCache {
+	return &schemaCache{entries: map[[sha256.Size]byte]*compiledSchema{}}
+}
+
+func (sc *schemaCache) get(k [sha256.Size]byte) *compiledSchema {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return sc.entries[k]
+}
+
+func (sc *schemaCache) put(k [sha256.Size]byte, c *compiledSchema) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	sc.entries[k] = c
+}
+
 // compileSchema turns a model's input schema written in YAML into a compiled validator, and
 // checks its examples against it.
-func compileSchema(r *Reporter, m *Model, n *yaml.Node) bool {
+func compileSchema(r *Reporter, m *Model, n *yaml.Node, cache *schemaCache) bool {
 	doc := yamlToJSON(r, n)
 	if doc == nil {
 		return false
@@ -63,6 +95,15 @@ func compileSchema(r *Reporter, m *Model, n *yaml.Node) bool {
 	if !checkRefs(r, m, doc, root, "", &refs) {
 		return false
 	}
+	m.SchemaJSON, m.openAPISchema = doc.Raw, doc.Raw
+	if len(refs) > 0 {
+		m.openAPISchema = relocatedRefs(r, m, n, root, refs)
+	}
+	key := sha256.Sum256(doc.Raw)
+	if c := cache.get(key); c != nil {
+		m.Schema, m.Properties, m.Examples = c.schema, c.properties, c.examples
+		return true
+	}
 	url := schemaURL
 	c := NewCompiler()
 	if err := c.AddResource(url, bytes.NewReader(doc.Raw)); err != nil {
@@ -74,17 +115,16 @@ func compileSchema(r *Reporter, m *Model, n *yaml.Node) bool {
 		reportCompileError(r, m, doc, n, err)
 		return false
 	}
-	m.Schema, m.SchemaJSON, m.openAPISchema = schema, doc.Raw, doc.Raw
-	if len(refs) > 0 {
-		m.openAPISchema = relocatedRefs(r, m, n, root, refs)
-	}
+	m.Schema = schema
 	m.Properties = properties(root)
 	examples, _ := root["examples"].([]any)
-	if len(examples) == 0 {
+	valid := len(examples) > 0
+	if !valid {
 		r.Node(n, "model %q: input_schema has no examples; give at least one whole valid input", m.ID)
 	}
 	for i, ex := range examples {
 		if err := schema.Validate(ex); err != nil {
+			valid = false
 			for _, fe := range Violations(err) {
 				r.At(doc.LineOf(fmt.Sprintf("/examples/%d", i)), "model %q: example %d is not valid: %s: %s", m.ID, i, orRoot(fe.Pointer), fe.Message)
 			}
@@ -92,6 +132,9 @@ func compileSchema(r *Reporter, m *Model, n *yaml.Node) bool {
 		}
 		raw, _ := json.Marshal(ex)
 		m.Examples = append(m.Examples, raw)
+	}
+	if valid {
+		cache.put(key, &compiledSchema{schema: schema, properties: m.Properties, examples: m.Examples})
 	}
 	return true
 }

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -88,8 +89,15 @@ func checkFields(r *Reporter, n *yaml.Node, t reflect.Type, where string) {
 	}
 }
 
+// fieldCache holds yamlFields by type: the same few struct types are walked for every model.
+var fieldCache sync.Map // reflect.Type → map[string]reflect.StructField
+
 func yamlFields(t reflect.Type) map[string]reflect.StructField {
+	if cached, ok := fieldCache.Load(t); ok {
+		return cached.(map[string]reflect.StructField)
+	}
 	out := map[string]reflect.StructField{}
+	defer fieldCache.Store(t, out)
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		tag := f.Tag.Get("yaml")

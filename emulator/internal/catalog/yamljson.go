@@ -17,15 +17,22 @@ const (
 	maxSchemaBytes = 256 << 10
 )
 
-// jsonDoc is a YAML tree turned into JSON text, with the line each JSON Pointer came from, so a
-// schema problem found in the JSON can be reported at its place in the YAML file.
+// jsonDoc is a YAML tree turned into JSON text. It can tell the line each JSON Pointer came
+// from, so a schema problem found in the JSON can be reported at its place in the YAML file;
+// those lines are worked out only when a problem asks, since most schemas have none.
 type jsonDoc struct {
 	Raw   json.RawMessage
 	Lines map[string]int
+	node  *yaml.Node
 }
 
 // LineOf returns the line of the deepest known node on the way to ptr.
 func (d *jsonDoc) LineOf(ptr string) int {
+	if d.Lines == nil {
+		c := converter{r: &Reporter{}, doc: &jsonDoc{Lines: map[string]int{}}, track: true}
+		c.value(d.node, "", 0)
+		d.Lines = c.doc.Lines
+	}
 	for {
 		if line, ok := d.Lines[ptr]; ok {
 			return line
@@ -48,7 +55,7 @@ func yamlToJSON(r *Reporter, n *yaml.Node) *jsonDoc {
 // yamlToJSONRewriting converts like yamlToJSON, writing the given strings in place of the
 // scalars at the given JSON Pointers.
 func yamlToJSONRewriting(r *Reporter, n *yaml.Node, rewrite map[string]string) *jsonDoc {
-	c := converter{r: r, doc: &jsonDoc{Lines: map[string]int{}}, rewrite: rewrite}
+	c := converter{r: r, doc: &jsonDoc{node: n}, rewrite: rewrite, track: rewrite != nil}
 	before := len(r.Problems)
 	c.value(n, "", 0)
 	if len(r.Problems) > before {
@@ -64,6 +71,7 @@ type converter struct {
 	buf     bytes.Buffer
 	tooBig  bool
 	rewrite map[string]string
+	track   bool // build JSON Pointers, for lines or rewrites; plain conversion skips them
 }
 
 func (c *converter) value(n *yaml.Node, ptr string, depth int) {
@@ -86,8 +94,10 @@ func (c *converter) value(n *yaml.Node, ptr string, depth int) {
 		}
 		n = n.Alias
 	}
-	if _, ok := c.doc.Lines[ptr]; !ok {
-		c.doc.Lines[ptr] = n.Line
+	if c.doc.Lines != nil {
+		if _, ok := c.doc.Lines[ptr]; !ok {
+			c.doc.Lines[ptr] = n.Line
+		}
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -107,11 +117,15 @@ func (c *converter) value(n *yaml.Node, ptr string, depth int) {
 			if i > 0 {
 				c.buf.WriteByte(',')
 			}
-			key, _ := json.Marshal(k.Value)
-			c.buf.Write(key)
+			appendJSONString(&c.buf, k.Value)
 			c.buf.WriteByte(':')
-			child := ptr + "/" + escapePointer(k.Value)
-			c.doc.Lines[child] = k.Line
+			var child string
+			if c.track {
+				child = ptr + "/" + escapePointer(k.Value)
+				if c.doc.Lines != nil {
+					c.doc.Lines[child] = k.Line
+				}
+			}
 			c.value(n.Content[i+1], child, depth)
 		}
 		c.buf.WriteByte('}')
@@ -121,13 +135,16 @@ func (c *converter) value(n *yaml.Node, ptr string, depth int) {
 			if i > 0 {
 				c.buf.WriteByte(',')
 			}
-			c.value(item, ptr+"/"+strconv.Itoa(i), depth)
+			var child string
+			if c.track {
+				child = ptr + "/" + strconv.Itoa(i)
+			}
+			c.value(item, child, depth)
 		}
 		c.buf.WriteByte(']')
 	case yaml.ScalarNode:
 		if v, ok := c.rewrite[ptr]; ok {
-			b, _ := json.Marshal(v)
-			c.buf.Write(b)
+			appendJSONString(&c.buf, v)
 			return
 		}
 		c.scalar(n)
@@ -162,9 +179,41 @@ func (c *converter) scalar(n *yaml.Node) {
 		}
 		c.buf.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
 	default: // strings, timestamps and anything else stay text
-		s, _ := json.Marshal(n.Value)
-		c.buf.Write(s)
+		appendJSONString(&c.buf, n.Value)
 	}
+}
+
+// appendJSONString writes s as a JSON string. YAML text is valid UTF-8, so only quotes,
+// backslashes and control characters need escaping; <, > and & stay as they are.
+func appendJSONString(b *bytes.Buffer, s string) {
+	const hex = "0123456789abcdef"
+	b.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b.WriteString(s[start:i])
+		switch c {
+		case '"', '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			b.WriteString(`\u00`)
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&0xf])
+		}
+		start = i + 1
+	}
+	b.WriteString(s[start:])
+	b.WriteByte('"')
 }
 
 func escapePointer(s string) string {
