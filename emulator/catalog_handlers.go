@@ -174,12 +174,7 @@ func (s *Server) listModels() handlerFunc {
 		}
 		search = strings.ToLower(strings.TrimSpace(search))
 
-		var matches []*catalog.Model
-		for _, m := range s.catalog.Models {
-			if m.Ready() && (!hasCategory || m.Category == category) && m.Matches(search) {
-				matches = append(matches, m)
-			}
-		}
+		matches := s.catalog.Find(search, category)
 		if grouped {
 			return s.writeGrouped(w, matches, p)
 		}
@@ -194,24 +189,18 @@ func (s *Server) listModels() handlerFunc {
 }
 
 func (s *Server) writeGrouped(w http.ResponseWriter, models []*catalog.Model, p page) error {
-	var products []*productEntry
-	index := map[string]*productEntry{}
-	for _, m := range models {
-		e, ok := index[m.Product]
-		if !ok {
-			prod, _ := s.catalog.Product(m.Product)
-			e = &productEntry{Product: prod.ID, Name: prod.Name, Description: prod.Description}
-			index[m.Product] = e
-			products = append(products, e)
+	groups, total := s.catalog.Group(models, p.offset, p.limit)
+	items, err := encodeEach(groups, func(g catalog.ProductModes) any {
+		e := productEntry{Product: g.Product.ID, Name: g.Product.Name, Description: g.Product.Description}
+		for _, m := range g.Models {
+			e.Modes = append(e.Modes, modeEntry{Mode: m.Mode, Model: m.ID, Category: m.Category, OutputType: m.OutputType})
 		}
-		e.Modes = append(e.Modes, modeEntry{Mode: m.Mode, Model: m.ID, Category: m.Category, OutputType: m.OutputType})
-	}
-	from, to := p.window(len(products))
-	items, err := encodeEach(products[from:to], func(e *productEntry) any { return e })
+		return e
+	})
 	if err != nil {
 		return err
 	}
-	writeList(w, items, len(products), p)
+	writeList(w, items, total, p)
 	return nil
 }
 

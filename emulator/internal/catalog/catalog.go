@@ -38,6 +38,7 @@ type Catalog struct {
 	modelByID   map[string]*Model
 	productByID map[string]*Product
 	keyByToken  map[string]*Key
+	finder      *finder
 }
 
 // Product gathers models that are modes of one offering, for grouped listings.
@@ -45,6 +46,7 @@ type Product struct {
 	ID          string `yaml:"id" json:"product"`
 	Name        string `yaml:"name" json:"name"`
 	Description string `yaml:"description" json:"description"`
+	index       int    // its place in Catalog.Products
 }
 
 // Account owns credits, quotes, jobs and idempotency keys.
@@ -98,6 +100,7 @@ type Model struct {
 	Detail   json.RawMessage
 
 	searchText    [3]string       // id, name and description, lower-cased
+	productIndex  int             // its product's place in Catalog.Products
 	openAPISchema json.RawMessage // SchemaJSON with its references relocated into the OpenAPI document
 }
 

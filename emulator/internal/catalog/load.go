@@ -164,6 +164,7 @@ func load(r *Reporter, doc *yaml.Node, workers int) *Catalog {
 	if err := c.encode(); err != nil {
 		r.At(0, "%v", err)
 	}
+	c.finder = newFinder(c.Models)
 	return c
 }
 
@@ -180,6 +181,7 @@ func (c *Catalog) loadProduct(r *Reporter, n *yaml.Node) {
 	case p.Name == "":
 		r.Node(n, "product %q has no name", p.ID)
 	default:
+		p.index = len(c.Products)
 		c.productByID[p.ID] = &p
 		c.Products = append(c.Products, &p)
 	}
@@ -218,6 +220,7 @@ func (c *Catalog) loadModels(r *Reporter, nodes []yaml.Node, workers int) {
 			r.At(nodes[i].Line, "duplicate model id %q", m.ID)
 			continue
 		}
+		m.productIndex = c.productByID[m.Product].index
 		c.modelByID[m.ID] = m
 		c.Models = append(c.Models, m)
 	}
@@ -655,17 +658,4 @@ type Category struct {
 	ID         string `json:"id"`
 	OutputType string `json:"output_type"`
 	ModelCount int    `json:"model_count"`
-}
-
-// Matches reports whether the model's id, name or description contains the lower-cased query.
-func (m *Model) Matches(lowerQuery string) bool {
-	if lowerQuery == "" {
-		return true
-	}
-	for _, field := range m.searchText {
-		if strings.Contains(field, lowerQuery) {
-			return true
-		}
-	}
-	return false
 }

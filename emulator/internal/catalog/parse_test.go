@@ -172,10 +172,9 @@ func TestParseSmall(t *testing.T) {
 	}
 }
 
-func TestModelMatches(t *testing.T) {
+func TestFindMatches(t *testing.T) {
 	t.Parallel()
 	c := parseSmall(t)
-	pixel, _ := c.Model("test/pixel")
 	for _, tc := range []struct {
 		query string
 		want  bool
@@ -188,9 +187,14 @@ func TestModelMatches(t *testing.T) {
 		{"a picture from a", true},  // description, across words
 		{"video", false},            // nothing
 		{"draws a picture!", false}, // longer than the description
+		{"prompt.\x00", false},      // a match cannot run past the end of a field
 	} {
-		if got := pixel.Matches(tc.query); got != tc.want {
-			t.Errorf("Matches(%q) = %v; want %v", tc.query, got, tc.want)
+		found := false
+		for _, m := range c.Find(tc.query, "") {
+			found = found || m.ID == "test/pixel"
+		}
+		if found != tc.want {
+			t.Errorf("Find(%q) has test/pixel: %v; want %v", tc.query, found, tc.want)
 		}
 	}
 }
