@@ -137,7 +137,7 @@ func (s *Server) generate() handlerFunc {
 				select {
 				case <-entry.Done():
 				case <-r.Context().Done():
-					return r.Context().Err()
+					return nil // the client left; there is no one to answer
 				}
 				if entry.JobID == "" {
 					continue // the first request failed and left the key free
