@@ -186,7 +186,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	hs.RegisterOnShutdown(srv.Shutdown)
-	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr().String())
+	fmt.Fprintf(stdout, "listening on http://%s\n", listenURLHost(o.addr, ln.Addr()))
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	select {
@@ -247,6 +247,20 @@ func configure(o *options, stderr io.Writer) (emulator.Config, *slog.Logger, err
 	cfg.ControlDisabled = o.adminToken == "" && !isLoopback(host)
 	cfg.Logger = logger
 	return cfg, logger, nil
+}
+
+// listenURLHost is the HOST:PORT of the listening line: the port bound, and the host asked for
+// when the listener reports a wildcard, so 0.0.0.0:0 prints 0.0.0.0:PORT rather than [::]:PORT.
+func listenURLHost(asked string, bound net.Addr) string {
+	tcp, ok := bound.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return bound.String()
+	}
+	host, _, _ := net.SplitHostPort(asked)
+	if host == "" {
+		host = "0.0.0.0"
+	}
+	return net.JoinHostPort(host, strconv.Itoa(tcp.Port))
 }
 
 // isLoopback reports whether a listen host is reachable only from this machine.

@@ -540,3 +540,21 @@ func BenchmarkStartup(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+func TestListenURLHostNamesTheWildcardAskedFor(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		asked string
+		bound net.Addr
+		want  string
+	}{
+		{"0.0.0.0:0", &net.TCPAddr{IP: net.IPv6unspecified, Port: 4242}, "0.0.0.0:4242"},
+		{":8080", &net.TCPAddr{IP: net.IPv6unspecified, Port: 8080}, "0.0.0.0:8080"},
+		{"[::]:0", &net.TCPAddr{IP: net.IPv6unspecified, Port: 7}, "[::]:7"},
+		{"127.0.0.1:0", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9}, "127.0.0.1:9"},
+	} {
+		if got := listenURLHost(c.asked, c.bound); got != c.want {
+			t.Errorf("listenURLHost(%q, %v) = %q; want %q", c.asked, c.bound, got, c.want)
+		}
+	}
+}

@@ -34,6 +34,22 @@ func (s *Server) decodeObject(w http.ResponseWriter, r *http.Request) (map[strin
 	return parseObject(body)
 }
 
+// decodeOptionalObject is decodeObject for a body that may be left out: an empty body, however
+// it was sent, gives nil.
+func (s *Server) decodeOptionalObject(w http.ResponseWriter, r *http.Request) (map[string]any, error) {
+	if r.ContentLength == 0 || r.Body == nil {
+		return nil, nil
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		return nil, problem.New(problem.PayloadTooLarge, "the body is over the limit of %d bytes", s.cfg.MaxBodyBytes)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, nil
+	}
+	return parseObject(body)
+}
+
 // maxDepth bounds nesting so a hostile body cannot make validation or hashing recurse deeply.
 const maxDepth = 64
 

@@ -4,14 +4,16 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
-	"gopkg.in/yaml.v3"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/faults"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
@@ -41,7 +43,7 @@ func (s *Server) control(next handlerFunc) handlerFunc {
 // client suite can check what it is talking to.
 func (s *Server) health() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		st := s.state()
+		st := s.stateOf(r)
 		return s.writeJSON(w, http.StatusOK, map[string]any{
 			"status":   "ok",
 			"version":  Version,
@@ -79,7 +81,7 @@ func (s *Server) clockBody(st *state) map[string]any {
 
 func (s *Server) getClock() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		return s.writeJSON(w, http.StatusOK, s.clockBody(s.state()))
+		return s.writeJSON(w, http.StatusOK, s.clockBody(s.stateOf(r)))
 	}
 }
 
@@ -88,7 +90,7 @@ func (s *Server) getClock() handlerFunc {
 func (s *Server) setClock() handlerFunc {
 	change := envelope{fields: map[string]string{"advance": "string", "set": "string"}}
 	return func(w http.ResponseWriter, r *http.Request) error {
-		st := s.state()
+		st := s.stateOf(r)
 		body, err := s.decodeObject(w, r)
 		if err != nil {
 			return err
@@ -106,14 +108,18 @@ func (s *Server) setClock() handlerFunc {
 			if err != nil {
 				return problem.New(problem.InvalidClockChange, "advance %q: %v", advance, err)
 			}
-			_ = st.clock.Advance(d)
+			if err := st.clock.Advance(d); err != nil {
+				return problem.New(problem.InvalidClockChange, "advance %q: %v", advance, err)
+			}
 		default:
 			t, err := time.Parse(time.RFC3339Nano, set)
 			if err != nil {
 				return problem.New(problem.InvalidClockChange, "set %q is not an RFC 3339 time such as 2026-01-01T00:10:00Z", set)
 			}
-			if err := st.clock.Set(t); err != nil {
+			if err := st.clock.Set(t); errors.Is(err, clock.ErrBackwards) {
 				return problem.New(problem.InvalidClockChange, "set %s is before the emulator's time %s; the clock only moves forward (POST /_emulator/reset starts it over)", set, timestamp(st.clock.Now()))
+			} else if err != nil {
+				return problem.New(problem.InvalidClockChange, "set %s: %v", set, err)
 			}
 		}
 		return s.writeJSON(w, http.StatusOK, s.clockBody(st))
@@ -155,7 +161,7 @@ func (s *Server) scenarioBody(st *state) map[string]any {
 
 func (s *Server) getScenario() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		return s.writeJSON(w, http.StatusOK, s.scenarioBody(s.state()))
+		return s.writeJSON(w, http.StatusOK, s.scenarioBody(s.stateOf(r)))
 	}
 }
 
@@ -163,7 +169,7 @@ func (s *Server) getScenario() handlerFunc {
 // {"scenario": {...}} with a whole scenario document inline.
 func (s *Server) putScenario() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		st := s.state()
+		st := s.stateOf(r)
 		body, err := s.decodeObject(w, r)
 		if err != nil {
 			return err
@@ -180,12 +186,12 @@ func (s *Server) putScenario() handlerFunc {
 				return problem.New(problem.ScenarioNotFound, "no scenario %q (embedded: %s)", name, strings.Join(scenarioNames(s.scenarios), ", "))
 			}
 		} else {
-			// JSON is YAML, so the inline document goes through the same strict loader.
-			raw, _ := json.Marshal(inline)
+			// JSON is YAML, so the inline document goes through the same strict loader; indented,
+			// so each problem's line points into the document as printed back in the answer.
+			raw, _ := json.MarshalIndent(inline, "", "  ")
 			sc, err = scenario.Parse("request body", raw)
 			if err != nil {
-				e := &problem.Error{Code: problem.InvalidRequest, Detail: "the scenario is not valid: " + err.Error()}
-				return e
+				return invalidDocument("scenario", err)
 			}
 			if sc.Name == "request body" {
 				sc.Name = "inline"
@@ -198,7 +204,7 @@ func (s *Server) putScenario() handlerFunc {
 
 func (s *Server) listRequests() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		st := s.state()
+		st := s.stateOf(r)
 		p, err := parsePage(r)
 		if err != nil {
 			return err
@@ -227,7 +233,7 @@ func (s *Server) listRequests() handlerFunc {
 
 func (s *Server) clearRequests() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		s.state().journal.Clear()
+		s.stateOf(r).journal.Clear()
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
@@ -235,8 +241,22 @@ func (s *Server) clearRequests() handlerFunc {
 
 func (s *Server) listFaults() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		return s.writeJSON(w, http.StatusOK, map[string]any{"data": faultViews(s.state().faults.List())})
+		return s.writeJSON(w, http.StatusOK, map[string]any{"data": faultViews(s.stateOf(r).faults.List())})
 	}
+}
+
+// invalidDocument reports the problems of a scenario or fault sent in a request body, one
+// entry each, with the line of the body indented two spaces per level.
+func invalidDocument(what string, err error) error {
+	e := &problem.Error{Code: problem.InvalidRequest, Detail: "the " + what + " is not valid: " + err.Error()}
+	var ps catalog.Problems
+	if errors.As(err, &ps) {
+		e.Detail = fmt.Sprintf("the %s has %d problem(s); see errors (lines count in the body indented two spaces per level)", what, len(ps))
+		for _, p := range ps {
+			e.Errors = append(e.Errors, problem.FieldError{Message: fmt.Sprintf("line %d: %s", p.Line, p.Message)})
+		}
+	}
+	return e
 }
 
 // faultView is a fault rule as the control API shows it, durations as text.
@@ -272,20 +292,16 @@ func faultViews(rules []faults.Rule) []faultView {
 // are strings ("2s").
 func (s *Server) addFault() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		st := s.state()
+		st := s.stateOf(r)
 		body, err := s.decodeObject(w, r)
 		if err != nil {
 			return err
 		}
-		raw, _ := json.Marshal(body)
-		var f scenario.Fault
-		dec := yaml.NewDecoder(strings.NewReader(string(raw)))
-		dec.KnownFields(true)
-		if err := dec.Decode(&f); err != nil {
-			return problem.New(problem.InvalidRequest, "the fault is not valid: %s", strings.TrimPrefix(strings.TrimPrefix(err.Error(), "yaml: "), "unmarshal errors:\n  "))
-		}
-		if err := scenario.CheckFault(&f); err != nil {
-			return problem.New(problem.InvalidRequest, "the fault is not valid: %v", err)
+		// JSON is YAML: the body goes through the loader of scenario files, messages and all.
+		raw, _ := json.MarshalIndent(body, "", "  ")
+		f, err := scenario.ParseFault("request body", raw)
+		if err != nil {
+			return invalidDocument("fault", err)
 		}
 		rule := st.faults.Add("api", f)
 		return s.writeJSON(w, http.StatusCreated, faultViews([]faults.Rule{rule})[0])
@@ -294,7 +310,7 @@ func (s *Server) addFault() handlerFunc {
 
 func (s *Server) clearFaults() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		st := s.state()
+		st := s.stateOf(r)
 		st.faults.RemoveSource("api")
 		if r.URL.Query().Get("source") == "all" {
 			st.faults.RemoveSource("scenario")
@@ -307,7 +323,7 @@ func (s *Server) clearFaults() handlerFunc {
 func (s *Server) deleteFault() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id := mux.Vars(r)["id"]
-		if !s.state().faults.Remove(id) {
+		if !s.stateOf(r).faults.Remove(id) {
 			return problem.New(problem.NotFound, "no fault %q", id)
 		}
 		w.WriteHeader(http.StatusNoContent)
@@ -317,7 +333,7 @@ func (s *Server) deleteFault() handlerFunc {
 
 func (s *Server) listAccounts() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		return s.writeJSON(w, http.StatusOK, map[string]any{"data": s.state().ledger.Balances()})
+		return s.writeJSON(w, http.StatusOK, map[string]any{"data": s.stateOf(r).ledger.Balances()})
 	}
 }
 
@@ -331,11 +347,11 @@ func (s *Server) putAccount() handlerFunc {
 		}
 		n, ok := body["credits"].(json.Number)
 		credits, err := n.Int64()
-		if !ok || err != nil || credits < 0 || len(body) != 1 {
-			return &problem.Error{Code: problem.InvalidRequest, Detail: `send {"credits": <integer >= 0>}`,
-				Errors: []problem.FieldError{{Pointer: "/credits", Message: "must be an integer of 0 or more"}}}
+		if !ok || err != nil || credits < 0 || credits > catalog.MaxAccountCredits || len(body) != 1 {
+			return &problem.Error{Code: problem.InvalidRequest, Detail: fmt.Sprintf(`send {"credits": <integer from 0 to %d>}`, int64(catalog.MaxAccountCredits)),
+				Errors: []problem.FieldError{{Pointer: "/credits", Message: fmt.Sprintf("must be an integer from 0 to %d", int64(catalog.MaxAccountCredits))}}}
 		}
-		b, err := s.state().ledger.SetAvailable(id, credits)
+		b, err := s.stateOf(r).ledger.SetAvailable(id, credits)
 		if errors.Is(err, ledger.ErrNoAccount) {
 			return problem.New(problem.AccountNotFound, "no account %q", id)
 		}
@@ -350,16 +366,14 @@ func (s *Server) putAccount() handlerFunc {
 // with {"code", "message"} (default generation_failed).
 func (s *Server) forceJob(status jobs.Status) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		st := s.state()
+		st := s.stateOf(r)
 		id := mux.Vars(r)["id"]
 		var jerr *jobs.Error
 		if status == jobs.Failed {
 			jerr = &jobs.Error{Code: "generation_failed", Message: scenario.DefaultMessage("generation_failed")}
-			if r.ContentLength != 0 {
-				body, err := s.decodeObject(w, r)
-				if err != nil {
-					return err
-				}
+			if body, err := s.decodeOptionalObject(w, r); err != nil {
+				return err
+			} else if body != nil {
 				if err := (envelope{fields: map[string]string{"code": "string", "message": "string"}}).check(body); err != nil {
 					return err
 				}

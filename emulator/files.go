@@ -116,7 +116,7 @@ func nearestVideoSize(w, h int) (int, int) {
 // id in the path is the secret. Ranges, HEAD and conditional requests come from ServeContent.
 func (s *Server) serveFile() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		st := s.state()
+		st := s.stateOf(r)
 		vars := mux.Vars(r)
 		id, name := vars["job"], vars["name"]
 		stem, ext, _ := strings.Cut(name, ".")

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/idempotency"
@@ -17,6 +18,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/pricing"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/quotes"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 )
 
 var (
@@ -67,7 +69,7 @@ type quoteResponse struct {
 
 func (s *Server) createQuote() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		st := s.state()
+		st := s.stateOf(r)
 		key := keyOf(r)
 		body, err := s.decodeObject(w, r)
 		if err != nil {
@@ -81,6 +83,9 @@ func (s *Server) createQuote() handlerFunc {
 			return err
 		}
 		noteOf(r).model = m.ID
+		if ptr, outcome := findToken(input, "/input"); outcome != "" && !scenario.ValidOutcome(outcome) {
+			return badToken(ptr, outcome)
+		}
 		if !m.Ready() {
 			return problem.New(problem.ModelUnavailable, "model %q is %s and does not take quotes", m.ID, m.Status)
 		}
@@ -101,15 +106,15 @@ func (s *Server) createQuote() handlerFunc {
 
 func (s *Server) generate() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		st := s.state()
+		st := s.stateOf(r)
 		key := keyOf(r)
+		idemKey := r.Header.Get("Idempotency-Key")
+		if strings.TrimSpace(idemKey) == "" || utf8.RuneCountInString(idemKey) > maxIdempotencyKey {
+			return problem.New(problem.MissingIdempotencyKey, "send an Idempotency-Key header of 1 to %d characters; a retry with the same key returns the same job", maxIdempotencyKey)
+		}
 		wait, err := parseBool(r, "wait")
 		if err != nil {
 			return err
-		}
-		idemKey := r.Header.Get("Idempotency-Key")
-		if strings.TrimSpace(idemKey) == "" || len(idemKey) > maxIdempotencyKey {
-			return problem.New(problem.MissingIdempotencyKey, "send an Idempotency-Key header of 1 to %d characters; a retry with the same key returns the same job", maxIdempotencyKey)
 		}
 		body, err := s.decodeObject(w, r)
 		if err != nil {
@@ -123,10 +128,6 @@ func (s *Server) generate() handlerFunc {
 			return err
 		}
 		noteOf(r).model = m.ID
-		steer, err := s.readDirectives(r, st, input)
-		if err != nil {
-			return err
-		}
 		fingerprint := jsonvalue.Canonical(body)
 		for {
 			entry, leader, err := st.idem.Begin(key.Account, idemKey, fingerprint)
@@ -149,7 +150,12 @@ func (s *Server) generate() handlerFunc {
 				w.Header().Set("Idempotent-Replayed", "true")
 				return s.respondJob(w, r, st, view, wait)
 			}
-			view, err := s.startJob(st, key.Account, body["quote_id"].(string), m, input, steer)
+			// Directives steer a new job; a replay returns the job as it was made.
+			steer, err := s.readDirectives(r, st, input)
+			var view jobs.View
+			if err == nil {
+				view, err = s.startJob(st, key.Account, body["quote_id"].(string), m, input, steer)
+			}
 			if err != nil {
 				st.idem.Abort(key.Account, idemKey, entry)
 				return err

@@ -60,7 +60,7 @@ func baseURL(r *http.Request) string {
 
 func (s *Server) getJob() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		st := s.state()
+		st := s.stateOf(r)
 		id := mux.Vars(r)["id"]
 		v, ok := st.jobs.Get(keyOf(r).Account, id)
 		if !ok {
@@ -72,7 +72,7 @@ func (s *Server) getJob() handlerFunc {
 
 func (s *Server) listJobs() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		st := s.state()
+		st := s.stateOf(r)
 		p, err := parsePage(r)
 		if err != nil {
 			return err
@@ -115,7 +115,7 @@ func jobChangeError(id string, v jobs.View, err error) error {
 
 func (s *Server) cancelJob() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		st := s.state()
+		st := s.stateOf(r)
 		id := mux.Vars(r)["id"]
 		v, err := st.jobs.Cancel(keyOf(r).Account, id)
 		if err != nil {

@@ -25,6 +25,7 @@ const ctxNote ctxKey = 0
 // note collects what the layers of one request learn about it: its id, its key, and what the
 // journal and the rate-limit and fault rules want to know.
 type note struct {
+	st                  *state // the state the request began with; a reset mid-request does not split it
 	id                  string
 	key                 *catalog.Key
 	model, jobID, fault string
@@ -39,6 +40,14 @@ func noteOf(r *http.Request) *note {
 		return n
 	}
 	return &note{}
+}
+
+// stateOf returns the state the request began with.
+func (s *Server) stateOf(r *http.Request) *state {
+	if n := noteOf(r); n.st != nil {
+		return n.st
+	}
+	return s.state()
 }
 
 // requestID returns the id the request carries or was given.
@@ -111,13 +120,14 @@ func (s *Server) frame(next http.Handler) http.Handler {
 		if !validRequestID(id) {
 			id = s.ids.RequestID()
 		}
-		r = r.WithContext(context.WithValue(r.Context(), ctxNote, &note{id: id}))
+		st := s.state()
+		r = r.WithContext(context.WithValue(r.Context(), ctxNote, &note{id: id, st: st}))
 		h := w.Header()
 		h.Set("X-Request-Id", id)
 		h.Set("X-Emulator-Version", Version)
 		// Date follows the emulator's clock, like every timestamp in a body, so a client that
 		// compares the two (expires_at against Date, say) sees one timeline.
-		if st := s.state(); st != nil {
+		if st != nil {
 			h.Set("Date", st.clock.Now().Format(http.TimeFormat))
 		}
 		rec := &recorder{ResponseWriter: w}
@@ -188,7 +198,7 @@ func (s *Server) requireKey(perm catalog.Permission, next handlerFunc) handlerFu
 // rateLimit counts the request against every limit of the scenario that matches it and refuses
 // it past any of them. The X-RateLimit-* headers describe the tightest limit.
 func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request, key *catalog.Key, m *catalog.Model) error {
-	st := s.state()
+	st := s.stateOf(r)
 	sc := st.scenario.Load()
 	if len(sc.RateLimits) == 0 {
 		return nil

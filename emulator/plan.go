@@ -58,11 +58,16 @@ func (s *Server) readDirectives(r *http.Request, st *state, input map[string]any
 		return d, nil
 	}
 	if !scenario.ValidOutcome(outcome) {
-		return d, &problem.Error{Code: problem.InvalidInput, Detail: "unknown outcome token [emulator:" + outcome + "]",
-			Errors: []problem.FieldError{{Pointer: ptr, Message: "[emulator:" + outcome + "] is not one of succeed, fail, content_policy, expire, slow"}}}
+		return d, badToken(ptr, outcome)
 	}
 	d.outcome = outcome
 	return d, nil
+}
+
+// badToken reports an [emulator:...] token that names no outcome.
+func badToken(ptr, outcome string) error {
+	return &problem.Error{Code: problem.InvalidInput, Detail: "unknown outcome token [emulator:" + outcome + "]",
+		Errors: []problem.FieldError{{Pointer: ptr, Message: "[emulator:" + outcome + "] is not one of succeed, fail, content_policy, expire, slow"}}}
 }
 
 // findToken walks the input in a fixed order (object keys sorted) for the first outcome token.
@@ -104,7 +109,7 @@ func (s *Server) plan(m *catalog.Model, input map[string]any, jobID string, d di
 			v = m.Properties[t.RunPerUnit.Field].Default
 		}
 		if n, ok := catalog.NumberOf(v); ok && n > 0 {
-			run += time.Duration(n * float64(t.RunPerUnit.Each))
+			run = scenario.Clamp(float64(run) + n*float64(t.RunPerUnit.Each))
 		}
 	}
 	return d.scenario.Effective(m).Plan(scenario.PlanInput{

@@ -147,12 +147,16 @@ func TestBadDirectives(t *testing.T) {
 	}{
 		{schnell, []string{"X-Emulator-Outcome", "explode"}, 400, "invalid_parameter"},
 		{schnell, []string{"X-Emulator-Scenario", "nope"}, 400, "invalid_parameter"},
-		{map[string]any{"prompt": "x [emulator:explode]"}, nil, 422, "invalid_input"},
 	} {
 		rec := startGeneration(t, s, "mg_test_all", "bad", schnellID, c.input, c.headers...)
 		if p := decode[problemJSON](t, rec); rec.Code != c.status || p.Code != c.code {
 			t.Errorf("%v %v: %d %s", c.input, c.headers, rec.Code, rec.Body)
 		}
+	}
+	// A token naming no outcome is refused as soon as it is quoted.
+	rec := call(t, s, "POST", "/v1/quotes", "mg_test_all", map[string]any{"model": schnellID, "input": map[string]any{"prompt": "x [emulator:explode]"}})
+	if p := decode[problemJSON](t, rec); rec.Code != 422 || p.Code != "invalid_input" || p.Errors[0].Pointer != "/input/prompt" {
+		t.Errorf("bad token: %d %s", rec.Code, rec.Body)
 	}
 	if b, _ := s.state().ledger.Balance("acct_all"); b.Held != 0 || b.Available != 1_000_000 {
 		t.Errorf("failed directives moved credits: %+v", b)

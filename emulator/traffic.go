@@ -38,7 +38,7 @@ func (s *Server) traffic(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		st := s.state()
+		st := s.stateOf(r)
 		n := noteOf(r)
 		start := time.Now()
 		if api {

@@ -18,6 +18,9 @@ const (
 	PermGenerate   Permission = "generate"
 )
 
+// MaxAccountCredits bounds a balance (10^15), far below where sums of credits could overflow.
+const MaxAccountCredits = 1_000_000_000_000_000
+
 // StatusReady is the one model status under which a model is listed and generates.
 const StatusReady = "ready"
 

@@ -298,8 +298,8 @@ func (c *Catalog) loadAccounts(r *Reporter, accounts, keys []yaml.Node) {
 			r.Node(&accounts[i], "account has no id")
 		case ids[a.ID]:
 			r.Node(&accounts[i], "duplicate account id %q", a.ID)
-		case a.Credits < 0:
-			r.Node(&accounts[i], "account %q: credits must be >= 0", a.ID)
+		case a.Credits < 0 || a.Credits > MaxAccountCredits:
+			r.Node(&accounts[i], "account %q: credits must be from 0 to %d", a.ID, int64(MaxAccountCredits))
 		default:
 			ids[a.ID] = true
 			c.Accounts = append(c.Accounts, a)

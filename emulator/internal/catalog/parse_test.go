@@ -445,7 +445,7 @@ func TestParseInlineProblems(t *testing.T) {
 		{"per_unit on text without length", modelYAML + "    pricing: {per_unit: [{field: prompt, credits: 1}]}\n",
 			[]string{`x.yaml:17: model "m": pricing.per_unit field "prompt" is not numeric; use measure: length for text or lists`}},
 		{"negative credits", modelYAML + "accounts:\n  - {id: a, credits: -5}\n",
-			[]string{`x.yaml:18: account "a": credits must be >= 0`}},
+			[]string{`x.yaml:18: account "a": credits must be from 0 to 1000000000000000`}},
 		{"credits not a number", modelYAML + "accounts:\n  - {id: a, credits: lots}\n",
 			[]string{"x.yaml:18: cannot unmarshal str `lots` into an integer"}},
 		{"key with white space", modelYAML + "accounts:\n  - {id: a}\nkeys:\n  - {key: \"k 1\", account: a, permissions: [generate]}\n",

@@ -13,6 +13,13 @@ import (
 // ErrBackwards is returned when a change would move time backwards.
 var ErrBackwards = errors.New("the clock cannot move backwards")
 
+// ErrTooFar is returned when a change would move time past Latest.
+var ErrTooFar = errors.New("the clock cannot move past " + Latest.Format(time.RFC3339))
+
+// Latest is as far as the clock goes: far enough for any test, and well inside the range where
+// time arithmetic in nanoseconds (until 2262) cannot overflow.
+var Latest = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // Clock tells the emulator's time and runs callbacks when their time comes.
 type Clock struct {
 	manual bool
@@ -70,12 +77,18 @@ func (c *Clock) Advance(d time.Duration) error {
 	c.mu.Lock()
 	target := c.nowLocked().Add(d)
 	c.mu.Unlock()
+	if target.After(Latest) {
+		return ErrTooFar
+	}
 	c.runUntil(target, d)
 	return nil
 }
 
 // Set moves time forward to t, then returns once every callback that fell due has run.
 func (c *Clock) Set(t time.Time) error {
+	if t.After(Latest) {
+		return ErrTooFar
+	}
 	c.fire.Lock()
 	defer c.fire.Unlock()
 	c.mu.Lock()

@@ -8,7 +8,9 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
@@ -64,11 +66,15 @@ func (s *Set) NeedsModel() bool {
 	return false
 }
 
-// Pick returns the first rule that matches and fires for this request, spending one of its
-// count; ok is false when none does.
-func (s *Set) Pick(method, path string, m *catalog.Model) (scenario.Fault, string, bool) {
+// Pick decides what happens to a request: the first rule that matches and fires answers it,
+// after the delays of every delay rule before it that fired too (delays add up, and never hide
+// a later fault). Each rule that fires spends one of its count. ids names the rules that fired;
+// ok is false when none did.
+func (s *Set) Pick(method, path string, m *catalog.Model) (f scenario.Fault, ids string, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var delay time.Duration
+	var fired []string
 	for _, r := range s.rules {
 		if r.Remaining == 0 || !r.Fault.Match.Matches(method, path, m) {
 			continue
@@ -83,9 +89,21 @@ func (s *Set) Pick(method, path string, m *catalog.Model) (scenario.Fault, strin
 			r.Remaining--
 		}
 		r.Fired++
-		return r.Fault, r.ID, true
+		fired = append(fired, r.ID)
+		delay += r.Fault.Delay
+		if r.Fault.Action != scenario.ActionDelay {
+			f = r.Fault
+			break
+		}
 	}
-	return scenario.Fault{}, "", false
+	if len(fired) == 0 {
+		return scenario.Fault{}, "", false
+	}
+	if f.Action == "" {
+		f.Action = scenario.ActionDelay
+	}
+	f.Delay = delay
+	return f, strings.Join(fired, ","), true
 }
 
 func (s *Set) draw(r *Rule) float64 {

@@ -95,9 +95,23 @@ func (d *Dist) Draw(u float64, base time.Duration) time.Duration {
 		v := math.Exp(mu + sigma*normalQuantile(u))
 		return time.Duration(math.Min(math.Max(v, float64(d.Min)), float64(d.Max)))
 	case "scale":
-		return time.Duration(float64(base) * d.Factor)
+		return Clamp(float64(base) * d.Factor)
 	}
 	return d.Min
+}
+
+// MaxDuration bounds any drawn or scaled duration: a job can take a year, not overflow.
+const MaxDuration = 366 * 24 * time.Hour
+
+// Clamp turns nanoseconds into a duration between 0 and MaxDuration.
+func Clamp(ns float64) time.Duration {
+	if math.IsNaN(ns) || ns <= 0 {
+		return 0
+	}
+	if ns >= float64(MaxDuration) {
+		return MaxDuration
+	}
+	return time.Duration(ns)
 }
 
 // normalQuantile is the inverse of the standard normal CDF (Acklam's rational approximation,

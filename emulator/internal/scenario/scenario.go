@@ -290,6 +290,21 @@ func checkRule(r *catalog.Reporter, n *yaml.Node, where string, rule *Rule) {
 	}
 }
 
+// ParseFault reads one fault rule (YAML or JSON, as the control API receives it) with the same
+// strict checks and messages as a scenario file's faults.
+func ParseFault(name string, data []byte) (Fault, error) {
+	r := &catalog.Reporter{File: name}
+	var f Fault
+	doc := catalog.ParseDocument(r, data)
+	if doc == nil || !catalog.DecodeStrict(r, doc.Content[0], &f) {
+		return f, r.Problems
+	}
+	if err := CheckFault(&f); err != nil {
+		return f, err
+	}
+	return f, nil
+}
+
 // CheckFault validates a fault rule and fills in its defaults.
 func CheckFault(f *Fault) error {
 	if f.Probability != nil && (*f.Probability < 0 || *f.Probability > 1) {
@@ -297,6 +312,9 @@ func CheckFault(f *Fault) error {
 	}
 	if f.Count < 0 {
 		return fmt.Errorf("count must be >= 0 (0 means every matching request)")
+	}
+	if f.RetryAfter < 0 {
+		return fmt.Errorf("retry_after must be >= 0 seconds")
 	}
 	if f.Delay < 0 || f.Delay > 5*time.Minute {
 		return fmt.Errorf("delay must be between 0 and 5m")
@@ -316,7 +334,15 @@ func CheckFault(f *Fault) error {
 		if f.Status < 400 || f.Status > 599 {
 			return fmt.Errorf("status %d must be an error status from 400 to 599", f.Status)
 		}
-	case ActionReset, ActionMalformed, ActionTruncated, ActionDelay:
+		// The contract's 429 and 503 always say when to come back.
+		if (f.Status == 429 || f.Status == 503) && f.RetryAfter == 0 {
+			f.RetryAfter = 1
+		}
+	case ActionDelay:
+		if f.Delay <= 0 {
+			return fmt.Errorf("a delay fault needs a positive delay")
+		}
+	case ActionReset, ActionMalformed, ActionTruncated:
 	default:
 		return fmt.Errorf("action %q must be error, reset, malformed, truncated or delay", f.Action)
 	}
