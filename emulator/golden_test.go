@@ -3,37 +3,17 @@ package emulator_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/golden"
 )
 
 // Golden files for documents clients consume: a model's detail (with its OpenAPI document) and
 // the error bodies. Rewrite them with
 //
 //	go test ./emulator -run Golden -update
-//
-// The flag is registered only if no other test file of the package has registered it already.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the golden files under testdata/golden")
-	}
-}
-
-func updating() bool {
-	f := flag.Lookup("update")
-	if f == nil {
-		return false
-	}
-	g, ok := f.Value.(flag.Getter)
-	if !ok {
-		return false
-	}
-	on, _ := g.Get().(bool)
-	return on
-}
 
 // goldenDir is the repository's testdata/golden.
 const goldenDir = "../testdata/golden"
@@ -41,21 +21,7 @@ const goldenDir = "../testdata/golden"
 // checkGolden compares got with testdata/golden/name, or rewrites the file under -update.
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join(goldenDir, name)
-	if updating() {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
+	if want, ok := golden.Check(t, filepath.Join(goldenDir, name), got); !ok {
 		t.Errorf("%s differs from the golden file (run with -update if the change is intended)\ngot:\n%s\nwant:\n%s", name, got, want)
 	}
 }

@@ -3,7 +3,6 @@ package catalog_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,31 +12,12 @@ import (
 	"testing"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/golden"
 )
 
 // The golden files of this package (prices.json, outputs.json) are rewritten with
 //
 //	go test ./emulator/internal/catalog -run Golden -update
-//
-// The flag is registered only if no other test file of the package has registered it already.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the golden files under testdata/golden")
-	}
-}
-
-func updateGolden() bool {
-	f := flag.Lookup("update")
-	if f == nil {
-		return false
-	}
-	g, ok := f.Value.(flag.Getter)
-	if !ok {
-		return false
-	}
-	on, _ := g.Get().(bool)
-	return on
-}
 
 // defaultCatalogPath is the embedded default catalog, read from the source tree.
 const defaultCatalogPath = "../../../fixtures/catalog/default.yaml"
@@ -73,20 +53,8 @@ func checkGolden[V any](t *testing.T, name string, got map[string]V) {
 	t.Helper()
 	path := filepath.Join("testdata", "golden", name)
 	enc := encodeGolden(t, got)
-	if updateGolden() {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, enc, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if bytes.Equal(want, enc) {
+	want, ok := golden.Check(t, path, enc)
+	if ok {
 		return
 	}
 	var wantMap, gotMap map[string]json.RawMessage
