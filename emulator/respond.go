@@ -61,14 +61,6 @@ type problemBody struct {
 	Errors    []problem.FieldError `json:"errors,omitempty"`
 }
 
-// statusOf returns the HTTP status of a code.
-func statusOf(code problem.Code) int {
-	if k, ok := kinds[code]; ok {
-		return k.status
-	}
-	return http.StatusInternalServerError
-}
-
 // writeError sends err as problem+json. Unclassified errors are logged and sent as an
 // internal_error that reveals nothing of them.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {

@@ -120,7 +120,7 @@ func TestSeededRequestIDsRepeatPerSeed(t *testing.T) {
 			t.Fatalf("request %d: seeds 7 and 8 both gave %s", i, x)
 		}
 	}
-	if NewRandom().RequestID() == NewRandom().RequestID() {
+	if a, b := NewRandom().RequestID(), NewRandom().RequestID(); a == b {
 		t.Error("two random generators gave the same first request id")
 	}
 }
