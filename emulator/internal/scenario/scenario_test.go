@@ -197,3 +197,33 @@ func TestEveryBadDistributionIsReported(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParse feeds arbitrary text to the scenario loader: it must never panic, and it either
+// loads a scenario or reports problems.
+//
+//	go test ./emulator/internal/scenario -run '^$' -fuzz FuzzParse -fuzztime 1m
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{
+		"defaults: {failure_rate: 0.2}\n",
+		"defaults:\n  run: {lognormal: {min: 1s, max: 5s}}\n  failure_at: [0.1, 0.9]\n",
+		"overrides:\n  - match: {output_type: video}\n    run: {scale: 3}\n",
+		"rate_limits:\n  - match: {path: /v1/*}\n    limit: 2\n    per: 1m\n",
+		"faults:\n  - match: {path: /v1/*}\n    status: 503\n    probability: 0.5\n",
+		"defaults: {queue: {uniform: {min: 5s, max: 1s}}}\n", "a: &a [*a]\n", "", "- 1\n", "defaults: 1\n",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		sc, err := Parse("fuzz.yaml", []byte(text))
+		if (sc == nil) == (err == nil) {
+			t.Fatalf("Parse(%q) = %v, %v: want exactly one", text, sc, err)
+		}
+		if sc != nil {
+			in := PlanInput{Model: &catalog.Model{ID: "m", OutputType: catalog.OutputImage}, Run: time.Second, Timeout: time.Minute,
+				Draw: func(string) float64 { return 0.5 }}
+			if p := sc.Effective(in.Model).Plan(in); p.Queue < 0 || p.Run < 0 {
+				t.Fatalf("negative durations from %q: %+v", text, p)
+			}
+		}
+	})
+}
