@@ -37,7 +37,7 @@ func (s *Server) validInput(body map[string]any) (*catalog.Model, map[string]any
 		return nil, nil, problem.New(problem.ModelNotFound, "no model %q; GET /v1/models lists them", id)
 	}
 	input := body["input"].(map[string]any)
-	if err := m.Schema.Validate(input); err != nil {
+	if err := m.Validate(input); err != nil {
 		vs := catalog.Violations(err)
 		e := &problem.Error{Code: problem.InvalidInput, Detail: "the input does not match the schema of " + m.ID + ": " + describeViolations(vs)}
 		for _, v := range vs {

@@ -198,8 +198,13 @@ var embeddedCatalog = sync.OnceValues(func() (*catalog.Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	// It loads while the emulator starts listening: leave that a core.
-	return catalog.ParseWith(DefaultCatalogName, data, runtime.GOMAXPROCS(0)-1)
+	// Its schemas compile on first use (and in the background): the catalog's own tests load it
+	// fully checked, so startup need not check it again.
+	c, err := catalog.ParseWith(DefaultCatalogName, data, catalog.Options{Workers: runtime.GOMAXPROCS(0), Trusted: true})
+	if err == nil {
+		go func() { _ = c.Compile() }() // warm every schema before its first quote needs it
+	}
+	return c, err
 })
 
 // loadCatalog reads a catalog file, or the embedded default when path is empty. The error lists

@@ -4,9 +4,8 @@ package catalog
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
-
-	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
 // Permission names an action a key may take.
@@ -86,8 +85,6 @@ type Model struct {
 	OutputType  string
 	Status      string
 
-	// Schema validates inputs; safe for concurrent use.
-	Schema *jsonschema.Schema
 	// SchemaJSON is the input schema as JSON, in the order the file wrote it.
 	SchemaJSON json.RawMessage
 	// Properties describes the schema's top-level properties that pricing and outputs read.
@@ -102,9 +99,30 @@ type Model struct {
 	ListItem json.RawMessage
 	Detail   json.RawMessage
 
+	input         *compiledSchema // validates inputs; shared by models with the same schema
 	searchText    [3]string       // id, name and description, lower-cased
 	productIndex  int             // its product's place in Catalog.Products
 	openAPISchema json.RawMessage // SchemaJSON with its references relocated into the OpenAPI document
+}
+
+// Validate checks an input (as decoded with json.Decoder.UseNumber) against the model's schema.
+// It is safe for concurrent use; a trusted catalog compiles the schema on first use.
+func (m *Model) Validate(input any) error {
+	schema, err := m.input.get()
+	if err != nil {
+		return err
+	}
+	return schema.Validate(input)
+}
+
+// Compile compiles every model's schema now rather than on first use.
+func (c *Catalog) Compile() error {
+	for _, m := range c.Models {
+		if _, err := m.input.get(); err != nil {
+			return fmt.Errorf("model %q: %w", m.ID, err)
+		}
+	}
+	return nil
 }
 
 // Ready reports whether the model is listed and accepts quotes and generations.

@@ -208,7 +208,7 @@ func TestOpenAPIAnchorReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, _ := c.Model("m")
-	if err := m.Schema.Validate(map[string]any{"size": "c"}); err == nil {
+	if err := m.Validate(map[string]any{"size": "c"}); err == nil {
 		t.Fatal("the anchor reference is not applied by the compiled schema")
 	}
 	openapi := string(mustOpenAPI(t, m))
@@ -290,7 +290,7 @@ func TestOpenAPIDynamicRef(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, _ := c.Model("m")
-	if err := m.Schema.Validate(map[string]any{"size": "c"}); err == nil {
+	if err := m.Validate(map[string]any{"size": "c"}); err == nil {
 		t.Fatal("the $dynamicRef is not applied by the compiled schema")
 	}
 	var doc any

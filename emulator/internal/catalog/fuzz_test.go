@@ -42,8 +42,11 @@ func FuzzParse(f *testing.F) {
 			if c == nil || len(c.Models) == 0 {
 				t.Fatalf("Parse returned no catalog and no error")
 			}
+			if err := c.Compile(); err != nil {
+				t.Fatalf("a loaded catalog's schema does not compile: %v", err)
+			}
 			for _, m := range c.Models {
-				if m.Schema == nil || len(m.Detail) == 0 || len(m.ListItem) == 0 {
+				if len(m.Detail) == 0 || len(m.ListItem) == 0 {
 					t.Fatalf("model %q loaded half-built", m.ID)
 				}
 			}

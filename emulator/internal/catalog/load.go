@@ -115,25 +115,35 @@ func ParseDocument(r *Reporter, data []byte) *yaml.Node {
 // Parse loads a catalog from YAML text; name is the file name used in problems. The error, if
 // any, is Problems listing everything wrong.
 func Parse(name string, data []byte) (*Catalog, error) {
-	return ParseWith(name, data, runtime.GOMAXPROCS(0))
+	return ParseWith(name, data, Options{Workers: runtime.GOMAXPROCS(0)})
 }
 
-// ParseWith is Parse building models on at most workers goroutines; a loader in the background
-// leaves a core free for the work in the foreground.
-func ParseWith(name string, data []byte, workers int) (*Catalog, error) {
+// Options tune how a catalog loads.
+type Options struct {
+	// Workers is how many goroutines build models; a loader in the background leaves a core
+	// free for the work in the foreground.
+	Workers int
+	// Trusted skips compiling schemas and checking examples at load: each schema compiles on
+	// first use. Only for a catalog whose schemas are known good, as the embedded one is (its
+	// tests load it untrusted).
+	Trusted bool
+}
+
+// ParseWith is Parse with options.
+func ParseWith(name string, data []byte, opts Options) (*Catalog, error) {
 	r := &Reporter{File: name}
 	doc := ParseDocument(r, data)
 	if doc == nil {
 		return nil, r.Problems
 	}
-	c := load(r, doc, max(1, workers))
+	c := load(r, doc, max(1, opts.Workers), opts.Trusted)
 	if len(r.Problems) > 0 {
 		return nil, r.Problems.Sorted()
 	}
 	return c, nil
 }
 
-func load(r *Reporter, doc *yaml.Node, workers int) *Catalog {
+func load(r *Reporter, doc *yaml.Node, workers int, trusted bool) *Catalog {
 	var shape fileShape
 	if !DecodeStrict(r, doc.Content[0], &shape) {
 		return nil
@@ -149,7 +159,7 @@ func load(r *Reporter, doc *yaml.Node, workers int) *Catalog {
 	if len(shape.Models) == 0 {
 		r.Node(doc.Content[0], "the catalog defines no models")
 	}
-	c.loadModels(r, shape.Models, workers)
+	c.loadModels(r, shape.Models, workers, trusted)
 	if len(shape.Accounts) == 0 && len(shape.Keys) == 0 {
 		c.Accounts, c.Keys = DefaultAccounts(), DefaultKeys()
 	} else {
@@ -189,7 +199,7 @@ func (c *Catalog) loadProduct(r *Reporter, n *yaml.Node) {
 
 // loadModels builds the models in parallel, since compiling schemas is most of a catalog's load
 // time, then registers them in file order.
-func (c *Catalog) loadModels(r *Reporter, nodes []yaml.Node, workers int) {
+func (c *Catalog) loadModels(r *Reporter, nodes []yaml.Node, workers int, trusted bool) {
 	type result struct {
 		model    *Model
 		problems Problems
@@ -204,7 +214,7 @@ func (c *Catalog) loadModels(r *Reporter, nodes []yaml.Node, workers int) {
 			defer wg.Done()
 			for i := int(next.Add(1) - 1); i < len(nodes); i = int(next.Add(1) - 1) {
 				mr := &Reporter{File: r.File}
-				m := c.buildModel(mr, &nodes[i], cache)
+				m := c.buildModel(mr, &nodes[i], cache, trusted)
 				results[i] = result{m, mr.Problems}
 			}
 		}()
@@ -228,7 +238,7 @@ func (c *Catalog) loadModels(r *Reporter, nodes []yaml.Node, workers int) {
 
 // buildModel decodes and checks one model; it returns nil when the model has problems. It reads
 // only the products, so models can be built concurrently.
-func (c *Catalog) buildModel(r *Reporter, n *yaml.Node, cache *schemaCache) *Model {
+func (c *Catalog) buildModel(r *Reporter, n *yaml.Node, cache *schemaCache, trusted bool) *Model {
 	var s modelShape
 	if !DecodeStrict(r, n, &s) {
 		return nil
@@ -273,7 +283,7 @@ func (c *Catalog) buildModel(r *Reporter, n *yaml.Node, cache *schemaCache) *Mod
 		r.At(line, "model %q has no input_schema", s.ID)
 		return nil
 	}
-	if !compileSchema(r, m, &s.InputSchema, cache) {
+	if !compileSchema(r, m, &s.InputSchema, cache, trusted) {
 		return nil
 	}
 	checkPricing(r, m, n)

@@ -434,7 +434,7 @@ func TestPlanOutputs(t *testing.T) {
 				t.Fatalf("no model %q", tc.model)
 			}
 			input := decodeJSONInput(t, []byte(tc.input))
-			if err := m.Schema.Validate(input); err != nil {
+			if err := m.Validate(input); err != nil {
 				t.Fatalf("the test input %s is not valid for %s: %v", tc.input, tc.model, err)
 			}
 			if got := m.PlanOutputs(input); !reflect.DeepEqual(got, tc.want) {

@@ -125,7 +125,7 @@ func TestParseSmall(t *testing.T) {
 	if len(pixel.Examples) != 1 || string(pixel.Examples[0]) != `{"image_size":"landscape_16_9","num_images":2,"prompt":"a red fox in snow"}` {
 		t.Errorf("test/pixel examples = %s", pixel.Examples)
 	}
-	if err := pixel.Schema.Validate(map[string]any{"prompt": "x", "image_size": "huge"}); err == nil {
+	if err := pixel.Validate(map[string]any{"prompt": "x", "image_size": "huge"}); err == nil {
 		t.Error("test/pixel schema accepts image_size huge")
 	}
 	if want := (Timing{Queue: 100 * time.Millisecond, Run: 900 * time.Millisecond, QueueTimeout: time.Minute}); pixel.Timing != want {

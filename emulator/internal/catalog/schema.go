@@ -47,10 +47,35 @@ type schemaCache struct {
 	entries map[[sha256.Size]byte]*compiledSchema
 }
 
+// compiledSchema is one input schema as the models that have it share it. A trusted catalog
+// compiles it on first use; otherwise it is compiled, and its examples checked, at load.
 type compiledSchema struct {
-	schema     *jsonschema.Schema
+	raw        json.RawMessage
 	properties map[string]Property
 	examples   []json.RawMessage
+
+	once   sync.Once
+	schema *jsonschema.Schema
+	err    error
+}
+
+// get returns the compiled schema, compiling it the first time.
+func (c *compiledSchema) get() (*jsonschema.Schema, error) {
+	c.once.Do(func() {
+		if c.schema == nil {
+			c.schema, c.err = compileRaw(c.raw)
+		}
+	})
+	return c.schema, c.err
+}
+
+// compileRaw compiles a schema's JSON the one way the emulator does.
+func compileRaw(raw json.RawMessage) (*jsonschema.Schema, error) {
+	c := NewCompiler()
+	if err := c.AddResource(schemaURL, bytes.NewReader(raw)); err != nil {
+		return nil, err
+	}
+	return c.Compile(schemaURL)
 }
 
 func newSchemaCache() *schemaCache {
@@ -70,8 +95,8 @@ func (sc *schemaCache) put(k [sha256.Size]byte, c *compiledSchema) {
 }
 
 // compileSchema turns a model's input schema written in YAML into a compiled validator, and
-// checks its examples against it.
-func compileSchema(r *Reporter, m *Model, n *yaml.Node, cache *schemaCache) bool {
+// checks its examples against it — or, for a trusted catalog, leaves both for first use.
+func compileSchema(r *Reporter, m *Model, n *yaml.Node, cache *schemaCache, trusted bool) bool {
 	doc := yamlToJSON(r, n)
 	if doc == nil {
 		return false
@@ -101,23 +126,25 @@ func compileSchema(r *Reporter, m *Model, n *yaml.Node, cache *schemaCache) bool
 	}
 	key := sha256.Sum256(doc.Raw)
 	if c := cache.get(key); c != nil {
-		m.Schema, m.Properties, m.Examples = c.schema, c.properties, c.examples
+		m.input, m.Properties, m.Examples = c, c.properties, c.examples
 		return true
 	}
-	url := schemaURL
-	c := NewCompiler()
-	if err := c.AddResource(url, bytes.NewReader(doc.Raw)); err != nil {
-		r.Node(n, "model %q: input_schema: %s", m.ID, schemaMessage(err))
-		return false
+	m.Properties = properties(root)
+	examples, _ := root["examples"].([]any)
+	if trusted {
+		for _, ex := range examples {
+			raw, _ := json.Marshal(ex)
+			m.Examples = append(m.Examples, raw)
+		}
+		m.input = &compiledSchema{raw: doc.Raw, properties: m.Properties, examples: m.Examples}
+		cache.put(key, m.input)
+		return true
 	}
-	schema, err := c.Compile(url)
+	schema, err := compileRaw(doc.Raw)
 	if err != nil {
 		reportCompileError(r, m, doc, n, err)
 		return false
 	}
-	m.Schema = schema
-	m.Properties = properties(root)
-	examples, _ := root["examples"].([]any)
 	valid := len(examples) > 0
 	if !valid {
 		r.Node(n, "model %q: input_schema has no examples; give at least one whole valid input", m.ID)
@@ -133,8 +160,9 @@ func compileSchema(r *Reporter, m *Model, n *yaml.Node, cache *schemaCache) bool
 		raw, _ := json.Marshal(ex)
 		m.Examples = append(m.Examples, raw)
 	}
+	m.input = &compiledSchema{raw: doc.Raw, properties: m.Properties, examples: m.Examples, schema: schema}
 	if valid {
-		cache.put(key, &compiledSchema{schema: schema, properties: m.Properties, examples: m.Examples})
+		cache.put(key, m.input)
 	}
 	return true
 }

@@ -356,7 +356,7 @@ func TestCredits(t *testing.T) {
 				t.Fatalf("no model %q", tc.model)
 			}
 			input := decodeInput(t, tc.input)
-			if err := m.Schema.Validate(input); err != nil {
+			if err := m.Validate(input); err != nil {
 				t.Fatalf("the test input %s is not valid for %s: %v", tc.input, tc.model, err)
 			}
 			if got := pricing.Credits(m, input); got != tc.want {
@@ -389,7 +389,7 @@ func TestCreditsNumberSpelling(t *testing.T) {
 			want := int64(-1)
 			for _, src := range tc.spellings {
 				input := decodeInput(t, src)
-				if err := m.Schema.Validate(input); err != nil {
+				if err := m.Validate(input); err != nil {
 					t.Fatalf("the test input %s is not valid: %v", src, err)
 				}
 				got := pricing.Credits(m, input)
@@ -514,7 +514,7 @@ func TestCreditsHugeValues(t *testing.T) {
 	floor := int64(pricing.MaxCredits)
 	for _, src := range []string{`{"duration": 1.5e18}`, `{"duration": 1e30}`, `{"duration": 1e400}`} {
 		input := decodeInput(t, src)
-		if err := m.Schema.Validate(input); err != nil {
+		if err := m.Validate(input); err != nil {
 			t.Fatalf("%s is not valid: %v", src, err)
 		}
 		if got := pricing.Credits(m, input); got != floor {
