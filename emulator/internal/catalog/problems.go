@@ -82,11 +82,20 @@ func (r *Reporter) YAMLError(err error) {
 	for _, m := range msgs {
 		if sub := yamlLine.FindStringSubmatch(m); sub != nil {
 			line, _ := strconv.Atoi(sub[1])
+			if offByOne(sub[2]) {
+				line++
+			}
 			r.At(line, "%s", cleanYAMLMessage(sub[2]))
 			continue
 		}
 		r.At(0, "%s", cleanYAMLMessage(strings.TrimPrefix(m, "yaml: ")))
 	}
+}
+
+// offByOne reports the yaml.v3 syntax errors whose line is the one before the construct they
+// are about (the parser's errors count lines from zero, unlike the scanner's).
+func offByOne(msg string) bool {
+	return strings.HasPrefix(msg, "did not find expected") || strings.HasPrefix(msg, "found a tab character that violates indentation")
 }
 
 // cleanYAMLMessage hides Go type names that yaml.v3 puts into its messages.

@@ -165,3 +165,25 @@ func TestJSONDocLineOf(t *testing.T) {
 		}
 	}
 }
+
+// TestSyntaxErrorLines: yaml.v3's parser errors count lines from zero; the problems name the
+// line of the broken construct itself.
+func TestSyntaxErrorLines(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		src  string
+		line int
+	}{
+		{"products: []\nmodels: [unclosed\naccounts: []\n", 2},
+		{"products: []\nkeys:\n  - {key: k\n", 3},
+		{"products: []\nmodels:\n  - a\n - b\n", 4},
+		{"products: []\nmodels:\n\t- a\n", 3},
+		{"products: []\n  models: 1\n", 2},
+	} {
+		r := &Reporter{File: "s.yaml"}
+		ParseDocument(r, []byte(c.src))
+		if len(r.Problems) != 1 || r.Problems[0].Line != c.line {
+			t.Errorf("%q: %v, want one problem at line %d", c.src, r.Problems, c.line)
+		}
+	}
+}
