@@ -17,34 +17,26 @@ type listItem struct {
 	Mode        string `json:"mode"`
 }
 
-// encode builds every model's served bodies once, so requests only copy bytes.
-func (c *Catalog) encode() error {
-	for _, m := range c.Models {
-		item := listItem{m.ID, m.Name, m.Description, m.Category, m.OutputType, m.Status, m.Product, m.Mode}
-		b, err := json.Marshal(item)
-		if err != nil {
-			return err
-		}
-		m.ListItem = b
-		openapi, err := m.openAPI()
-		if err != nil {
-			return err
-		}
-		var examples []json.RawMessage
-		if len(m.Examples) > 0 {
-			examples = m.Examples
-		}
-		detail := struct {
-			listItem
-			InputSchema json.RawMessage   `json:"input_schema"`
-			Examples    []json.RawMessage `json:"examples"`
-			OpenAPI     json.RawMessage   `json:"openapi"`
-		}{item, m.SchemaJSON, examples, openapi}
-		if m.Detail, err = json.Marshal(detail); err != nil {
-			return err
-		}
+// encode builds the model's served bodies once, so requests only copy bytes.
+func (m *Model) encode() error {
+	item := listItem{m.ID, m.Name, m.Description, m.Category, m.OutputType, m.Status, m.Product, m.Mode}
+	b, err := json.Marshal(item)
+	if err != nil {
+		return err
 	}
-	return nil
+	m.ListItem = b
+	openapi, err := m.openAPI()
+	if err != nil {
+		return err
+	}
+	detail := struct {
+		listItem
+		InputSchema json.RawMessage   `json:"input_schema"`
+		Examples    []json.RawMessage `json:"examples"`
+		OpenAPI     json.RawMessage   `json:"openapi"`
+	}{item, m.SchemaJSON, m.Examples, openapi}
+	m.Detail, err = json.Marshal(detail)
+	return err
 }
 
 // openAPI describes the model's input as an OpenAPI 3.1 document with exactly one operation and

@@ -171,9 +171,6 @@ func load(r *Reporter, doc *yaml.Node, workers int, trusted bool) *Catalog {
 	if len(r.Problems) > 0 {
 		return nil
 	}
-	if err := c.encode(); err != nil {
-		r.At(0, "%v", err)
-	}
 	c.finder = newFinder(c.Models)
 	return c
 }
@@ -293,6 +290,10 @@ func (c *Catalog) buildModel(r *Reporter, n *yaml.Node, cache *schemaCache, trus
 		return nil
 	}
 	m.searchText = [3]string{strings.ToLower(m.ID), strings.ToLower(m.Name), strings.ToLower(m.Description)}
+	if err := m.encode(); err != nil {
+		r.At(line, "model %q: %v", m.ID, err)
+		return nil
+	}
 	return m
 }
 
