@@ -132,9 +132,11 @@ type Options struct {
 // ParseWith is Parse with options.
 func ParseWith(name string, data []byte, opts Options) (*Catalog, error) {
 	r := &Reporter{File: name}
-	doc := ParseDocument(r, data)
-	if doc == nil {
-		return nil, r.Problems
+	doc, split := parseSplit(data, opts.Workers)
+	if !split {
+		if doc = ParseDocument(r, data); doc == nil {
+			return nil, r.Problems
+		}
 	}
 	c := load(r, doc, max(1, opts.Workers), opts.Trusted)
 	if len(r.Problems) > 0 {

@@ -1,0 +1,71 @@
+package catalog
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalogtest"
+)
+
+// sameTree compares two node trees by everything the loader reads: kind, tag, value, line and
+// column (comments may attach differently at the cuts and are not read).
+func sameTree(t *testing.T, a, b *yaml.Node, path string) {
+	t.Helper()
+	if a.Kind != b.Kind || a.Tag != b.Tag || a.Value != b.Value || a.Line != b.Line || a.Column != b.Column || len(a.Content) != len(b.Content) {
+		t.Fatalf("%s: split %v %s %q %d:%d (%d children), whole %v %s %q %d:%d (%d children)", path,
+			a.Kind, a.Tag, a.Value, a.Line, a.Column, len(a.Content), b.Kind, b.Tag, b.Value, b.Line, b.Column, len(b.Content))
+	}
+	for i := range a.Content {
+		sameTree(t, a.Content[i], b.Content[i], fmt.Sprintf("%s/%d", path, i))
+	}
+}
+
+func TestSplitParseGivesTheWholeParse(t *testing.T) {
+	saved := splitMinBytes
+	splitMinBytes = 0
+	defer func() { splitMinBytes = saved }()
+	defaultCatalog, err := os.ReadFile("../../../fixtures/catalog/default.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, _ := os.ReadFile("../../../testdata/catalogs/small.yaml")
+	for name, data := range map[string][]byte{
+		"default":   defaultCatalog,
+		"synthetic": catalogtest.Synthetic(300),
+		"small":     small,
+	} {
+		split, ok := parseSplit(data, 2)
+		if !ok {
+			t.Errorf("%s: not split", name)
+			continue
+		}
+		var whole yaml.Node
+		if err := yaml.Unmarshal(data, &whole); err != nil {
+			t.Fatal(err)
+		}
+		sameTree(t, split, &whole, name)
+	}
+}
+
+func TestSplitParseDeclinesWhatItCannotCut(t *testing.T) {
+	saved := splitMinBytes
+	splitMinBytes = 0
+	defer func() { splitMinBytes = saved }()
+	base := string(catalogtest.Synthetic(40))
+	for name, data := range map[string]string{
+		"anchor":          strings.Replace(base, "models:\n", "models:\n  - &m {id: x}\n", 1),
+		"second document": base + "---\na: 1\n",
+		"flow models":     strings.Replace(base, "models:\n", "models: []\nother:\n", 1),
+		"tab":             strings.Replace(base, "    name:", "\tname:", 1),
+		"broken item":     strings.Replace(base, "    name: Synth", "    name: [Synth", 1),
+		"no models":       strings.Replace(base, "models:", "modelz:", 1),
+	} {
+		if _, ok := parseSplit([]byte(data), 2); ok {
+			t.Errorf("%s: split", name)
+		}
+	}
+}
