@@ -8,11 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -152,14 +153,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	fs.Visit(func(f *flag.Flag) { delete(envErrs, f.Name) })
 	if len(envErrs) > 0 {
-		names := make([]string, 0, len(envErrs))
-		for name := range envErrs {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		errs := make([]error, len(names))
-		for i, name := range names {
-			errs[i] = envErrs[name]
+		var errs []error
+		for _, name := range slices.Sorted(maps.Keys(envErrs)) {
+			errs = append(errs, envErrs[name])
 		}
 		return usageError("mediagen-emulator: %v", errors.Join(errs...))
 	}

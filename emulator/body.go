@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
@@ -141,12 +142,7 @@ func (e envelope) check(body map[string]any) error {
 			errs = append(errs, problem.FieldError{Pointer: "/" + name, Message: "is required"})
 		}
 	}
-	names := make([]string, 0, len(body))
-	for name := range body {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(body)) {
 		want, known := e.fields[name]
 		if !known {
 			errs = append(errs, problem.FieldError{Pointer: "/" + escapePointer(name), Message: "is not a field of this request"})

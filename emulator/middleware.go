@@ -88,12 +88,16 @@ type recorder struct {
 	status int
 	bytes  int
 	code   string // the problem code, when the answer was an error
+	// beforeSend, when set, runs once with the status known and before anything reaches the
+	// client, so what it records is in place by the time the client reads the answer.
+	beforeSend func()
 }
 
 // WriteHeader remembers the first status written.
 func (rec *recorder) WriteHeader(status int) {
 	if rec.status == 0 {
 		rec.status = status
+		rec.sending()
 	}
 	rec.ResponseWriter.WriteHeader(status)
 }
@@ -102,10 +106,18 @@ func (rec *recorder) WriteHeader(status int) {
 func (rec *recorder) Write(b []byte) (int, error) {
 	if rec.status == 0 {
 		rec.status = http.StatusOK
+		rec.sending()
 	}
 	n, err := rec.ResponseWriter.Write(b)
 	rec.bytes += n
 	return n, err
+}
+
+func (rec *recorder) sending() {
+	if f := rec.beforeSend; f != nil {
+		rec.beforeSend = nil
+		f()
+	}
 }
 
 // Unwrap lets http.ResponseController reach the connection (flush, deadlines, hijack).

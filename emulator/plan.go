@@ -3,9 +3,10 @@ package emulator
 import (
 	"encoding/binary"
 	"hash/fnv"
+	"maps"
 	"net/http"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -84,12 +85,7 @@ func findToken(v any, ptr string) (string, string) {
 			}
 		}
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			if p, o := findToken(x[k], ptr+"/"+escapePointer(k)); o != "" {
 				return p, o
 			}

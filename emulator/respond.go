@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
@@ -36,7 +37,6 @@ var kinds = map[problem.Code]struct {
 	problem.ModelUnavailable:        {409, "Model unavailable"},
 	problem.QuoteAlreadyUsed:        {409, "Quote already used"},
 	problem.JobNotCancelable:        {409, "Job not cancelable"},
-	problem.IdempotencyKeyInFlight:  {409, "Idempotency key in flight"},
 	problem.OutputExpired:           {410, "Output expired"},
 	problem.PayloadTooLarge:         {413, "Payload too large"},
 	problem.UnsupportedMediaType:    {415, "Unsupported media type"},
@@ -117,13 +117,8 @@ func encodeProblem(body problemBody, extra map[string]any) []byte {
 		return buf.Bytes()
 	}
 	b := bytes.TrimSuffix(buf.Bytes(), []byte("}\n"))
-	keys := make([]string, 0, len(extra))
-	for k := range extra {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	out := bytes.NewBuffer(b)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
 		out.WriteByte(',')
 		kb, _ := json.Marshal(k)
 		vb, _ := json.Marshal(extra[k])

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
@@ -73,10 +74,5 @@ func resolveScenario(known map[string]*scenario.Scenario, nameOrPath string) (*s
 }
 
 func scenarioNames(known map[string]*scenario.Scenario) []string {
-	names := make([]string, 0, len(known))
-	for n := range known {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(known))
 }

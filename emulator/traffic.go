@@ -41,21 +41,19 @@ func (s *Server) traffic(next http.Handler) http.Handler {
 		st := s.stateOf(r)
 		n := noteOf(r)
 		start := time.Now()
-		if api {
+		if rec, ok := w.(*recorder); ok && api {
 			n.peeked = s.peekModel(r, st)
-			defer func() {
-				rec, _ := w.(*recorder)
-				status, code := 0, ""
-				if rec != nil {
-					status, code = rec.status, rec.code
-				}
+			// The entry is written as the answer starts, so a client that reads the journal right
+			// after its request finds it; an answer that never starts (a reset) is written last.
+			rec.beforeSend = func() {
 				st.journal.Add(journal.Entry{
 					Time: st.clock.Now(), Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
-					Status: status, Code: code, Account: n.account(), Model: n.model, JobID: n.jobID,
+					Status: rec.status, Code: rec.code, Account: n.account(), Model: n.model, JobID: n.jobID,
 					RequestID: requestID(r), Idempotent: r.Header.Get("Idempotency-Key"), Fault: n.fault,
 					DurationMS: math.Round(float64(time.Since(start).Microseconds())) / 1000,
 				})
-			}()
+			}
+			defer rec.sending()
 		}
 		if f, id, ok := st.faults.Pick(r.Method, r.URL.Path, n.peeked); ok {
 			n.fault = id

@@ -1,8 +1,9 @@
 package catalog
 
 import (
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -119,14 +120,7 @@ func yamlFields(t reflect.Type) map[string]reflect.StructField {
 	return out
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 func describe(where string) string {
 	if where == "" {

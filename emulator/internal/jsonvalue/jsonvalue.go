@@ -5,8 +5,9 @@ package jsonvalue
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math/big"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -22,11 +23,7 @@ func Canonical(v any) []byte {
 func write(b *bytes.Buffer, v any) {
 	switch x := v.(type) {
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(x))
 		b.WriteByte('{')
 		for i, k := range keys {
 			if i > 0 {

@@ -42,12 +42,7 @@ const (
 	InvalidClockChange      Code = "invalid_clock_change"
 	ScenarioNotFound        Code = "scenario_not_found"
 	AccountNotFound         Code = "account_not_found"
-	IdempotencyKeyInFlight  Code = "idempotency_key_in_flight"
 	FaultInjected           Code = "fault_injected"
-	ContentPolicyViolation  Code = "content_policy_violation"
-	GenerationFailed        Code = "generation_failed"
-	ProviderTimeout         Code = "provider_timeout"
-	QueueTimeout            Code = "queue_timeout"
 	ConflictingControlInput Code = "conflicting_control_input"
 )
 

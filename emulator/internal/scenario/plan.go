@@ -1,8 +1,8 @@
 package scenario
 
 import (
-	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
@@ -157,13 +157,11 @@ func (r Rule) drawCode(u float64) string {
 	if len(r.FailureCodes) == 0 {
 		return "generation_failed"
 	}
-	codes := make([]string, 0, len(r.FailureCodes))
+	codes := slices.Sorted(maps.Keys(r.FailureCodes))
 	total := 0
-	for code, w := range r.FailureCodes {
-		codes = append(codes, code)
+	for _, w := range r.FailureCodes {
 		total += w
 	}
-	sort.Strings(codes)
 	if total == 0 {
 		return codes[0]
 	}
@@ -195,6 +193,3 @@ func (s *Scenario) Describe() map[string]any {
 		"faults":      len(s.Faults),
 	}
 }
-
-// String names the scenario.
-func (s *Scenario) String() string { return fmt.Sprintf("%s (%s)", s.Name, s.Source) }

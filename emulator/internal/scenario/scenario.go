@@ -5,8 +5,9 @@ package scenario
 
 import (
 	"fmt"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -269,9 +270,9 @@ func checkRule(r *catalog.Reporter, n *yaml.Node, where string, rule *Rule) {
 	if sum > 1 {
 		r.At(line, "%s: failure_rate + expire_rate + slow_rate is %.2f, more than 1", where, sum)
 	}
-	for _, code := range sortedKeys(rule.FailureCodes) {
+	for _, code := range slices.Sorted(maps.Keys(rule.FailureCodes)) {
 		if _, ok := knownFailureCodes[code]; !ok {
-			r.At(at("failure_codes"), "%s: unknown failure code %q (known: %s)", where, code, strings.Join(sortedKeys(knownFailureCodes), ", "))
+			r.At(at("failure_codes"), "%s: unknown failure code %q (known: %s)", where, code, strings.Join(slices.Sorted(maps.Keys(knownFailureCodes)), ", "))
 		}
 		if rule.FailureCodes[code] < 0 {
 			r.At(at("failure_codes"), "%s: failure code weights must be >= 0", where)
@@ -369,13 +370,4 @@ func itemLine(seq *yaml.Node, i int) int {
 		return seq.Content[i].Line
 	}
 	return 0
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
