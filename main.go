@@ -70,6 +70,8 @@ type options struct {
 	retention  time.Duration
 	adminToken string
 	logFormat  string
+	maxTenants int
+	tenantIdle time.Duration
 }
 
 const usageText = `Usage:
@@ -122,6 +124,16 @@ func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.F
 	dur(&o.retention, "job-retention", 24*time.Hour, "how long finished jobs are kept (at least --output-ttl)")
 	fs.StringVar(&o.adminToken, "admin-token", env("admin-token", ""), "token the control API requires as X-Emulator-Admin-Token")
 	fs.StringVar(&o.logFormat, "log-format", env("log-format", "text"), "text or json (logs go to standard error)")
+	dur(&o.tenantIdle, "tenant-idle", time.Hour, "how long a tenant lives without requests (real time)")
+	o.maxTenants = 1000
+	if v := env("max-tenants", ""); v != "" {
+		if n, err := strconv.Atoi(v); err != nil || n < 1 {
+			envErrs["max-tenants"] = fmt.Errorf("MEDIAGEN_MAX_TENANTS=%q: want a positive integer", v)
+		} else {
+			o.maxTenants = n
+		}
+	}
+	fs.IntVar(&o.maxTenants, "max-tenants", o.maxTenants, "most tenants alive at once besides the default one (then 429 too_many_tenants)")
 	return fs, o, envErrs
 }
 
@@ -226,8 +238,11 @@ func configure(o *options, stderr io.Writer) (emulator.Config, *slog.Logger, err
 		}
 		cfg.Seeded, cfg.Seed = true, n
 	}
-	if o.maxWait <= 0 || o.quoteTTL <= 0 || o.outputTTL <= 0 || o.retention <= 0 {
-		return cfg, nil, usageError("mediagen-emulator: --max-wait, --quote-ttl, --output-ttl and --job-retention must be positive")
+	if o.maxWait <= 0 || o.quoteTTL <= 0 || o.outputTTL <= 0 || o.retention <= 0 || o.tenantIdle <= 0 {
+		return cfg, nil, usageError("mediagen-emulator: --max-wait, --quote-ttl, --output-ttl, --job-retention and --tenant-idle must be positive")
+	}
+	if o.maxTenants < 1 {
+		return cfg, nil, usageError("mediagen-emulator: --max-tenants %d: want at least 1", o.maxTenants)
 	}
 	host, _, err := net.SplitHostPort(o.addr)
 	if err != nil {
@@ -240,6 +255,8 @@ func configure(o *options, stderr io.Writer) (emulator.Config, *slog.Logger, err
 	cfg.OutputTTL = o.outputTTL
 	cfg.JobRetention = o.retention
 	cfg.AdminToken = o.adminToken
+	cfg.MaxTenants = o.maxTenants
+	cfg.TenantIdle = o.tenantIdle
 	cfg.ControlDisabled = o.adminToken == "" && !isLoopback(host)
 	cfg.Logger = logger
 	return cfg, logger, nil

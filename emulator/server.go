@@ -123,6 +123,12 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.JobRetention < cfg.OutputTTL {
 		cfg.JobRetention = cfg.OutputTTL
 	}
+	if cfg.TenantIdle <= 0 {
+		cfg.TenantIdle = sim.DefaultTenantIdle
+	}
+	if cfg.MaxTenants <= 0 {
+		cfg.MaxTenants = sim.DefaultMaxTenants
+	}
 	if cfg.Start.IsZero() {
 		cfg.Start = ManualStart
 	}
@@ -198,6 +204,23 @@ func (s *Server) finishLoading(cat *catalog.Catalog, err error) {
 		Wall:         s.cfg.Wall,
 	}, s.ids, s.files, s.cfg.MaxTenants, s.cfg.TenantIdle)
 	s.handler = s.routes()
+	go s.sweepTenants()
+}
+
+// sweepTenants drops idle tenants now and then, so their memory goes back even when no request
+// makes a new tenant (which sweeps too).
+func (s *Server) sweepTenants() {
+	every := max(s.cfg.TenantIdle/10, time.Second)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			s.tenants.Sweep()
+		case <-s.closing:
+			return
+		}
+	}
 }
 
 // Ready is closed once the catalog is loaded and the server answers requests.
