@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -810,5 +811,314 @@ func TestConcurrentCancelAndClock(t *testing.T) {
 	}
 	if b := w.balance(account); b.Held != 0 || b.Charged != charged || b.Available != start-charged {
 		t.Errorf("balance %+v; want %d charged, nothing held", b, charged)
+	}
+}
+
+// TestOutputsOnSuccessOnly: the outputs a job is created with show only once it has succeeded,
+// however it got there; every other ending leaves it without outputs.
+func TestOutputsOnSuccessOnly(t *testing.T) {
+	t.Parallel()
+	plan := jobs.Plan{Queue: time.Second, Run: time.Second, QueueTimeout: time.Minute}
+	for _, tc := range []struct {
+		name string
+		end  func(w *world) // ends job1, which is queued
+		want jobs.Status
+	}{
+		{"as planned", func(w *world) { w.advance(2 * time.Second) }, jobs.Succeeded},
+		{"forced while queued", func(w *world) { w.engine.Force("job1", jobs.Succeeded, nil) }, jobs.Succeeded},
+		{"forced while running", func(w *world) {
+			w.advance(time.Second)
+			w.engine.Force("job1", jobs.Succeeded, nil)
+		}, jobs.Succeeded},
+		{"canceled", func(w *world) { w.engine.Cancel(account, "job1") }, jobs.Canceled},
+		{"forced to fail", func(w *world) { w.engine.Force("job1", jobs.Failed, &jobs.Error{Code: "x"}) }, jobs.Failed},
+		{"forced to expire", func(w *world) { w.engine.Force("job1", jobs.Expired, &jobs.Error{Code: "x"}) }, jobs.Expired},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, retention)
+			w.create(jobs.New{ID: "job1", Plan: plan})
+			tc.end(w)
+			v := w.get("job1")
+			if v.Status != tc.want {
+				t.Fatalf("%s; want %s", v.Status, tc.want)
+			}
+			if want := tc.want == jobs.Succeeded; (v.Outputs != nil) != want || (want && !reflect.DeepEqual(v.Outputs, described("job1"))) {
+				t.Errorf("%s with outputs %+v", v.Status, v.Outputs)
+			}
+			if views, _ := w.engine.List(account, jobs.Filter{}, 0, 1); !reflect.DeepEqual(views[0].Outputs, v.Outputs) {
+				t.Errorf("List shows outputs %+v; Get shows %+v", views[0].Outputs, v.Outputs)
+			}
+		})
+	}
+}
+
+// TestForceNotTerminal: Force refuses a status that does not end a job and leaves it as it was.
+func TestForceNotTerminal(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, retention)
+	w.create(jobs.New{ID: "job1", Plan: jobs.Plan{Queue: time.Second, Run: time.Second, QueueTimeout: time.Minute}})
+	for _, s := range []jobs.Status{jobs.Queued, jobs.Running, "", "done"} {
+		if _, err := w.engine.Force("job1", s, nil); !errors.Is(err, jobs.ErrNotTerminal) {
+			t.Errorf("Force(%q) = %v; want ErrNotTerminal", s, err)
+		}
+	}
+	if v := w.get("job1"); v.Status != jobs.Queued || v.CreditStatus != jobs.CreditsHeld {
+		t.Errorf("after refused forces: %s, %s; want queued, held", v.Status, v.CreditStatus)
+	}
+}
+
+// TestMaxJobs fills an engine past its cap: each new job drops the oldest finished one (which
+// then answers not found everywhere, as if its retention had passed); live jobs are never
+// dropped, and a new job is admitted over the cap when every job held is live.
+func TestMaxJobs(t *testing.T) {
+	t.Parallel()
+	const maxJobs = 5
+	c := clock.NewManual(t0)
+	l := ledger.New(map[string]int64{account: start, other: start})
+	w := &world{t: t, clock: c, ledger: l, engine: jobs.NewEngine(c, l, jobs.Options{Retention: retention, MaxJobs: maxJobs})}
+	short := jobs.Plan{Run: time.Second, QueueTimeout: time.Minute}
+	long := jobs.Plan{Run: time.Hour, QueueTimeout: time.Minute}
+
+	// f0..f3 finish one second apart, in that order; l0 stays running.
+	for i := range 4 {
+		w.create(jobs.New{ID: fmt.Sprintf("f%d", i), Credits: 1, Plan: short})
+		w.advance(time.Second)
+	}
+	w.create(jobs.New{ID: "l0", Credits: 1, Plan: long})
+	w.advance(0)
+	if n := w.engine.Len(); n != maxJobs {
+		t.Fatalf("Len = %d; want %d", n, maxJobs)
+	}
+	// Each new live job drops the oldest finished one.
+	for i := range 4 {
+		w.create(jobs.New{ID: fmt.Sprintf("l%d", i+1), Credits: 1, Plan: long})
+		w.advance(0)
+		dropped := fmt.Sprintf("f%d", i)
+		if _, ok := w.engine.Get(account, dropped); ok {
+			t.Errorf("after l%d: %s, the oldest finished job, is still held", i+1, dropped)
+		}
+		if _, _, ok := w.engine.Watch("", dropped); ok {
+			t.Errorf("Watch found the dropped %s", dropped)
+		}
+		if _, err := w.engine.Cancel(account, dropped); !errors.Is(err, jobs.ErrNotFound) {
+			t.Errorf("Cancel of the dropped %s: %v; want ErrNotFound", dropped, err)
+		}
+		if _, err := w.engine.Force(dropped, jobs.Failed, nil); !errors.Is(err, jobs.ErrNotFound) {
+			t.Errorf("Force of the dropped %s: %v; want ErrNotFound", dropped, err)
+		}
+		for k := i + 1; k < 4; k++ {
+			if _, ok := w.engine.Get(account, fmt.Sprintf("f%d", k)); !ok {
+				t.Errorf("after l%d: f%d, finished later, was dropped", i+1, k)
+			}
+		}
+		if n := w.engine.Len(); n != maxJobs {
+			t.Errorf("after l%d: Len = %d; want %d", i+1, n, maxJobs)
+		}
+	}
+	// Every held job is live now: new ones are admitted over the cap, and none is dropped.
+	for i := 5; i < 8; i++ {
+		w.create(jobs.New{ID: fmt.Sprintf("l%d", i), Credits: 1, Plan: long})
+	}
+	views, total := w.engine.List(account, jobs.Filter{}, 0, 100)
+	if total != 8 || w.engine.Len() != 8 {
+		t.Fatalf("List total %d, Len %d; want all 8 live jobs", total, w.engine.Len())
+	}
+	for _, v := range views {
+		if v.Status.Terminal() {
+			t.Errorf("%s is %s; want live", v.ID, v.Status)
+		}
+	}
+	// Once some finish, the next creation drops back to the cap, oldest finished first.
+	for _, id := range []string{"l3", "l1", "l6", "l2", "l0"} {
+		w.advance(time.Millisecond)
+		if _, err := w.engine.Cancel(account, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.create(jobs.New{ID: "n0", Credits: 1, Plan: long})
+	if n := w.engine.Len(); n != maxJobs {
+		t.Errorf("Len = %d; want back at %d", n, maxJobs)
+	}
+	for _, id := range []string{"l3", "l1", "l6", "l2", "l0"} {
+		_, ok := w.engine.Get(account, id)
+		if ok != (id == "l0") {
+			t.Errorf("%s held = %v; want only l0, the last to finish, kept", id, ok)
+		}
+	}
+	if c := w.engine.Counts(); c != (jobs.Counts{Running: 3, Queued: 1, Canceled: 1}) || c.Total() != maxJobs {
+		t.Errorf("Counts = %+v", c)
+	}
+	// Dropping early settles nothing twice: what is held is exactly the live jobs' credits.
+	if b := w.balance(account); b.Held != 4 || b.Charged != 4 || b.Total() != start {
+		t.Errorf("balance %+v; want 4 held (live), 4 charged (f0..f3)", b)
+	}
+}
+
+// TestMaxJobsDefault: a cap of zero means DefaultMaxJobs.
+func TestMaxJobsDefault(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("creates DefaultMaxJobs jobs")
+	}
+	c := clock.NewManual(t0)
+	l := ledger.New(map[string]int64{account: 1 << 40})
+	e := jobs.NewEngine(c, l, jobs.Options{Retention: retention})
+	plan := jobs.Plan{QueueTimeout: time.Minute}
+	for i := range jobs.DefaultMaxJobs + 10 {
+		if i == jobs.DefaultMaxJobs {
+			if err := c.Advance(0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l.Hold(account, 1)
+		e.Create(jobs.New{ID: fmt.Sprint(i), Account: account, Credits: 1, Plan: plan})
+	}
+	if got := e.Len(); got != jobs.DefaultMaxJobs {
+		t.Errorf("Len = %d; want %d", got, jobs.DefaultMaxJobs)
+	}
+	for _, id := range []string{"0", "9"} {
+		if _, ok := e.Get(account, id); ok {
+			t.Errorf("job %s, among the oldest finished, is still held", id)
+		}
+	}
+	if _, ok := e.Get(account, "10"); !ok {
+		t.Error("job 10 was dropped")
+	}
+}
+
+// TestCounts: Counts follows every transition and drop.
+func TestCounts(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, time.Hour)
+	plan := jobs.Plan{Queue: time.Second, Run: time.Second, QueueTimeout: time.Minute}
+	w.create(jobs.New{ID: "a", Plan: plan})
+	w.create(jobs.New{ID: "b", Plan: plan})
+	w.create(jobs.New{ID: "c", Plan: jobs.Plan{Queue: time.Second, Run: 2 * time.Hour, QueueTimeout: time.Minute}})
+	w.create(jobs.New{ID: "d", Plan: jobs.Plan{Queue: time.Hour, QueueTimeout: 30 * time.Second}})
+	w.create(jobs.New{ID: "e", Plan: jobs.Plan{Queue: time.Second, Run: time.Second, QueueTimeout: time.Minute, Ending: jobs.Ending{Status: jobs.Failed, Code: "x", At: 1}}})
+	w.engine.Cancel(account, "b")
+	check := func(when string, want jobs.Counts) {
+		t.Helper()
+		if got := w.engine.Counts(); got != want || got.Total() != w.engine.Len() {
+			t.Errorf("%s: Counts = %+v (Len %d); want %+v", when, got, w.engine.Len(), want)
+		}
+	}
+	check("at creation", jobs.Counts{Queued: 4, Canceled: 1})
+	w.advance(time.Second)
+	check("after 1s", jobs.Counts{Queued: 1, Running: 3, Canceled: 1})
+	w.advance(time.Second)
+	check("after 2s", jobs.Counts{Queued: 1, Running: 1, Succeeded: 1, Failed: 1, Canceled: 1})
+	w.advance(time.Minute)
+	check("after 62s", jobs.Counts{Running: 1, Succeeded: 1, Failed: 1, Canceled: 1, Expired: 1})
+	w.advance(time.Hour)
+	check("after retention", jobs.Counts{Running: 1})
+}
+
+// TestWatchShared: every watcher of a job between two changes gets the same channel, made only
+// once someone watches; a finished job's channel is nil, never ready.
+func TestWatchShared(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, retention)
+	w.create(jobs.New{ID: "job1", Plan: jobs.Plan{Queue: time.Second, Run: time.Second, QueueTimeout: time.Minute}})
+	_, a, _ := w.engine.Watch(account, "job1")
+	_, b, _ := w.engine.Watch("", "job1")
+	if a == nil || a != b {
+		t.Fatalf("two watchers got %v and %v; want one shared channel", a, b)
+	}
+	w.advance(time.Second)
+	<-a
+	_, c, _ := w.engine.Watch(account, "job1")
+	if c == nil || c == a {
+		t.Fatal("a watcher after a change got no channel, or the closed one")
+	}
+	w.advance(time.Second)
+	<-c
+	v, d, ok := w.engine.Watch(account, "job1")
+	if !ok || v.Status != jobs.Succeeded || d != nil {
+		t.Errorf("Watch of a finished job = %s, %v, %v; want succeeded with a nil channel", v.Status, d, ok)
+	}
+}
+
+// TestLedgerUnderLoad: jobs created, canceled and forced from several goroutines while the clock
+// advances keep the ledger exact at every quiet point: what is held is the credits of the live
+// jobs, what is charged the credits of the succeeded ones, and nothing is made or lost.
+func TestLedgerUnderLoad(t *testing.T) {
+	t.Parallel()
+	const (
+		workers = 4
+		perW    = 300
+		budget  = int64(1_000_000)
+	)
+	c := clock.NewManual(t0)
+	l := ledger.New(map[string]int64{account: budget})
+	e := jobs.NewEngine(c, l, jobs.Options{Retention: 3 * time.Second, MaxJobs: 500})
+	var wg sync.WaitGroup
+	for g := range workers {
+		wg.Go(func() {
+			for i := range perW {
+				id := fmt.Sprintf("w%d-%d", g, i)
+				cr := int64(1 + i%5)
+				if err := l.Hold(account, cr); err != nil {
+					t.Error(err)
+					return
+				}
+				e.Create(jobs.New{ID: id, Account: account, Credits: cr, Plan: jobs.Plan{
+					Queue: time.Duration(i%4) * 100 * time.Millisecond, Run: time.Duration(i%6) * 100 * time.Millisecond,
+					QueueTimeout: 250 * time.Millisecond,
+					Ending:       jobs.Ending{Status: []jobs.Status{jobs.Succeeded, jobs.Failed}[i%2], Code: "x", At: 0.5},
+				}})
+				switch i % 7 {
+				case 1:
+					e.Cancel(account, fmt.Sprintf("w%d-%d", g, i/2))
+				case 3:
+					e.Force(fmt.Sprintf("w%d-%d", (g+1)%workers, i-1), jobs.Succeeded, nil)
+				case 5:
+					e.Force(fmt.Sprintf("w%d-%d", g, i/3), jobs.Failed, &jobs.Error{Code: "forced"})
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for range 200 {
+			if err := c.Advance(50 * time.Millisecond); err != nil {
+				t.Error(err)
+			}
+			b, _ := l.Balance(account)
+			if b.Total() != budget || b.Held < 0 {
+				t.Errorf("balance %+v: credits made or lost", b)
+			}
+		}
+	})
+	wg.Wait()
+	// Quiet: every held job's credit status agrees with the ledger.
+	check := func(when string) {
+		t.Helper()
+		views, total := e.List(account, jobs.Filter{}, 0, 1<<20)
+		var held, live int64
+		for _, v := range views {
+			switch {
+			case !v.Status.Terminal() && v.CreditStatus == jobs.CreditsHeld:
+				held += v.Credits
+				live++
+			case v.Status == jobs.Succeeded && v.CreditStatus == jobs.CreditsCharged:
+			case v.Status.Terminal() && v.Status != jobs.Succeeded && v.CreditStatus == jobs.CreditsRefunded:
+			default:
+				t.Errorf("%s: %s with credits %s", v.ID, v.Status, v.CreditStatus)
+			}
+		}
+		b, _ := l.Balance(account)
+		counts := e.Counts()
+		if b.Held != held || b.Total() != budget || total != e.Len() || int64(counts.Queued+counts.Running) != live {
+			t.Errorf("%s: balance %+v, live jobs hold %d (%d live, counts %+v); listed %d of %d", when, b, held, live, counts, total, e.Len())
+		}
+	}
+	check("after the load")
+	if err := c.Advance(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	check("after every job finished and was dropped")
+	if b, _ := l.Balance(account); b.Held != 0 || e.Len() != 0 || c.Pending() != 0 {
+		t.Errorf("balance %+v, Len %d, Pending %d; want nothing held, held or pending", b, e.Len(), c.Pending())
 	}
 }
