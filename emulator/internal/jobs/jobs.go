@@ -131,22 +131,45 @@ type Options struct {
 	MaxJobs int
 }
 
-// job is the engine's record; every field is guarded by Engine.mu.
+// job is the engine's record; every field is guarded by Engine.mu. It is kept compact (times
+// in nanoseconds, progress in hundredths, the credit status implied by the status) because
+// an engine may retain a hundred thousand of them.
 type job struct {
 	New
-	seq          uint64 // creation order, which breaks ties between equal due times
-	status       Status
-	creditStatus string
-	createdAt    time.Time
-	startedAt    time.Time
-	finishedAt   time.Time
-	progress     float64 // frozen when the job turns terminal
-	err          *Error
-	changed      chan struct{} // made by the first Watch after a change; nil when unwatched
-	due          int64         // a live job's next transition, in nanoseconds since 1970
-	index        int           // in Engine.live; -1 once finished
-	prev, next   *job          // the account's jobs, in creation order
-	nextDone     *job          // the finished queue, in finish order
+	seq        uint64 // creation order, which breaks ties between equal due times
+	status     Status
+	createdAt  int64 // nanoseconds since 1970, as are the other times; unset when never reached
+	startedAt  int64
+	finishedAt int64
+	due        int64 // a live job's next transition
+	index      int32 // in Engine.live; -1 once finished
+	progress   uint8 // in hundredths, frozen when the job turns terminal
+	err        *Error
+	changed    chan struct{} // made by the first Watch after a change; nil when unwatched
+	prev, next *job          // the account's jobs, in creation order
+	nextDone   *job          // the finished queue, in finish order
+}
+
+// unset marks a time a job has not reached.
+const unset = math.MinInt64
+
+// timeOf turns a job's time back into a time.Time: zero when unset.
+func timeOf(n int64) time.Time {
+	if n == unset {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// creditStatus follows from the status: held while live, then charged or refunded.
+func (j *job) creditStatus() string {
+	switch {
+	case !j.status.Terminal():
+		return CreditsHeld
+	case j.status == Succeeded:
+		return CreditsCharged
+	}
+	return CreditsRefunded
 }
 
 // Engine holds and advances jobs. It is safe for concurrent use.
@@ -204,7 +227,7 @@ func (e *Engine) Create(n New) View {
 	}
 	now := e.clock.Now()
 	e.seq++
-	j := &job{New: n, seq: e.seq, status: Queued, creditStatus: CreditsHeld, createdAt: now}
+	j := &job{New: n, seq: e.seq, status: Queued, createdAt: now.UnixNano(), startedAt: unset, finishedAt: unset}
 	e.held++
 	e.counts.add(Queued, 1)
 	e.byID[j.ID] = j
@@ -284,7 +307,7 @@ func (e *Engine) step(j *job, at time.Time) {
 	default:
 		e.counts.add(Queued, -1)
 		e.counts.add(Running, 1)
-		j.status, j.startedAt = Running, at
+		j.status, j.startedAt = Running, at.UnixNano()
 		run := p.Run
 		if p.Ending.Status == Failed {
 			run = time.Duration(float64(run) * math.Min(1, math.Max(0, p.Ending.At)))
@@ -299,24 +322,19 @@ func (e *Engine) step(j *job, at time.Time) {
 // dropped. Callers hold e.mu and call e.arm afterwards.
 func (e *Engine) terminate(j *job, status Status, jerr *Error, at time.Time) {
 	if j.index >= 0 {
-		e.remove(j.index)
+		e.remove(int(j.index))
 	}
 	e.counts.add(j.status, -1)
 	e.counts.add(status, 1)
-	j.progress = j.progressAt(at)
+	j.progress = j.hundredthsAt(at)
 	if status == Succeeded {
-		j.progress = 1
+		j.progress = 100
+		e.ledger.Charge(j.Account, j.Credits)
 	} else {
 		j.Outputs = nil
-	}
-	j.status, j.err, j.finishedAt = status, jerr, at
-	if status == Succeeded {
-		e.ledger.Charge(j.Account, j.Credits)
-		j.creditStatus = CreditsCharged
-	} else {
 		e.ledger.Refund(j.Account, j.Credits)
-		j.creditStatus = CreditsRefunded
 	}
+	j.status, j.err, j.finishedAt = status, jerr, at.UnixNano()
 	if e.doneTail != nil {
 		e.doneTail.nextDone = j
 	} else {
@@ -327,7 +345,7 @@ func (e *Engine) terminate(j *job, status Status, jerr *Error, at time.Time) {
 }
 
 // dropAt is when a finished job's retention ends, in nanoseconds since 1970.
-func (e *Engine) dropAt(j *job) int64 { return addNanos(j.finishedAt.UnixNano(), e.retention) }
+func (e *Engine) dropAt(j *job) int64 { return addNanos(j.finishedAt, e.retention) }
 
 // drop forgets the finished job at the head of the queue. Callers hold e.mu.
 func (e *Engine) drop() {
@@ -420,7 +438,7 @@ func (e *Engine) force(account, id string, status Status, jerr *Error) (View, er
 		return j.view(now), ErrTerminal
 	}
 	if status == Succeeded && j.status == Queued {
-		j.startedAt = now
+		j.startedAt = now.UnixNano()
 	}
 	e.terminate(j, status, jerr, now)
 	e.arm()
@@ -552,29 +570,30 @@ type View struct {
 func (j *job) view(now time.Time) View {
 	v := View{
 		ID: j.ID, Account: j.Account, Model: j.Model, QuoteID: j.QuoteID, Credits: j.Credits,
-		CreditStatus: j.creditStatus, Input: j.Input, Status: j.status, CreatedAt: j.createdAt,
-		StartedAt: j.startedAt, FinishedAt: j.finishedAt, Error: j.err,
+		CreditStatus: j.creditStatus(), Input: j.Input, Status: j.status, CreatedAt: timeOf(j.createdAt),
+		StartedAt: timeOf(j.startedAt), FinishedAt: timeOf(j.finishedAt), Error: j.err,
 	}
 	if j.status == Succeeded {
 		v.Outputs = j.Outputs
 	}
+	p := j.progress
 	if j.status.Terminal() {
-		v.OutputsExpireAt = j.finishedAt.Add(j.OutputTTL)
-		v.Progress = j.progress
+		v.OutputsExpireAt = v.FinishedAt.Add(j.OutputTTL)
 	} else {
-		v.Progress = j.progressAt(now)
+		p = j.hundredthsAt(now)
 	}
+	v.Progress = float64(p) / 100
 	return v
 }
 
-// progressAt is how far a running job is through its run: rising with time, short of 1 until
-// it succeeds.
-func (j *job) progressAt(now time.Time) float64 {
+// hundredthsAt is how far a running job is through its run, in hundredths: rising with time,
+// short of 100 until it succeeds.
+func (j *job) hundredthsAt(now time.Time) uint8 {
 	if j.status != Running || j.Plan.Run <= 0 {
 		return 0
 	}
-	p := float64(now.Sub(j.startedAt)) / float64(j.Plan.Run)
-	return math.Round(math.Min(0.99, math.Max(0, p))*100) / 100
+	p := float64(now.UnixNano()-j.startedAt) / float64(j.Plan.Run)
+	return uint8(math.Round(math.Min(0.99, math.Max(0, p)) * 100))
 }
 
 // addNanos is t+d in nanoseconds, saturating instead of wrapping around.
@@ -600,8 +619,8 @@ func (e *Engine) less(a, b int) bool {
 func (e *Engine) swap(a, b int) {
 	h := e.live
 	h[a], h[b] = h[b], h[a]
-	h[a].index = a
-	h[b].index = b
+	h[a].index = int32(a)
+	h[b].index = int32(b)
 }
 
 func (e *Engine) up(j int) {
@@ -634,9 +653,9 @@ func (e *Engine) down(i int) {
 }
 
 func (e *Engine) push(j *job) {
-	j.index = len(e.live)
+	j.index = int32(len(e.live))
 	e.live = append(e.live, j)
-	e.up(j.index)
+	e.up(len(e.live) - 1)
 }
 
 func (e *Engine) remove(i int) {
