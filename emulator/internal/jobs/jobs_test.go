@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
@@ -1121,4 +1122,38 @@ func TestLedgerUnderLoad(t *testing.T) {
 	if b, _ := l.Balance(account); b.Held != 0 || e.Len() != 0 || c.Pending() != 0 {
 		t.Errorf("balance %+v, Len %d, Pending %d; want nothing held, held or pending", b, e.Len(), c.Pending())
 	}
+}
+
+// TestRealClock: on a real clock the engine's one timer drives jobs through their plans by
+// itself, stamping each transition at its planned instant. Time is the synctest bubble's.
+func TestRealClock(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		c := clock.NewReal()
+		defer c.Close()
+		l := ledger.New(map[string]int64{account: start})
+		e := jobs.NewEngine(c, l, jobs.Options{Retention: time.Minute})
+		var created []jobs.View
+		for i := range 20 {
+			l.Hold(account, 1)
+			created = append(created, e.Create(jobs.New{ID: fmt.Sprint(i), Account: account, Credits: 1, Plan: jobs.Plan{
+				Queue: time.Duration(i) * 100 * time.Millisecond, Run: time.Duration(20-i) * 50 * time.Millisecond, QueueTimeout: time.Minute,
+			}}))
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		for i, cv := range created {
+			v, ok := e.Get(account, cv.ID)
+			started := cv.CreatedAt.Add(time.Duration(i) * 100 * time.Millisecond)
+			if !ok || v.Status != jobs.Succeeded || !v.StartedAt.Equal(started) || !v.FinishedAt.Equal(started.Add(time.Duration(20-i)*50*time.Millisecond)) {
+				t.Errorf("job %d: %s, started %v, finished %v; want succeeded, started at %v", i, v.Status, v.StartedAt, v.FinishedAt, started)
+			}
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if e.Len() != 0 || c.Pending() != 0 {
+			t.Errorf("after retention: Len %d, Pending %d; want 0, 0", e.Len(), c.Pending())
+		}
+	})
 }
