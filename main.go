@@ -72,6 +72,7 @@ type options struct {
 	logFormat  string
 	maxTenants int
 	tenantIdle time.Duration
+	maxJobs    int
 }
 
 const usageText = `Usage:
@@ -134,6 +135,15 @@ func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.F
 		}
 	}
 	fs.IntVar(&o.maxTenants, "max-tenants", o.maxTenants, "most tenants alive at once besides the default one (then 429 too_many_tenants)")
+	o.maxJobs = 100_000
+	if v := env("max-jobs", ""); v != "" {
+		if n, err := strconv.Atoi(v); err != nil || n < 1 {
+			envErrs["max-jobs"] = fmt.Errorf("MEDIAGEN_MAX_JOBS=%q: want a positive integer", v)
+		} else {
+			o.maxJobs = n
+		}
+	}
+	fs.IntVar(&o.maxJobs, "max-jobs", o.maxJobs, "most jobs each tenant retains; the oldest finished are dropped first")
 	return fs, o, envErrs
 }
 
@@ -241,8 +251,8 @@ func configure(o *options, stderr io.Writer) (emulator.Config, *slog.Logger, err
 	if o.maxWait <= 0 || o.quoteTTL <= 0 || o.outputTTL <= 0 || o.retention <= 0 || o.tenantIdle <= 0 {
 		return cfg, nil, usageError("mediagen-emulator: --max-wait, --quote-ttl, --output-ttl, --job-retention and --tenant-idle must be positive")
 	}
-	if o.maxTenants < 1 {
-		return cfg, nil, usageError("mediagen-emulator: --max-tenants %d: want at least 1", o.maxTenants)
+	if o.maxTenants < 1 || o.maxJobs < 1 {
+		return cfg, nil, usageError("mediagen-emulator: --max-tenants and --max-jobs must be at least 1")
 	}
 	host, _, err := net.SplitHostPort(o.addr)
 	if err != nil {
@@ -257,6 +267,7 @@ func configure(o *options, stderr io.Writer) (emulator.Config, *slog.Logger, err
 	cfg.AdminToken = o.adminToken
 	cfg.MaxTenants = o.maxTenants
 	cfg.TenantIdle = o.tenantIdle
+	cfg.MaxJobs = o.maxJobs
 	cfg.ControlDisabled = o.adminToken == "" && !isLoopback(host)
 	cfg.Logger = logger
 	return cfg, logger, nil

@@ -62,6 +62,9 @@ type Config struct {
 	ControlDisabled bool
 	// MaxBodyBytes limits request bodies (default 1 MiB).
 	MaxBodyBytes int64
+	// MaxJobs bounds the jobs each tenant retains (default 100,000); past it the oldest finished
+	// job is dropped and answers 404, as after --job-retention.
+	MaxJobs int
 	// MaxTenants bounds the named tenants alive at once (default 1,000); past it a request for a
 	// new tenant answers 429 too_many_tenants.
 	MaxTenants int
@@ -200,6 +203,7 @@ func (s *Server) finishLoading(cat *catalog.Catalog, err error) {
 		QuoteTTL:     s.cfg.QuoteTTL,
 		OutputTTL:    s.cfg.OutputTTL,
 		JobRetention: s.cfg.JobRetention,
+		MaxJobs:      s.cfg.MaxJobs,
 		Logger:       s.log,
 		Wall:         s.cfg.Wall,
 	}, s.ids, s.files, s.cfg.MaxTenants, s.cfg.TenantIdle)
