@@ -114,6 +114,18 @@ func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.F
 		}
 		fs.DurationVar(p, flagName, *p, usage)
 	}
+	count := func(p *int, flagName string, def int, usage string) {
+		*p = def
+		if v := env(flagName, ""); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				envErrs[flagName] = fmt.Errorf("MEDIAGEN_%s=%q: want a positive integer", strings.ToUpper(strings.ReplaceAll(flagName, "-", "_")), v)
+			} else {
+				*p = n
+			}
+		}
+		fs.IntVar(p, flagName, *p, usage)
+	}
 	fs.StringVar(&o.addr, "addr", env("addr", "127.0.0.1:8080"), "listen address HOST:PORT (port 0 picks a free port)")
 	fs.StringVar(&o.catalog, "catalog", env("catalog", ""), "catalog YAML file (default: the embedded catalog)")
 	fs.StringVar(&o.scenario, "scenario", env("scenario", "default"), "scenario: an embedded name (default, realistic, flaky, slow, expiring, outage, rate-limited) or a YAML path")
@@ -126,24 +138,8 @@ func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.F
 	fs.StringVar(&o.adminToken, "admin-token", env("admin-token", ""), "token the control API requires as X-Emulator-Admin-Token")
 	fs.StringVar(&o.logFormat, "log-format", env("log-format", "text"), "text or json (logs go to standard error)")
 	dur(&o.tenantIdle, "tenant-idle", time.Hour, "how long a tenant lives without requests (real time)")
-	o.maxTenants = 1000
-	if v := env("max-tenants", ""); v != "" {
-		if n, err := strconv.Atoi(v); err != nil || n < 1 {
-			envErrs["max-tenants"] = fmt.Errorf("MEDIAGEN_MAX_TENANTS=%q: want a positive integer", v)
-		} else {
-			o.maxTenants = n
-		}
-	}
-	fs.IntVar(&o.maxTenants, "max-tenants", o.maxTenants, "most tenants alive at once besides the default one (then 429 too_many_tenants)")
-	o.maxJobs = 100_000
-	if v := env("max-jobs", ""); v != "" {
-		if n, err := strconv.Atoi(v); err != nil || n < 1 {
-			envErrs["max-jobs"] = fmt.Errorf("MEDIAGEN_MAX_JOBS=%q: want a positive integer", v)
-		} else {
-			o.maxJobs = n
-		}
-	}
-	fs.IntVar(&o.maxJobs, "max-jobs", o.maxJobs, "most jobs each tenant retains; the oldest finished are dropped first")
+	count(&o.maxTenants, "max-tenants", 1000, "most tenants alive at once besides the default one (then 429 too_many_tenants)")
+	count(&o.maxJobs, "max-jobs", 100_000, "most jobs each tenant retains; the oldest finished are dropped first")
 	return fs, o, envErrs
 }
 
