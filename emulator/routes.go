@@ -46,6 +46,7 @@ func (s *Server) routes() http.Handler {
 	r.Handle("/_emulator/faults/{id}", s.handle(s.control(s.deleteFault()))).Methods(http.MethodDelete)
 	r.Handle("/_emulator/accounts", s.handle(s.control(s.listAccounts()))).Methods(http.MethodGet)
 	r.Handle("/_emulator/accounts/{account}", s.handle(s.control(s.putAccount()))).Methods(http.MethodPut)
+	r.Handle("/_emulator/jobs/{id}", s.handle(s.control(s.controlJob()))).Methods(http.MethodGet)
 	r.Handle("/_emulator/jobs/{id}/complete", s.handle(s.control(s.forceJob(jobs.Succeeded)))).Methods(http.MethodPost)
 	r.Handle("/_emulator/jobs/{id}/fail", s.handle(s.control(s.forceJob(jobs.Failed)))).Methods(http.MethodPost)
 	r.Handle("/_emulator/waiting", s.handle(s.control(s.awaitWaiting()))).Methods(http.MethodGet)

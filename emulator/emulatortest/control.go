@@ -321,6 +321,41 @@ func (e *Emulator) SetCredits(account string, n int64) {
 	e.do(http.MethodPut, "/_emulator/accounts/"+url.PathEscape(account), map[string]int64{"credits": n}, http.StatusOK, nil)
 }
 
+// Balance is one account's credits.
+func (e *Emulator) Balance(account string) Balance {
+	e.t.Helper()
+	for _, b := range e.Balances() {
+		if b.Account == account {
+			return b
+		}
+	}
+	e.t.Fatalf("emulatortest: no account %q", account)
+	return Balance{}
+}
+
+// AwaitWaiting returns once at least n wait=true generations are blocked waiting for their job
+// in this tenant, so a test advances the manual clock only after its wait has begun. It ends
+// the test if that has not happened within a minute of real time.
+func (e *Emulator) AwaitWaiting(n int) {
+	e.t.Helper()
+	var body struct {
+		Waiting int  `json:"waiting"`
+		Reached bool `json:"reached"`
+	}
+	e.do(http.MethodGet, "/_emulator/waiting?count="+strconv.Itoa(n)+"&timeout=60s", nil, http.StatusOK, &body)
+	if !body.Reached {
+		e.t.Fatalf("emulatortest: AwaitWaiting(%d): only %d generations waiting after a minute", n, body.Waiting)
+	}
+}
+
+// Job returns any account's job as the API shows it, decoded into a map.
+func (e *Emulator) Job(id string) map[string]any {
+	e.t.Helper()
+	var job map[string]any
+	e.do(http.MethodGet, "/_emulator/jobs/"+url.PathEscape(id), nil, http.StatusOK, &job)
+	return job
+}
+
 // Reset puts the emulator back to how it started: quotes, jobs, idempotency keys, balances,
 // journal, faults, scenario and clock.
 func (e *Emulator) Reset() {
@@ -351,6 +386,9 @@ func (e *Emulator) do(method, path string, in any, want int, out any) {
 	}
 	if e.adminToken != "" {
 		req.Header.Set("X-Emulator-Admin-Token", e.adminToken)
+	}
+	if e.TenantName != "" {
+		req.Header.Set("X-Emulator-Tenant", e.TenantName)
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
