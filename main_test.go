@@ -316,6 +316,13 @@ func TestBadSettings(t *testing.T) {
 		{"bad MEDIAGEN_LOG_FORMAT", map[string]string{"MEDIAGEN_LOG_FORMAT": "xml"}, nil, `--log-format "xml"`},
 		{"bad MEDIAGEN_MAX_WAIT", map[string]string{"MEDIAGEN_MAX_WAIT": "soon"}, nil, `MEDIAGEN_MAX_WAIT="soon": want a positive duration such as 90s`},
 		{"negative MEDIAGEN_QUOTE_TTL", map[string]string{"MEDIAGEN_QUOTE_TTL": "-1s"}, nil, `MEDIAGEN_QUOTE_TTL="-1s": want a positive duration such as 90s`},
+		{"admin token with spaces", nil, []string{"--admin-token", " secret "}, "--admin-token begins or ends with white space"},
+		{"admin token of spaces", map[string]string{"MEDIAGEN_ADMIN_TOKEN": "  "}, nil, "--admin-token begins or ends with white space"},
+		{"retention below output ttl", nil, []string{"--output-ttl", "2h", "--job-retention", "1h"}, "--job-retention 1h0m0s is shorter than --output-ttl 2h0m0s"},
+		{"MEDIAGEN_JOB_RETENTION below output ttl", map[string]string{"MEDIAGEN_JOB_RETENTION": "30m"}, nil, "--job-retention 30m0s is shorter than --output-ttl 1h0m0s"},
+		{"manual clock without control", nil, []string{"--addr", "0.0.0.0:0", "--clock", "manual"}, "--clock manual moves time only through the control API, which is disabled on 0.0.0.0:0 without --admin-token"},
+		{"zero body timeout", nil, []string{"--body-timeout", "0s"}, "must be positive"},
+		{"zero idle timeout", map[string]string{"MEDIAGEN_IDLE_TIMEOUT": "-1s"}, nil, `MEDIAGEN_IDLE_TIMEOUT="-1s"`},
 		{"bad MEDIAGEN_ADDR", map[string]string{"MEDIAGEN_ADDR": "nocolon"}, nil, `--addr "nocolon": want HOST:PORT`},
 		{"bad MEDIAGEN_CATALOG", map[string]string{"MEDIAGEN_CATALOG": "testdata/catalogs/bad-empty.yaml", "MEDIAGEN_ADDR": "127.0.0.1:0"}, nil,
 			"testdata/catalogs/bad-empty.yaml: the file is empty"},
@@ -499,8 +506,11 @@ func TestRequestLog(t *testing.T) {
 		if entry["method"] != "GET" || entry["path"] != paths[id] || entry["status"] != want[id] {
 			t.Errorf("request log %v; want GET %s %v", entry, paths[id], want[id])
 		}
-		if _, ok := entry["duration_ms"].(float64); !ok {
-			t.Errorf("request log %v has no numeric duration_ms", entry)
+		if ms, ok := entry["duration_ms"].(float64); !ok || ms < 0 || ms > 60_000 {
+			t.Errorf("request log %v has no duration_ms in milliseconds", entry)
+		}
+		if _, ok := entry["duration"]; ok {
+			t.Errorf("request log %v still has a duration in nanoseconds", entry)
 		}
 		if entry["level"] != "INFO" || entry["time"] == nil {
 			t.Errorf("request log %v lacks level or time", entry)
@@ -556,5 +566,234 @@ func TestListenURLHostNamesTheWildcardAskedFor(t *testing.T) {
 		if got := listenURLHost(c.asked, c.bound); got != c.want {
 			t.Errorf("listenURLHost(%q, %v) = %q; want %q", c.asked, c.bound, got, c.want)
 		}
+	}
+}
+
+// TestSettingsThatStillStart: a longer --output-ttl raises the default retention with it, and a
+// manual clock on a public address works once the control API has a token.
+func TestSettingsThatStillStart(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"--addr", "127.0.0.1:0", "--output-ttl", "48h"},
+		{"--addr", "127.0.0.1:0", "--output-ttl", "2h", "--job-retention", "2h"},
+	} {
+		in := serve(t, nil, append(args, "--catalog", smallCatalog)...)
+		if status, _ := in.get(t, "/_emulator/health"); status != http.StatusOK {
+			t.Errorf("%q: health %d", args, status)
+		}
+	}
+	r := make(chan result, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	go func() {
+		err := run(ctx, []string{"--addr", "0.0.0.0:0", "--clock", "manual", "--admin-token", "s3cret", "--catalog", smallCatalog}, env(nil), &stdout, &stderr)
+		r <- result{err: err}
+	}()
+	for !strings.Contains(stdout.String(), "listening on") {
+		select {
+		case res := <-r:
+			cancel()
+			t.Fatalf("manual clock with a token did not start: %v\n%s", res.err, stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	cancel()
+	if res := <-r; res.err != nil {
+		t.Errorf("run returned %v", res.err)
+	}
+}
+
+// do sends a request with a JSON body and returns the status and the decoded answer.
+func (in *instance) do(t testing.TB, method, path, body string, headers ...string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+in.addr+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("%s %s: %d, body is not JSON: %v", method, path, resp.StatusCode, err)
+	}
+	return resp.StatusCode, out
+}
+
+// TestHeaderLimit: a request line and headers over 64 KiB answer 431 (Go's default allowed 1 MB).
+func TestHeaderLimit(t *testing.T) {
+	t.Parallel()
+	in := serve(t, nil, "--addr", "127.0.0.1:0", "--catalog", smallCatalog)
+	for _, c := range []struct {
+		name string
+		path string
+		hdr  string
+	}{
+		{"long path", "/v1/" + strings.Repeat("x", 100<<10), ""},
+		{"long header", "/v1/models", strings.Repeat("y", 100<<10)},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+in.addr+c.path, nil)
+		if c.hdr != "" {
+			req.Header.Set("X-Padding", c.hdr)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+			t.Errorf("%s: %d, want 431", c.name, resp.StatusCode)
+		}
+	}
+	if status, _ := in.get(t, "/v1/models", "Authorization", "Bearer key_a", "X-Padding", strings.Repeat("z", 32<<10)); status != http.StatusOK {
+		t.Errorf("32 KiB of headers: %d, want 200", status)
+	}
+}
+
+const pixelBody = `{"model":"test/pixel","input":{"prompt":"a fox"}}`
+
+// startWait makes a quote and starts a wait=true generation on it; the answer arrives on the
+// channel. The caller's emulator runs a manual clock, so the job waits until the clock moves.
+func startWait(t *testing.T, in *instance) <-chan int {
+	t.Helper()
+	status, q := in.do(t, "POST", "/v1/quotes", pixelBody, "Authorization", "Bearer key_a")
+	if status != http.StatusOK {
+		t.Fatalf("quote: %d %v", status, q)
+	}
+	body := strings.TrimSuffix(pixelBody, "}") + `,"quote_id":"` + q["quote_id"].(string) + `"}`
+	answer := make(chan int, 1)
+	go func() {
+		// Not in.do: a goroutine may not end the test, so a failure is reported as status 0.
+		req, _ := http.NewRequest(http.MethodPost, "http://"+in.addr+"/v1/generate?wait=true", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer key_a")
+		req.Header.Set("Idempotency-Key", "wait-1")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Errorf("generate: %v", err)
+			answer <- 0
+			return
+		}
+		defer resp.Body.Close()
+		var job map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&job); err != nil {
+			t.Errorf("generate: %d, body is not JSON: %v", resp.StatusCode, err)
+			answer <- 0
+			return
+		}
+		answer <- resp.StatusCode
+	}()
+	for {
+		if _, h := in.get(t, "/_emulator/health"); h["waiting"] == float64(1) {
+			return answer
+		}
+		select {
+		case status := <-answer:
+			t.Fatalf("the generation answered %d before waiting", status)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// TestWaitOutlivesTheTimeouts: a wait=true generation still gets its answer when it waits far
+// longer than the body and idle timeouts (a read timeout would have canceled it).
+func TestWaitOutlivesTheTimeouts(t *testing.T) {
+	t.Parallel()
+	const timeout = 50 * time.Millisecond
+	in := serve(t, nil, "--addr", "127.0.0.1:0", "--catalog", smallCatalog, "--clock", "manual",
+		"--body-timeout", timeout.String(), "--idle-timeout", timeout.String())
+	answer := startWait(t, in)
+	// Wall time, not the emulator's: the server's timeouts must pass while the job waits.
+	time.Sleep(6 * timeout)
+	select {
+	case status := <-answer:
+		t.Fatalf("the wait ended (%d) before the job moved", status)
+	default:
+	}
+	if status, body := in.do(t, "POST", "/_emulator/clock", `{"advance":"1m"}`); status != http.StatusOK {
+		t.Fatalf("advance: %d %v", status, body)
+	}
+	if status := <-answer; status != http.StatusOK {
+		t.Errorf("the waiting generation answered %d, want 200 with the finished job", status)
+	}
+}
+
+// rawRequest opens a connection and sends a request's head and the first part of its body.
+func rawRequest(t *testing.T, addr, head, partialBody string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if _, err := io.WriteString(conn, head+partialBody); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// answerOf reads what the server sends until it closes the connection; a generous bound
+// fails the test only when the server would otherwise never answer.
+func answerOf(t *testing.T, conn net.Conn) string {
+	t.Helper()
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	got, err := io.ReadAll(conn)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("the server kept the connection open; read so far %q", got)
+	}
+	return string(got)
+}
+
+const slowHead = "POST /v1/quotes HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer key_a\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+
+// TestSlowBodyIsCutOff: a client that sends a body slower than --body-timeout is answered and
+// disconnected, instead of holding the connection open for ever.
+func TestSlowBodyIsCutOff(t *testing.T) {
+	t.Parallel()
+	in := serve(t, nil, "--addr", "127.0.0.1:0", "--catalog", smallCatalog, "--body-timeout", "100ms")
+	conn := rawRequest(t, in.addr, slowHead, `{"model":`)
+	if got := answerOf(t, conn); !strings.HasPrefix(got, "HTTP/1.1 400") {
+		t.Errorf("a stalled body got %q; want a 400 answer", got)
+	}
+}
+
+// TestIdleConnectionsAreClosed: a keep-alive connection that sends nothing more is closed after
+// --idle-timeout; 2,000 of them once stayed open indefinitely.
+func TestIdleConnectionsAreClosed(t *testing.T) {
+	t.Parallel()
+	in := serve(t, nil, "--addr", "127.0.0.1:0", "--catalog", smallCatalog, "--idle-timeout", "100ms")
+	conn := rawRequest(t, in.addr, "GET /_emulator/health HTTP/1.1\r\nHost: x\r\n\r\n", "")
+	if got := answerOf(t, conn); !strings.HasPrefix(got, "HTTP/1.1 200") {
+		t.Errorf("got %q; want the health answer, then the connection closed", got)
+	}
+}
+
+// TestStopAnswersWhatIsInFlight: a stop (SIGTERM cancels run's context) answers the requests in
+// flight — a waiting generation gets its job as it stands, a body still arriving gets a 400 —
+// and run returns nil (exit 0) without waiting out the body timeout.
+func TestStopAnswersWhatIsInFlight(t *testing.T) {
+	t.Parallel()
+	in := serve(t, nil, "--addr", "127.0.0.1:0", "--catalog", smallCatalog, "--clock", "manual", "--body-timeout", "1h")
+	// The slow request is sent first: the server accepts connections in order, so by the time
+	// the generation below is waiting, the slow one is being served (and a body that only
+	// starts arriving after the stop is cut too).
+	slow := rawRequest(t, in.addr, slowHead, `{"model":`)
+	answer := startWait(t, in)
+	stopped := make(chan error, 1)
+	go func() { stopped <- in.stop(t) }()
+	if status := <-answer; status != http.StatusAccepted {
+		t.Errorf("the waiting generation answered %d; want 202 with the job still running", status)
+	}
+	if got := answerOf(t, slow); !strings.HasPrefix(got, "HTTP/1.1 400") {
+		t.Errorf("the body in flight got %q; want a 400 answer", got)
+	}
+	if err := <-stopped; err != nil {
+		t.Errorf("run returned %v; want nil (exit 0)", err)
 	}
 }

@@ -91,6 +91,11 @@ type recorder struct {
 	account, model, jobID, fault string
 	peeked                       *catalog.Model // the model found before routing, for rules that match models
 
+	// keepBody asks the writers of JSON answers to leave their body in body for the journal
+	// before the answer starts.
+	keepBody bool
+	body     []byte
+
 	// beforeSend, when set, runs once with the status known and before anything reaches the
 	// client, so what it records is in place by the time the client reads the answer.
 	beforeSend func()
@@ -125,6 +130,14 @@ func (rec *recorder) sending() {
 
 // Unwrap lets http.ResponseController reach the connection (flush, deadlines, hijack).
 func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
+
+// keep leaves a JSON answer's body for the journal, when it wants one; called before the
+// answer starts.
+func keep(w http.ResponseWriter, body []byte) {
+	if rec, ok := w.(*recorder); ok && rec.keepBody {
+		rec.body = body
+	}
+}
 
 // about notes what a request was about, for the journal.
 func about(w http.ResponseWriter, model, jobID string) {

@@ -28,6 +28,7 @@ var kinds = map[problem.Code]struct {
 	problem.TenantNotFound:          {404, "Tenant not found"},
 	problem.TenantNotDeletable:      {409, "Tenant not deletable"},
 	problem.TooManyTenants:          {429, "Too many tenants"},
+	problem.TooManyQuotes:           {429, "Too many quotes"},
 	problem.Unauthenticated:         {401, "Unauthenticated"},
 	problem.AdminTokenRequired:      {401, "Admin token required"},
 	problem.InsufficientCredits:     {402, "Insufficient credits"},
@@ -105,6 +106,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if rec, ok := w.(*recorder); ok {
 		rec.code = string(pe.Code)
 	}
+	keep(w, b)
 	h.Set("Content-Type", "application/problem+json")
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	h.Del("ETag")
@@ -148,6 +150,7 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) error {
 
 // writeRaw sends already encoded JSON.
 func writeRaw(w http.ResponseWriter, status int, b []byte) {
+	keep(w, b)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(b)+1))

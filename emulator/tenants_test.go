@@ -254,3 +254,28 @@ func TestTenantFilesAreInvisibleElsewhere(t *testing.T) {
 		}
 	}
 }
+
+func TestJournalRecordsBodies(t *testing.T) {
+	hs := tenantServer(t, Config{})
+	c := wire{t: t, base: hs.URL, key: "key_a", header: "bodies"}
+	q := c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": map[string]any{"prompt": "a fox"}})
+	c.must(422, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": map[string]any{"prompt": ""}})
+	entries := c.must(200, "GET", "/_emulator/requests?path=/v1/quotes", nil)["data"].([]any)
+	if len(entries) != 2 {
+		t.Fatalf("%d entries", len(entries))
+	}
+	first := entries[0].(map[string]any)
+	sent, _ := first["request_body"].(map[string]any)
+	got, _ := first["response_body"].(map[string]any)
+	if sent["model"] != "test/pixel" || got["quote_id"] != q["quote_id"] {
+		t.Errorf("first entry's bodies: %v / %v", first["request_body"], first["response_body"])
+	}
+	problem, _ := entries[1].(map[string]any)["response_body"].(map[string]any)
+	if problem["code"] != "invalid_input" {
+		t.Errorf("second entry's response body: %v", problem)
+	}
+	raw, _ := json.Marshal(entries)
+	if strings.Contains(string(raw), "key_a") {
+		t.Error("the journal holds the API key")
+	}
+}

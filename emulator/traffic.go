@@ -38,6 +38,12 @@ func (s *Server) traffic(next http.Handler) http.Handler {
 			rec = &recorder{ResponseWriter: w}
 		}
 		if api {
+			var sent *bodyTee
+			if r.Body != nil && r.Body != http.NoBody {
+				sent = &bodyTee{ReadCloser: r.Body}
+				r.Body = sent
+			}
+			rec.keepBody = true
 			rec.peeked = s.peekModel(r, world)
 			// The entry is written as the answer starts, so a client that reads the journal right
 			// after its request finds it; an answer that never starts (a reset) is written last.
@@ -46,7 +52,8 @@ func (s *Server) traffic(next http.Handler) http.Handler {
 					Time: world.Now(), Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
 					Status: rec.status, Code: rec.code, Account: rec.account, Model: rec.model, JobID: rec.jobID,
 					RequestID: requestID(r), Idempotent: r.Header.Get("Idempotency-Key"), Fault: rec.fault,
-					DurationMS: math.Round(float64(time.Since(start).Microseconds())) / 1000,
+					DurationMS:  math.Round(float64(time.Since(start).Microseconds())) / 1000,
+					RequestBody: sent.recorded(), ResponseBody: json.RawMessage(rec.body), // the journal caps both
 				})
 			}
 			defer rec.sending()
@@ -164,4 +171,28 @@ func resetConnection(w http.ResponseWriter) {
 		_ = tcp.SetLinger(0)
 	}
 	_ = conn.Close()
+}
+
+// bodyTee keeps the first journal.MaxBody+1 bytes of a request body as the handler reads it, so
+// the journal can show what the client sent (headers, and so the key, are never recorded).
+type bodyTee struct {
+	io.ReadCloser
+	kept []byte
+}
+
+// Read reads from the body and keeps a bounded copy.
+func (t *bodyTee) Read(p []byte) (int, error) {
+	n, err := t.ReadCloser.Read(p)
+	if room := journal.MaxBody + 1 - len(t.kept); room > 0 {
+		t.kept = append(t.kept, p[:min(n, room)]...)
+	}
+	return n, err
+}
+
+// recorded is what was read of the body, for the journal to cap.
+func (t *bodyTee) recorded() json.RawMessage {
+	if t == nil {
+		return nil
+	}
+	return t.kept
 }

@@ -1,10 +1,16 @@
 // Package journal records the API requests the emulator answered, so a client's test can assert
-// what its code actually sent. It keeps the most recent entries within a fixed bound.
+// what its code actually sent. It keeps the most recent entries within two bounds, a number of
+// entries and a number of bytes, and caps what one entry can hold, so no client can make the
+// journal grow past them however long its paths, headers or bodies are.
 package journal
 
 import (
+	"bytes"
+	"encoding/json"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Entry is one answered request.
@@ -23,7 +29,29 @@ type Entry struct {
 	Idempotent string    `json:"idempotency_key,omitempty"`
 	Fault      string    `json:"fault,omitempty"`
 	DurationMS float64   `json:"duration_ms"`
+	// RequestBody and ResponseBody are the bodies as sent, when the caller records them (with
+	// secrets such as Authorization already redacted). A body that is valid JSON and fits
+	// MaxBody is kept as that JSON; any other body is kept as a JSON string of its text, cut
+	// at MaxBody with Truncated at the end.
+	RequestBody  json.RawMessage `json:"request_body,omitempty"`
+	ResponseBody json.RawMessage `json:"response_body,omitempty"`
 }
+
+// Bounds on what one entry and the whole journal hold.
+const (
+	// MaxString is the most bytes one text field of an entry keeps.
+	MaxString = 2 << 10
+	// MaxBody is the most bytes one recorded body keeps.
+	MaxBody = 16 << 10
+	// Truncated ends every text cut to fit, so a reader sees that it was cut.
+	Truncated = "…(truncated)"
+	// DefaultMaxEntries and DefaultMaxBytes are the bounds New uses.
+	DefaultMaxEntries = 10_000
+	DefaultMaxBytes   = 16 << 20
+	// entryOverhead approximates what an entry costs beyond its text: the struct itself and the
+	// strings' and slices' headers.
+	entryOverhead = 256
+)
 
 // Filter selects entries; empty fields match everything.
 type Filter struct {
@@ -34,28 +62,112 @@ type Filter struct {
 
 // Journal is a bounded, ordered record. It is safe for concurrent use.
 type Journal struct {
-	mu      sync.Mutex
-	entries []Entry // ring buffer
-	next    int
-	full    bool
-	seq     uint64
+	mu         sync.Mutex
+	maxEntries int
+	maxBytes   int64
+	entries    []Entry // oldest first from head
+	sizes      []int64 // the size of each entry, parallel to entries
+	head       int
+	bytes      int64 // the sizes of the entries held
+	seq        uint64
 }
 
-// New returns a journal keeping at most capacity entries.
-func New(capacity int) *Journal {
-	return &Journal{entries: make([]Entry, capacity)}
+// NewBounded returns a journal keeping at most maxEntries entries whose sizes add up to at most
+// maxBytes, dropping the oldest first. One entry always fits: it is capped at MaxString per text
+// field and MaxBody per body.
+func NewBounded(maxEntries int, maxBytes int64) *Journal {
+	return &Journal{maxEntries: max(1, maxEntries), maxBytes: max(1, maxBytes)}
 }
 
-// Add records an entry, dropping the oldest once full.
+// Add records an entry, cutting its long fields, and drops the oldest entries until both
+// bounds hold again.
 func (j *Journal) Add(e Entry) {
+	e = capped(e)
+	size := Size(e)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.seq++
 	e.Seq = j.seq
-	j.entries[j.next] = e
-	j.next++
-	if j.next == len(j.entries) {
-		j.next, j.full = 0, true
+	j.entries = append(j.entries, e)
+	j.sizes = append(j.sizes, size)
+	j.bytes += size
+	// The newest entry stays even alone over maxBytes: it is already capped.
+	for len(j.entries)-j.head > 1 && (len(j.entries)-j.head > j.maxEntries || j.bytes > j.maxBytes) {
+		j.bytes -= j.sizes[j.head]
+		j.entries[j.head] = Entry{}
+		j.head++
+	}
+	if j.head > 64 && j.head >= len(j.entries)/2 {
+		j.entries = append([]Entry(nil), j.entries[j.head:]...)
+		j.sizes = append([]int64(nil), j.sizes[j.head:]...)
+		j.head = 0
+	}
+}
+
+// Size is what an entry counts against the journal's byte bound.
+func Size(e Entry) int64 {
+	n := entryOverhead + len(e.Method) + len(e.Path) + len(e.Query) + len(e.Code) + len(e.Account) +
+		len(e.Model) + len(e.JobID) + len(e.RequestID) + len(e.Idempotent) + len(e.Fault) +
+		len(e.RequestBody) + len(e.ResponseBody)
+	return int64(n)
+}
+
+// capped returns the entry with every text field cut to MaxString and every body to MaxBody.
+func capped(e Entry) Entry {
+	for _, s := range []*string{&e.Method, &e.Path, &e.Query, &e.Code, &e.Account, &e.Model, &e.JobID, &e.RequestID, &e.Idempotent, &e.Fault} {
+		*s = Cut(*s, MaxString)
+	}
+	e.RequestBody = Body(e.RequestBody)
+	e.ResponseBody = Body(e.ResponseBody)
+	return e
+}
+
+// Cut returns s when it fits in limit bytes, or else its longest prefix that leaves room for
+// Truncated, followed by Truncated.
+func Cut(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	return cutTo(s, limit)
+}
+
+// cutTo keeps at most limit bytes of s, Truncated included, cutting at a rune boundary.
+func cutTo(s string, limit int) string {
+	keep := min(len(s), max(0, limit-len(Truncated)))
+	for keep > 0 && keep < len(s) && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return strings.ToValidUTF8(s[:keep], "") + Truncated
+}
+
+// Body returns how a recorded body is kept: nil when empty, the compact JSON when it is valid
+// JSON of at most MaxBody bytes, or else a JSON string of its text cut to fit MaxBody.
+func Body(b []byte) json.RawMessage {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	if len(b) <= MaxBody && json.Valid(b) {
+		var out bytes.Buffer
+		if json.Compact(&out, b) == nil {
+			return out.Bytes()
+		}
+	}
+	text := strings.ToValidUTF8(string(b[:min(len(b), MaxBody)]), "\uFFFD")
+	cut := len(b) > MaxBody
+	limit := MaxBody
+	// Quoting can grow the text (a control byte becomes \u00XX): cut more until it fits. Each
+	// round takes away at least the overflow, so the loop ends.
+	for {
+		t := text
+		if cut || len(t) > limit {
+			t = cutTo(text, limit)
+		}
+		quoted, _ := json.Marshal(t)
+		if len(quoted) <= MaxBody {
+			return quoted
+		}
+		cut = true
+		limit -= len(quoted) - MaxBody
 	}
 }
 
@@ -66,35 +178,31 @@ func (j *Journal) List(f Filter, offset, limit int) ([]Entry, int) {
 	defer j.mu.Unlock()
 	var out []Entry
 	total := 0
-	j.each(func(e *Entry) {
+	for i := j.head; i < len(j.entries); i++ {
+		e := &j.entries[i]
 		if !f.matches(e) {
-			return
+			continue
 		}
 		if total >= offset && len(out) < limit {
 			out = append(out, *e)
 		}
 		total++
-	})
+	}
 	return out, total
 }
 
-func (j *Journal) each(fn func(*Entry)) {
-	if j.full {
-		for i := j.next; i < len(j.entries); i++ {
-			fn(&j.entries[i])
-		}
-	}
-	for i := 0; i < j.next; i++ {
-		fn(&j.entries[i])
-	}
+// Bytes reports the size of the entries held, as counted against the byte bound.
+func (j *Journal) Bytes() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.bytes
 }
 
 // Clear forgets every entry.
 func (j *Journal) Clear() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	clear(j.entries)
-	j.next, j.full = 0, false
+	j.entries, j.sizes, j.head, j.bytes = nil, nil, 0, 0
 }
 
 func (f Filter) matches(e *Entry) bool {

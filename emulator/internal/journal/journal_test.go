@@ -1,8 +1,11 @@
 package journal
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestRingKeepsTheNewestInOrder(t *testing.T) {
@@ -49,4 +52,123 @@ func TestFilters(t *testing.T) {
 			t.Errorf("%+v: %d, want %d", c.f, total, c.want)
 		}
 	}
+}
+
+// TestLongFieldsAreCut: one entry holds at most MaxString bytes per text field, cut at a rune
+// boundary with a visible marker, however long the request's path or headers were.
+func TestLongFieldsAreCut(t *testing.T) {
+	t.Parallel()
+	j := NewBounded(10, 1<<30)
+	long := "/v1/" + strings.Repeat("é", 150_000) // 300 KB
+	j.Add(Entry{Path: long, Query: strings.Repeat("q", 300_000), Idempotent: strings.Repeat("k", 5000), Method: "GET"})
+	got, _ := j.List(Filter{}, 0, 1)
+	e := got[0]
+	for name, s := range map[string]string{"path": e.Path, "query": e.Query, "idempotency_key": e.Idempotent} {
+		if len(s) > MaxString || !strings.HasSuffix(s, Truncated) || !utf8.ValidString(s) {
+			t.Errorf("%s: %d bytes, ends %q", name, len(s), s[max(0, len(s)-20):])
+		}
+	}
+	if !strings.HasPrefix(e.Path, "/v1/éé") || e.Method != "GET" {
+		t.Errorf("the kept part changed: %q", e.Path[:10])
+	}
+	if n := j.Bytes(); n > 4*MaxString {
+		t.Errorf("one capped entry counts %d bytes", n)
+	}
+}
+
+// TestByteBoundDropsTheOldest: 3,000 requests with a 300 KB path once added 1.4 GB; the journal
+// now stays within its byte bound, keeping the newest entries in order.
+func TestByteBoundDropsTheOldest(t *testing.T) {
+	t.Parallel()
+	const bound = 1 << 20
+	j := NewBounded(10_000, bound)
+	path := "/v1/" + strings.Repeat("x", 300_000)
+	for i := range 3000 {
+		j.Add(Entry{Path: path, RequestID: fmt.Sprint("req_", i)})
+		if n := j.Bytes(); n > bound {
+			t.Fatalf("after %d entries the journal holds %d bytes, over its bound %d", i+1, n, bound)
+		}
+	}
+	got, total := j.List(Filter{}, 0, 10_000)
+	if total == 0 || total >= 3000 || total != len(got) {
+		t.Fatalf("kept %d entries (listed %d)", total, len(got))
+	}
+	var sum int64
+	for i, e := range got {
+		sum += Size(e)
+		if want := fmt.Sprint("req_", 3000-total+i); e.RequestID != want {
+			t.Fatalf("entry %d is %s, want %s: the newest are kept, in order", i, e.RequestID, want)
+		}
+	}
+	if sum != j.Bytes() {
+		t.Errorf("entries add up to %d bytes, the journal counts %d", sum, j.Bytes())
+	}
+	j.Clear()
+	if j.Bytes() != 0 {
+		t.Errorf("after clear: %d bytes", j.Bytes())
+	}
+}
+
+// TestBodiesAreBoundedAndStayJSON: a body is kept as JSON when it is JSON and fits; anything
+// else becomes a JSON string, cut with the marker, so an entry always encodes.
+func TestBodiesAreBoundedAndStayJSON(t *testing.T) {
+	t.Parallel()
+	huge := `{"input":{"image_url":"` + strings.Repeat("A", 1<<20) + `"}}`
+	for _, c := range []struct {
+		name, body string
+		want       string // exact, or "" to check only the bounds
+		cut        bool
+	}{
+		{"empty", "", "", false},
+		{"json", "{ \"a\": [1, 2] }", `{"a":[1,2]}`, false},
+		{"not json", "model=x", `"model=x"`, false},
+		{"invalid utf-8", "\xff\xfe{", "\"\uFFFD{\"", false},
+		{"huge json", huge, "", true},
+		{"huge control bytes", strings.Repeat("\x01", 3*MaxBody), "", true},
+		{"control bytes that fit unquoted only", strings.Repeat("\x01", MaxBody-10), "", true},
+	} {
+		j := NewBounded(10, 1<<30)
+		j.Add(Entry{RequestBody: []byte(c.body), ResponseBody: []byte(c.body)})
+		got, _ := j.List(Filter{}, 0, 1)
+		for _, b := range []json.RawMessage{got[0].RequestBody, got[0].ResponseBody} {
+			if c.body == "" {
+				if b != nil {
+					t.Errorf("%s: kept %q", c.name, b)
+				}
+				continue
+			}
+			if len(b) > MaxBody || !json.Valid(b) {
+				t.Errorf("%s: %d bytes, valid JSON %v", c.name, len(b), json.Valid(b))
+			}
+			if c.want != "" && string(b) != c.want {
+				t.Errorf("%s: kept %s, want %s", c.name, b, c.want)
+			}
+			if c.cut != strings.HasSuffix(string(b), Truncated+`"`) {
+				t.Errorf("%s: cut marker shown %v, want %v", c.name, !c.cut, c.cut)
+			}
+		}
+		if _, err := json.Marshal(got[0]); err != nil {
+			t.Errorf("%s: the entry does not encode: %v", c.name, err)
+		}
+		if n := j.Bytes(); n > 2*MaxBody+entryOverhead {
+			t.Errorf("%s: the entry counts %d bytes", c.name, n)
+		}
+	}
+}
+
+func FuzzBody(f *testing.F) {
+	f.Add([]byte(`{"a":1}`))
+	f.Add([]byte("\x00\xff"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got := Body(b)
+		if got == nil {
+			if len(strings.TrimSpace(string(b))) != 0 {
+				t.Fatalf("dropped %q", b)
+			}
+			return
+		}
+		if len(got) > MaxBody || !json.Valid(got) {
+			t.Fatalf("Body(%q) = %q", b, got)
+		}
+	})
 }

@@ -46,6 +46,7 @@ const (
 	ConflictingControlInput Code = "conflicting_control_input"
 	InvalidTenant           Code = "invalid_tenant"
 	TooManyTenants          Code = "too_many_tenants"
+	TooManyQuotes           Code = "too_many_quotes"
 	TenantNotFound          Code = "tenant_not_found"
 	TenantNotDeletable      Code = "tenant_not_deletable"
 )

@@ -1,16 +1,23 @@
 // Package quotes stores price quotes per account. A quote buys one generation: marking it used
-// is atomic, and expired quotes are forgotten after a grace period so memory stays bounded.
+// is atomic. Quotes cost nothing to make, so each account holds a bounded number of them, by
+// count and by bytes; past its bound an account's new quote is refused (ErrTooMany), and no
+// account's quote is ever dropped to make room for another's. Once a quote has expired, a small
+// marker (its model, a digest of its input and its expiry) stays for a while, so the quote still
+// answers quote_expired rather than quote_not_found.
 package quotes
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 )
 
-// Forget is how long after expiring a quote is still known (and answers quote_expired rather
-// than quote_not_found).
+// Forget is how long after expiring a quote is held whole by default (see Limits.Grace).
 const Forget = time.Hour
 
 // Quote is a price for one model and one input, valid until ExpiresAt.
@@ -18,106 +25,282 @@ type Quote struct {
 	ID        string
 	Account   string
 	Model     string
-	Input     []byte // canonical form, see jsonvalue.Canonical
+	Input     []byte // canonical form, see jsonvalue.Canonical; nil once only the marker is left
 	Credits   int64
 	CreatedAt time.Time
 	ExpiresAt time.Time
 	UsedBy    string // the job the quote paid for, once used
+	digest    [digestSize]byte
 }
 
-type key struct{ account, id string }
+// digestSize is how much of the input's SHA-256 a marker keeps: enough that two different
+// inputs never pass for one another in practice.
+const digestSize = 16
 
-// DefaultLimit is how many quotes a store keeps at most: about 100 MB. Quotes cost nothing to
-// make, so a client in a loop could otherwise fill memory for the hour they are remembered.
-const DefaultLimit = 100_000
+// SameInput reports whether the quote was made for this canonical input. It also answers for a
+// quote of which only the marker is left, whose Input is gone.
+func (q Quote) SameInput(canonical []byte) bool {
+	if q.Input != nil {
+		return bytes.Equal(q.Input, canonical)
+	}
+	return q.digest == digestOf(canonical)
+}
+
+func digestOf(input []byte) [digestSize]byte {
+	sum := sha256.Sum256(input)
+	return [digestSize]byte(sum[:digestSize])
+}
+
+// Limits bound what a store holds for each account, and say how long it remembers a quote.
+type Limits struct {
+	// PerAccount is how many quotes one account holds at most: unexpired ones, and expired ones
+	// still within Grace.
+	PerAccount int
+	// PerAccountBytes bounds the size of those quotes (see Size); the input counts.
+	PerAccountBytes int64
+	// Grace is how long after expiring a quote is still held whole, and counted in the bounds.
+	Grace time.Duration
+	// Remember is how long after expiring a quote is still known by its marker, when that is
+	// longer than Grace (set it to the job retention). Markers hold no input.
+	Remember time.Duration
+	// Markers is how many markers one account keeps at most; past it the oldest goes first.
+	Markers int
+}
+
+// DefaultLimit is the per-account quote count of DefaultLimits.
+const DefaultLimit = 10_000
+
+// DefaultLimits is 10,000 quotes and 64 MiB per account (64 quotes of the largest body), whole
+// for an hour after they expire, known as expired for a day (the default job retention).
+var DefaultLimits = Limits{PerAccount: DefaultLimit, PerAccountBytes: 64 << 20, Grace: Forget, Remember: 24 * time.Hour, Markers: DefaultLimit}
+
+// ErrTooMany is the error Add returns, wrapped in a *LimitError, when the account already holds
+// as many quotes, or as many bytes of them, as its bound allows.
+var ErrTooMany = errors.New("too many quotes")
+
+// LimitError says which bound refused a quote and when room will be made.
+type LimitError struct {
+	Held      int   // quotes the account holds
+	HeldBytes int64 // their size
+	Limits    Limits
+	// RetryAt is when the account's oldest held quote is dropped, making room.
+	RetryAt time.Time
+}
+
+// Error describes the bound in the emulator's words.
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("this account holds %d quotes (%d bytes); at most %d quotes and %d bytes are kept per account until they expire",
+		e.Held, e.HeldBytes, e.Limits.PerAccount, e.Limits.PerAccountBytes)
+}
+
+// Unwrap makes errors.Is(err, ErrTooMany) hold.
+func (e *LimitError) Unwrap() error { return ErrTooMany }
 
 // Store holds quotes. It is safe for concurrent use.
 type Store struct {
-	clock  *clock.Clock
-	limit  int
-	mu     sync.Mutex
-	quotes map[key]*entry
-	order  []key // insertion order, oldest first from head; forgotten keys are skipped
+	clock    *clock.Clock
+	limits   Limits
+	mu       sync.Mutex
+	accounts map[string]*account
+	held     int
+}
+
+// account is one account's quotes and markers.
+type account struct {
+	quotes map[string]*entry
+	bytes  int64
+	marks  map[string]marker
+	queue  []queued // markers in the order they were made, which is the order they end
 	head   int
 }
 
 type entry struct {
 	quote Quote
+	size  int64
 	timer *clock.Timer
 }
 
-// NewStore returns an empty store on a clock that keeps at most limit quotes, forgetting the
-// oldest first (they answer quote_not_found, as forgotten quotes do).
-func NewStore(c *clock.Clock, limit int) *Store {
-	return &Store{clock: c, limit: max(1, limit), quotes: map[key]*entry{}}
+// marker is what is left of an expired quote.
+type marker struct {
+	model   string
+	digest  [digestSize]byte
+	expires time.Time
 }
 
-// Add stores a quote and schedules its removal.
-func (s *Store) Add(q Quote) {
-	k := key{q.Account, q.ID}
-	e := &entry{quote: q}
+type queued struct {
+	id  string
+	end time.Time
+}
+
+// Overheads approximate what a quote and a marker cost beyond their text: the structs, the map
+// entries and the timer.
+const (
+	quoteOverhead  = 320
+	markerOverhead = 160
+)
+
+// Size is what a quote counts against its account's byte bound.
+func Size(q Quote) int64 {
+	return int64(quoteOverhead + 2*len(q.ID) + 2*len(q.Account) + len(q.Model) + len(q.Input) + len(q.UsedBy))
+}
+
+// NewBounded returns an empty store on a clock, holding quotes within limits. Zero or negative
+// counts and sizes are raised to 1; a negative Grace or Remember counts as 0.
+func NewBounded(c *clock.Clock, l Limits) *Store {
+	l.PerAccount = max(1, l.PerAccount)
+	l.PerAccountBytes = max(1, l.PerAccountBytes)
+	l.Markers = max(1, l.Markers)
+	l.Grace = max(0, l.Grace)
+	l.Remember = max(0, l.Remember)
+	return &Store{clock: c, limits: l, accounts: map[string]*account{}}
+}
+
+// Add stores a quote and schedules its expiry. It returns a *LimitError (ErrTooMany) and stores
+// nothing when the quote's account is at its bound: a quote already handed out stays valid
+// until its expires_at, so no quote is dropped to make room.
+func (s *Store) Add(q Quote) error {
+	q.digest = digestOf(q.Input)
+	e := &entry{quote: q, size: Size(q)}
 	s.mu.Lock()
-	s.quotes[k] = e
-	s.order = append(s.order, k)
-	for len(s.quotes) > s.limit {
-		s.evictOldest()
+	defer s.mu.Unlock()
+	a := s.accounts[q.Account]
+	if a == nil {
+		a = &account{quotes: map[string]*entry{}, marks: map[string]marker{}}
+		s.accounts[q.Account] = a
 	}
-	s.compact()
-	s.mu.Unlock()
-	t := s.clock.AfterFunc(q.ExpiresAt.Add(Forget), func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.quotes[k] == e {
-			delete(s.quotes, k)
+	s.prune(a, s.clock.Now())
+	old := a.quotes[q.ID]
+	held, heldBytes := len(a.quotes), a.bytes
+	if old != nil {
+		held, heldBytes = held-1, heldBytes-old.size
+	}
+	if held+1 > s.limits.PerAccount || heldBytes+e.size > s.limits.PerAccountBytes {
+		err := &LimitError{Held: len(a.quotes), HeldBytes: a.bytes, Limits: s.limits, RetryAt: s.oldestEnd(a)}
+		s.dropIfEmpty(q.Account, a)
+		return err
+	}
+	if old != nil {
+		s.remove(a, q.ID, old)
+	}
+	delete(a.marks, q.ID)
+	a.quotes[q.ID] = e
+	a.bytes += e.size
+	s.held++
+	e.timer = s.clock.AfterFunc(s.end(q), func() { s.expire(q.Account, q.ID, e) })
+	return nil
+}
+
+// end is when a held quote turns into its marker: just after its grace is over, since a quote
+// is valid until its expires_at and invalid only after it, so at that very instant it still buys.
+func (s *Store) end(q Quote) time.Time { return q.ExpiresAt.Add(s.limits.Grace + time.Nanosecond) }
+
+// oldestEnd is when the first of an account's held quotes is dropped. Callers hold s.mu.
+func (s *Store) oldestEnd(a *account) time.Time {
+	var first time.Time
+	for _, e := range a.quotes {
+		if end := s.end(e.quote); first.IsZero() || end.Before(first) {
+			first = end
 		}
-	})
+	}
+	return first
+}
+
+// expire turns a held quote into its marker once its grace is over.
+func (s *Store) expire(accountID, id string, e *entry) {
 	s.mu.Lock()
-	e.timer = t
-	s.mu.Unlock()
-}
-
-// evictOldest forgets the oldest quote still held. Callers hold s.mu.
-func (s *Store) evictOldest() {
-	for s.head < len(s.order) {
-		k := s.order[s.head]
-		s.head++
-		if e, ok := s.quotes[k]; ok {
-			delete(s.quotes, k)
-			if e.timer != nil {
-				e.timer.Stop()
-			}
-			return
+	defer s.mu.Unlock()
+	a := s.accounts[accountID]
+	if a == nil || a.quotes[id] != e {
+		return
+	}
+	s.remove(a, id, e)
+	if end := e.quote.ExpiresAt.Add(s.limits.Remember); s.limits.Remember > s.limits.Grace {
+		for len(a.marks) >= s.limits.Markers && s.popMarker(a) {
 		}
+		a.marks[id] = marker{model: e.quote.Model, digest: e.quote.digest, expires: e.quote.ExpiresAt}
+		a.queue = append(a.queue, queued{id, end})
+	}
+	s.prune(a, s.clock.Now())
+	s.dropIfEmpty(accountID, a)
+}
+
+// remove forgets a held quote and stops its timer. Callers hold s.mu.
+func (s *Store) remove(a *account, id string, e *entry) {
+	delete(a.quotes, id)
+	a.bytes -= e.size
+	s.held--
+	if e.timer != nil {
+		e.timer.Stop()
 	}
 }
 
-// compact drops the consumed front of the order once it is most of it. Callers hold s.mu.
-func (s *Store) compact() {
-	if s.head > 1024 && s.head > len(s.order)/2 {
-		s.order = append([]key(nil), s.order[s.head:]...)
-		s.head = 0
-	}
-	// Keys of quotes that expired on their own still sit in the order; bound them too.
-	if len(s.order)-s.head > 2*s.limit+1024 {
-		live := s.order[:0]
-		for _, k := range s.order[s.head:] {
-			if _, ok := s.quotes[k]; ok {
-				live = append(live, k)
-			}
-		}
-		s.order, s.head = live, 0
+// prune drops the markers whose time has come. Callers hold s.mu.
+func (s *Store) prune(a *account, now time.Time) {
+	for a.head < len(a.queue) && !now.Before(a.queue[a.head].end) {
+		s.popMarker(a)
 	}
 }
 
-// Get returns a copy of an account's quote.
+// popMarker drops the oldest marker; it reports false when there is none. Callers hold s.mu.
+func (s *Store) popMarker(a *account) bool {
+	if a.head == len(a.queue) {
+		return false
+	}
+	q := a.queue[a.head]
+	a.queue[a.head] = queued{}
+	a.head++
+	// A marker replaced by a new quote of the same id, or made again since, is not this one.
+	if m, ok := a.marks[q.id]; ok && m.expires.Add(s.limits.Remember).Equal(q.end) {
+		delete(a.marks, q.id)
+	}
+	if a.head > 1024 && a.head > len(a.queue)/2 {
+		a.queue = append([]queued(nil), a.queue[a.head:]...)
+		a.head = 0
+	}
+	if a.head == len(a.queue) {
+		a.queue, a.head = nil, 0
+	}
+	return true
+}
+
+// dropIfEmpty forgets an account that holds nothing. Callers hold s.mu.
+func (s *Store) dropIfEmpty(id string, a *account) {
+	if len(a.quotes) == 0 && len(a.marks) == 0 {
+		delete(s.accounts, id)
+	}
+}
+
+// Get returns a copy of an account's quote, while it is held whole (until Grace after it
+// expires).
 func (s *Store) Get(account, id string) (Quote, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.quotes[key{account, id}]
-	if !ok {
+	if a := s.accounts[account]; a != nil {
+		if e, ok := a.quotes[id]; ok {
+			return e.quote, true
+		}
+	}
+	return Quote{}, false
+}
+
+// Find is Get that also finds a quote of which only the marker is left (until Remember after it
+// expires): then the quote has its ID, Account, Model and ExpiresAt but no Input; compare
+// inputs with SameInput.
+func (s *Store) Find(account, id string) (Quote, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.accounts[account]
+	if a == nil {
 		return Quote{}, false
 	}
-	return e.quote, true
+	if e, ok := a.quotes[id]; ok {
+		return e.quote, true
+	}
+	m, ok := a.marks[id]
+	if !ok || !s.clock.Now().Before(m.expires.Add(s.limits.Remember)) {
+		return Quote{}, false
+	}
+	return Quote{ID: id, Account: account, Model: m.model, ExpiresAt: m.expires, digest: m.digest}, true
 }
 
 // Use marks a quote as spent on a job. It reports false, and the job that used it, when the
@@ -125,7 +308,11 @@ func (s *Store) Get(account, id string) (Quote, bool) {
 func (s *Store) Use(account, id, job string) (usedBy string, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, found := s.quotes[key{account, id}]
+	a := s.accounts[account]
+	if a == nil {
+		return "", false
+	}
+	e, found := a.quotes[id]
 	if !found {
 		return "", false
 	}
@@ -140,14 +327,16 @@ func (s *Store) Use(account, id, job string) (usedBy string, ok bool) {
 func (s *Store) Release(account, id, job string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e, ok := s.quotes[key{account, id}]; ok && e.quote.UsedBy == job {
-		e.quote.UsedBy = ""
+	if a := s.accounts[account]; a != nil {
+		if e, ok := a.quotes[id]; ok && e.quote.UsedBy == job {
+			e.quote.UsedBy = ""
+		}
 	}
 }
 
-// Len counts the quotes held.
+// Len counts the quotes held whole, markers aside.
 func (s *Store) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.quotes)
+	return s.held
 }

@@ -1,7 +1,9 @@
 package quotes_test
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,7 +19,7 @@ const ttl = 10 * time.Minute
 func newStore(t *testing.T) (*quotes.Store, *clock.Clock) {
 	t.Helper()
 	c := clock.NewManual(t0)
-	return quotes.NewStore(c, quotes.DefaultLimit), c
+	return quotes.NewBounded(c, quotes.DefaultLimits), c
 }
 
 func quote(account, id string, at time.Time) quotes.Quote {
@@ -176,11 +178,11 @@ func TestQuotesForgotten(t *testing.T) {
 		to     time.Time
 		q1, q2 bool
 	}{
-		{t0.Add(ttl), true, true},                                   // q1 expires, still known
-		{t0.Add(ttl + quotes.Forget - time.Nanosecond), true, true}, // a moment before q1 is forgotten
-		{t0.Add(ttl + quotes.Forget), false, true},                  // q1 forgotten
-		{t0.Add(time.Minute + ttl + quotes.Forget - time.Nanosecond), false, true},
-		{t0.Add(time.Minute + ttl + quotes.Forget), false, false},
+		{t0.Add(ttl), true, true},                                    // q1 expires, still known
+		{t0.Add(ttl + quotes.Forget), true, true},                    // the last moment q1 is kept
+		{t0.Add(ttl + quotes.Forget + time.Nanosecond), false, true}, // q1 forgotten
+		{t0.Add(time.Minute + ttl + quotes.Forget), false, true},
+		{t0.Add(time.Minute + ttl + quotes.Forget + time.Nanosecond), false, false},
 	} {
 		if err := c.Set(step.to); err != nil {
 			t.Fatal(err)
@@ -204,9 +206,9 @@ func TestUsedQuoteForgotten(t *testing.T) {
 	if _, ok := s.Use("acct_a", "q1", "job1"); !ok {
 		t.Fatal("Use failed")
 	}
-	advance(t, c, ttl+quotes.Forget-time.Nanosecond)
+	advance(t, c, ttl+quotes.Forget)
 	if q, ok := s.Get("acct_a", "q1"); !ok || q.UsedBy != "job1" {
-		t.Errorf("before Forget: Get = %+v, %v", q, ok)
+		t.Errorf("at the end of Forget: Get = %+v, %v", q, ok)
 	}
 	advance(t, c, time.Nanosecond)
 	if _, ok := s.Get("acct_a", "q1"); ok {
@@ -214,29 +216,168 @@ func TestUsedQuoteForgotten(t *testing.T) {
 	}
 }
 
-// TestLimitForgetsTheOldest: quotes are free, so the store is bounded; past its limit the oldest
-// quotes are forgotten first, and their timers with them.
-func TestLimitForgetsTheOldest(t *testing.T) {
+// TestAccountBoundRefusesNotEvicts: one account's 100,001 quotes once made another account's
+// unexpired quote answer 404. Each account now has its own bound, by count and by bytes, and a
+// quote past it is refused; nothing already handed out is dropped.
+func TestAccountBoundRefusesNotEvicts(t *testing.T) {
 	t.Parallel()
 	c := clock.NewManual(t0)
-	s := quotes.NewStore(c, 3)
-	for i := range 5000 {
-		s.Add(quote("a", fmt.Sprint("q", i), t0))
-	}
-	if s.Len() != 3 {
-		t.Fatalf("Len = %d, want 3", s.Len())
+	s := quotes.NewBounded(c, quotes.Limits{PerAccount: 3, PerAccountBytes: 1 << 20, Grace: 0, Remember: time.Hour, Markers: 10})
+	if err := s.Add(quote("b", "victim", t0)); err != nil {
+		t.Fatal(err)
 	}
 	for i := range 5000 {
-		_, ok := s.Get("a", fmt.Sprint("q", i))
-		if ok != (i >= 4997) {
-			t.Errorf("q%d kept = %v", i, ok)
+		err := s.Add(quote("a", fmt.Sprint("q", i), t0))
+		if (err == nil) != (i < 3) {
+			t.Fatalf("quote %d: err = %v", i, err)
+		}
+		if i >= 3 {
+			var le *quotes.LimitError
+			if !errors.Is(err, quotes.ErrTooMany) || !errors.As(err, &le) || le.Held != 3 || !le.RetryAt.Equal(t0.Add(ttl+time.Nanosecond)) {
+				t.Fatalf("quote %d: err = %#v", i, err)
+			}
 		}
 	}
-	if n := c.Pending(); n != 3 {
-		t.Errorf("%d timers pending, want 3 (evicted quotes stop theirs)", n)
+	if _, ok := s.Get("b", "victim"); !ok {
+		t.Error("another account's quote was dropped")
 	}
-	advance(t, c, ttl+quotes.Forget)
+	for i := range 3 {
+		if _, ok := s.Get("a", fmt.Sprint("q", i)); !ok {
+			t.Errorf("the account's own quote q%d was dropped", i)
+		}
+	}
+	if s.Len() != 4 || c.Pending() != 4 {
+		t.Errorf("Len = %d, Pending = %d; want 4 and 4 (refused quotes leave no timer)", s.Len(), c.Pending())
+	}
+	// Once the quotes expire, the account has room again.
+	advance(t, c, ttl+time.Nanosecond)
+	if err := s.Add(quote("a", "later", c.Now())); err != nil {
+		t.Errorf("after expiry: %v", err)
+	}
+}
+
+// TestAccountByteBound: a 1 MB image_url once cost 1.7 MB per quote, without limit; the stored
+// input now counts against the account's byte bound.
+func TestAccountByteBound(t *testing.T) {
+	t.Parallel()
+	c := clock.NewManual(t0)
+	const bound = 4 << 20
+	s := quotes.NewBounded(c, quotes.Limits{PerAccount: 1000, PerAccountBytes: bound, Remember: time.Hour, Markers: 10})
+	big := quote("a", "", t0)
+	big.Input = []byte(`{"image_url":"` + strings.Repeat("A", 1<<20) + `"}`)
+	stored := 0
+	for i := range 100 {
+		big.ID = fmt.Sprint("big", i)
+		if s.Add(big) == nil {
+			stored++
+		}
+	}
+	if stored != 3 {
+		t.Errorf("stored %d quotes of 1 MB under a 4 MiB bound, want 3", stored)
+	}
+	// A small quote still fits beside them.
+	if err := s.Add(quote("a", "small", t0)); err != nil {
+		t.Errorf("small quote: %v", err)
+	}
+	if err := s.Add(big); err == nil || !strings.Contains(err.Error(), "per account") {
+		t.Errorf("message: %v", err)
+	}
+}
+
+// TestExpiredQuoteKnownForRemember: a quote answered quote_expired for an hour and then
+// quote_not_found; its marker now keeps it known as expired for Remember, without its input.
+func TestExpiredQuoteKnownForRemember(t *testing.T) {
+	t.Parallel()
+	c := clock.NewManual(t0)
+	const remember = 24 * time.Hour
+	s := quotes.NewBounded(c, quotes.Limits{PerAccount: 10, PerAccountBytes: 1 << 20, Grace: quotes.Forget, Remember: remember, Markers: 10})
+	q := quote("a", "q1", t0)
+	if err := s.Add(q); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set(t0.Add(ttl + quotes.Forget)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Get("a", "q1"); !ok {
+		t.Error("at the very end of its grace the quote is no longer whole")
+	}
+	if err := c.Advance(time.Nanosecond); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Get("a", "q1"); ok {
+		t.Error("Get still finds the whole quote after its grace")
+	}
+	got, ok := s.Find("a", "q1")
+	if !ok || got.Input != nil || got.Model != "m" || !got.ExpiresAt.Equal(q.ExpiresAt) {
+		t.Fatalf("Find = %+v, %v; want the marker", got, ok)
+	}
+	if !got.SameInput(q.Input) || got.SameInput([]byte(`{"prompt":"y"}`)) {
+		t.Error("the marker does not tell its input from another")
+	}
+	if _, ok := s.Find("b", "q1"); ok {
+		t.Error("another account finds the marker")
+	}
 	if s.Len() != 0 || c.Pending() != 0 {
-		t.Errorf("after expiry: %d quotes, %d timers", s.Len(), c.Pending())
+		t.Errorf("Len = %d, Pending = %d; a marker holds no quote and no timer", s.Len(), c.Pending())
+	}
+	if err := c.Set(t0.Add(ttl + remember - time.Nanosecond)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Find("a", "q1"); !ok {
+		t.Error("the marker is gone before Remember")
+	}
+	if err := c.Set(t0.Add(ttl + remember)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Find("a", "q1"); ok {
+		t.Error("the marker outlives Remember")
+	}
+}
+
+// TestMarkersAreBounded: an account keeps at most Markers markers, dropping its oldest, and
+// never another account's.
+func TestMarkersAreBounded(t *testing.T) {
+	t.Parallel()
+	c := clock.NewManual(t0)
+	s := quotes.NewBounded(c, quotes.Limits{PerAccount: 100, PerAccountBytes: 1 << 20, Remember: 24 * time.Hour, Markers: 5})
+	if err := s.Add(quote("b", "other", t0)); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 20 {
+		for i := range 10 {
+			if err := s.Add(quote("a", fmt.Sprint("q", round*10+i), c.Now())); err != nil {
+				t.Fatal(err)
+			}
+		}
+		advance(t, c, ttl+time.Nanosecond) // past expires_at: the batch turns into markers
+	}
+	known := 0
+	for i := range 200 {
+		if _, ok := s.Find("a", fmt.Sprint("q", i)); ok {
+			known++
+			if i < 195 {
+				t.Errorf("q%d is still known; the newest 5 markers should be", i)
+			}
+		}
+	}
+	if known != 5 {
+		t.Errorf("%d markers kept, want 5", known)
+	}
+	if _, ok := s.Find("b", "other"); !ok {
+		t.Error("another account's marker was dropped")
+	}
+}
+
+func BenchmarkAdd(b *testing.B) {
+	c := clock.NewManual(t0)
+	s := quotes.NewBounded(c, quotes.DefaultLimits)
+	i := 0
+	for b.Loop() {
+		i++
+		if s.Add(quote(fmt.Sprint("acct", i%8), fmt.Sprint("q", i), t0)) != nil {
+			b.StopTimer()
+			s = quotes.NewBounded(c, quotes.DefaultLimits)
+			b.StartTimer()
+		}
 	}
 }

@@ -3,9 +3,12 @@ package scenario
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 )
 
 // Dist is a duration drawn per job: fixed, uniform between bounds, log-normal between bounds
@@ -30,11 +33,17 @@ func (d *Dist) UnmarshalYAML(n *yaml.Node) error {
 		*d = Dist{Kind: "fixed", Min: v, Max: v, line: n.Line}
 		return nil
 	}
-	var shape struct {
-		Fixed     *time.Duration `yaml:"fixed"`
-		Uniform   *bounds        `yaml:"uniform"`
-		LogNormal *bounds        `yaml:"lognormal"`
-		Scale     *float64       `yaml:"scale"`
+	if n.Kind != yaml.MappingNode {
+		return typeError(n, "want a duration such as 500ms or 2m, or a mapping with one of fixed, uniform, lognormal or scale, got %s", got(n))
+	}
+	var shape distShape
+	r := &catalog.Reporter{}
+	if checkTypes(r, n, reflect.TypeOf(shape), ""); len(r.Problems) > 0 {
+		te := &yaml.TypeError{}
+		for _, p := range r.Problems {
+			te.Errors = append(te.Errors, fmt.Sprintf("line %d: %s", p.Line, p.Message))
+		}
+		return te
 	}
 	if err := n.Decode(&shape); err != nil {
 		return err
@@ -69,6 +78,14 @@ func (d *Dist) UnmarshalYAML(n *yaml.Node) error {
 		return typeError(n, "need 0 <= min <= max")
 	}
 	return nil
+}
+
+// distShape is the mapping form of a Dist.
+type distShape struct {
+	Fixed     *time.Duration `yaml:"fixed"`
+	Uniform   *bounds        `yaml:"uniform"`
+	LogNormal *bounds        `yaml:"lognormal"`
+	Scale     *float64       `yaml:"scale"`
 }
 
 type bounds struct {

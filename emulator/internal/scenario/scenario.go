@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"path"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -186,6 +187,9 @@ func Parse(name string, data []byte) (*Scenario, error) {
 		return nil, r.Problems
 	}
 	s := &Scenario{}
+	if checkTypes(r, doc.Content[0], reflect.TypeOf(s), ""); len(r.Problems) > 0 {
+		return nil, r.Problems.Sorted()
+	}
 	if !catalog.DecodeStrict(r, doc.Content[0], s) {
 		return nil, r.Problems.Sorted()
 	}
@@ -297,14 +301,24 @@ func ParseFault(name string, data []byte) (Fault, error) {
 	r := &catalog.Reporter{File: name}
 	var f Fault
 	doc := catalog.ParseDocument(r, data)
-	if doc == nil || !catalog.DecodeStrict(r, doc.Content[0], &f) {
+	if doc == nil {
+		return f, r.Problems
+	}
+	if checkTypes(r, doc.Content[0], reflect.TypeOf(f), ""); len(r.Problems) > 0 {
+		return f, r.Problems.Sorted()
+	}
+	if !catalog.DecodeStrict(r, doc.Content[0], &f) {
 		return f, r.Problems
 	}
 	if err := CheckFault(&f); err != nil {
-		return f, err
+		r.Node(doc.Content[0], "%v", err)
+		return f, r.Problems
 	}
 	return f, nil
 }
+
+// MaxRetryAfter bounds a fault's retry_after: a day, in seconds.
+const MaxRetryAfter = 86400
 
 // CheckFault validates a fault rule and fills in its defaults.
 func CheckFault(f *Fault) error {
@@ -316,6 +330,9 @@ func CheckFault(f *Fault) error {
 	}
 	if f.RetryAfter < 0 {
 		return fmt.Errorf("retry_after must be >= 0 seconds")
+	}
+	if f.RetryAfter > MaxRetryAfter {
+		return fmt.Errorf("retry_after must be at most %d seconds (a day), not %d", MaxRetryAfter, f.RetryAfter)
 	}
 	if f.Delay < 0 || f.Delay > 5*time.Minute {
 		return fmt.Errorf("delay must be between 0 and 5m")

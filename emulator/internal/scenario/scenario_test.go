@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -50,7 +51,7 @@ bogus: true
 	_, err = Parse("broken.yaml", []byte(strings.Replace(src, "bogus: true\n", "", 1)))
 	got = err.Error()
 	for _, want := range []string{
-		"broken.yaml:6: need 0 <= min <= max",
+		"broken.yaml:6: defaults.queue: need 0 <= min <= max",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("problems lack %q:\n%s", want, got)
@@ -188,9 +189,9 @@ func TestEveryBadDistributionIsReported(t *testing.T) {
 		t.Fatal("loaded")
 	}
 	for _, want := range []string{
-		`d.yaml:2: "soon" is not a duration such as 500ms or 2m`,
-		"d.yaml:3: need 0 <= min <= max",
-		"d.yaml:4: want 0 <= min <= max <= 1",
+		`d.yaml:2: defaults.queue: "soon" is not a duration such as 500ms or 2m`,
+		"d.yaml:3: defaults.run: need 0 <= min <= max",
+		"d.yaml:4: defaults.failure_at: want 0 <= min <= max <= 1",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("problems lack %q:\n%v", want, err)
@@ -226,4 +227,98 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestProblemsSpeakTheEmulatorsWords: a field of the wrong kind, in a scenario or a fault sent
+// inline (JSON, indented as the control API does), is named with its path, what it wants and
+// what it got, at its line — never in the YAML library's words or with Go type names.
+func TestProblemsSpeakTheEmulatorsWords(t *testing.T) {
+	t.Parallel()
+	scenarios := []struct{ src, want string }{
+		{"{\n  \"defaults\": {\"failure_rate\": \"x\"}\n}", `request body:2: defaults.failure_rate: want a number, got "x"`},
+		{"{\n  \"defaults\": {\"queue\": {\"uniform\": 5}}\n}", `request body:2: defaults.queue: uniform must be a mapping of fields, got "5"`},
+		{"{\n  \"defaults\": {\"queue\": [1]}\n}", `request body:2: defaults.queue: want a duration such as 500ms or 2m, or a mapping with one of fixed, uniform, lognormal or scale, got a list`},
+		{"{\n  \"defaults\": {\"queue\": {\"uniform\": {\"min\": 5}}}\n}", `request body:2: defaults.queue: uniform.min: want a duration such as 500ms or 2s, got "5"`},
+		{"{\n  \"defaults\": {\"failure_codes\": [1]}\n}", `request body:2: defaults.failure_codes: want a mapping, got a list`},
+		{"{\n  \"defaults\": {\"failure_codes\": {\"generation_failed\": 0.5}}\n}", `request body:2: defaults.failure_codes.generation_failed: want a whole number, got "0.5"`},
+		{"{\n  \"defaults\": {\"messages\": {\"a\": [1]}}\n}", `request body:2: defaults.messages.a: want text, got a list`},
+		{"{\n  \"overrides\": {\"a\": 1}\n}", `request body:2: overrides: want a list, got a mapping`},
+		{"{\n  \"overrides\": [1]\n}", `request body:2: overrides[0] must be a mapping of fields, got "1"`},
+		{"{\n  \"rate_limits\": [{\"limit\": \"x\",\n \"per\": 5}]\n}", `request body:3: rate_limits[0].per: want a duration such as 500ms or 2s, got "5"`},
+		{"{\n  \"name\": [1]\n}", `request body:2: name: want text, got a list`},
+		{"defaults:\n  slow_rate: .nan\n", `request body:2: defaults.slow_rate: want a finite number, got ".nan"`},
+		{"defaults:\n  queue_timeout: -5s\n", `request body:2: defaults.queue_timeout: want a duration of 0 or more, got "-5s"`},
+	}
+	for _, c := range scenarios {
+		_, err := Parse("request body", []byte(c.src))
+		checkWords(t, c.src, err, c.want)
+	}
+	faults := []struct{ src, want string }{
+		{"{\n  \"status\": \"x\"\n}", `request body:2: status: want a whole number, got "x"`},
+		{"{\n  \"status\": 503,\n  \"count\": 1.5\n}", `request body:3: count: want a whole number, got "1.5"`},
+		{"{\n  \"status\": 503,\n  \"retry_after\": 9223372036854775807\n}", `request body:3: retry_after: want a whole number from -2147483648 to 2147483647, got "9223372036854775807"`},
+		{"{\n  \"status\": 503,\n  \"retry_after\": 1e30\n}", `request body:3: retry_after: want a whole number, got "1e30"`},
+		{"{\n  \"status\": 503,\n  \"probability\": true\n}", `request body:3: probability: want a number, got "true"`},
+		{"{\n  \"status\": 503,\n  \"match\": {\"path\": {}}\n}", `request body:3: match.path: want text, got a mapping`},
+		{"{\n  \"status\": 503,\n  \"retry_after\": 86401\n}", `request body:1: retry_after must be at most 86400 seconds (a day), not 86401`},
+	}
+	for _, c := range faults {
+		_, err := ParseFault("request body", []byte(c.src))
+		checkWords(t, c.src, err, c.want)
+	}
+	if f, err := ParseFault("request body", []byte(`{"status": 503, "retry_after": 86400}`)); err != nil || f.RetryAfter != 86400 {
+		t.Errorf("a day of retry_after: %+v, %v", f, err)
+	}
+}
+
+func checkWords(t *testing.T, src string, err error, want string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%q loaded; want %q", src, want)
+		return
+	}
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("%q:\n%v\nwant %q", src, err, want)
+	}
+	for _, leak := range []string{"unmarshal", "!!", "yaml:", "time.Duration", "int64", "float64", "map[", "scenario."} {
+		if strings.Contains(err.Error(), leak) {
+			t.Errorf("%q: the problem leaks %q: %v", src, leak, err)
+		}
+	}
+}
+
+// FuzzParseInline: no scenario or fault sent inline makes the loader panic or answer in the
+// YAML library's words.
+func FuzzParseInline(f *testing.F) {
+	f.Add([]byte(`{"status": 503, "retry_after": 5, "match": {"path": "/v1/*"}}`))
+	f.Add([]byte(`{"defaults": {"queue": {"uniform": {"min": "1s", "max": "2s"}}, "failure_codes": {"provider_error": 1}}}`))
+	f.Add([]byte(`{"overrides": [{"match": {"model": "m*"}, "run": {"scale": 2}, "failure_at": [0.1, 0.2]}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, err := range []error{second(Parse("request body", data)), second(ParseFault("request body", data))} {
+			if err != nil && (strings.Contains(err.Error(), "unmarshal") || strings.Contains(err.Error(), "!!")) {
+				t.Fatalf("%q: %v", data, err)
+			}
+		}
+	})
+}
+
+func second[T any](_ T, err error) error { return err }
+
+// TestAliasBombIsRefused: a thousand aliases of a thousand-entry mapping would be a million
+// values to check from a document of a few kilobytes.
+func TestAliasBombIsRefused(t *testing.T) {
+	t.Parallel()
+	var src strings.Builder
+	src.WriteString("description: &m\n")
+	for i := range 1000 {
+		src.WriteString("  k" + strconv.Itoa(i) + ": v\n")
+	}
+	src.WriteString("overrides: [" + strings.Repeat("{match: {model: x}, messages: *m}, ", 1000) + "]\n")
+	_, err := Parse("bomb.yaml", []byte(src.String()))
+	if err == nil {
+		t.Fatal("an alias bomb loaded")
+	}
+	if !strings.Contains(err.Error(), "too large once its aliases are expanded") {
+		t.Errorf("problems: %v", err)
+	}
 }

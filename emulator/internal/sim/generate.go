@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -56,7 +57,14 @@ func (w *World) Quote(account, model string, input map[string]any) (Quote, error
 		CreatedAt: now,
 		ExpiresAt: now.Add(w.quoteTTL(m)),
 	}
-	w.quotes.Add(q)
+	if err := w.quotes.Add(q); err != nil {
+		var limit *quotes.LimitError
+		if !errors.As(err, &limit) {
+			return Quote{}, err
+		}
+		return Quote{}, &problem.Error{Code: problem.TooManyQuotes, RetryAfter: max(1, int(math.Ceil(limit.RetryAt.Sub(now).Seconds()))),
+			Detail: limit.Error() + "; the oldest expires at " + Timestamp(limit.RetryAt)}
+	}
 	return Quote{ID: q.ID, Model: q.Model, Credits: q.Credits, ExpiresAt: q.ExpiresAt}, nil
 }
 
@@ -163,7 +171,7 @@ func describeViolations(vs []catalog.Violation) string {
 // startJob runs the checks that follow idempotency, in the contract's order, then holds the
 // credits and creates the job. Nothing changes unless every check passes.
 func (w *World) startJob(account, quoteID string, m *catalog.Model, input map[string]any, steer directives) (jobs.View, error) {
-	q, ok := w.quotes.Get(account, quoteID)
+	q, ok := w.quotes.Find(account, quoteID)
 	if !ok {
 		return jobs.View{}, problem.New(problem.QuoteNotFound, "no quote %q for this account; POST /v1/quotes makes one", quoteID)
 	}
@@ -171,7 +179,7 @@ func (w *World) startJob(account, quoteID string, m *catalog.Model, input map[st
 	if q.Model != m.ID {
 		return jobs.View{}, problem.New(problem.QuoteMismatch, "quote %s is for model %q, not %q", q.ID, q.Model, m.ID)
 	}
-	if string(q.Input) != string(canonical) {
+	if !q.SameInput(canonical) {
 		return jobs.View{}, problem.New(problem.QuoteMismatch, "quote %s was made for another input; quote this input first", q.ID)
 	}
 	// A quote is valid until its expires_at and invalid after it: at the instant it still buys.

@@ -19,8 +19,15 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 )
 
-// JournalCapacity bounds a world's request journal; older entries are dropped first.
-const JournalCapacity = 10_000
+// Bounds of a world's stores, each per tenant.
+const (
+	// JournalEntries and JournalBytes bound the request journal; older entries go first.
+	JournalEntries = 10_000
+	JournalBytes   = 8 << 20
+	// QuotesPerAccount and QuoteBytesPerAccount bound the unexpired quotes of one account.
+	QuotesPerAccount     = 10_000
+	QuoteBytesPerAccount = 64 << 20
+)
 
 // World is everything one tenant's reset puts back: the clock and all it drives. A request uses
 // one world from start to end, so a reset never mixes the old and the new within a request.
@@ -67,18 +74,19 @@ func newWorld(cfg *Config, g *ids.Generator, files Cache, path string) *World {
 	}
 	l := ledger.New(start)
 	w := &World{
-		cfg:      cfg,
-		ids:      g,
-		files:    files,
-		path:     path,
-		clock:    c,
-		ledger:   l,
-		quotes:   quotes.NewStore(c, quotes.DefaultLimit),
+		cfg:    cfg,
+		ids:    g,
+		files:  files,
+		path:   path,
+		clock:  c,
+		ledger: l,
+		quotes: quotes.NewBounded(c, quotes.Limits{PerAccount: QuotesPerAccount, PerAccountBytes: QuoteBytesPerAccount,
+			Remember: cfg.JobRetention, Markers: QuotesPerAccount}),
 		idem:     idempotency.NewStore(c),
 		jobs:     jobs.NewEngine(c, l, jobs.Options{Retention: cfg.JobRetention, MaxJobs: cfg.MaxJobs}),
 		faults:   faults.New(cfg.Seeded, cfg.Seed),
 		limiter:  ratelimit.New(),
-		journal:  journal.New(JournalCapacity),
+		journal:  journal.NewBounded(JournalEntries, JournalBytes),
 		gone:     make(chan struct{}),
 		quoteSeq: map[string]uint64{},
 	}
