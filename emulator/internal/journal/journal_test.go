@@ -10,7 +10,7 @@ import (
 
 func TestRingKeepsTheNewestInOrder(t *testing.T) {
 	t.Parallel()
-	j := New(3)
+	j := NewBounded(3, DefaultMaxBytes)
 	for i := range 5 {
 		j.Add(Entry{Path: fmt.Sprint("/v1/", i), Status: 200 + i})
 	}
@@ -30,7 +30,7 @@ func TestRingKeepsTheNewestInOrder(t *testing.T) {
 
 func TestFilters(t *testing.T) {
 	t.Parallel()
-	j := New(10)
+	j := NewBounded(10, DefaultMaxBytes)
 	j.Add(Entry{Method: "GET", Path: "/v1/models", Status: 200, Account: "a"})
 	j.Add(Entry{Method: "POST", Path: "/v1/quotes", Status: 422, Code: "invalid_input", Account: "a", Model: "m"})
 	j.Add(Entry{Method: "POST", Path: "/v1/generate", Status: 202, Account: "b", Model: "m"})
