@@ -229,6 +229,15 @@ func (c *Catalog) loadModels(r *Reporter, nodes []yaml.Node, workers int, truste
 			r.At(nodes[i].Line, "duplicate model id %q", m.ID)
 			continue
 		}
+		if m.ownProduct {
+			if c.productByID[m.ID] != nil {
+				r.At(nodes[i].Line, "model %q has no product, and a product already has its id; name its product", m.ID)
+				continue
+			}
+			p := &Product{ID: m.ID, Name: m.Name, Description: m.Description, index: len(c.Products)}
+			c.productByID[p.ID] = p
+			c.Products = append(c.Products, p)
+		}
 		m.productIndex = c.productByID[m.Product].index
 		c.modelByID[m.ID] = m
 		c.Models = append(c.Models, m)
@@ -250,6 +259,14 @@ func (c *Catalog) buildModel(r *Reporter, n *yaml.Node, cache *schemaCache, trus
 	case !modelIDPattern.MatchString(s.ID) || strings.Contains("/"+s.ID+"/", "/../") || strings.Contains("/"+s.ID+"/", "/./"):
 		r.At(line, "model id %q may hold only letters, digits, '.', '_', '-' and single '/' between segments", s.ID)
 	}
+	// A model may leave out its mode (it is then its category) and its status (ready); without a
+	// product it is a product of its own, so a file of models alone is a whole catalog.
+	if s.Mode == "" && s.Category != "" {
+		s.Mode = s.Category
+	}
+	if s.Status == "" {
+		s.Status = StatusReady
+	}
 	for _, f := range []struct{ name, value string }{
 		{"name", s.Name}, {"description", s.Description}, {"category", s.Category}, {"mode", s.Mode}, {"status", s.Status},
 	} {
@@ -263,9 +280,7 @@ func (c *Catalog) buildModel(r *Reporter, n *yaml.Node, cache *schemaCache, trus
 	if s.Status != "" && !wordPattern.MatchString(s.Status) {
 		r.At(line, "model %q: status %q must be a lower-case word", s.ID, s.Status)
 	}
-	if s.Product == "" {
-		r.At(line, "model %q has no product", s.ID)
-	} else if c.productByID[s.Product] == nil {
+	if s.Product != "" && c.productByID[s.Product] == nil {
 		r.At(line, "model %q names unknown product %q", s.ID, s.Product)
 	}
 	switch s.OutputType {
@@ -277,6 +292,9 @@ func (c *Catalog) buildModel(r *Reporter, n *yaml.Node, cache *schemaCache, trus
 		ID: s.ID, Name: s.Name, Description: s.Description, Category: s.Category,
 		Product: s.Product, Mode: s.Mode, OutputType: s.OutputType, Status: s.Status,
 		Pricing: s.Pricing, Output: s.Output,
+	}
+	if s.Product == "" {
+		m.Product, m.ownProduct = s.ID, true
 	}
 	if s.InputSchema.Kind == 0 {
 		r.At(line, "model %q has no input_schema", s.ID)

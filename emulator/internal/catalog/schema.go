@@ -315,8 +315,13 @@ type Violation struct {
 	Message string
 }
 
-// Violations lists the leaf causes of a validation error, each once, in a stable order.
+// Violations lists the leaf causes of a validation error, each once, in a stable order, and at
+// most MaxViolations of them.
 func Violations(err error) []Violation {
+	var vl violationList
+	if errors.As(err, &vl) {
+		return vl[:min(len(vl), MaxViolations)]
+	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
 		return []Violation{{Message: "is not valid"}}
@@ -328,6 +333,9 @@ func Violations(err error) []Violation {
 		if !seen[v] {
 			seen[v] = true
 			out = append(out, v)
+			if len(out) == MaxViolations {
+				break
+			}
 		}
 	}
 	return out
