@@ -133,3 +133,27 @@ func TestParseModelsOnly(t *testing.T) {
 		t.Errorf("problems %q; want %q", got, want)
 	}
 }
+
+// TestFindAgreesWithAPlainScan: whether Find answers from its index (rare queries) or by
+// scanning (common ones), it finds exactly the ready models a plain scan finds, in order.
+func TestFindAgreesWithAPlainScan(t *testing.T) {
+	t.Parallel()
+	c, err := Parse("x.yaml", catalogtest.Synthetic(300))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"a", "synth", "m-0029", "m-00299", "photoreal", "number 1", ".", "benchmarks.", "zebra", "s/m"} {
+		for _, category := range []string{"", "text-to-video"} {
+			var want []string
+			for _, m := range c.Models {
+				text := strings.ToLower(m.ID + "\x00" + m.Name + "\x00" + m.Description)
+				if m.Ready() && strings.Contains(text, q) && (category == "" || m.Category == category) {
+					want = append(want, m.ID)
+				}
+			}
+			if got := ids(c.Find(q, category)); !reflect.DeepEqual(got, want) {
+				t.Errorf("Find(%q, %q) = %d models; want %d", q, category, len(got), len(want))
+			}
+		}
+	}
+}

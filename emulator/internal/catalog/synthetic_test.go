@@ -116,3 +116,38 @@ func BenchmarkParseDefault(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFind10000 answers searches over a 10,000-model catalog and takes a 500-item page of
+// the result, as GET /v1/models does (goal: under 5 ms for a search that matches every model).
+func BenchmarkFind10000(b *testing.B) {
+	c, err := Parse("synthetic.yaml", catalogtest.Synthetic(10_000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, q := range []struct{ name, search, category string }{
+		{"every model", "synth", ""},
+		{"a common letter", "a", ""},
+		{"every model in a category", "synth", "text-to-video"},
+		{"one model", "m-09998", ""},
+		{"no model", "zebra", ""},
+	} {
+		b.Run(q.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				found := c.Find(q.search, q.category)
+				page := found[:min(500, len(found))]
+				if q.search == "synth" && len(page) != 500 {
+					b.Fatalf("%d found", len(found))
+				}
+			}
+		})
+	}
+	b.Run("grouped, every model", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if groups, _ := c.Group(c.Find("synth", ""), 0, 500); len(groups) != 500 {
+				b.Fatalf("%d groups", len(groups))
+			}
+		}
+	})
+}
