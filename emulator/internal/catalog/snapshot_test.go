@@ -195,8 +195,8 @@ func startChild(how string) int {
 	var c *Catalog
 	switch how {
 	case "snapshot":
-		snap, err := fs.ReadFile(fixtures.FS, "catalog/default.snapshot")
-		if err != nil {
+		var snap []byte
+		if snap, err = fs.ReadFile(fixtures.FS, "catalog/default.snapshot"); err != nil {
 			return 1
 		}
 		c, err = LoadSnapshot(snap, source)
