@@ -102,15 +102,21 @@ type Model struct {
 	input         *compiledSchema // validates inputs; shared by models with the same schema
 	searchText    [3]string       // id, name and description, lower-cased
 	productIndex  int             // its product's place in Catalog.Products
+	ownProduct    bool            // the file named no product: the model is a product of its own
 	openAPISchema json.RawMessage // SchemaJSON with its references relocated into the OpenAPI document
 }
 
-// Validate checks an input (as decoded with json.Decoder.UseNumber) against the model's schema.
-// It is safe for concurrent use; a trusted catalog compiles the schema on first use.
+// Validate checks an input (as decoded with json.Decoder.UseNumber) against the model's schema;
+// Violations lists what is wrong. It is safe for concurrent use; a trusted catalog compiles the
+// schema on first use. Its cost is bounded whatever the input: numbers past what the service
+// accepts and arrays longer than their maxItems are refused before the schema looks at them.
 func (m *Model) Validate(input any) error {
 	schema, err := m.input.get()
 	if err != nil {
 		return err
+	}
+	if vl := precheck(schema, input); len(vl) > 0 {
+		return vl
 	}
 	return schema.Validate(input)
 }

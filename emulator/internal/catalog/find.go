@@ -12,8 +12,13 @@ type finder struct {
 	ready      []*Model
 	byCategory map[string][]*Model
 	index      *suffixarray.Index
-	starts     []int // where each ready model's text begins in the index
+	text       string // what the index is over
+	starts     []int  // where each ready model's text begins in the index
 }
+
+// scanAbove is how many occurrences of a query make Find scan the text from model to model
+// rather than sort every occurrence the index has: a query as common as that matches most models.
+const scanAbove = 64
 
 // fieldEnd separates the searchable fields, so a match cannot run from one into the next.
 const fieldEnd = "\x00"
@@ -33,7 +38,8 @@ func newFinder(models []*Model) *finder {
 			text.WriteString(fieldEnd)
 		}
 	}
-	f.index = suffixarray.New([]byte(text.String()))
+	f.text = text.String()
+	f.index = suffixarray.New([]byte(f.text))
 	return f
 }
 
@@ -52,9 +58,12 @@ func (c *Catalog) Find(lowerQuery, category string) []*Model {
 	if strings.Contains(lowerQuery, fieldEnd) {
 		return nil
 	}
-	offsets := f.index.Lookup([]byte(lowerQuery), -1)
+	offsets := f.index.Lookup([]byte(lowerQuery), scanAbove+1)
 	if len(offsets) == 0 {
 		return nil
+	}
+	if len(offsets) > scanAbove {
+		return f.scan(lowerQuery, category)
 	}
 	hits := make([]int, 0, len(offsets))
 	for _, off := range offsets {
@@ -68,6 +77,27 @@ func (c *Catalog) Find(lowerQuery, category string) []*Model {
 		}
 		if m := f.ready[h]; category == "" || m.Category == category {
 			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// scan finds the models whose text holds lowerQuery by searching the text once, from each match
+// on to the next model's text; it costs a pass over the text however many models match.
+func (f *finder) scan(lowerQuery, category string) []*Model {
+	var out []*Model
+	for at := 0; at < len(f.text); {
+		i := strings.Index(f.text[at:], lowerQuery)
+		if i < 0 {
+			break
+		}
+		h := sort.SearchInts(f.starts, at+i+1) - 1
+		if m := f.ready[h]; category == "" || m.Category == category {
+			out = append(out, m)
+		}
+		at = len(f.text)
+		if h+1 < len(f.starts) {
+			at = f.starts[h+1]
 		}
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -16,14 +17,9 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// fileShape is the top level of a catalog file; sections stay nodes so each entry is decoded
-// on its own and reported at its own line.
-type fileShape struct {
-	Products []yaml.Node `yaml:"products"`
-	Models   []yaml.Node `yaml:"models"`
-	Accounts []yaml.Node `yaml:"accounts"`
-	Keys     []yaml.Node `yaml:"keys"`
-}
+// sections are the top-level fields of a catalog file. Each is a list whose entries are decoded
+// on their own and reported at their own lines.
+var sections = []string{"accounts", "keys", "models", "products"}
 
 // modelShape is one model as written in the file.
 type modelShape struct {
@@ -132,49 +128,104 @@ type Options struct {
 // ParseWith is Parse with options.
 func ParseWith(name string, data []byte, opts Options) (*Catalog, error) {
 	r := &Reporter{File: name}
-	doc, split := parseSplit(data, opts.Workers)
-	if !split {
-		if doc = ParseDocument(r, data); doc == nil {
-			return nil, r.Problems
+	workers := max(1, opts.Workers)
+	var c *Catalog
+	if plan, ok := planSplit(data); ok {
+		c, ok = loadSplit(r, plan, workers, opts.Trusted)
+		if !ok {
+			r.Problems, c = nil, nil // a piece did not parse alone: parse whole, which says why
+		} else if len(r.Problems) > 0 {
+			return nil, r.Problems.Sorted()
+		} else {
+			return c, nil
 		}
 	}
-	c := load(r, doc, max(1, opts.Workers), opts.Trusted)
+	doc := ParseDocument(r, data)
+	if doc == nil {
+		return nil, r.Problems
+	}
+	c, top := loadTop(r, doc.Content[0])
+	models := top["models"]
+	size := max(1, (len(models)+4*workers-1)/(4*workers)) // a few runs a worker, to share out the work
+	c.loadModels(r, len(models), size, func(k int) ([]*yaml.Node, bool) {
+		return models[k*size : min(len(models), (k+1)*size)], true
+	}, workers, opts.Trusted)
+	c.finish(r, doc.Content[0], top)
 	if len(r.Problems) > 0 {
 		return nil, r.Problems.Sorted()
 	}
 	return c, nil
 }
 
-func load(r *Reporter, doc *yaml.Node, workers int, trusted bool) *Catalog {
-	var shape fileShape
-	if !DecodeStrict(r, doc.Content[0], &shape) {
-		return nil
+// loadSplit loads a catalog cut by planSplit, parsing and building its models run by run; ok is
+// false when a piece does not parse alone.
+func loadSplit(r *Reporter, plan *splitPlan, workers int, trusted bool) (c *Catalog, ok bool) {
+	whole := plan.parseRest()
+	if whole == nil {
+		return nil, false
 	}
+	c, top := loadTop(r, whole.Content[0])
+	if !c.loadModels(r, plan.items(), splitRun, plan.parseRun, workers, trusted) {
+		return nil, false
+	}
+	c.finish(r, whole.Content[0], top)
+	return c, true
+}
+
+// loadTop reads the top level of a catalog and its products, reporting every unknown,
+// duplicate or misshapen section while still reading the others.
+func loadTop(r *Reporter, root *yaml.Node) (*Catalog, map[string][]*yaml.Node) {
 	c := &Catalog{
 		modelByID:   map[string]*Model{},
 		productByID: map[string]*Product{},
 		keyByToken:  map[string]*Key{},
 	}
-	for i := range shape.Products {
-		c.loadProduct(r, &shape.Products[i])
+	top := map[string][]*yaml.Node{}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		switch {
+		case seen[k.Value]:
+			r.Node(k, "duplicate field %q", k.Value)
+			continue
+		case !contains(sections, k.Value):
+			r.Node(k, "unknown field %q (known: %s)", k.Value, strings.Join(sections, ", "))
+			continue
+		}
+		seen[k.Value] = true
+		for v.Kind == yaml.AliasNode && v.Alias != nil {
+			v = v.Alias
+		}
+		switch {
+		case v.Kind == yaml.SequenceNode:
+			top[k.Value] = v.Content
+		case v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null":
+		default:
+			r.Node(v, "%s must be a list", k.Value)
+		}
 	}
-	if len(shape.Models) == 0 {
-		r.Node(doc.Content[0], "the catalog defines no models")
+	for _, n := range top["products"] {
+		c.loadProduct(r, n)
 	}
-	c.loadModels(r, shape.Models, workers, trusted)
-	if len(shape.Accounts) == 0 && len(shape.Keys) == 0 {
+	return c, top
+}
+
+// finish checks that there are models, reads accounts and keys, and builds the search index.
+func (c *Catalog) finish(r *Reporter, root *yaml.Node, top map[string][]*yaml.Node) {
+	if len(c.Models) == 0 && len(r.Problems) == 0 {
+		r.Node(root, "the catalog defines no models")
+	}
+	if len(top["accounts"]) == 0 && len(top["keys"]) == 0 {
 		c.Accounts, c.Keys = DefaultAccounts(), DefaultKeys()
 	} else {
-		c.loadAccounts(r, shape.Accounts, shape.Keys)
+		c.loadAccounts(r, top["accounts"], top["keys"])
 	}
 	for i := range c.Keys {
 		c.keyByToken[c.Keys[i].Key] = &c.Keys[i]
 	}
-	if len(r.Problems) > 0 {
-		return nil
+	if len(r.Problems) == 0 {
+		c.finder = newFinder(c.Models)
 	}
-	c.finder = newFinder(c.Models)
-	return c
 }
 
 func (c *Catalog) loadProduct(r *Reporter, n *yaml.Node) {
@@ -187,60 +238,94 @@ func (c *Catalog) loadProduct(r *Reporter, n *yaml.Node) {
 		r.Node(n, "product has no id")
 	case c.productByID[p.ID] != nil:
 		r.Node(n, "duplicate product id %q", p.ID)
-	case p.Name == "":
-		r.Node(n, "product %q has no name", p.ID)
 	default:
+		if p.Name == "" {
+			r.Node(n, "product %q has no name", p.ID)
+		}
+		// Registered even with problems, so its models are not also reported as naming an
+		// unknown product.
 		p.index = len(c.Products)
 		c.productByID[p.ID] = &p
 		c.Products = append(c.Products, &p)
 	}
 }
 
-// loadModels builds the models in parallel, since compiling schemas is most of a catalog's load
-// time, then registers them in file order.
-func (c *Catalog) loadModels(r *Reporter, nodes []yaml.Node, workers int, trusted bool) {
+// loadModels builds count models, given in runs of size that parse on demand, in parallel, then
+// registers them in file order. Each worker parses a run, builds its models and lets the run's
+// nodes go. It returns false when a run does not parse.
+func (c *Catalog) loadModels(r *Reporter, count, size int, parseRun func(int) ([]*yaml.Node, bool), workers int, trusted bool) bool {
+	runs := (count + size - 1) / size
 	type result struct {
 		model    *Model
+		line     int
 		problems Problems
 	}
-	results := make([]result, len(nodes))
+	results := make([]result, count)
 	cache := newSchemaCache()
 	var next atomic.Int64
+	var failed atomic.Bool
 	var wg sync.WaitGroup
-	for range min(workers, len(nodes)) {
+	for range min(workers, runs) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(nodes); i = int(next.Add(1) - 1) {
-				mr := &Reporter{File: r.File}
-				m := c.buildModel(mr, &nodes[i], cache, trusted)
-				results[i] = result{m, mr.Problems}
+			for k := int(next.Add(1) - 1); k < runs && !failed.Load(); k = int(next.Add(1) - 1) {
+				nodes, ok := parseRun(k)
+				if !ok {
+					failed.Store(true)
+					return
+				}
+				for j, n := range nodes {
+					mr := &Reporter{File: r.File}
+					m := c.buildModel(mr, n, cache, trusted)
+					results[k*size+j] = result{m, n.Line, mr.Problems}
+				}
 			}
 		}()
 	}
 	wg.Wait()
-	for i, res := range results {
+	if failed.Load() {
+		return false
+	}
+	for _, res := range results {
 		r.Problems = append(r.Problems, res.problems...)
 		m := res.model
 		if m == nil {
 			continue
 		}
 		if c.modelByID[m.ID] != nil {
-			r.At(nodes[i].Line, "duplicate model id %q", m.ID)
+			r.At(res.line, "duplicate model id %q", m.ID)
 			continue
+		}
+		if m.ownProduct {
+			if c.productByID[m.ID] != nil {
+				r.At(res.line, "model %q has no product, and a product already has its id; name its product", m.ID)
+				continue
+			}
+			p := &Product{ID: m.ID, Name: m.Name, Description: m.Description, index: len(c.Products)}
+			c.productByID[p.ID] = p
+			c.Products = append(c.Products, p)
 		}
 		m.productIndex = c.productByID[m.Product].index
 		c.modelByID[m.ID] = m
 		c.Models = append(c.Models, m)
 	}
+	return true
 }
 
 // buildModel decodes and checks one model; it returns nil when the model has problems. It reads
 // only the products, so models can be built concurrently.
 func (c *Catalog) buildModel(r *Reporter, n *yaml.Node, cache *schemaCache, trusted bool) *Model {
 	var s modelShape
-	if !DecodeStrict(r, n, &s) {
+	if n.Kind != yaml.MappingNode {
+		r.Node(n, "a model must be a mapping of its fields")
 		return nil
+	}
+	// Unknown fields and values of the wrong type are reported, and the rest of the model is
+	// still checked, so one pass finds everything wrong with it.
+	checkFields(r, n, reflect.TypeOf(s), "")
+	if err := n.Decode(&s); err != nil {
+		r.YAMLError(err)
 	}
 	line := n.Line
 	switch {
@@ -249,6 +334,14 @@ func (c *Catalog) buildModel(r *Reporter, n *yaml.Node, cache *schemaCache, trus
 		return nil
 	case !modelIDPattern.MatchString(s.ID) || strings.Contains("/"+s.ID+"/", "/../") || strings.Contains("/"+s.ID+"/", "/./"):
 		r.At(line, "model id %q may hold only letters, digits, '.', '_', '-' and single '/' between segments", s.ID)
+	}
+	// A model may leave out its mode (it is then its category) and its status (ready); without a
+	// product it is a product of its own, so a file of models alone is a whole catalog.
+	if s.Mode == "" && s.Category != "" {
+		s.Mode = s.Category
+	}
+	if s.Status == "" {
+		s.Status = StatusReady
 	}
 	for _, f := range []struct{ name, value string }{
 		{"name", s.Name}, {"description", s.Description}, {"category", s.Category}, {"mode", s.Mode}, {"status", s.Status},
@@ -263,9 +356,7 @@ func (c *Catalog) buildModel(r *Reporter, n *yaml.Node, cache *schemaCache, trus
 	if s.Status != "" && !wordPattern.MatchString(s.Status) {
 		r.At(line, "model %q: status %q must be a lower-case word", s.ID, s.Status)
 	}
-	if s.Product == "" {
-		r.At(line, "model %q has no product", s.ID)
-	} else if c.productByID[s.Product] == nil {
+	if s.Product != "" && c.productByID[s.Product] == nil {
 		r.At(line, "model %q names unknown product %q", s.ID, s.Product)
 	}
 	switch s.OutputType {
@@ -278,11 +369,16 @@ func (c *Catalog) buildModel(r *Reporter, n *yaml.Node, cache *schemaCache, trus
 		Product: s.Product, Mode: s.Mode, OutputType: s.OutputType, Status: s.Status,
 		Pricing: s.Pricing, Output: s.Output,
 	}
+	if s.Product == "" {
+		m.Product, m.ownProduct = s.ID, true
+	}
 	if s.InputSchema.Kind == 0 {
 		r.At(line, "model %q has no input_schema", s.ID)
 		return nil
 	}
-	if !compileSchema(r, m, &s.InputSchema, cache, trusted) {
+	// A schema that does not compile still names its properties, so the rules that read them
+	// are checked too; one that could not be read leaves nothing to check them against.
+	if !compileSchema(r, m, &s.InputSchema, cache, trusted) && m.Properties == nil {
 		return nil
 	}
 	checkPricing(r, m, n)
@@ -299,20 +395,21 @@ func (c *Catalog) buildModel(r *Reporter, n *yaml.Node, cache *schemaCache, trus
 	return m
 }
 
-func (c *Catalog) loadAccounts(r *Reporter, accounts, keys []yaml.Node) {
+func (c *Catalog) loadAccounts(r *Reporter, accounts, keys []*yaml.Node) {
 	ids := map[string]bool{}
 	for i := range accounts {
 		var a Account
-		if !DecodeStrict(r, &accounts[i], &a) {
+		if !DecodeStrict(r, accounts[i], &a) {
 			continue
 		}
 		switch {
 		case a.ID == "":
-			r.Node(&accounts[i], "account has no id")
+			r.Node(accounts[i], "account has no id")
 		case ids[a.ID]:
-			r.Node(&accounts[i], "duplicate account id %q", a.ID)
+			r.Node(accounts[i], "duplicate account id %q", a.ID)
 		case a.Credits < 0 || a.Credits > MaxAccountCredits:
-			r.Node(&accounts[i], "account %q: credits must be from 0 to %d", a.ID, int64(MaxAccountCredits))
+			r.Node(accounts[i], "account %q: credits must be from 0 to %d", a.ID, int64(MaxAccountCredits))
+			ids[a.ID] = true // known, so its keys are not also reported as naming an unknown account
 		default:
 			ids[a.ID] = true
 			c.Accounts = append(c.Accounts, a)
@@ -321,7 +418,7 @@ func (c *Catalog) loadAccounts(r *Reporter, accounts, keys []yaml.Node) {
 	tokens := map[string]bool{}
 	for i := range keys {
 		var k Key
-		n := &keys[i]
+		n := keys[i]
 		if !DecodeStrict(r, n, &k) {
 			continue
 		}

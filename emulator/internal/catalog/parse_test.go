@@ -553,11 +553,11 @@ func TestNumberOf(t *testing.T) {
 // must come out in the same order on every run, so validate's output can be diffed and tested.
 func TestParseProblemOrderIsStable(t *testing.T) {
 	t.Parallel()
-	src := strings.NewReplacer("    name: M\n", "", "    description: A model.\n", "", "    mode: text-to-image\n", "").Replace(modelYAML)
+	src := strings.NewReplacer("    name: M\n", "", "    description: A model.\n", "", "    category: text-to-image\n", "").Replace(modelYAML)
 	_, err := Parse("x.yaml", []byte(src))
 	first := problemLinesOf(t, err)
 	if len(first) != 3 {
-		t.Fatalf("problems = %q; want three (no name, description, mode)", first)
+		t.Fatalf("problems = %q; want three (no name, description, category)", first)
 	}
 	for range 30 {
 		_, err := Parse("x.yaml", []byte(src))

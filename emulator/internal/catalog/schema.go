@@ -53,6 +53,7 @@ type compiledSchema struct {
 	raw        json.RawMessage
 	properties map[string]Property
 	examples   []json.RawMessage
+	refs       map[string]string // the JSON Pointers of its references, to the references
 
 	once   sync.Once
 	schema *jsonschema.Schema
@@ -101,6 +102,17 @@ func compileSchema(r *Reporter, m *Model, n *yaml.Node, cache *schemaCache, trus
 	if doc == nil {
 		return false
 	}
+	key := sha256.Sum256(doc.Raw)
+	if c := cache.get(key); c != nil {
+		// The same schema passed every check below for another model: only its references,
+		// which move with the model's place in its OpenAPI document, differ.
+		m.input, m.Properties, m.Examples = c, c.properties, c.examples
+		m.SchemaJSON, m.openAPISchema = c.raw, c.raw
+		if len(c.refs) > 0 {
+			m.openAPISchema = relocatedRefs(r, m, n, c.refs)
+		}
+		return true
+	}
 	var root map[string]any
 	dec := json.NewDecoder(bytes.NewReader(doc.Raw))
 	dec.UseNumber()
@@ -116,18 +128,17 @@ func compileSchema(r *Reporter, m *Model, n *yaml.Node, cache *schemaCache, trus
 		r.At(doc.LineOf("/$schema"), "model %q: $schema must be %s or absent", m.ID, draft202012)
 		return false
 	}
-	var refs []string
-	if !checkRefs(r, m, doc, root, "", &refs) {
+	var refPlaces []string
+	if !checkRefs(r, m, doc, root, "", &refPlaces) {
 		return false
+	}
+	refs := map[string]string{}
+	for _, ptr := range refPlaces {
+		refs[ptr], _ = lookup(root, ptr).(string)
 	}
 	m.SchemaJSON, m.openAPISchema = doc.Raw, doc.Raw
 	if len(refs) > 0 {
-		m.openAPISchema = relocatedRefs(r, m, n, root, refs)
-	}
-	key := sha256.Sum256(doc.Raw)
-	if c := cache.get(key); c != nil {
-		m.input, m.Properties, m.Examples = c, c.properties, c.examples
-		return true
+		m.openAPISchema = relocatedRefs(r, m, n, refs)
 	}
 	m.Properties = properties(root)
 	examples, _ := root["examples"].([]any)
@@ -136,7 +147,7 @@ func compileSchema(r *Reporter, m *Model, n *yaml.Node, cache *schemaCache, trus
 			raw, _ := json.Marshal(ex)
 			m.Examples = append(m.Examples, raw)
 		}
-		m.input = &compiledSchema{raw: doc.Raw, properties: m.Properties, examples: m.Examples}
+		m.input = &compiledSchema{raw: doc.Raw, properties: m.Properties, examples: m.Examples, refs: refs}
 		cache.put(key, m.input)
 		return true
 	}
@@ -160,7 +171,7 @@ func compileSchema(r *Reporter, m *Model, n *yaml.Node, cache *schemaCache, trus
 		raw, _ := json.Marshal(ex)
 		m.Examples = append(m.Examples, raw)
 	}
-	m.input = &compiledSchema{raw: doc.Raw, properties: m.Properties, examples: m.Examples, schema: schema}
+	m.input = &compiledSchema{raw: doc.Raw, properties: m.Properties, examples: m.Examples, refs: refs, schema: schema}
 	if valid {
 		cache.put(key, m.input)
 	}
@@ -193,11 +204,10 @@ func openAPISchemaPointer(m *Model) string {
 // relocatedRefs writes the schema as it appears inside the OpenAPI document: every JSON Pointer
 // reference (at refs, the places of $ref and $dynamicRef keywords) moves with the schema, while
 // plain-name anchors ("#size") are document-wide and data that merely looks like a $ref stays.
-func relocatedRefs(r *Reporter, m *Model, n *yaml.Node, root map[string]any, refs []string) json.RawMessage {
+func relocatedRefs(r *Reporter, m *Model, n *yaml.Node, refs map[string]string) json.RawMessage {
 	base := openAPISchemaPointer(m)
 	rewrite := map[string]string{}
-	for _, ptr := range refs {
-		ref, _ := lookup(root, ptr).(string)
+	for ptr, ref := range refs {
 		switch {
 		case ref == "#":
 			rewrite[ptr] = base
@@ -315,8 +325,13 @@ type Violation struct {
 	Message string
 }
 
-// Violations lists the leaf causes of a validation error, each once, in a stable order.
+// Violations lists the leaf causes of a validation error, each once, in a stable order, and at
+// most MaxViolations of them.
 func Violations(err error) []Violation {
+	var vl violationList
+	if errors.As(err, &vl) {
+		return vl[:min(len(vl), MaxViolations)]
+	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
 		return []Violation{{Message: "is not valid"}}
@@ -328,6 +343,9 @@ func Violations(err error) []Violation {
 		if !seen[v] {
 			seen[v] = true
 			out = append(out, v)
+			if len(out) == MaxViolations {
+				break
+			}
 		}
 	}
 	return out

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"bytes"
-	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -11,16 +10,30 @@ import (
 // parse fast enough whole. A variable so tests can split small files.
 var splitMinBytes = 512 << 10
 
-// parseSplit parses a large catalog with its models section cut into pieces parsed side by side,
-// since YAML parsing is most of the time a big catalog takes to load. It gives the same node
-// tree, lines and columns included, as parsing the whole file would, or ok false when the file
-// is not one it can cut safely (then the caller parses it whole; it also reports syntax errors).
+// splitPlan is a large catalog cut for loading in pieces: the file with its models section
+// emptied, which parses on its own and keeps its line numbers, and the section's items in runs
+// that each parse on their own. Loading parses a run, builds its models and lets its nodes go,
+// so a catalog of any size holds only a few runs' node trees at once, and runs load side by side.
 //
 // It cuts only a plain layout: a top-level "models:" line followed by a block sequence whose
 // items start with "- " at one indentation, everything else in the section indented deeper or a
 // comment, and no anchors, aliases, tabs or document markers in the section.
-func parseSplit(data []byte, workers int) (doc *yaml.Node, ok bool) {
-	if len(data) < splitMinBytes || workers < 2 {
+type splitPlan struct {
+	rest    []byte
+	section [][]byte // the lines of the models section
+	first   int      // the index in the file of the section's first line
+	indent  int      // the items' indentation
+	starts  []int    // indexes into section of the lines that open an item
+}
+
+// splitRun is how many models one piece holds: enough that parsing the piece costs far more than
+// starting it, few enough that the pieces in flight hold little memory.
+const splitRun = 64
+
+// planSplit cuts data as splitPlan says, or returns ok false when the file is not one it can cut
+// safely (then the caller parses it whole, which also reports syntax errors).
+func planSplit(data []byte) (plan *splitPlan, ok bool) {
+	if len(data) < splitMinBytes {
 		return nil, false
 	}
 	lines := bytes.SplitAfter(data, []byte("\n"))
@@ -46,10 +59,9 @@ func parseSplit(data []byte, workers int) (doc *yaml.Node, ok bool) {
 	if first < 0 {
 		return nil, false
 	}
-	section := lines[first:end]
+	plan = &splitPlan{section: lines[first:end], first: first}
 	var indent []byte
-	var starts []int // indexes into section of the lines that open an item
-	for i, l := range section {
+	for i, l := range plan.section {
 		t := bytes.TrimRight(l, "\r\n")
 		body := bytes.TrimLeft(t, " ")
 		if len(body) == 0 || body[0] == '#' {
@@ -65,15 +77,16 @@ func parseSplit(data []byte, workers int) (doc *yaml.Node, ok bool) {
 			indent = t[:len(t)-len(body)]
 		}
 		switch {
-		case bytes.HasPrefix(t, append(append([]byte{}, indent...), "- "...)):
-			starts = append(starts, i)
+		case bytes.HasPrefix(t, indent) && bytes.HasPrefix(t[len(indent):], []byte("- ")):
+			plan.starts = append(plan.starts, i)
 		case len(t)-len(body) <= len(indent):
 			return nil, false // something at or left of the items' indentation: not plain
 		}
 	}
-	if len(starts) < 2*workers {
+	if len(plan.starts) < 2 {
 		return nil, false
 	}
+	plan.indent = len(indent)
 
 	// The rest of the file, with the section emptied, parses on its own; its line numbers stay.
 	var rest bytes.Buffer
@@ -87,63 +100,83 @@ func parseSplit(data []byte, workers int) (doc *yaml.Node, ok bool) {
 			rest.Write(l)
 		}
 	}
-	pieces := 2 * workers
-	type result struct {
-		items []*yaml.Node
-		ok    bool
-	}
-	results := make([]result, pieces)
-	var wg sync.WaitGroup
-	for p := range pieces {
-		from := starts[p*len(starts)/pieces]
-		to := len(section)
-		if p+1 < pieces {
-			to = starts[(p+1)*len(starts)/pieces]
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			text := append([]byte("models:\n"), bytes.Join(section[from:to], nil)...)
-			var piece yaml.Node
-			if yaml.Unmarshal(text, &piece) != nil || len(piece.Content) != 1 || len(piece.Content[0].Content) != 2 {
-				return
-			}
-			seq := piece.Content[0].Content[1]
-			if seq.Kind != yaml.SequenceNode {
-				return
-			}
-			// Line 2 of the piece is line first+from+1 of the file.
-			shiftLines(seq, first+from-1)
-			results[p] = result{seq.Content, true}
-		}()
-	}
+	plan.rest = rest.Bytes()
+	return plan, true
+}
+
+// runs is how many pieces the models section is loaded in.
+func (p *splitPlan) runs() int { return (len(p.starts) + splitRun - 1) / splitRun }
+
+// items is how many models the section holds.
+func (p *splitPlan) items() int { return len(p.starts) }
+
+// parseRest parses the file without its models; it returns the top-level mapping, or nil.
+func (p *splitPlan) parseRest() *yaml.Node {
 	var whole yaml.Node
-	restOK := yaml.Unmarshal(rest.Bytes(), &whole) == nil
-	wg.Wait()
-	if !restOK || len(whole.Content) != 1 || whole.Content[0].Kind != yaml.MappingNode {
+	if yaml.Unmarshal(p.rest, &whole) != nil || len(whole.Content) != 1 || whole.Content[0].Kind != yaml.MappingNode {
+		return nil
+	}
+	return &whole
+}
+
+// parseRun parses the k-th run of items, with the lines they have in the whole file; ok is false
+// when the run does not parse into exactly its items.
+func (p *splitPlan) parseRun(k int) (items []*yaml.Node, ok bool) {
+	from := p.starts[k*splitRun]
+	to, want := len(p.section), len(p.starts)-k*splitRun
+	if (k+1)*splitRun < len(p.starts) {
+		to, want = p.starts[(k+1)*splitRun], splitRun
+	}
+	text := append([]byte("models:\n"), bytes.Join(p.section[from:to], nil)...)
+	var piece yaml.Node
+	if yaml.Unmarshal(text, &piece) != nil || len(piece.Content) != 1 || len(piece.Content[0].Content) != 2 {
 		return nil, false
 	}
-	var models *yaml.Node
-	root := whole.Content[0]
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		if root.Content[i].Value == "models" {
-			models = root.Content[i+1]
-		}
+	seq := piece.Content[0].Content[1]
+	if seq.Kind != yaml.SequenceNode || len(seq.Content) != want {
+		return nil, false
 	}
+	// Line 2 of the piece is line first+from+1 of the file.
+	shiftLines(seq, p.first+from-1)
+	return seq.Content, true
+}
+
+// parseSplit parses a cut file into the tree parsing it whole gives, lines and columns included.
+func parseSplit(data []byte) (doc *yaml.Node, ok bool) {
+	plan, ok := planSplit(data)
+	if !ok {
+		return nil, false
+	}
+	whole := plan.parseRest()
+	if whole == nil {
+		return nil, false
+	}
+	models := sectionNode(whole.Content[0], "models")
 	if models == nil {
 		return nil, false
 	}
 	models.Content = models.Content[:0]
-	for _, res := range results {
-		if !res.ok {
+	for k := range plan.runs() {
+		items, ok := plan.parseRun(k)
+		if !ok {
 			return nil, false
 		}
-		models.Content = append(models.Content, res.items...)
+		models.Content = append(models.Content, items...)
 	}
 	models.Style = 0
 	models.Line = models.Content[0].Line
-	models.Column = len(indent) + 1
-	return &whole, true
+	models.Column = plan.indent + 1
+	return whole, true
+}
+
+// sectionNode returns the value of a top-level field, or nil.
+func sectionNode(root *yaml.Node, name string) *yaml.Node {
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == name {
+			return root.Content[i+1]
+		}
+	}
+	return nil
 }
 
 // shiftLines moves a parsed piece's nodes to their lines in the whole file.

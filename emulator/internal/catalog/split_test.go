@@ -38,7 +38,7 @@ func TestSplitParseGivesTheWholeParse(t *testing.T) {
 		"synthetic": catalogtest.Synthetic(300),
 		"small":     small,
 	} {
-		split, ok := parseSplit(data, 2)
+		split, ok := parseSplit(data)
 		if !ok {
 			t.Errorf("%s: not split", name)
 			continue
@@ -64,7 +64,7 @@ func TestSplitParseDeclinesWhatItCannotCut(t *testing.T) {
 		"broken item":     strings.Replace(base, "    name: Synth", "    name: [Synth", 1),
 		"no models":       strings.Replace(base, "models:", "modelz:", 1),
 	} {
-		if _, ok := parseSplit([]byte(data), 2); ok {
+		if _, ok := parseSplit([]byte(data)); ok {
 			t.Errorf("%s: split", name)
 		}
 	}
