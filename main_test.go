@@ -499,8 +499,8 @@ func TestRequestLog(t *testing.T) {
 		if entry["method"] != "GET" || entry["path"] != paths[id] || entry["status"] != want[id] {
 			t.Errorf("request log %v; want GET %s %v", entry, paths[id], want[id])
 		}
-		if _, ok := entry["duration"].(float64); !ok {
-			t.Errorf("request log %v has no numeric duration", entry)
+		if _, ok := entry["duration_ms"].(float64); !ok {
+			t.Errorf("request log %v has no numeric duration_ms", entry)
 		}
 		if entry["level"] != "INFO" || entry["time"] == nil {
 			t.Errorf("request log %v lacks level or time", entry)
@@ -520,7 +520,7 @@ func TestRequestLogText(t *testing.T) {
 	if err := in.stop(t); err != nil {
 		t.Fatal(err)
 	}
-	if !regexp.MustCompile(`msg=request method=GET path=/_emulator/health status=200 duration=\S+ request_id=req-text`).MatchString(in.stderr.String()) {
+	if !regexp.MustCompile(`msg=request method=GET path=/_emulator/health tenant=default status=200 duration_ms=\S+ request_id=req-text`).MatchString(in.stderr.String()) {
 		t.Errorf("no text request log line in:\n%s", in.stderr)
 	}
 }

@@ -87,7 +87,7 @@ func quoteIDOf(b *testing.B, rec *httptest.ResponseRecorder) string {
 // resetUntimed puts the emulator back to its start with the benchmark timer stopped.
 func resetUntimed(b *testing.B, s *Server) {
 	b.StopTimer()
-	s.reset()
+	s.tenants.Default().Reset()
 	b.StartTimer()
 }
 
@@ -139,7 +139,7 @@ func BenchmarkGenerate(b *testing.B) {
 			if len(bodies) == 0 {
 				b.StopTimer()
 				if sinceReset >= benchResetEvery {
-					s.reset()
+					s.tenants.Default().Reset()
 					sinceReset = 0
 				}
 				for range batch {
@@ -207,7 +207,7 @@ func BenchmarkWakeLatency(b *testing.B) {
 		if n%200 == 0 {
 			resetUntimed(b, s)
 		}
-		st := s.state()
+		st := s.world()
 		idem := "wake-" + strconv.Itoa(n)
 		id := quoteIDOf(b, post(s, "/v1/quotes", qbody, ""))
 		body := generateRequest(wakeModel, wakeInput, id)
@@ -222,8 +222,8 @@ func BenchmarkWakeLatency(b *testing.B) {
 			b.Fatal(err)
 		}
 		for range 100 {
-			v, ok := st.jobs.Get("", job.ID)
-			if !ok {
+			v, err := st.JobAny(job.ID)
+			if err != nil {
 				b.Fatalf("job %s is gone", job.ID)
 			}
 			if v.Status == jobs.Running {
@@ -232,7 +232,7 @@ func BenchmarkWakeLatency(b *testing.B) {
 			if v.Status.Terminal() {
 				b.Fatalf("job %s ended (%s) before it was waited for", job.ID, v.Status)
 			}
-			if err := st.clock.Advance(10 * time.Millisecond); err != nil {
+			if err := st.Advance(10 * time.Millisecond); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -252,8 +252,8 @@ func BenchmarkWakeLatency(b *testing.B) {
 		// Jobs of this model run 400 ms; two seconds covers the run with room to spare.
 		const step = 2 * time.Second
 		var marked time.Time
-		st.clock.AfterFunc(st.clock.Now().Add(step), func() { marked = time.Now() })
-		if err := st.clock.Advance(step); err != nil {
+		st.Clock().AfterFunc(st.Now().Add(step), func() { marked = time.Now() })
+		if err := st.Advance(step); err != nil {
 			b.Fatal(err)
 		}
 		r := <-done

@@ -13,39 +13,39 @@ import (
 	"strings"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
-// decodeObject reads a JSON object body: a JSON content type (or none), at most the size limit,
-// exactly one object. Numbers stay exact (json.Number).
-func (s *Server) decodeObject(w http.ResponseWriter, r *http.Request) (map[string]any, error) {
+// bodyRule says whether a body may be left out.
+type bodyRule int
+
+const (
+	bodyRequired bodyRule = iota // an empty body is invalid_json
+	bodyOptional                 // an empty body, however it was sent, decodes to nil
+)
+
+// decodeBody is the one reader of request bodies: a JSON content type (or none), at most the
+// size limit, exactly one JSON object. Numbers stay exact (json.Number).
+func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, rule bodyRule) (map[string]any, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
 			return nil, problem.New(problem.UnsupportedMediaType, "send the body as application/json, not %q", ct)
 		}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return nil, problem.New(problem.PayloadTooLarge, "the body is over the limit of %d bytes", s.cfg.MaxBodyBytes)
+	var body []byte
+	if r.Body != nil {
+		var err error
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				return nil, problem.New(problem.PayloadTooLarge, "the body is over the limit of %d bytes", s.cfg.MaxBodyBytes)
+			}
+			return nil, problem.New(problem.InvalidJSON, "the body could not be read to its end")
 		}
-		return nil, problem.New(problem.InvalidJSON, "the body could not be read")
 	}
-	return parseObject(body)
-}
-
-// decodeOptionalObject is decodeObject for a body that may be left out: an empty body, however
-// it was sent, gives nil.
-func (s *Server) decodeOptionalObject(w http.ResponseWriter, r *http.Request) (map[string]any, error) {
-	if r.ContentLength == 0 || r.Body == nil {
-		return nil, nil
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-	if err != nil {
-		return nil, problem.New(problem.PayloadTooLarge, "the body is over the limit of %d bytes", s.cfg.MaxBodyBytes)
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
+	if rule == bodyOptional && len(bytes.TrimSpace(body)) == 0 {
 		return nil, nil
 	}
 	return parseObject(body)
@@ -166,6 +166,4 @@ func (e envelope) check(body map[string]any) error {
 	return &problem.Error{Code: problem.InvalidRequest, Detail: fmt.Sprintf("the request has %d problem(s); see errors", len(errs)), Errors: errs}
 }
 
-func escapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
+func escapePointer(s string) string { return sim.EscapePointer(s) }

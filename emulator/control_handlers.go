@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
 // headerAdminToken carries the control API's token when --admin-token is set.
@@ -43,19 +45,20 @@ func (s *Server) control(next handlerFunc) handlerFunc {
 // client suite can check what it is talking to.
 func (s *Server) health() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		st := s.stateOf(r)
+		world := worldOf(r)
 		return s.writeJSON(w, http.StatusOK, map[string]any{
 			"status":   "ok",
 			"version":  Version,
+			"tenant":   infoOf(r).tenant.Name(),
 			"clock":    s.clockMode(),
-			"now":      timestamp(st.clock.Now()),
+			"now":      timestamp(world.Now()),
 			"models":   len(s.catalog.Models),
-			"scenario": st.scenario.Load().Name,
-			"seeded":   s.ids.Seeded(),
+			"scenario": world.Scenario().Name,
+			"seeded":   s.cfg.Seeded,
 			"control":  !s.cfg.ControlDisabled,
-			// waiting counts wait=true requests blocked on a job, so a test can advance the
-			// manual clock only once its wait has begun.
-			"waiting": s.waiting.Load(),
+			// waiting counts the tenant's wait=true requests blocked on a job, so a test can
+			// advance the manual clock only once its wait has begun.
+			"waiting": world.Waiting(),
 		})
 	}
 }
@@ -69,19 +72,19 @@ func (s *Server) clockMode() string {
 
 func (s *Server) resetState() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		s.reset()
-		return s.writeJSON(w, http.StatusOK, map[string]any{"status": "reset", "now": timestamp(s.state().clock.Now())})
+		world := infoOf(r).tenant.Reset()
+		return s.writeJSON(w, http.StatusOK, map[string]any{"status": "reset", "tenant": infoOf(r).tenant.Name(), "now": timestamp(world.Now())})
 	}
 }
 
 // clockBody is the clock as the control API shows it.
-func (s *Server) clockBody(st *state) map[string]any {
-	return map[string]any{"mode": s.clockMode(), "now": timestamp(st.clock.Now())}
+func (s *Server) clockBody(world *sim.World) map[string]any {
+	return map[string]any{"mode": s.clockMode(), "now": timestamp(world.Now())}
 }
 
 func (s *Server) getClock() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		return s.writeJSON(w, http.StatusOK, s.clockBody(s.stateOf(r)))
+		return s.writeJSON(w, http.StatusOK, s.clockBody(worldOf(r)))
 	}
 }
 
@@ -90,8 +93,8 @@ func (s *Server) getClock() handlerFunc {
 func (s *Server) setClock() handlerFunc {
 	change := envelope{fields: map[string]string{"advance": "string", "set": "string"}}
 	return func(w http.ResponseWriter, r *http.Request) error {
-		st := s.stateOf(r)
-		body, err := s.decodeObject(w, r)
+		world := worldOf(r)
+		body, err := s.decodeBody(w, r, bodyRequired)
 		if err != nil {
 			return err
 		}
@@ -108,7 +111,7 @@ func (s *Server) setClock() handlerFunc {
 			if err != nil {
 				return problem.New(problem.InvalidClockChange, "advance %q: %v", advance, err)
 			}
-			if err := st.clock.Advance(d); err != nil {
+			if err := world.Advance(d); err != nil {
 				return problem.New(problem.InvalidClockChange, "advance %q: %v", advance, err)
 			}
 		default:
@@ -116,13 +119,13 @@ func (s *Server) setClock() handlerFunc {
 			if err != nil {
 				return problem.New(problem.InvalidClockChange, "set %q is not an RFC 3339 time such as 2026-01-01T00:10:00Z", set)
 			}
-			if err := st.clock.Set(t); errors.Is(err, clock.ErrBackwards) {
-				return problem.New(problem.InvalidClockChange, "set %s is before the emulator's time %s; the clock only moves forward (POST /_emulator/reset starts it over)", set, timestamp(st.clock.Now()))
+			if err := world.SetTime(t); errors.Is(err, clock.ErrBackwards) {
+				return problem.New(problem.InvalidClockChange, "set %s is before the emulator's time %s; the clock only moves forward (POST /_emulator/reset starts it over)", set, timestamp(world.Now()))
 			} else if err != nil {
 				return problem.New(problem.InvalidClockChange, "set %s: %v", set, err)
 			}
 		}
-		return s.writeJSON(w, http.StatusOK, s.clockBody(st))
+		return s.writeJSON(w, http.StatusOK, s.clockBody(world))
 	}
 }
 
@@ -146,11 +149,11 @@ func parseAdvance(v string) (time.Duration, error) {
 	return d, nil
 }
 
-func (s *Server) scenarioBody(st *state) map[string]any {
-	body := st.scenario.Load().Describe()
+func (s *Server) scenarioBody(world *sim.World) map[string]any {
+	body := world.Scenario().Describe()
 	body["available"] = scenarioNames(s.scenarios)
 	active := 0
-	for _, r := range st.faults.List() {
+	for _, r := range world.Faults().List() {
 		if r.Source == "scenario" {
 			active++
 		}
@@ -161,7 +164,7 @@ func (s *Server) scenarioBody(st *state) map[string]any {
 
 func (s *Server) getScenario() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		return s.writeJSON(w, http.StatusOK, s.scenarioBody(s.stateOf(r)))
+		return s.writeJSON(w, http.StatusOK, s.scenarioBody(worldOf(r)))
 	}
 }
 
@@ -169,8 +172,8 @@ func (s *Server) getScenario() handlerFunc {
 // {"scenario": {...}} with a whole scenario document inline.
 func (s *Server) putScenario() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		st := s.stateOf(r)
-		body, err := s.decodeObject(w, r)
+		world := worldOf(r)
+		body, err := s.decodeBody(w, r, bodyRequired)
 		if err != nil {
 			return err
 		}
@@ -197,14 +200,13 @@ func (s *Server) putScenario() handlerFunc {
 				sc.Name = "inline"
 			}
 		}
-		st.useScenario(sc)
-		return s.writeJSON(w, http.StatusOK, s.scenarioBody(st))
+		world.UseScenario(sc)
+		return s.writeJSON(w, http.StatusOK, s.scenarioBody(world))
 	}
 }
 
 func (s *Server) listRequests() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		st := s.stateOf(r)
 		p, err := parsePage(r)
 		if err != nil {
 			return err
@@ -221,8 +223,9 @@ func (s *Server) listRequests() handlerFunc {
 			}
 			f.Status = n
 		}
-		entries, total := st.journal.List(f, p.offset, p.limit)
-		items, err := encodeEach(entries, func(e journal.Entry) any { return e })
+		entries, total := worldOf(r).Journal().List(f, p.offset, p.limit)
+		tenant := infoOf(r).tenant.Name()
+		items, err := encodeEach(entries, func(e journal.Entry) any { return journalEntry{e, tenant} })
 		if err != nil {
 			return err
 		}
@@ -233,7 +236,7 @@ func (s *Server) listRequests() handlerFunc {
 
 func (s *Server) clearRequests() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		s.stateOf(r).journal.Clear()
+		worldOf(r).Journal().Clear()
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
@@ -241,7 +244,7 @@ func (s *Server) clearRequests() handlerFunc {
 
 func (s *Server) listFaults() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		return s.writeJSON(w, http.StatusOK, map[string]any{"data": faultViews(s.stateOf(r).faults.List())})
+		return s.writeJSON(w, http.StatusOK, map[string]any{"data": faultViews(worldOf(r).Faults().List())})
 	}
 }
 
@@ -292,8 +295,7 @@ func faultViews(rules []faults.Rule) []faultView {
 // are strings ("2s").
 func (s *Server) addFault() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		st := s.stateOf(r)
-		body, err := s.decodeObject(w, r)
+		body, err := s.decodeBody(w, r, bodyRequired)
 		if err != nil {
 			return err
 		}
@@ -303,17 +305,17 @@ func (s *Server) addFault() handlerFunc {
 		if err != nil {
 			return invalidDocument("fault", err)
 		}
-		rule := st.faults.Add("api", f)
+		rule := worldOf(r).Faults().Add("api", f)
 		return s.writeJSON(w, http.StatusCreated, faultViews([]faults.Rule{rule})[0])
 	}
 }
 
 func (s *Server) clearFaults() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		st := s.stateOf(r)
-		st.faults.RemoveSource("api")
-		if r.URL.Query().Get("source") == "all" {
-			st.faults.RemoveSource("scenario")
+		faults := worldOf(r).Faults()
+		faults.RemoveSource("api")
+		if q, _ := query(r); q.Get("source") == "all" {
+			faults.RemoveSource("scenario")
 		}
 		w.WriteHeader(http.StatusNoContent)
 		return nil
@@ -323,7 +325,7 @@ func (s *Server) clearFaults() handlerFunc {
 func (s *Server) deleteFault() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id := mux.Vars(r)["id"]
-		if !s.stateOf(r).faults.Remove(id) {
+		if !worldOf(r).Faults().Remove(id) {
 			return problem.New(problem.NotFound, "no fault %q", id)
 		}
 		w.WriteHeader(http.StatusNoContent)
@@ -333,7 +335,7 @@ func (s *Server) deleteFault() handlerFunc {
 
 func (s *Server) listAccounts() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		return s.writeJSON(w, http.StatusOK, map[string]any{"data": s.stateOf(r).ledger.Balances()})
+		return s.writeJSON(w, http.StatusOK, map[string]any{"data": worldOf(r).Ledger().Balances()})
 	}
 }
 
@@ -341,7 +343,7 @@ func (s *Server) listAccounts() handlerFunc {
 func (s *Server) putAccount() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id := mux.Vars(r)["account"]
-		body, err := s.decodeObject(w, r)
+		body, err := s.decodeBody(w, r, bodyRequired)
 		if err != nil {
 			return err
 		}
@@ -351,7 +353,7 @@ func (s *Server) putAccount() handlerFunc {
 			return &problem.Error{Code: problem.InvalidRequest, Detail: fmt.Sprintf(`send {"credits": <integer from 0 to %d>}`, int64(catalog.MaxAccountCredits)),
 				Errors: []problem.FieldError{{Pointer: "/credits", Message: fmt.Sprintf("must be an integer from 0 to %d", int64(catalog.MaxAccountCredits))}}}
 		}
-		b, err := s.stateOf(r).ledger.SetAvailable(id, credits)
+		b, err := worldOf(r).SetCredits(id, credits)
 		if errors.Is(err, ledger.ErrNoAccount) {
 			return problem.New(problem.AccountNotFound, "no account %q", id)
 		}
@@ -365,18 +367,19 @@ func (s *Server) putAccount() handlerFunc {
 // forceJob ends a job now: complete makes it succeed (with real outputs), fail makes it fail
 // with {"code", "message"} (default generation_failed).
 func (s *Server) forceJob(status jobs.Status) handlerFunc {
+	failure := envelope{fields: map[string]string{"code": "string", "message": "string"}}
 	return func(w http.ResponseWriter, r *http.Request) error {
-		st := s.stateOf(r)
-		id := mux.Vars(r)["id"]
 		var jerr *jobs.Error
 		if status == jobs.Failed {
-			jerr = &jobs.Error{Code: "generation_failed", Message: scenario.DefaultMessage("generation_failed")}
-			if body, err := s.decodeOptionalObject(w, r); err != nil {
+			body, err := s.decodeBody(w, r, bodyOptional)
+			if err != nil {
 				return err
-			} else if body != nil {
-				if err := (envelope{fields: map[string]string{"code": "string", "message": "string"}}).check(body); err != nil {
+			}
+			if body != nil {
+				if err := failure.check(body); err != nil {
 					return err
 				}
+				jerr = &jobs.Error{Code: "generation_failed", Message: scenario.DefaultMessage("generation_failed")}
 				if c, ok := body["code"].(string); ok {
 					jerr.Code, jerr.Message = c, scenario.DefaultMessage(c)
 				}
@@ -385,10 +388,78 @@ func (s *Server) forceJob(status jobs.Status) handlerFunc {
 				}
 			}
 		}
-		v, err := st.jobs.Force(id, status, jerr)
+		v, err := worldOf(r).Force(mux.Vars(r)["id"], status, jerr)
 		if err != nil {
-			return jobChangeError(id, v, err)
+			return err
 		}
 		return s.writeJSON(w, http.StatusOK, s.jobBody(r, v))
+	}
+}
+
+// journalEntry is a journal entry as the control API shows it, with the tenant it belongs to.
+type journalEntry struct {
+	journal.Entry
+	Tenant string `json:"tenant"`
+}
+
+// tenantView is a tenant as GET /_emulator/tenants lists it.
+type tenantView struct {
+	Name     string         `json:"name"`
+	Created  string         `json:"created_at"`
+	LastUsed string         `json:"last_used_at"`
+	Jobs     int            `json:"jobs"`
+	Clock    map[string]any `json:"clock"`
+}
+
+func (s *Server) listTenants() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		infos := s.tenants.List()
+		out := make([]tenantView, len(infos))
+		for i, t := range infos {
+			out[i] = tenantView{Name: t.Name, Created: timestamp(t.Created), LastUsed: timestamp(t.LastUsed), Jobs: t.Jobs,
+				Clock: map[string]any{"mode": s.clockMode(), "now": timestamp(t.Now)}}
+		}
+		return s.writeJSON(w, http.StatusOK, map[string]any{"data": out})
+	}
+}
+
+func (s *Server) deleteTenant() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if err := s.tenants.Delete(mux.Vars(r)["name"]); err != nil {
+			return err
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+}
+
+// awaitWaiting answers once the tenant has at least count wait=true generations waiting for
+// their job, or after timeout (real time, default 10 s, at most --max-wait) with reached false.
+func (s *Server) awaitWaiting() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		count := int64(1)
+		if v, ok, err := queryValue(r, "count"); err != nil {
+			return err
+		} else if ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 || n > 1_000_000 {
+				return paramError("count", "count must be an integer from 0 to 1000000")
+			}
+			count = n
+		}
+		timeout := 10 * time.Second
+		if v, ok, err := queryValue(r, "timeout"); err != nil {
+			return err
+		} else if ok {
+			d, err := parseAdvance(v)
+			if err != nil || d > s.cfg.MaxWait {
+				return paramError("timeout", "timeout must be a duration such as 5s, at most %s (--max-wait)", s.cfg.MaxWait)
+			}
+			timeout = d
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), timeout)
+		defer cancel()
+		n, reached := worldOf(r).AwaitWaiting(ctx, count, s.closing)
+		return s.writeJSON(w, http.StatusOK, map[string]any{"waiting": n, "reached": reached})
 	}
 }

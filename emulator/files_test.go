@@ -17,7 +17,7 @@ func TestFilesOverHTTP(t *testing.T) {
 	defer srv.Close()
 	q := quote(t, s, "key_a", "test/reel", map[string]any{"prompt": "waves", "duration": "5", "resolution": "480p"})
 	job := decode[jobJSON](t, generate(t, s, "key_a", "reel", q, map[string]any{"prompt": "waves", "duration": "5", "resolution": "480p"}, ""))
-	_ = s.state().clock.Advance(10 * time.Second)
+	_ = s.world().Advance(10 * time.Second)
 	job = decode[jobJSON](t, call(t, s, "GET", "/v1/jobs/"+job.ID, "key_a", nil))
 	if job.Status != "succeeded" || len(job.Outputs) != 1 {
 		t.Fatalf("job = %+v", job)
@@ -83,7 +83,7 @@ func TestFilesOverHTTP(t *testing.T) {
 		t.Error("the remade file differs")
 	}
 
-	_ = s.state().clock.Advance(time.Hour)
+	_ = s.world().Advance(time.Hour)
 	resp, _ = http.Get(url)
 	resp.Body.Close()
 	if resp.StatusCode != 410 {

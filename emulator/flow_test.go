@@ -133,7 +133,7 @@ func TestGenerateLifecycleWithPolling(t *testing.T) {
 	}
 	assertBalance(t, s, "acct_a", 994, 6, 0)
 
-	clk := s.state().clock
+	clk := s.world()
 	steps := []struct {
 		advance  time.Duration
 		status   string
@@ -182,7 +182,7 @@ func TestGenerateLifecycleWithPolling(t *testing.T) {
 
 func assertBalance(t testing.TB, s *Server, account string, available, held, charged int64) {
 	t.Helper()
-	b, _ := s.state().ledger.Balance(account)
+	b, _ := s.world().Ledger().Balance(account)
 	if b.Available != available || b.Held != held || b.Charged != charged {
 		t.Errorf("%s balance = %+v, want available %d held %d charged %d", account, b, available, held, charged)
 	}
@@ -193,9 +193,9 @@ func assertBalance(t testing.TB, s *Server, account string, available, held, cha
 func waitUntilWaiting(t testing.TB, s *Server, n int64) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for s.waiting.Load() != n {
+	for s.world().Waiting() != n {
 		if time.Now().After(deadline) {
-			t.Fatalf("waiting = %d, want %d", s.waiting.Load(), n)
+			t.Fatalf("waiting = %d, want %d", s.world().Waiting(), n)
 		}
 		runtime.Gosched()
 	}
@@ -229,7 +229,7 @@ func TestWaitReturnsWhenTheJobTurnsTerminal(t *testing.T) {
 		done <- result{resp.StatusCode, j, err}
 	}()
 	waitUntilWaiting(t, s, 1)
-	if err := s.state().clock.Advance(time.Second); err != nil {
+	if err := s.world().Advance(time.Second); err != nil {
 		t.Fatal(err)
 	}
 	r := <-done
@@ -262,7 +262,7 @@ func TestWaitRunsOutAt202AndDisconnectKeepsTheJob(t *testing.T) {
 	done := make(chan *httptest.ResponseRecorder, 1)
 	go func() { done <- generate(t, s, "key_a", "slow-1", q, map[string]any{"prompt": "waves"}, "?wait=true") }()
 	waitUntilWaiting(t, s, 1)
-	_ = s.state().clock.Advance(2 * time.Second) // the wait limit passes on the emulator's clock
+	_ = s.world().Advance(2 * time.Second) // the wait limit passes on the emulator's clock
 	rec := <-done
 	if rec.Code != 202 || rec.Header().Get("Location") == "" {
 		t.Fatalf("ran-out wait: %d %s", rec.Code, rec.Body)
@@ -287,7 +287,7 @@ func TestWaitRunsOutAt202AndDisconnectKeepsTheJob(t *testing.T) {
 	cancel()
 	<-left
 	waitUntilWaiting(t, s, 0)
-	_ = s.state().clock.Advance(time.Minute)
+	_ = s.world().Advance(time.Minute)
 	got := decode[jobJSON](t, call(t, s, "GET", "/v1/jobs/"+job.ID, "key_a", nil))
 	if got.Status != "succeeded" {
 		t.Errorf("after the client left: %s, want succeeded", got.Status)
@@ -343,8 +343,8 @@ func TestConcurrentDuplicatesMakeOneJobAndOneHold(t *testing.T) {
 			t.Fatalf("request %d: %d job %s, want 202 job %s", i, codes[i], ids[i], ids[0])
 		}
 	}
-	if s.state().jobs.Len() != 1 {
-		t.Errorf("%d jobs, want 1", s.state().jobs.Len())
+	if s.world().Jobs() != 1 {
+		t.Errorf("%d jobs, want 1", s.world().Jobs())
 	}
 	assertBalance(t, s, "acct_a", 994, 6, 0)
 }
@@ -379,7 +379,7 @@ func TestConcurrentGenerationsNeverOverspend(t *testing.T) {
 func TestGenerationErrors(t *testing.T) {
 	t.Parallel()
 	s := flowServer(t)
-	clk := s.state().clock
+	clk := s.world()
 	good := quote(t, s, "key_a", "test/pixel", pixelInput)
 	expiring := quote(t, s, "key_a", "test/pixel", map[string]any{"prompt": "old"})
 	_ = clk.Advance(11 * time.Minute)
@@ -444,7 +444,7 @@ func TestGenerationErrors(t *testing.T) {
 		})
 	}
 	// Failed requests changed nothing: one job (the "spend" one), its credits held.
-	if n := s.state().jobs.Len(); n != 1 {
+	if n := s.world().Jobs(); n != 1 {
 		t.Errorf("%d jobs after failures, want 1", n)
 	}
 	assertBalance(t, s, "acct_poor", 3, 0, 0)
@@ -546,7 +546,7 @@ func TestOutputsExpireAndJobsAreDropped(t *testing.T) {
 	defer s.Close()
 	q := quote(t, s, "key_a", "test/voice", map[string]any{"text": "bye"})
 	job := decode[jobJSON](t, generate(t, s, "key_a", "ttl", q, map[string]any{"text": "bye"}, ""))
-	clk := s.state().clock
+	clk := s.world()
 	_ = clk.Advance(time.Second)
 	job = decode[jobJSON](t, call(t, s, "GET", "/v1/jobs/"+job.ID, "key_a", nil))
 	path := strings.TrimPrefix(job.Outputs[0].URL, "http://example.com")
@@ -561,7 +561,7 @@ func TestOutputsExpireAndJobsAreDropped(t *testing.T) {
 	if rec := call(t, s, "GET", "/v1/jobs/"+job.ID, "key_a", nil); rec.Code != 404 {
 		t.Errorf("dropped job: %d", rec.Code)
 	}
-	if n := s.state().quotes.Len(); n != 0 {
+	if n := s.world().Quotes(); n != 0 {
 		t.Errorf("%d quotes kept after expiry", n)
 	}
 }

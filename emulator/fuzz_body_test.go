@@ -63,7 +63,7 @@ func FuzzRequestBodies(f *testing.F) {
 				t.Fatalf("%s %s with %q: not JSON: %q", method, path, body, rec.Body)
 			}
 		}
-		for _, b := range s.state().ledger.Balances() {
+		for _, b := range s.world().Ledger().Balances() {
 			if b.Available < 0 || b.Held < 0 || b.Charged < 0 {
 				t.Fatalf("balance went negative: %+v", b)
 			}

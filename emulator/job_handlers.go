@@ -2,13 +2,12 @@ package emulator
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 
 	"github.com/gorilla/mux"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
 // jobJSON is a job as clients see it.
@@ -39,7 +38,7 @@ func (s *Server) jobBody(r *http.Request, v jobs.View) jobJSON {
 	}
 	return jobJSON{
 		ID: v.ID, Model: v.Model, Status: v.Status, QuoteID: v.QuoteID, Credits: v.Credits,
-		CreditStatus: v.CreditStatus, Input: v.Input, CreatedAt: timestamp(v.CreatedAt),
+		CreditStatus: v.CreditStatus, Input: v.Input, CreatedAt: sim.Timestamp(v.CreatedAt),
 		StartedAt: nullableTime(v.StartedAt), FinishedAt: nullableTime(v.FinishedAt),
 		Progress: v.Progress, Outputs: outputs, Error: v.Error,
 	}
@@ -60,11 +59,9 @@ func baseURL(r *http.Request) string {
 
 func (s *Server) getJob() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		st := s.stateOf(r)
-		id := mux.Vars(r)["id"]
-		v, ok := st.jobs.Get(keyOf(r).Account, id)
-		if !ok {
-			return problem.New(problem.JobNotFound, "no job %q for this account", id)
+		v, err := worldOf(r).Job(keyOf(r).Account, mux.Vars(r)["id"])
+		if err != nil {
+			return err
 		}
 		return s.writeJSON(w, http.StatusOK, s.jobBody(r, v))
 	}
@@ -72,7 +69,6 @@ func (s *Server) getJob() handlerFunc {
 
 func (s *Server) listJobs() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		st := s.stateOf(r)
 		p, err := parsePage(r)
 		if err != nil {
 			return err
@@ -91,7 +87,7 @@ func (s *Server) listJobs() handlerFunc {
 		} else if ok {
 			f.Model = v
 		}
-		views, total := st.jobs.List(keyOf(r).Account, f, p.offset, p.limit)
+		views, total := worldOf(r).ListJobs(keyOf(r).Account, f, p.offset, p.limit)
 		items, err := encodeEach(views, func(v jobs.View) any { return s.jobBody(r, v) })
 		if err != nil {
 			return err
@@ -101,25 +97,11 @@ func (s *Server) listJobs() handlerFunc {
 	}
 }
 
-// jobChangeError classifies why a job could not be canceled or forced.
-func jobChangeError(id string, v jobs.View, err error) error {
-	switch {
-	case errors.Is(err, jobs.ErrNotFound):
-		return problem.New(problem.JobNotFound, "no job %q for this account", id)
-	case errors.Is(err, jobs.ErrTerminal):
-		return &problem.Error{Code: problem.JobNotCancelable, Detail: "job " + id + " already ended as " + string(v.Status),
-			Extra: map[string]any{"job_status": string(v.Status)}}
-	}
-	return err
-}
-
 func (s *Server) cancelJob() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		st := s.stateOf(r)
-		id := mux.Vars(r)["id"]
-		v, err := st.jobs.Cancel(keyOf(r).Account, id)
+		v, err := worldOf(r).Cancel(keyOf(r).Account, mux.Vars(r)["id"])
 		if err != nil {
-			return jobChangeError(id, v, err)
+			return err
 		}
 		return s.writeJSON(w, http.StatusOK, s.jobBody(r, v))
 	}

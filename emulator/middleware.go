@@ -14,57 +14,55 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/ratelimit"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
 type ctxKey int
 
-// ctxNote holds the request's note: one context value per request, filled in as it goes.
-const ctxNote ctxKey = 0
+// Context keys: what the frame learns of a request before routing, and the authenticated key.
+const (
+	ctxInfo ctxKey = iota
+	ctxKeyValue
+)
 
-// note collects what the layers of one request learn about it: its id, its key, and what the
-// journal and the rate-limit and fault rules want to know.
-type note struct {
-	st                  *state // the state the request began with; a reset mid-request does not split it
-	id                  string
-	key                 *catalog.Key
-	model, jobID, fault string
-	peeked              *catalog.Model
-	query               url.Values
-	queryErr            error
-	queryParsed         bool
+// headerTenant names the tenant a request belongs to.
+const headerTenant = "X-Emulator-Tenant"
+
+// reqInfo is what the frame settles about a request before it is routed; it does not change
+// afterwards. Everything else flows as arguments and return values.
+type reqInfo struct {
+	id     string
+	tenant *sim.Tenant
+	world  *sim.World // the world the request began with; a reset mid-request does not split it
+	token  string     // the bearer key, without a tenant suffix
+	query  url.Values
+	qerr   error
 }
 
-func noteOf(r *http.Request) *note {
-	if n, ok := r.Context().Value(ctxNote).(*note); ok {
+func infoOf(r *http.Request) *reqInfo {
+	if n, ok := r.Context().Value(ctxInfo).(*reqInfo); ok {
 		return n
 	}
-	return &note{}
+	return &reqInfo{}
 }
 
-// stateOf returns the state the request began with.
-func (s *Server) stateOf(r *http.Request) *state {
-	if n := noteOf(r); n.st != nil {
-		return n.st
-	}
-	return s.state()
-}
+// worldOf returns the world the request began with.
+func worldOf(r *http.Request) *sim.World { return infoOf(r).world }
 
 // requestID returns the id the request carries or was given.
-func requestID(r *http.Request) string { return noteOf(r).id }
+func requestID(r *http.Request) string { return infoOf(r).id }
 
 // keyOf returns the authenticated API key of a request, set by requireKey.
-func keyOf(r *http.Request) *catalog.Key { return noteOf(r).key }
+func keyOf(r *http.Request) *catalog.Key {
+	k, _ := r.Context().Value(ctxKeyValue).(*catalog.Key)
+	return k
+}
 
-// query returns the request's query parameters, parsed once. A query string that does not
-// parse (a bad %-escape, say) is an error rather than half read.
+// query returns the request's query parameters, parsed once by the frame. A query string that
+// does not parse (a bad %-escape, say) is an error rather than half read.
 func query(r *http.Request) (url.Values, error) {
-	n := noteOf(r)
-	if !n.queryParsed {
-		n.query, n.queryErr = url.ParseQuery(r.URL.RawQuery)
-		n.queryParsed = true
-	}
-	return n.query, n.queryErr
+	n := infoOf(r)
+	return n.query, n.qerr
 }
 
 // maxRequestIDLen bounds an echoed X-Request-Id; longer or non-printable ones are replaced.
@@ -82,12 +80,17 @@ func validRequestID(id string) bool {
 	return true
 }
 
-// recorder remembers the status written, for the request log.
+// recorder remembers what the journal and the log want to know of an answer: its status and
+// problem code, and what the request turned out to be about (account, model, job, fault).
 type recorder struct {
 	http.ResponseWriter
 	status int
 	bytes  int
 	code   string // the problem code, when the answer was an error
+
+	account, model, jobID, fault string
+	peeked                       *catalog.Model // the model found before routing, for rules that match models
+
 	// beforeSend, when set, runs once with the status known and before anything reaches the
 	// client, so what it records is in place by the time the client reads the answer.
 	beforeSend func()
@@ -123,26 +126,44 @@ func (rec *recorder) sending() {
 // Unwrap lets http.ResponseController reach the connection (flush, deadlines, hijack).
 func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
 
-// frame wraps every request, routed or not: it assigns the request id, sets the headers every
-// response carries, turns a panic into internal_error, and logs one line.
+// about notes what a request was about, for the journal.
+func about(w http.ResponseWriter, model, jobID string) {
+	if rec, ok := w.(*recorder); ok {
+		if model != "" {
+			rec.model = model
+		}
+		if jobID != "" {
+			rec.jobID = jobID
+		}
+	}
+}
+
+// frame wraps every request, routed or not: it assigns the request id, finds the tenant, sets
+// the headers every response carries, turns a panic into internal_error, and logs one line.
 func (s *Server) frame(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		rec := &recorder{ResponseWriter: w}
+		t, token, terr := s.tenantOf(r)
+		if t == nil {
+			t = s.tenants.Default()
+		}
+		t.Enter()
+		defer t.Leave()
+		world := t.World()
 		id := r.Header.Get("X-Request-Id")
 		if !validRequestID(id) {
-			id = s.ids.RequestID()
+			id = world.RequestID()
 		}
-		st := s.state()
-		r = r.WithContext(context.WithValue(r.Context(), ctxNote, &note{id: id, st: st}))
+		info := &reqInfo{id: id, tenant: t, world: world, token: token}
+		info.query, info.qerr = url.ParseQuery(r.URL.RawQuery)
+		r = r.WithContext(context.WithValue(r.Context(), ctxInfo, info))
 		h := w.Header()
 		h.Set("X-Request-Id", id)
 		h.Set("X-Emulator-Version", Version)
 		// Date follows the emulator's clock, like every timestamp in a body, so a client that
 		// compares the two (expires_at against Date, say) sees one timeline.
-		if st != nil {
-			h.Set("Date", st.clock.Now().Format(http.TimeFormat))
-		}
-		rec := &recorder{ResponseWriter: w}
+		h.Set("Date", world.Now().Format(http.TimeFormat))
 		defer func() {
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
@@ -157,12 +178,64 @@ func (s *Server) frame(next http.Handler) http.Handler {
 			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
+				slog.String("tenant", t.Name()),
 				slog.Int("status", rec.status),
-				slog.Duration("duration", time.Since(start)),
+				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
 				slog.String("request_id", id))
 		}()
+		if terr != nil {
+			s.writeError(rec, r, terr)
+			return
+		}
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// tenantOf finds the tenant a request names, by X-Emulator-Tenant or by a key of the form
+// KEY.NAME (an exact configured key always wins), and the bearer key without its suffix. A file
+// URL names its tenant in its path. No name means the default tenant.
+func (s *Server) tenantOf(r *http.Request) (*sim.Tenant, string, error) {
+	header := r.Header.Get(headerTenant)
+	token := bearer(r.Header.Get("Authorization"))
+	suffix := ""
+	if token != "" {
+		if _, exact := s.catalog.Key(token); !exact {
+			if i := strings.LastIndexByte(token, '.'); i > 0 {
+				if _, ok := s.catalog.Key(token[:i]); ok {
+					token, suffix = token[:i], token[i+1:]
+				}
+			}
+		}
+	}
+	if header != "" && suffix != "" && header != suffix {
+		return nil, token, problem.New(problem.InvalidTenant, "%s names tenant %q but the key names tenant %q; send one, or the same in both", headerTenant, header, suffix)
+	}
+	name := header
+	if name == "" {
+		name = suffix
+	}
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/files/"); ok && strings.Count(rest, "/") == 2 {
+		// /files/{tenant}/{job}/{name}: the URL is the whole address, as a browser sends it.
+		t, ok := s.tenants.Lookup(rest[:strings.IndexByte(rest, '/')])
+		if !ok {
+			return nil, token, problem.New(problem.NotFound, "no file %s", r.URL.Path)
+		}
+		return t, token, nil
+	}
+	if name == "" {
+		return s.tenants.Default(), token, nil
+	}
+	t, err := s.tenants.Get(name)
+	return t, token, err
+}
+
+// bearer returns the key of an Authorization: Bearer header, or "".
+func bearer(auth string) string {
+	scheme, token, found := strings.Cut(auth, " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(token)
 }
 
 // handlerFunc is an endpoint that returns its error instead of writing it.
@@ -181,12 +254,11 @@ func (s *Server) handle(h handlerFunc) http.Handler {
 func (s *Server) requireKey(perm catalog.Permission, next handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		auth := r.Header.Get("Authorization")
-		scheme, token, found := strings.Cut(auth, " ")
 		if auth == "" {
 			return problem.New(problem.Unauthenticated, "send your API key as 'Authorization: Bearer <key>'")
 		}
-		token = strings.TrimSpace(token)
-		if !found || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		token := infoOf(r).token
+		if token == "" {
 			return problem.New(problem.Unauthenticated, "the Authorization header must be 'Bearer <key>'")
 		}
 		key, ok := s.catalog.Key(token)
@@ -198,52 +270,33 @@ func (s *Server) requireKey(perm catalog.Permission, next handlerFunc) handlerFu
 				Detail: fmt.Sprintf("this key lacks the %q permission", perm),
 				Extra:  map[string]any{"permission": string(perm)}}
 		}
-		n := noteOf(r)
-		n.key = key
-		if err := s.rateLimit(w, r, key, n.peeked); err != nil {
+		var peeked *catalog.Model
+		if rec, ok := w.(*recorder); ok {
+			rec.account = key.Account
+			peeked = rec.peeked
+		}
+		if err := s.rateLimit(w, r, key, peeked); err != nil {
 			return err
 		}
-		return next(w, r)
+		return next(w, r.WithContext(context.WithValue(r.Context(), ctxKeyValue, key)))
 	}
 }
 
-// rateLimit counts the request against every limit of the scenario that matches it and refuses
-// it past any of them. The X-RateLimit-* headers describe the tightest limit.
+// rateLimit asks the world whether the request is within the scenario's limits. The
+// X-RateLimit-* headers describe the tightest limit.
 func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request, key *catalog.Key, m *catalog.Model) error {
-	st := s.stateOf(r)
-	sc := st.scenario.Load()
-	if len(sc.RateLimits) == 0 {
+	d := worldOf(r).RateLimit(r.Method, r.URL.Path, key, m)
+	if d == nil {
 		return nil
 	}
-	now := st.clock.Now()
-	var tightest *ratelimit.Decision
-	for i, rl := range sc.RateLimits {
-		if !rl.Match.Matches(r.Method, r.URL.Path, m) {
-			continue
-		}
-		caller := key.Key
-		if rl.Scope == "account" {
-			caller = key.Account
-		}
-		d := st.limiter.Take(i, caller, rl.Limit, rl.Per, now)
-		if tightest == nil || !d.Allowed || (tightest.Allowed && d.Remaining < tightest.Remaining) {
-			tightest = &d
-		}
-		if !d.Allowed {
-			break
-		}
-	}
-	if tightest == nil {
-		return nil
-	}
-	reset := int(math.Ceil(tightest.Reset.Seconds()))
+	reset := int(math.Ceil(d.Reset.Seconds()))
 	h := w.Header()
-	h.Set("X-RateLimit-Limit", strconv.Itoa(tightest.Limit))
-	h.Set("X-RateLimit-Remaining", strconv.Itoa(tightest.Remaining))
+	h.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(d.Remaining))
 	h.Set("X-RateLimit-Reset", strconv.Itoa(reset))
-	if !tightest.Allowed {
+	if !d.Allowed {
 		return &problem.Error{Code: problem.RateLimited, RetryAfter: max(reset, 1),
-			Detail: fmt.Sprintf("this key may make %d such requests per window; the next window opens in %ds", tightest.Limit, reset)}
+			Detail: fmt.Sprintf("this key may make %d such requests per window; the next window opens in %ds", d.Limit, reset)}
 	}
 	return nil
 }

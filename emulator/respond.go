@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
 // kinds gives each error code its status and title; it is the one place codes meet HTTP.
@@ -22,6 +24,10 @@ var kinds = map[problem.Code]struct {
 	problem.MissingIdempotencyKey:   {400, "Missing idempotency key"},
 	problem.InvalidClockChange:      {400, "Invalid clock change"},
 	problem.ConflictingControlInput: {400, "Conflicting control input"},
+	problem.InvalidTenant:           {400, "Invalid tenant"},
+	problem.TenantNotFound:          {404, "Tenant not found"},
+	problem.TenantNotDeletable:      {409, "Tenant not deletable"},
+	problem.TooManyTenants:          {429, "Too many tenants"},
 	problem.Unauthenticated:         {401, "Unauthenticated"},
 	problem.AdminTokenRequired:      {401, "Admin token required"},
 	problem.InsufficientCredits:     {402, "Insufficient credits"},
@@ -151,3 +157,15 @@ func writeRaw(w http.ResponseWriter, status int, b []byte) {
 }
 
 var newline = []byte{'\n'}
+
+// timestamp formats an instant as the API does: RFC 3339, UTC, Z.
+func timestamp(t time.Time) string { return sim.Timestamp(t) }
+
+// nullableTime is a timestamp, or null for the zero time.
+func nullableTime(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := timestamp(t)
+	return &s
+}

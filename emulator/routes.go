@@ -30,6 +30,7 @@ func (s *Server) routes() http.Handler {
 	r.Handle("/v1/jobs/{id}/cancel", s.handle(s.requireKey(gen, s.cancelJob()))).Methods(http.MethodPost)
 
 	r.Handle("/files/{job}/{name}", s.handle(s.serveFile())).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/files/{tenant}/{job}/{name}", s.handle(s.serveFile())).Methods(http.MethodGet, http.MethodHead)
 
 	r.Handle("/_emulator/health", s.handle(s.health())).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/_emulator/reset", s.handle(s.control(s.resetState()))).Methods(http.MethodPost)
@@ -47,6 +48,9 @@ func (s *Server) routes() http.Handler {
 	r.Handle("/_emulator/accounts/{account}", s.handle(s.control(s.putAccount()))).Methods(http.MethodPut)
 	r.Handle("/_emulator/jobs/{id}/complete", s.handle(s.control(s.forceJob(jobs.Succeeded)))).Methods(http.MethodPost)
 	r.Handle("/_emulator/jobs/{id}/fail", s.handle(s.control(s.forceJob(jobs.Failed)))).Methods(http.MethodPost)
+	r.Handle("/_emulator/waiting", s.handle(s.control(s.awaitWaiting()))).Methods(http.MethodGet)
+	r.Handle("/_emulator/tenants", s.handle(s.control(s.listTenants()))).Methods(http.MethodGet)
+	r.Handle("/_emulator/tenants/{name}", s.handle(s.control(s.deleteTenant()))).Methods(http.MethodDelete)
 
 	r.NotFoundHandler = s.handle(func(w http.ResponseWriter, req *http.Request) error {
 		return problem.New(problem.NotFound, "no endpoint at %s %s", req.Method, req.URL.Path)

@@ -12,13 +12,12 @@ import (
 	"os"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 	"github.com/mediagen/mediagen-emulator/fixtures"
 )
 
@@ -63,26 +62,42 @@ type Config struct {
 	ControlDisabled bool
 	// MaxBodyBytes limits request bodies (default 1 MiB).
 	MaxBodyBytes int64
+	// MaxTenants bounds the named tenants alive at once (default 1,000); past it a request for a
+	// new tenant answers 429 too_many_tenants.
+	MaxTenants int
+	// TenantIdle is how long a named tenant lives without requests (default 1 h, real time).
+	TenantIdle time.Duration
+	// Catalog, when set, is the catalog document itself (CatalogFile is then ignored).
+	Catalog *Source
+	// Media holds the video fixtures outputs are cut from (default: the embedded ones).
+	Media fs.FS
+	// Wall is the real time source, for real clocks and tenant idleness (default time.Now).
+	Wall func() time.Time
 	// Logger receives one line per request and every server fault; nil discards them.
 	Logger *slog.Logger
 }
 
-// Server is the emulator: an http.Handler over its own state. Close it to stop its clock.
+// Source is a named document, such as a catalog read from anywhere: problems name it.
+type Source struct {
+	Name string
+	Data []byte
+}
+
+// Server is the emulator: an http.Handler over its tenants' worlds. Close it to stop their
+// clocks.
 type Server struct {
-	cfg      Config
-	catalog  *catalog.Catalog
-	ids      *ids.Generator
-	log      *slog.Logger
-	handler  http.Handler
-	files    *fileCache
-	fixtures fs.FS
+	cfg     Config
+	catalog *catalog.Catalog
+	ids     *ids.Generator
+	log     *slog.Logger
+	handler http.Handler
+	files   *fileCache
+	tenants *sim.Tenants
 
 	scenarios     map[string]*scenario.Scenario // embedded, by name
 	startScenario *scenario.Scenario            // the configured one, which reset returns to
 
 	ready    chan struct{} // closed once the catalog is loaded
-	current  atomic.Pointer[state]
-	waiting  atomic.Int64 // requests blocked in waitForJob; tests use it to know a wait began
 	closing  chan struct{}
 	stopOnce sync.Once
 }
@@ -119,7 +134,10 @@ func NewServer(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, fixtures: fixtures.FS, files: newFileCache(fileCacheBytes),
+	if cfg.Media == nil {
+		cfg.Media = fixtures.FS
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, files: newFileCache(fileCacheBytes),
 		closing: make(chan struct{}), ready: make(chan struct{}), scenarios: known, startScenario: start}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -128,6 +146,14 @@ func NewServer(cfg Config) (*Server, error) {
 		s.ids = ids.NewSeeded(cfg.Seed)
 	} else {
 		s.ids = ids.NewRandom()
+	}
+	if cfg.Catalog != nil {
+		cat, err := catalog.Parse(cfg.Catalog.Name, cfg.Catalog.Data)
+		if err != nil {
+			return nil, err
+		}
+		s.finishLoading(cat, nil)
+		return s, nil
 	}
 	if cfg.CatalogFile == "" {
 		// The embedded catalog is checked by the emulator's own tests, so it cannot fail here;
@@ -152,42 +178,48 @@ func (s *Server) finishLoading(cat *catalog.Catalog, err error) {
 		s.handler = s.frame(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, errors.New("the embedded catalog failed to load"))
 		}))
-		s.current.Store(&state{clock: clock.NewManual(s.cfg.Start), gone: make(chan struct{})})
 		return
 	}
 	s.catalog = cat
-	s.current.Store(s.newState())
+	s.tenants = sim.NewTenants(sim.Config{
+		Catalog:      cat,
+		Scenarios:    s.scenarios,
+		Scenario:     s.startScenario,
+		Media:        s.cfg.Media,
+		ManualClock:  s.cfg.ManualClock,
+		Start:        s.cfg.Start,
+		Seeded:       s.cfg.Seeded,
+		Seed:         s.cfg.Seed,
+		MaxWait:      s.cfg.MaxWait,
+		QuoteTTL:     s.cfg.QuoteTTL,
+		OutputTTL:    s.cfg.OutputTTL,
+		JobRetention: s.cfg.JobRetention,
+		Logger:       s.log,
+		Wall:         s.cfg.Wall,
+	}, s.ids, s.files, s.cfg.MaxTenants, s.cfg.TenantIdle)
 	s.handler = s.routes()
 }
 
 // Ready is closed once the catalog is loaded and the server answers requests.
 func (s *Server) Ready() <-chan struct{} { return s.ready }
 
-// ServeHTTP answers one request, once the catalog is loaded.
+// ServeHTTP answers one request, once the catalog is loaded. A request that arrives first waits
+// for it even if its client half-closes meanwhile, so it still gets a whole answer.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	select {
-	case <-s.ready:
-	case <-r.Context().Done():
-		return
-	}
+	<-s.ready
 	s.handler.ServeHTTP(w, r)
 }
 
-// state returns the current state; a request loads it once and keeps it.
-func (s *Server) state() *state { return s.current.Load() }
-
-// reset puts every piece of state back to the configured start.
-func (s *Server) reset() {
-	old := s.current.Swap(s.newState())
-	old.retire()
-	s.files.clear()
-}
+// world returns the default tenant's current world; the package's own tests look inside it.
+func (s *Server) world() *sim.World { return s.tenants.Default().World() }
 
 // Close stops the server's background work. Requests still in flight may finish.
 func (s *Server) Close() error {
 	<-s.ready
 	s.Shutdown()
-	s.state().retire()
+	if s.tenants != nil {
+		s.tenants.Close()
+	}
 	return nil
 }
 

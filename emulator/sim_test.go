@@ -103,7 +103,7 @@ func TestForcedOutcomes(t *testing.T) {
 			if string(job.Status) != c.status || code != c.code || job.CreditStatus != c.credit || (job.StartedAt == nil) != c.startedNil {
 				t.Errorf("job = %s %q %s started %v, want %s %q %s", job.Status, code, job.CreditStatus, job.StartedAt, c.status, c.code, c.credit)
 			}
-			b, _ := s.state().ledger.Balance("acct_all")
+			b, _ := s.world().Ledger().Balance("acct_all")
 			if b.Held != 0 || (c.credit == "charged") != (b.Charged == job.Credits) || b.Total() != 1_000_000 {
 				t.Errorf("ledger = %+v", b)
 			}
@@ -158,7 +158,7 @@ func TestBadDirectives(t *testing.T) {
 	if p := decode[problemJSON](t, rec); rec.Code != 422 || p.Code != "invalid_input" || p.Errors[0].Pointer != "/input/prompt" {
 		t.Errorf("bad token: %d %s", rec.Code, rec.Body)
 	}
-	if b, _ := s.state().ledger.Balance("acct_all"); b.Held != 0 || b.Available != 1_000_000 {
+	if b, _ := s.world().Ledger().Balance("acct_all"); b.Held != 0 || b.Available != 1_000_000 {
 		t.Errorf("failed directives moved credits: %+v", b)
 	}
 }
@@ -579,7 +579,7 @@ func TestResetRestoresEverything(t *testing.T) {
 	if got := decode[map[string]string](t, control(t, s, "GET", "/_emulator/clock", nil)); got["now"] != "2026-01-01T00:00:00Z" {
 		t.Errorf("clock after reset: %v", got)
 	}
-	if b, _ := s.state().ledger.Balance("acct_poor"); b.Available != 10 {
+	if b, _ := s.world().Ledger().Balance("acct_poor"); b.Available != 10 {
 		t.Errorf("poor after reset: %+v", b)
 	}
 	if rec := call(t, s, "GET", "/v1/jobs", "mg_test_all", nil); rec.Code != 200 {

@@ -15,15 +15,8 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
-
-// account names the request's account once its key is known.
-func (n *note) account() string {
-	if n.key == nil {
-		return ""
-	}
-	return n.key.Account
-}
 
 // isAPI reports whether a path is part of the emulated service (journaled, rate limited and
 // open to faults), as opposed to the control API.
@@ -38,29 +31,33 @@ func (s *Server) traffic(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		st := s.stateOf(r)
-		n := noteOf(r)
+		world := worldOf(r)
 		start := time.Now()
-		if rec, ok := w.(*recorder); ok && api {
-			n.peeked = s.peekModel(r, st)
+		rec, _ := w.(*recorder)
+		if rec == nil {
+			rec = &recorder{ResponseWriter: w}
+		}
+		if api {
+			rec.peeked = s.peekModel(r, world)
 			// The entry is written as the answer starts, so a client that reads the journal right
 			// after its request finds it; an answer that never starts (a reset) is written last.
 			rec.beforeSend = func() {
-				st.journal.Add(journal.Entry{
-					Time: st.clock.Now(), Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
-					Status: rec.status, Code: rec.code, Account: n.account(), Model: n.model, JobID: n.jobID,
-					RequestID: requestID(r), Idempotent: r.Header.Get("Idempotency-Key"), Fault: n.fault,
+				world.Journal().Add(journal.Entry{
+					Time: world.Now(), Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
+					Status: rec.status, Code: rec.code, Account: rec.account, Model: rec.model, JobID: rec.jobID,
+					RequestID: requestID(r), Idempotent: r.Header.Get("Idempotency-Key"), Fault: rec.fault,
 					DurationMS: math.Round(float64(time.Since(start).Microseconds())) / 1000,
 				})
 			}
 			defer rec.sending()
 		}
-		if f, id, ok := st.faults.Pick(r.Method, r.URL.Path, n.peeked); ok {
-			n.fault = id
-			if s.injectFault(w, r, f) {
+		if f, id, ok := world.PickFault(r.Method, r.URL.Path, rec.peeked); ok {
+			rec.fault = id
+			if s.injectFault(rec, r, f) {
 				return
 			}
 		}
+		w = rec
 		next.ServeHTTP(w, r)
 	})
 }
@@ -68,8 +65,8 @@ func (s *Server) traffic(next http.Handler) http.Handler {
 // peekModel finds the model a request is about, when a rule in force matches on models: from
 // the path for model details, from the body's "model" field for quotes and generations. The
 // body is put back for the handler.
-func (s *Server) peekModel(r *http.Request, st *state) *catalog.Model {
-	if !st.faults.NeedsModel() && !st.scenario.Load().LimitsNeedModel() {
+func (s *Server) peekModel(r *http.Request, world *sim.World) *catalog.Model {
+	if !world.NeedsModel() {
 		return nil
 	}
 	if id, ok := strings.CutPrefix(r.URL.Path, "/v1/models/"); ok {

@@ -583,7 +583,7 @@ func TestOptions(t *testing.T) {
 		if want := "2026-01-01T00:01:00Z"; a.str("expires_at") != want {
 			t.Errorf("expires_at = %q, want %q", a.str("expires_at"), want)
 		}
-		emu.Advance(time.Minute)
+		emu.Advance(time.Minute + time.Millisecond) // valid until expires_at, invalid after it
 		g := c.call(http.MethodPost, "/v1/generate", map[string]any{"model": model, "input": fox(), "quote_id": a.str("quote_id")}, "Idempotency-Key", "k1")
 		if g.status != 422 || g.str("code") != "quote_expired" {
 			t.Errorf("generate after the TTL: %d %v", g.status, g.body)

@@ -1,6 +1,6 @@
-// Package ids makes the emulator's identifiers: random by default, and under a seed derived
-// from the seed and stable inputs, so the same requests give the same ids even when concurrent
-// requests interleave differently.
+// Package ids is the emulator's one source of randomness: identifiers and labelled draws, random
+// by default, and under a seed derived from the seed and stable inputs, so the same requests give
+// the same ids, draws and media even when concurrent requests interleave differently.
 package ids
 
 import (
@@ -29,6 +29,39 @@ func NewRandom() *Generator { return &Generator{} }
 // NewSeeded returns a generator whose ids are a function of seed and the parts each call names.
 func NewSeeded(seed int64) *Generator {
 	return &Generator{seeded: true, seed: seed, ns: uuid.NewSHA1(uuid.NameSpaceOID, []byte("mediagen-emulator/"+strconv.FormatInt(seed, 10)))}
+}
+
+// For returns the generator of one tenant: under a seed its ids and draws depend on the seed and
+// the tenant's name alone, so each tenant is reproducible whatever the others do.
+func (g *Generator) For(tenant string) *Generator {
+	if !g.seeded {
+		return NewRandom()
+	}
+	return &Generator{seeded: true, seed: g.seed, ns: uuid.NewSHA1(g.ns, []byte("tenant/"+tenant))}
+}
+
+// Uint64 returns a draw named by parts: under a seed the same parts give the same number.
+func (g *Generator) Uint64(parts ...string) uint64 {
+	if !g.seeded {
+		return rand.Uint64()
+	}
+	h := fnv.New64a()
+	h.Write(g.ns[:])
+	var n [8]byte
+	for _, p := range parts {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(p)))
+		h.Write(n[:])
+		h.Write([]byte(p))
+	}
+	z := h.Sum64()
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// Float64 returns a draw named by parts in [0, 1).
+func (g *Generator) Float64(parts ...string) float64 {
+	return float64(g.Uint64(parts...)>>11) / (1 << 53)
 }
 
 // Seeded reports whether ids are reproducible.

@@ -44,6 +44,10 @@ const (
 	AccountNotFound         Code = "account_not_found"
 	FaultInjected           Code = "fault_injected"
 	ConflictingControlInput Code = "conflicting_control_input"
+	InvalidTenant           Code = "invalid_tenant"
+	TooManyTenants          Code = "too_many_tenants"
+	TenantNotFound          Code = "tenant_not_found"
+	TenantNotDeletable      Code = "tenant_not_deletable"
 )
 
 // FieldError is one field-level problem: Pointer is a JSON Pointer into the request body, or

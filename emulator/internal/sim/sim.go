@@ -1,0 +1,71 @@
+// Package sim is the emulator's application core: the rules of quotes, generations and jobs, the
+// simulated world they change, and the tenants that each own a world. It knows nothing of HTTP:
+// the transport decodes a request, makes one call here, and encodes the answer or the coded
+// problem (package problem) that comes back.
+package sim
+
+import (
+	"io"
+	"io/fs"
+	"log/slog"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
+)
+
+// Config is what every world is built from. The catalog, scenarios and media fixtures are shared
+// by every tenant; everything a world changes is its own.
+type Config struct {
+	// Catalog is the models, products, keys and accounts served.
+	Catalog *catalog.Catalog
+	// Scenarios are the named scenarios a world may switch to.
+	Scenarios map[string]*scenario.Scenario
+	// Scenario is the scenario in force at the start and after a reset.
+	Scenario *scenario.Scenario
+	// Media holds the video fixtures outputs are cut from.
+	Media fs.FS
+	// ManualClock makes each world's time stand still until advanced.
+	ManualClock bool
+	// Start is where a manual clock starts.
+	Start time.Time
+	// Seeded makes ids, draws and media reproducible from Seed.
+	Seeded bool
+	// Seed is the seed used when Seeded is set.
+	Seed int64
+	// MaxWait bounds how long a generation waits for its job.
+	MaxWait time.Duration
+	// QuoteTTL is how long a quote lives unless the scenario says otherwise.
+	QuoteTTL time.Duration
+	// OutputTTL is how long outputs are served unless the scenario says otherwise.
+	OutputTTL time.Duration
+	// JobRetention is how long finished jobs are kept.
+	JobRetention time.Duration
+	// Logger receives the faults of the emulator itself (never of a client's request).
+	Logger *slog.Logger
+	// Wall is the real time source: for real clocks and for tenant idleness (default time.Now).
+	Wall func() time.Time
+}
+
+// withDefaults fills what the caller left out.
+func (c Config) withDefaults() Config {
+	if c.MaxWait <= 0 {
+		c.MaxWait = 180 * time.Second
+	}
+	if c.QuoteTTL <= 0 {
+		c.QuoteTTL = 10 * time.Minute
+	}
+	if c.OutputTTL <= 0 {
+		c.OutputTTL = time.Hour
+	}
+	if c.JobRetention <= 0 {
+		c.JobRetention = 24 * time.Hour
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.Wall == nil {
+		c.Wall = time.Now
+	}
+	return c
+}

@@ -1,0 +1,485 @@
+package sim
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
+)
+
+var start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// memCache is a Cache for tests: it keeps everything.
+type memCache struct {
+	mu sync.Mutex
+	m  map[string][]byte
+}
+
+func (c *memCache) Get(k string) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.m[k]
+	return b, ok
+}
+
+func (c *memCache) Put(k string, b []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m[k] = b
+}
+
+// testConfig is a manual-clock, seeded configuration over the small test catalog.
+func testConfig(t testing.TB) Config {
+	t.Helper()
+	data, err := os.ReadFile("../../../testdata/catalogs/small.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Parse("small.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenario.Parse("default", []byte("name: default\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Config{Catalog: cat, Scenario: sc, Scenarios: map[string]*scenario.Scenario{"default": sc},
+		ManualClock: true, Start: start, Seeded: true, Seed: 7}
+}
+
+func newTestTenants(t testing.TB, cfg Config) *Tenants {
+	ts := NewTenants(cfg, ids.NewSeeded(cfg.Seed), &memCache{m: map[string][]byte{}}, 0, 0)
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+func newTestWorld(t testing.TB) *World {
+	return newTestTenants(t, testConfig(t)).Default().World()
+}
+
+func fox(n int) map[string]any {
+	return map[string]any{"prompt": "a red fox", "num_images": n}
+}
+
+func codeOf(err error) problem.Code {
+	if pe := problem.As(err); pe != nil {
+		return pe.Code
+	}
+	return ""
+}
+
+func TestQuoteRules(t *testing.T) {
+	tests := []struct {
+		name    string
+		model   string
+		input   map[string]any
+		code    problem.Code
+		credits int64
+	}{
+		{"priced by table and count", "test/pixel", map[string]any{"prompt": "x", "num_images": 2, "image_size": "landscape_16_9"}, "", 6},
+		{"defaults price too", "test/pixel", map[string]any{"prompt": "x"}, "", 2},
+		{"unknown model", "test/nope", map[string]any{"prompt": "x"}, problem.ModelNotFound, 0},
+		{"schema violation", "test/pixel", map[string]any{"prompt": "x", "num_images": 9}, problem.InvalidInput, 0},
+		{"not ready", "test/legacy", map[string]any{"prompt": "x"}, problem.ModelUnavailable, 0},
+		{"unknown outcome token", "test/pixel", map[string]any{"prompt": "[emulator:explode]"}, problem.InvalidInput, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newTestWorld(t)
+			q, err := w.Quote("acct_a", tt.model, tt.input)
+			if codeOf(err) != tt.code {
+				t.Fatalf("code = %q (%v), want %q", codeOf(err), err, tt.code)
+			}
+			if err == nil && (q.Credits != tt.credits || !q.ExpiresAt.Equal(start.Add(10*time.Minute))) {
+				t.Errorf("quote = %+v, want %d credits expiring at start+10m", q, tt.credits)
+			}
+			if err != nil && w.Quotes() != 0 {
+				t.Errorf("a refused quote was kept")
+			}
+		})
+	}
+}
+
+func TestGenerateRules(t *testing.T) {
+	type step func(t *testing.T, w *World, quoteID string) Generation
+	gen := func(account, key, model, quote string, input map[string]any) Generation {
+		return Generation{Account: account, IdempotencyKey: key, Model: model, QuoteID: quote, Input: input,
+			Fingerprint: []byte(model + quote + key)}
+	}
+	tests := []struct {
+		name      string
+		prepare   func(t *testing.T, w *World)
+		make      step
+		code      problem.Code
+		available int64 // acct_a's credits afterwards
+	}{
+		{"holds the quoted credits", nil,
+			func(t *testing.T, w *World, q string) Generation { return gen("acct_a", "k", "test/pixel", q, fox(1)) }, "", 998},
+		{"missing key", nil,
+			func(t *testing.T, w *World, q string) Generation { return gen("acct_a", " ", "test/pixel", q, fox(1)) }, problem.MissingIdempotencyKey, 1000},
+		{"another account's quote", nil,
+			func(t *testing.T, w *World, q string) Generation { return gen("acct_b", "k", "test/pixel", q, fox(1)) }, problem.QuoteNotFound, 1000},
+		{"other input", nil,
+			func(t *testing.T, w *World, q string) Generation { return gen("acct_a", "k", "test/pixel", q, fox(2)) }, problem.QuoteMismatch, 1000},
+		{"other model", nil,
+			func(t *testing.T, w *World, q string) Generation {
+				return gen("acct_a", "k", "test/pixel/edit", q, map[string]any{"prompt": "x", "image_url": "https://example.com/a.png"})
+			}, problem.QuoteMismatch, 1000},
+		{"valid at the instant it expires", func(t *testing.T, w *World) { mustAdvance(t, w, 10*time.Minute) },
+			func(t *testing.T, w *World, q string) Generation { return gen("acct_a", "k", "test/pixel", q, fox(1)) }, "", 998},
+		{"expired just after", func(t *testing.T, w *World) { mustAdvance(t, w, 10*time.Minute+time.Nanosecond) },
+			func(t *testing.T, w *World, q string) Generation { return gen("acct_a", "k", "test/pixel", q, fox(1)) }, problem.QuoteExpired, 1000},
+		{"too poor", func(t *testing.T, w *World) {
+			if _, err := w.SetCredits("acct_a", 1); err != nil {
+				t.Fatal(err)
+			}
+		}, func(t *testing.T, w *World, q string) Generation { return gen("acct_a", "k", "test/pixel", q, fox(1)) }, problem.InsufficientCredits, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newTestWorld(t)
+			q, err := w.Quote("acct_a", "test/pixel", fox(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.prepare != nil {
+				tt.prepare(t, w)
+			}
+			_, _, err = w.Generate(context.Background(), tt.make(t, w, q.ID))
+			if codeOf(err) != tt.code {
+				t.Fatalf("code = %q (%v), want %q", codeOf(err), err, tt.code)
+			}
+			b, _ := w.Ledger().Balance("acct_a")
+			if b.Available != tt.available {
+				t.Errorf("available = %d, want %d", b.Available, tt.available)
+			}
+		})
+	}
+}
+
+func mustAdvance(t testing.TB, w *World, d time.Duration) {
+	t.Helper()
+	if err := w.Advance(d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestQuoteBuysOneGeneration(t *testing.T) {
+	w := newTestWorld(t)
+	q, _ := w.Quote("acct_a", "test/pixel", fox(1))
+	g := Generation{Account: "acct_a", IdempotencyKey: "one", Model: "test/pixel", QuoteID: q.ID, Input: fox(1), Fingerprint: []byte("one")}
+	if _, _, err := w.Generate(context.Background(), g); err != nil {
+		t.Fatal(err)
+	}
+	g.IdempotencyKey, g.Fingerprint = "two", []byte("two")
+	if _, _, err := w.Generate(context.Background(), g); codeOf(err) != problem.QuoteAlreadyUsed {
+		t.Fatalf("second generation on one quote: %v, want quote_already_used", err)
+	}
+}
+
+func TestIdempotencyUnderConcurrency(t *testing.T) {
+	w := newTestWorld(t)
+	q, _ := w.Quote("acct_a", "test/pixel", fox(1))
+	g := Generation{Account: "acct_a", IdempotencyKey: "same", Model: "test/pixel", QuoteID: q.ID, Input: fox(1), Fingerprint: []byte("body")}
+	const n = 32
+	ids := make([]string, n)
+	replays := make([]bool, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			v, replayed, err := w.Generate(context.Background(), g)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			ids[i], replays[i] = v.ID, replayed
+		})
+	}
+	wg.Wait()
+	fresh := 0
+	for i := range n {
+		if ids[i] != ids[0] {
+			t.Fatalf("two jobs for one key: %s and %s", ids[0], ids[i])
+		}
+		if !replays[i] {
+			fresh++
+		}
+	}
+	if fresh != 1 || w.Jobs() != 1 {
+		t.Errorf("%d fresh answers and %d jobs, want 1 and 1", fresh, w.Jobs())
+	}
+	if b, _ := w.Ledger().Balance("acct_a"); b.Held != 2 {
+		t.Errorf("held = %d, want one hold of 2", b.Held)
+	}
+	other := g
+	other.Fingerprint = []byte("another body")
+	if _, _, err := w.Generate(context.Background(), other); codeOf(err) != problem.IdempotencyKeyReused {
+		t.Errorf("same key, other body: %v, want idempotency_key_reused", err)
+	}
+}
+
+func TestLifecycleSettlesCredits(t *testing.T) {
+	tests := []struct {
+		outcome string
+		status  jobs.Status
+		credit  string
+	}{
+		{"succeed", jobs.Succeeded, jobs.CreditsCharged},
+		{"fail", jobs.Failed, jobs.CreditsRefunded},
+		{"expire", jobs.Expired, jobs.CreditsRefunded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.outcome, func(t *testing.T) {
+			w := newTestWorld(t)
+			q, _ := w.Quote("acct_a", "test/pixel", fox(1))
+			v, _, err := w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: "k", Model: "test/pixel",
+				QuoteID: q.ID, Input: fox(1), Fingerprint: []byte("k"), Outcome: tt.outcome})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustAdvance(t, w, 2*time.Minute)
+			v, err = w.Job("acct_a", v.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Status != tt.status || v.CreditStatus != tt.credit {
+				t.Errorf("job %s/%s, want %s/%s", v.Status, v.CreditStatus, tt.status, tt.credit)
+			}
+			b, _ := w.Ledger().Balance("acct_a")
+			if b.Held != 0 || b.Total() != 1000 {
+				t.Errorf("balance %+v: nothing may stay held, and no credit may appear or vanish", b)
+			}
+			if _, err := w.Job("acct_b", v.ID); codeOf(err) != problem.JobNotFound {
+				t.Errorf("another account sees the job: %v", err)
+			}
+		})
+	}
+}
+
+func TestWaitWakesOnTheEnd(t *testing.T) {
+	w := newTestWorld(t)
+	q, _ := w.Quote("acct_a", "test/pixel", fox(1))
+	v, _, err := w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: "k", Model: "test/pixel", QuoteID: q.ID, Input: fox(1), Fingerprint: []byte("k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan jobs.View)
+	go func() { done <- w.Wait(context.Background(), v, nil) }()
+	if n, ok := w.AwaitWaiting(context.Background(), 1, nil); !ok || n != 1 {
+		t.Fatalf("AwaitWaiting = %d, %v", n, ok)
+	}
+	mustAdvance(t, w, 5*time.Second)
+	if got := <-done; got.Status != jobs.Succeeded {
+		t.Errorf("wait returned %s, want succeeded", got.Status)
+	}
+	if w.Waiting() != 0 {
+		t.Errorf("waiting = %d after the wait", w.Waiting())
+	}
+}
+
+func TestForceAndCancel(t *testing.T) {
+	w := newTestWorld(t)
+	newJob := func(key string) jobs.View {
+		q, _ := w.Quote("acct_a", "test/pixel", fox(1))
+		v, _, err := w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: key, Model: "test/pixel", QuoteID: q.ID, Input: fox(1), Fingerprint: []byte(key)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	a, b, c := newJob("a"), newJob("b"), newJob("c")
+	if v, err := w.Force(a.ID, jobs.Succeeded, nil); err != nil || v.Status != jobs.Succeeded || len(v.Outputs) != 1 {
+		t.Errorf("force complete: %+v %v", v, err)
+	}
+	if v, err := w.Force(b.ID, jobs.Failed, nil); err != nil || v.Error == nil || v.Error.Code != "generation_failed" {
+		t.Errorf("force fail: %+v %v", v, err)
+	}
+	if _, err := w.Cancel("acct_b", c.ID); codeOf(err) != problem.JobNotFound {
+		t.Errorf("cancel by another account: %v", err)
+	}
+	if v, err := w.Cancel("acct_a", c.ID); err != nil || v.Status != jobs.Canceled {
+		t.Errorf("cancel: %+v %v", v, err)
+	}
+	if _, err := w.Cancel("acct_a", c.ID); codeOf(err) != problem.JobNotCancelable {
+		t.Errorf("cancel twice: %v", err)
+	}
+	if _, err := w.Force("nope", jobs.Succeeded, nil); codeOf(err) != problem.JobNotFound {
+		t.Errorf("force unknown: %v", err)
+	}
+	if b, _ := w.Ledger().Balance("acct_a"); b.Held != 0 || b.Charged != 2 || b.Available != 998 {
+		t.Errorf("balance %+v, want one charge of 2 and the rest refunded", b)
+	}
+}
+
+func TestFileLookup(t *testing.T) {
+	w := newTestWorld(t)
+	q, _ := w.Quote("acct_a", "test/pixel", fox(1))
+	v, _, _ := w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: "k", Model: "test/pixel", QuoteID: q.ID, Input: fox(1), Fingerprint: []byte("k")})
+	if _, err := w.File(v.ID, "0.png"); codeOf(err) != problem.NotFound {
+		t.Errorf("file of an unfinished job: %v", err)
+	}
+	mustAdvance(t, w, 5*time.Second)
+	f, err := w.File(v.ID, "0.png")
+	if err != nil || len(f.Data) == 0 {
+		t.Fatalf("file: %v", err)
+	}
+	v, _ = w.Job("acct_a", v.ID)
+	if int64(len(f.Data)) != v.Outputs[0].SizeBytes {
+		t.Errorf("file is %d bytes, the job says %d", len(f.Data), v.Outputs[0].SizeBytes)
+	}
+	for _, name := range []string{"1.png", "0.jpg", "00.png", "-1.png", "x"} {
+		if _, err := w.File(v.ID, name); codeOf(err) != problem.NotFound {
+			t.Errorf("%s: %v, want not_found", name, err)
+		}
+	}
+	mustAdvance(t, w, time.Hour)
+	if _, err := w.File(v.ID, "0.png"); codeOf(err) != problem.OutputExpired {
+		t.Errorf("after the output TTL: %v, want output_expired", err)
+	}
+}
+
+func TestTenants(t *testing.T) {
+	cfg := testConfig(t)
+	wall := start
+	var mu sync.Mutex
+	cfg.Wall = func() time.Time { mu.Lock(); defer mu.Unlock(); return wall }
+	tick := func(d time.Duration) { mu.Lock(); wall = wall.Add(d); mu.Unlock() }
+	ts := NewTenants(cfg, ids.NewSeeded(1), &memCache{m: map[string][]byte{}}, 2, time.Minute)
+	t.Cleanup(ts.Close)
+
+	for _, bad := range []string{"", "a.b", "ü", string(make([]byte, 65))} {
+		if bad == "" {
+			continue // empty means the default tenant
+		}
+		if _, err := ts.Get(bad); codeOf(err) != problem.InvalidTenant {
+			t.Errorf("Get(%q): %v, want invalid_tenant", bad, err)
+		}
+	}
+	a, err := ts.Get("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := ts.Get("a"); again != a {
+		t.Error("a second Get made another tenant")
+	}
+	if _, err := ts.Get("b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.Get("c"); codeOf(err) != problem.TooManyTenants {
+		t.Fatalf("third named tenant over a bound of 2: %v, want too_many_tenants", err)
+	}
+	// a stays busy; b idles out and makes room.
+	a.Enter()
+	tick(2 * time.Minute)
+	if _, err := ts.Get("c"); err != nil {
+		t.Fatalf("after b idled out: %v", err)
+	}
+	if _, ok := ts.Lookup("b"); ok {
+		t.Error("idle tenant b is still there")
+	}
+	if _, ok := ts.Lookup("a"); !ok {
+		t.Error("busy tenant a was dropped")
+	}
+	a.Leave()
+	if err := ts.Delete(DefaultTenant); codeOf(err) != problem.TenantNotDeletable {
+		t.Errorf("delete default: %v", err)
+	}
+	if err := ts.Delete("zzz"); codeOf(err) != problem.TenantNotFound {
+		t.Errorf("delete unknown: %v", err)
+	}
+	w := a.World()
+	if err := ts.Delete("a"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w.Gone():
+	default:
+		t.Error("a deleted tenant's world was not retired")
+	}
+	names := []string{}
+	for _, info := range ts.List() {
+		names = append(names, info.Name)
+	}
+	if len(names) != 2 || names[0] != DefaultTenant || names[1] != "c" {
+		t.Errorf("tenants = %v, want [default c]", names)
+	}
+}
+
+func TestTenantsAreReproducibleAlone(t *testing.T) {
+	cfg := testConfig(t)
+	run := func(noise bool) (string, string) {
+		ts := newTestTenants(t, cfg)
+		if noise {
+			other, _ := ts.Get("other")
+			ow := other.World()
+			for i := range 5 {
+				if _, err := ow.Quote("acct_a", "test/pixel", fox(1+i%3)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		tn, err := ts.Get("mine")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := tn.World()
+		q, _ := w.Quote("acct_a", "test/pixel", fox(1))
+		v, _, err := w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: "k", Model: "test/pixel", QuoteID: q.ID, Input: fox(1), Fingerprint: []byte("k")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustAdvance(t, w, 5*time.Second)
+		f, err := w.File(v.ID, "0.png")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q.ID + "/" + v.ID, string(f.Data)
+	}
+	id1, data1 := run(false)
+	id2, data2 := run(true)
+	if id1 != id2 || data1 != data2 {
+		t.Errorf("a tenant's ids or bytes changed with another tenant's traffic: %s vs %s", id1, id2)
+	}
+}
+
+func TestResetIsPerTenant(t *testing.T) {
+	ts := newTestTenants(t, testConfig(t))
+	a, _ := ts.Get("a")
+	b, _ := ts.Get("b")
+	for _, tn := range []*Tenant{a, b} {
+		if _, err := tn.World().Quote("acct_a", "test/pixel", fox(1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustAdvance(t, b.World(), time.Minute)
+	old := a.World()
+	fresh := a.Reset()
+	if fresh.Quotes() != 0 || old == fresh {
+		t.Errorf("reset kept %d quotes", fresh.Quotes())
+	}
+	if b.World().Quotes() != 1 || !b.World().Now().Equal(start.Add(time.Minute)) {
+		t.Errorf("resetting a changed b: %d quotes at %s", b.World().Quotes(), b.World().Now())
+	}
+	if !a.World().Now().Equal(start) {
+		t.Errorf("a's clock after reset: %s", a.World().Now())
+	}
+}
+
+func TestAwaitWaitingGivesUp(t *testing.T) {
+	w := newTestWorld(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if n, ok := w.AwaitWaiting(ctx, 1, nil); ok || n != 0 {
+		t.Errorf("AwaitWaiting with an ended context = %d, %v", n, ok)
+	}
+	if _, ok := w.AwaitWaiting(context.Background(), 0, nil); !ok {
+		t.Error("zero waiters is reached at once")
+	}
+}

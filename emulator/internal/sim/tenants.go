@@ -1,0 +1,274 @@
+package sim
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+)
+
+// DefaultTenant names the tenant of requests that name none. It always exists and is never
+// dropped, so an emulator used without tenants behaves as one world.
+const DefaultTenant = "default"
+
+// Tenant bounds, unless configured otherwise.
+const (
+	DefaultMaxTenants = 1000
+	DefaultTenantIdle = time.Hour
+)
+
+// tenantName is what a tenant may be called.
+var tenantName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// ValidTenantName reports whether name may name a tenant.
+func ValidTenantName(name string) bool { return tenantName.MatchString(name) }
+
+// InvalidTenant is the problem for a tenant name outside the rules.
+func InvalidTenant(name string) error {
+	if len(name) > 80 {
+		name = name[:80] + "…"
+	}
+	return problem.New(problem.InvalidTenant, "tenant %q is not a valid name: use 1 to 64 of A-Z, a-z, 0-9, _ and -", name)
+}
+
+// Tenant is one isolated copy of the emulator's mutable world, reset in place.
+type Tenant struct {
+	name    string
+	created time.Time // real time
+	ids     *ids.Generator
+	current atomic.Pointer[World]
+
+	lastUsed atomic.Int64 // real time, Unix nanoseconds
+	active   atomic.Int64 // requests in progress; a tenant in use is never idle
+	make     func() *World
+	wall     func() time.Time
+}
+
+// Name is the tenant's name.
+func (t *Tenant) Name() string { return t.name }
+
+// World is the tenant's current world; a request loads it once and keeps it.
+func (t *Tenant) World() *World { return t.current.Load() }
+
+// Reset puts the tenant's whole world back to the configured start.
+func (t *Tenant) Reset() *World {
+	w := t.make()
+	t.current.Swap(w).retire()
+	return w
+}
+
+// Enter marks the tenant in use by a request; Leave ends that use. A tenant is idle from the
+// end of its last request.
+func (t *Tenant) Enter() {
+	t.active.Add(1)
+	t.lastUsed.Store(t.wall().UnixNano())
+}
+
+// Leave ends a use that Enter began.
+func (t *Tenant) Leave() {
+	t.lastUsed.Store(t.wall().UnixNano())
+	t.active.Add(-1)
+}
+
+// TenantInfo describes a tenant for the control API.
+type TenantInfo struct {
+	Name     string
+	Created  time.Time
+	LastUsed time.Time
+	Jobs     int
+	Manual   bool
+	Now      time.Time
+}
+
+// Info describes the tenant now.
+func (t *Tenant) Info() TenantInfo {
+	w := t.World()
+	return TenantInfo{Name: t.name, Created: t.created, LastUsed: time.Unix(0, t.lastUsed.Load()).UTC(),
+		Jobs: w.Jobs(), Manual: w.Manual(), Now: w.Now()}
+}
+
+// Tenants makes tenants on first use, drops idle ones and bounds how many live at once.
+type Tenants struct {
+	cfg   Config
+	ids   *ids.Generator
+	files Cache
+	max   int
+	idle  time.Duration
+
+	mu        sync.Mutex
+	byName    map[string]*Tenant
+	lastSweep time.Time
+	closed    bool
+}
+
+// tooManyTenants is the problem for a new tenant past the bound.
+func tooManyTenants(max int) error {
+	return problem.New(problem.TooManyTenants, "%d tenants are live, the most this emulator keeps (--max-tenants); delete some with DELETE /_emulator/tenants/{name} or let them idle out", max)
+}
+
+// NewTenants builds the tenant set with its default tenant. max bounds the named tenants alive
+// at once and idle is how long an unused one lives (≤0: the defaults).
+func NewTenants(cfg Config, g *ids.Generator, files Cache, max int, idle time.Duration) *Tenants {
+	cfg = cfg.withDefaults()
+	if max <= 0 {
+		max = DefaultMaxTenants
+	}
+	if idle <= 0 {
+		idle = DefaultTenantIdle
+	}
+	ts := &Tenants{cfg: cfg, ids: g, files: files, max: max, idle: idle, byName: map[string]*Tenant{}}
+	ts.byName[DefaultTenant] = ts.newTenant(DefaultTenant)
+	return ts
+}
+
+func (ts *Tenants) newTenant(name string) *Tenant {
+	g, path := ts.ids, "/files/"
+	if name != DefaultTenant {
+		g, path = ts.ids.For(name), "/files/"+name+"/"
+	}
+	now := ts.cfg.Wall()
+	t := &Tenant{name: name, created: now.UTC(), ids: g, wall: ts.cfg.Wall}
+	t.lastUsed.Store(now.UnixNano())
+	t.make = func() *World { return newWorld(&ts.cfg, g, ts.files, path) }
+	t.current.Store(t.make())
+	return t
+}
+
+// Default is the default tenant.
+func (ts *Tenants) Default() *Tenant {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.byName[DefaultTenant]
+}
+
+// Get returns the named tenant, making it from the configured start on first use. Past the
+// bound a new name is refused with too_many_tenants; a live tenant is never evicted for it.
+func (ts *Tenants) Get(name string) (*Tenant, error) {
+	if name == "" {
+		name = DefaultTenant
+	}
+	if !ValidTenantName(name) {
+		return nil, InvalidTenant(name)
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if t, ok := ts.byName[name]; ok {
+		return t, nil
+	}
+	if ts.closed {
+		return nil, problem.New(problem.ServiceUnavailable, "the emulator is shutting down")
+	}
+	now := ts.cfg.Wall()
+	if len(ts.byName)-1 >= ts.max {
+		ts.sweepLocked(now, true)
+		if len(ts.byName)-1 >= ts.max {
+			return nil, tooManyTenants(ts.max)
+		}
+	} else {
+		ts.sweepLocked(now, false)
+	}
+	t := ts.newTenant(name)
+	ts.byName[name] = t
+	return t, nil
+}
+
+// Lookup returns a tenant that exists, without making one.
+func (ts *Tenants) Lookup(name string) (*Tenant, bool) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	t, ok := ts.byName[name]
+	return t, ok
+}
+
+// sweepLocked drops tenants idle for longer than the idle time. Unless forced it runs at most
+// once per tenth of the idle time, so making tenants stays cheap.
+func (ts *Tenants) sweepLocked(now time.Time, force bool) {
+	if !force && now.Sub(ts.lastSweep) < ts.idle/10 {
+		return
+	}
+	ts.lastSweep = now
+	for name, t := range ts.byName {
+		if name == DefaultTenant || t.active.Load() > 0 {
+			continue
+		}
+		if now.Sub(time.Unix(0, t.lastUsed.Load())) >= ts.idle {
+			delete(ts.byName, name)
+			t.World().retire()
+		}
+	}
+}
+
+// Sweep drops the tenants that have been idle too long; a timer calls it now and then.
+func (ts *Tenants) Sweep() {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.sweepLocked(ts.cfg.Wall(), true)
+}
+
+// Delete drops a tenant now: its jobs, quotes, journal and clock are gone, and requests that
+// were waiting in it get their job's current state.
+func (ts *Tenants) Delete(name string) error {
+	if name == DefaultTenant {
+		return problem.New(problem.TenantNotDeletable, "the default tenant cannot be deleted; POST /_emulator/reset starts it over")
+	}
+	ts.mu.Lock()
+	t, ok := ts.byName[name]
+	delete(ts.byName, name)
+	ts.mu.Unlock()
+	if !ok {
+		return problem.New(problem.TenantNotFound, "no tenant %q", name)
+	}
+	t.World().retire()
+	return nil
+}
+
+// List describes every live tenant, the default first, then by name.
+func (ts *Tenants) List() []TenantInfo {
+	ts.mu.Lock()
+	ts.sweepLocked(ts.cfg.Wall(), false)
+	all := make([]*Tenant, 0, len(ts.byName))
+	for _, t := range ts.byName {
+		all = append(all, t)
+	}
+	ts.mu.Unlock()
+	slices.SortFunc(all, func(a, b *Tenant) int {
+		if (a.name == DefaultTenant) != (b.name == DefaultTenant) {
+			if a.name == DefaultTenant {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	out := make([]TenantInfo, len(all))
+	for i, t := range all {
+		out[i] = t.Info()
+	}
+	return out
+}
+
+// Len counts the live tenants, the default included.
+func (ts *Tenants) Len() int {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return len(ts.byName)
+}
+
+// Close retires every tenant's world and refuses new tenants.
+func (ts *Tenants) Close() {
+	ts.mu.Lock()
+	ts.closed = true
+	all := make([]*Tenant, 0, len(ts.byName))
+	for _, t := range ts.byName {
+		all = append(all, t)
+	}
+	ts.mu.Unlock()
+	for _, t := range all {
+		t.World().retire()
+	}
+}

@@ -1,0 +1,239 @@
+package sim
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/faults"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/idempotency"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/quotes"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/ratelimit"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
+)
+
+// JournalCapacity bounds a world's request journal; older entries are dropped first.
+const JournalCapacity = 10_000
+
+// World is everything one tenant's reset puts back: the clock and all it drives. A request uses
+// one world from start to end, so a reset never mixes the old and the new within a request.
+type World struct {
+	cfg   *Config
+	ids   *ids.Generator
+	files Cache
+	path  string // the prefix of the world's file paths: /files/ or /files/{tenant}/
+
+	clock   *clock.Clock
+	ledger  *ledger.Ledger
+	quotes  *quotes.Store
+	idem    *idempotency.Store
+	jobs    *jobs.Engine
+	faults  *faults.Set
+	limiter *ratelimit.Limiter
+	journal *journal.Journal
+
+	scenario atomic.Pointer[scenario.Scenario]
+	waiting  atomic.Int64 // generations blocked waiting for their job
+
+	waitersMu      sync.Mutex
+	waitersChanged chan struct{} // closed when waiting changes, made by whoever watches it
+
+	// gone is closed when a reset, a drop or shutdown retires this world, waking long waits.
+	gone     chan struct{}
+	goneOnce sync.Once
+
+	mu       sync.Mutex
+	quoteSeq map[string]uint64 // per account, for seeded quote ids
+}
+
+// newWorld builds a world at the configured start.
+func newWorld(cfg *Config, g *ids.Generator, files Cache, path string) *World {
+	var c *clock.Clock
+	if cfg.ManualClock {
+		c = clock.NewManual(cfg.Start)
+	} else {
+		c = clock.NewReal()
+	}
+	start := make(map[string]int64, len(cfg.Catalog.Accounts))
+	for _, a := range cfg.Catalog.Accounts {
+		start[a.ID] = a.Credits
+	}
+	l := ledger.New(start)
+	w := &World{
+		cfg:      cfg,
+		ids:      g,
+		files:    files,
+		path:     path,
+		clock:    c,
+		ledger:   l,
+		quotes:   quotes.NewStore(c, quotes.DefaultLimit),
+		idem:     idempotency.NewStore(c),
+		jobs:     jobs.NewEngine(c, l, cfg.JobRetention),
+		faults:   faults.New(cfg.Seeded, cfg.Seed),
+		limiter:  ratelimit.New(),
+		journal:  journal.New(JournalCapacity),
+		gone:     make(chan struct{}),
+		quoteSeq: map[string]uint64{},
+	}
+	w.UseScenario(cfg.Scenario)
+	return w
+}
+
+// retire stops the world's clock and wakes everyone waiting in it.
+func (w *World) retire() {
+	w.goneOnce.Do(func() {
+		close(w.gone)
+		w.clock.Close()
+	})
+}
+
+// Gone is closed once the world has been reset away, dropped or shut down.
+func (w *World) Gone() <-chan struct{} { return w.gone }
+
+// Now is the world's current time.
+func (w *World) Now() time.Time { return w.clock.Now() }
+
+// Manual reports whether the world's time moves only when told to.
+func (w *World) Manual() bool { return w.clock.Manual() }
+
+// Advance moves the world's time forward and returns once everything that fell due happened.
+func (w *World) Advance(d time.Duration) error { return w.clock.Advance(d) }
+
+// SetTime moves the world's time forward to t, like Advance.
+func (w *World) SetTime(t time.Time) error { return w.clock.Set(t) }
+
+// Clock is the world's clock itself, for benchmarks that schedule markers on it.
+func (w *World) Clock() *clock.Clock { return w.clock }
+
+// Scenario is the scenario in force.
+func (w *World) Scenario() *scenario.Scenario { return w.scenario.Load() }
+
+// UseScenario puts a scenario in force: its faults replace the previous scenario's (faults added
+// through the control API stay), and rate-limit windows start afresh.
+func (w *World) UseScenario(sc *scenario.Scenario) {
+	w.scenario.Store(sc)
+	w.faults.RemoveSource("scenario")
+	for _, f := range sc.Faults {
+		w.faults.Add("scenario", f)
+	}
+	w.limiter.Reset()
+}
+
+// Faults is the world's set of fault rules, for the control API to list and change.
+func (w *World) Faults() *faults.Set { return w.faults }
+
+// Journal is the world's request journal.
+func (w *World) Journal() *journal.Journal { return w.journal }
+
+// Ledger is the world's credit ledger.
+func (w *World) Ledger() *ledger.Ledger { return w.ledger }
+
+// Waiting counts the generations blocked waiting for their job to end.
+func (w *World) Waiting() int64 { return w.waiting.Load() }
+
+// addWaiting changes the count of waiting generations and wakes whoever watches it.
+func (w *World) addWaiting(d int64) {
+	w.waiting.Add(d)
+	w.waitersMu.Lock()
+	if w.waitersChanged != nil {
+		close(w.waitersChanged)
+		w.waitersChanged = nil
+	}
+	w.waitersMu.Unlock()
+}
+
+// AwaitWaiting blocks until at least n generations are waiting for their job, ctx ends, stop is
+// closed or the world is retired. It returns the count and whether it reached n. Tests use it to
+// advance a manual clock only once their wait=true request has begun.
+func (w *World) AwaitWaiting(ctx context.Context, n int64, stop <-chan struct{}) (int64, bool) {
+	for {
+		w.waitersMu.Lock()
+		if cur := w.waiting.Load(); cur >= n {
+			w.waitersMu.Unlock()
+			return cur, true
+		}
+		if w.waitersChanged == nil {
+			w.waitersChanged = make(chan struct{})
+		}
+		changed := w.waitersChanged
+		w.waitersMu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return w.waiting.Load(), false
+		case <-stop:
+			return w.waiting.Load(), false
+		case <-w.gone:
+			return w.waiting.Load(), false
+		}
+	}
+}
+
+// Jobs counts the jobs the world holds.
+func (w *World) Jobs() int { return w.jobs.Len() }
+
+// Quotes counts the quotes the world holds.
+func (w *World) Quotes() int { return w.quotes.Len() }
+
+// RequestID returns an id for a request that arrived without one.
+func (w *World) RequestID() string { return w.ids.RequestID() }
+
+// SetCredits sets what an account can spend; held and charged credits stay.
+func (w *World) SetCredits(account string, credits int64) (ledger.Balance, error) {
+	return w.ledger.SetAvailable(account, credits)
+}
+
+// NeedsModel reports whether a fault or rate-limit rule in force matches on models, so the
+// transport knows whether it must find a request's model before the gate.
+func (w *World) NeedsModel() bool {
+	return w.faults.NeedsModel() || w.scenario.Load().LimitsNeedModel()
+}
+
+// PickFault returns the fault to inject into a request, if a rule in force matches it.
+func (w *World) PickFault(method, path string, m *catalog.Model) (scenario.Fault, string, bool) {
+	return w.faults.Pick(method, path, m)
+}
+
+// RateLimit counts a request against every rate limit of the scenario that matches it and
+// returns the tightest decision, or nil when no limit applies. Counting stops at the first
+// limit that refuses.
+func (w *World) RateLimit(method, path string, key *catalog.Key, m *catalog.Model) *ratelimit.Decision {
+	sc := w.scenario.Load()
+	if len(sc.RateLimits) == 0 {
+		return nil
+	}
+	now := w.clock.Now()
+	var tightest *ratelimit.Decision
+	for i, rl := range sc.RateLimits {
+		if !rl.Match.Matches(method, path, m) {
+			continue
+		}
+		caller := key.Key
+		if rl.Scope == "account" {
+			caller = key.Account
+		}
+		d := w.limiter.Take(i, caller, rl.Limit, rl.Per, now)
+		if tightest == nil || !d.Allowed || (tightest.Allowed && d.Remaining < tightest.Remaining) {
+			tightest = &d
+		}
+		if !d.Allowed {
+			break
+		}
+	}
+	return tightest
+}
+
+// nextQuote numbers an account's quotes, so seeded quote ids follow each account's own order.
+func (w *World) nextQuote(account string) uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.quoteSeq[account]++
+	return w.quoteSeq[account]
+}
