@@ -70,6 +70,9 @@ type options struct {
 	retention  time.Duration
 	adminToken string
 	logFormat  string
+	maxTenants int
+	tenantIdle time.Duration
+	maxJobs    int
 }
 
 const usageText = `Usage:
@@ -111,6 +114,18 @@ func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.F
 		}
 		fs.DurationVar(p, flagName, *p, usage)
 	}
+	count := func(p *int, flagName string, def int, usage string) {
+		*p = def
+		if v := env(flagName, ""); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				envErrs[flagName] = fmt.Errorf("MEDIAGEN_%s=%q: want a positive integer", strings.ToUpper(strings.ReplaceAll(flagName, "-", "_")), v)
+			} else {
+				*p = n
+			}
+		}
+		fs.IntVar(p, flagName, *p, usage)
+	}
 	fs.StringVar(&o.addr, "addr", env("addr", "127.0.0.1:8080"), "listen address HOST:PORT (port 0 picks a free port)")
 	fs.StringVar(&o.catalog, "catalog", env("catalog", ""), "catalog YAML file (default: the embedded catalog)")
 	fs.StringVar(&o.scenario, "scenario", env("scenario", "default"), "scenario: an embedded name (default, realistic, flaky, slow, expiring, outage, rate-limited) or a YAML path")
@@ -122,6 +137,9 @@ func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.F
 	dur(&o.retention, "job-retention", 24*time.Hour, "how long finished jobs are kept (at least --output-ttl)")
 	fs.StringVar(&o.adminToken, "admin-token", env("admin-token", ""), "token the control API requires as X-Emulator-Admin-Token")
 	fs.StringVar(&o.logFormat, "log-format", env("log-format", "text"), "text or json (logs go to standard error)")
+	dur(&o.tenantIdle, "tenant-idle", time.Hour, "how long a tenant lives without requests (real time)")
+	count(&o.maxTenants, "max-tenants", 1000, "most tenants alive at once besides the default one (then 429 too_many_tenants)")
+	count(&o.maxJobs, "max-jobs", 100_000, "most jobs each tenant retains; the oldest finished are dropped first")
 	return fs, o, envErrs
 }
 
@@ -226,8 +244,11 @@ func configure(o *options, stderr io.Writer) (emulator.Config, *slog.Logger, err
 		}
 		cfg.Seeded, cfg.Seed = true, n
 	}
-	if o.maxWait <= 0 || o.quoteTTL <= 0 || o.outputTTL <= 0 || o.retention <= 0 {
-		return cfg, nil, usageError("mediagen-emulator: --max-wait, --quote-ttl, --output-ttl and --job-retention must be positive")
+	if o.maxWait <= 0 || o.quoteTTL <= 0 || o.outputTTL <= 0 || o.retention <= 0 || o.tenantIdle <= 0 {
+		return cfg, nil, usageError("mediagen-emulator: --max-wait, --quote-ttl, --output-ttl, --job-retention and --tenant-idle must be positive")
+	}
+	if o.maxTenants < 1 || o.maxJobs < 1 {
+		return cfg, nil, usageError("mediagen-emulator: --max-tenants and --max-jobs must be at least 1")
 	}
 	host, _, err := net.SplitHostPort(o.addr)
 	if err != nil {
@@ -240,6 +261,9 @@ func configure(o *options, stderr io.Writer) (emulator.Config, *slog.Logger, err
 	cfg.OutputTTL = o.outputTTL
 	cfg.JobRetention = o.retention
 	cfg.AdminToken = o.adminToken
+	cfg.MaxTenants = o.maxTenants
+	cfg.TenantIdle = o.tenantIdle
+	cfg.MaxJobs = o.maxJobs
 	cfg.ControlDisabled = o.adminToken == "" && !isLoopback(host)
 	cfg.Logger = logger
 	return cfg, logger, nil

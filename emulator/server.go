@@ -62,6 +62,9 @@ type Config struct {
 	ControlDisabled bool
 	// MaxBodyBytes limits request bodies (default 1 MiB).
 	MaxBodyBytes int64
+	// MaxJobs bounds the jobs each tenant retains (default 100,000); past it the oldest finished
+	// job is dropped and answers 404, as after --job-retention.
+	MaxJobs int
 	// MaxTenants bounds the named tenants alive at once (default 1,000); past it a request for a
 	// new tenant answers 429 too_many_tenants.
 	MaxTenants int
@@ -122,6 +125,12 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	if cfg.JobRetention < cfg.OutputTTL {
 		cfg.JobRetention = cfg.OutputTTL
+	}
+	if cfg.TenantIdle <= 0 {
+		cfg.TenantIdle = sim.DefaultTenantIdle
+	}
+	if cfg.MaxTenants <= 0 {
+		cfg.MaxTenants = sim.DefaultMaxTenants
 	}
 	if cfg.Start.IsZero() {
 		cfg.Start = ManualStart
@@ -194,10 +203,28 @@ func (s *Server) finishLoading(cat *catalog.Catalog, err error) {
 		QuoteTTL:     s.cfg.QuoteTTL,
 		OutputTTL:    s.cfg.OutputTTL,
 		JobRetention: s.cfg.JobRetention,
+		MaxJobs:      s.cfg.MaxJobs,
 		Logger:       s.log,
 		Wall:         s.cfg.Wall,
 	}, s.ids, s.files, s.cfg.MaxTenants, s.cfg.TenantIdle)
 	s.handler = s.routes()
+	go s.sweepTenants()
+}
+
+// sweepTenants drops idle tenants now and then, so their memory goes back even when no request
+// makes a new tenant (which sweeps too).
+func (s *Server) sweepTenants() {
+	every := max(s.cfg.TenantIdle/10, time.Second)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			s.tenants.Sweep()
+		case <-s.closing:
+			return
+		}
+	}
 }
 
 // Ready is closed once the catalog is loaded and the server answers requests.

@@ -4,9 +4,10 @@
 package clock
 
 import (
-	"container/heap"
 	"errors"
+	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,18 +21,27 @@ var ErrTooFar = errors.New("the clock cannot move past " + Latest.Format(time.RF
 // time arithmetic in nanoseconds (until 2262) cannot overflow.
 var Latest = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
 
+// batchSize bounds how many due timers one pass takes off the heap under a single lock.
+const batchSize = 256
+
 // Clock tells the emulator's time and runs callbacks when their time comes.
 type Clock struct {
 	manual bool
-	wall   func() time.Time
+	// base is when a real clock was made, with its monotonic reading, so real time never jumps
+	// with the wall clock; real time is base + elapsed + offset.
+	base time.Time
+
+	// now (manual mode: nanoseconds since 1970) and offset (real mode) change only under fire
+	// but are read without a lock, so Now never waits for a firing.
+	now    atomic.Int64
+	offset atomic.Int64
 
 	// fire serializes firing, so callbacks run one at a time and in due order.
-	fire sync.Mutex
+	fire  sync.Mutex
+	batch []*Timer // reused by every pass; guarded by fire
 
 	mu      sync.Mutex
-	now     time.Time     // manual mode: the current time
-	offset  time.Duration // real mode: added to wall time
-	timers  timerHeap
+	timers  []*Timer // a binary heap ordered by (at, seq)
 	seq     uint64
 	wake    chan struct{}
 	stopped chan struct{}
@@ -40,32 +50,48 @@ type Clock struct {
 
 // NewReal returns a clock that follows wall time.
 func NewReal() *Clock {
-	c := &Clock{wall: time.Now, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	c := &Clock{base: time.Now(), wake: make(chan struct{}, 1), stopped: make(chan struct{})}
 	go c.loop()
 	return c
 }
 
 // NewManual returns a clock stopped at start until Advance or Set moves it.
 func NewManual(start time.Time) *Clock {
-	return &Clock{manual: true, now: start.UTC(), wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	c := &Clock{manual: true, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	c.now.Store(nanos(start))
+	return c
 }
 
 // Manual reports whether time moves only when told to.
 func (c *Clock) Manual() bool { return c.manual }
 
 // Now returns the emulator's current time, in UTC.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.nowLocked()
+func (c *Clock) Now() time.Time { return fromNanos(c.nowNanos()) }
+
+func (c *Clock) nowNanos() int64 {
+	if c.manual {
+		return c.now.Load()
+	}
+	return nanos(c.base) + int64(time.Since(c.base)) + c.offset.Load()
 }
 
-func (c *Clock) nowLocked() time.Time {
-	if c.manual {
-		return c.now
+// nanos is t in nanoseconds since 1970, clamped to what an int64 holds.
+func nanos(t time.Time) int64 {
+	switch {
+	case t.Before(minTime):
+		return math.MinInt64
+	case t.After(maxTime):
+		return math.MaxInt64
 	}
-	return c.wall().Add(c.offset).UTC()
+	return t.UnixNano()
 }
+
+var (
+	minTime = time.Unix(0, math.MinInt64)
+	maxTime = time.Unix(0, math.MaxInt64)
+)
+
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
 
 // Advance moves time forward by d, then returns once every callback that fell due has run.
 func (c *Clock) Advance(d time.Duration) error {
@@ -74,13 +100,11 @@ func (c *Clock) Advance(d time.Duration) error {
 	}
 	c.fire.Lock()
 	defer c.fire.Unlock()
-	c.mu.Lock()
-	target := c.nowLocked().Add(d)
-	c.mu.Unlock()
+	target := c.Now().Add(d)
 	if target.After(Latest) {
 		return ErrTooFar
 	}
-	c.runUntil(target, d)
+	c.runUntil(nanos(target), d)
 	return nil
 }
 
@@ -91,40 +115,50 @@ func (c *Clock) Set(t time.Time) error {
 	}
 	c.fire.Lock()
 	defer c.fire.Unlock()
-	c.mu.Lock()
-	d := t.Sub(c.nowLocked())
-	c.mu.Unlock()
+	d := t.Sub(c.Now())
 	if d < 0 {
 		return ErrBackwards
 	}
-	c.runUntil(t.UTC(), d)
+	c.runUntil(nanos(t), d)
 	return nil
 }
 
 // runUntil fires every timer due by target in order; in manual mode time steps to each timer's
-// due time as it fires, so what a callback records carries its own moment. Callers hold c.fire.
-func (c *Clock) runUntil(target time.Time, d time.Duration) {
+// due time as it fires, so what a callback records carries its own moment. Each pass takes
+// every timer due at the earliest instant off the heap under one lock, then runs them; one a
+// callback schedules at that same instant or earlier runs in the next pass. Callers hold c.fire.
+func (c *Clock) runUntil(target int64, d time.Duration) {
 	if !c.manual {
-		c.mu.Lock()
-		c.offset += d
-		c.mu.Unlock()
+		c.offset.Add(int64(d))
 	}
 	for {
 		c.mu.Lock()
-		if len(c.timers) == 0 || c.timers[0].at.After(target) {
+		if len(c.timers) == 0 || c.timers[0].at > target {
 			if c.manual {
-				c.now = target
+				c.now.Store(target)
 			}
 			c.mu.Unlock()
 			break
 		}
-		t := heap.Pop(&c.timers).(*Timer)
-		t.index = -1
-		if c.manual && t.at.After(c.now) {
-			c.now = t.at
+		at := c.timers[0].at
+		batch := c.batch[:0]
+		for len(c.timers) > 0 && c.timers[0].at == at && len(batch) < batchSize {
+			t := c.pop()
+			t.state.Store(popped)
+			batch = append(batch, t)
+		}
+		if c.manual && at > c.now.Load() {
+			c.now.Store(at)
 		}
 		c.mu.Unlock()
-		t.f()
+		for i, t := range batch {
+			batch[i] = nil
+			// A callback earlier in the batch may have stopped this one.
+			if t.state.CompareAndSwap(popped, done) {
+				t.f()
+			}
+		}
+		c.batch = batch[:0]
 	}
 	c.poke()
 }
@@ -132,10 +166,11 @@ func (c *Clock) runUntil(target time.Time, d time.Duration) {
 // AfterFunc runs f at emulator time at (at once, on the next firing, when at has passed).
 // Callbacks run one at a time; one may schedule others.
 func (c *Clock) AfterFunc(at time.Time, f func()) *Timer {
+	t := &Timer{c: c, at: nanos(at), f: f}
 	c.mu.Lock()
 	c.seq++
-	t := &Timer{c: c, at: at.UTC(), seq: c.seq, f: f}
-	heap.Push(&c.timers, t)
+	t.seq = c.seq
+	c.push(t)
 	first := c.timers[0] == t
 	c.mu.Unlock()
 	if first {
@@ -157,7 +192,8 @@ func (c *Clock) poke() {
 	}
 }
 
-// loop fires timers as wall time reaches them (real mode only).
+// loop fires timers as wall time reaches them (real mode only): it sleeps until the earliest
+// due time, then fires everything due in one pass.
 func (c *Clock) loop() {
 	sleep := time.NewTimer(time.Hour)
 	defer sleep.Stop()
@@ -165,50 +201,56 @@ func (c *Clock) loop() {
 		c.mu.Lock()
 		wait := time.Hour
 		if len(c.timers) > 0 {
-			wait = c.timers[0].at.Sub(c.nowLocked())
+			wait = time.Duration(c.timers[0].at - c.nowNanos())
 		}
 		c.mu.Unlock()
 		if wait <= 0 {
 			c.fire.Lock()
-			c.runUntil(c.Now(), 0)
+			c.runUntil(c.nowNanos(), 0)
 			c.fire.Unlock()
 			continue
 		}
-		sleep.Reset(wait)
+		sleep.Reset(wait) // since Go 1.23 Reset discards a stale expiry
 		select {
 		case <-sleep.C:
 		case <-c.wake:
-			if !sleep.Stop() {
-				select {
-				case <-sleep.C:
-				default:
-				}
-			}
 		case <-c.stopped:
 			return
 		}
 	}
 }
 
+// A timer's state: in the heap, taken off it to run, or run or stopped.
+const (
+	pending int32 = iota
+	popped
+	done
+)
+
 // Timer is a scheduled callback.
 type Timer struct {
 	c     *Clock
-	at    time.Time
+	at    int64 // nanoseconds since 1970
 	seq   uint64
 	f     func()
-	index int
+	index int // in the heap while state is pending
+	state atomic.Int32
 }
 
 // Stop cancels the timer; it reports false when the callback already ran or is running.
 func (t *Timer) Stop() bool {
 	t.c.mu.Lock()
 	defer t.c.mu.Unlock()
-	if t.index < 0 {
-		return false
+	switch t.state.Load() {
+	case pending:
+		t.c.remove(t.index)
+		t.state.Store(done)
+		return true
+	case popped:
+		// Taken off the heap in a batch that has not reached it yet.
+		return t.state.CompareAndSwap(popped, done)
 	}
-	heap.Remove(&t.c.timers, t.index)
-	t.index = -1
-	return true
+	return false
 }
 
 // Pending counts the timers not yet fired; tests use it to see that nothing leaks.
@@ -218,39 +260,70 @@ func (c *Clock) Pending() int {
 	return len(c.timers)
 }
 
-type timerHeap []*Timer
+// The heap is written out rather than built on container/heap: no interface calls and no
+// boxing on the path every timer takes. Callers hold c.mu.
 
-// Len, Less, Swap, Push and Pop make timerHeap a container/heap ordered by due time, then
-// by scheduling order.
-func (h timerHeap) Len() int { return len(h) }
-
-// Less orders timers by due time, then by the order they were scheduled in.
-func (h timerHeap) Less(i, j int) bool {
-	if h[i].at.Equal(h[j].at) {
-		return h[i].seq < h[j].seq
-	}
-	return h[i].at.Before(h[j].at)
+func (c *Clock) less(i, j int) bool {
+	a, b := c.timers[i], c.timers[j]
+	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 }
 
-// Swap exchanges two timers and keeps their indexes current, for Stop.
-func (h timerHeap) Swap(i, j int) {
+func (c *Clock) swap(i, j int) {
+	h := c.timers
 	h[i], h[j] = h[j], h[i]
 	h[i].index = i
 	h[j].index = j
 }
 
-// Push adds a timer at the end; container/heap restores the order.
-func (h *timerHeap) Push(x any) {
-	t := x.(*Timer)
-	t.index = len(*h)
-	*h = append(*h, t)
+func (c *Clock) up(j int) {
+	for j > 0 {
+		i := (j - 1) / 2
+		if !c.less(j, i) {
+			break
+		}
+		c.swap(i, j)
+		j = i
+	}
 }
 
-// Pop removes the last timer; container/heap has moved the earliest there.
-func (h *timerHeap) Pop() any {
-	old := *h
-	t := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
+func (c *Clock) down(i int) {
+	n := len(c.timers)
+	for {
+		j := 2*i + 1
+		if j >= n {
+			return
+		}
+		if r := j + 1; r < n && c.less(r, j) {
+			j = r
+		}
+		if !c.less(j, i) {
+			return
+		}
+		c.swap(i, j)
+		i = j
+	}
+}
+
+func (c *Clock) push(t *Timer) {
+	t.index = len(c.timers)
+	c.timers = append(c.timers, t)
+	c.up(t.index)
+}
+
+func (c *Clock) pop() *Timer { return c.remove(0) }
+
+func (c *Clock) remove(i int) *Timer {
+	last := len(c.timers) - 1
+	t := c.timers[i]
+	if i != last {
+		c.swap(i, last)
+	}
+	c.timers[last] = nil
+	c.timers = c.timers[:last]
+	if i != last {
+		c.down(i)
+		c.up(i)
+	}
+	t.index = -1
 	return t
 }

@@ -350,3 +350,105 @@ func TestCloseIsIdempotent(t *testing.T) {
 		c.Close()
 	}
 }
+
+// TestManualStopWithinInstant: timers due at one instant are taken off the heap together; one
+// of them stopping a later one at that same instant still prevents it from running, and Stop
+// says so.
+func TestManualStopWithinInstant(t *testing.T) {
+	t.Parallel()
+	c := NewManual(start)
+	defer c.Close()
+	var l firings
+	at := start.Add(time.Second)
+	var victim *Timer
+	c.AfterFunc(at, func() {
+		l.add(c, "stopper")()
+		if !victim.Stop() {
+			t.Error("Stop() of a timer due at the same instant, not yet run = false")
+		}
+	})
+	victim = c.AfterFunc(at, l.add(c, "victim"))
+	c.AfterFunc(at, l.add(c, "after"))
+	if err := c.Advance(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	want := []firing{{"stopper", at}, {"after", at}}
+	if got := l.get(); !reflect.DeepEqual(got, want) {
+		t.Errorf("fired %v; want %v", got, want)
+	}
+	if victim.Stop() {
+		t.Error("second Stop() = true")
+	}
+}
+
+// TestManualManyAtOneInstant: more timers at one instant than one pass takes all fire, in
+// scheduling order, seeing that instant.
+func TestManualManyAtOneInstant(t *testing.T) {
+	t.Parallel()
+	c := NewManual(start)
+	defer c.Close()
+	const n = 3*batchSize + 7
+	var order []int
+	at := start.Add(time.Minute)
+	for i := range n {
+		c.AfterFunc(at, func() {
+			if !c.Now().Equal(at) {
+				t.Errorf("timer %d saw %v; want %v", i, c.Now(), at)
+			}
+			order = append(order, i)
+		})
+	}
+	c.AfterFunc(at.Add(time.Nanosecond), func() { order = append(order, n) })
+	if err := c.Advance(time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if len(order) != n+1 {
+		t.Fatalf("%d of %d timers fired", len(order), n+1)
+	}
+	for i, k := range order {
+		if k != i {
+			t.Fatalf("firing %d was timer %d; want scheduling order", i, k)
+		}
+	}
+}
+
+// TestManualExtremeTimes: a timer at the zero time fires on the next firing, one beyond the
+// nanosecond range never fires, and neither disturbs the clock.
+func TestManualExtremeTimes(t *testing.T) {
+	t.Parallel()
+	c := NewManual(start)
+	defer c.Close()
+	var l firings
+	c.AfterFunc(time.Time{}, l.add(c, "zero"))
+	far := c.AfterFunc(time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), l.add(c, "far"))
+	if err := c.Set(Latest); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.get(); len(got) != 1 || got[0] != (firing{"zero", start}) {
+		t.Errorf("fired %v; want zero at the start", got)
+	}
+	if !c.Now().Equal(Latest) {
+		t.Errorf("Now() = %v; want %v", c.Now(), Latest)
+	}
+	if err := c.Advance(time.Nanosecond); !errors.Is(err, ErrTooFar) {
+		t.Errorf("Advance past Latest = %v; want ErrTooFar", err)
+	}
+	if !far.Stop() {
+		t.Error("the far timer was not pending")
+	}
+}
+
+// TestRealClockIsMonotonic: real time never goes backwards between readings.
+func TestRealClockIsMonotonic(t *testing.T) {
+	t.Parallel()
+	c := NewReal()
+	defer c.Close()
+	last := c.Now()
+	for range 10000 {
+		now := c.Now()
+		if now.Before(last) {
+			t.Fatalf("Now() went from %v back to %v", last, now)
+		}
+		last = now
+	}
+}

@@ -1,8 +1,13 @@
 // Package jobs runs every generation job through one lifecycle on the emulator's clock:
 // queued → running → succeeded, failed, canceled or expired. Each job follows a Plan decided
-// when it is created (how long it queues and runs, and how it ends), so what drives outcomes —
-// catalog timing, scenarios, forced outcomes — stays outside the engine. Credits held for a job
-// are charged or refunded exactly once, when it turns terminal.
+// when it is created (how long it queues and runs, and how it ends) and carries the outputs it
+// will have if it succeeds, so what drives outcomes — catalog timing, scenarios, forced
+// outcomes, media — stays outside the engine, and the engine does no slow work on the clock.
+// Credits held for a job are charged or refunded exactly once, when it turns terminal.
+//
+// An engine schedules one clock callback at a time, for its earliest due transition or drop:
+// live jobs wait in a heap ordered by due time and finished jobs in a queue in finish order,
+// so a retained job costs no timer and a burst of transitions costs one lock per instant.
 package jobs
 
 import (
@@ -50,6 +55,9 @@ var ErrNotFound = errors.New("job not found")
 // ErrTerminal is returned when a finished job is asked to change.
 var ErrTerminal = errors.New("job already finished")
 
+// ErrNotTerminal is returned when Force is asked for a status that does not end a job.
+var ErrNotTerminal = errors.New("a job can only be forced to a terminal status")
+
 // Ending is how a job ends when nothing interrupts it.
 type Ending struct {
 	// Status is Succeeded, Failed or Expired.
@@ -76,7 +84,7 @@ type Error struct {
 	Message string `json:"message"`
 }
 
-// Output is one file a succeeded job produced.
+// Output is one file a succeeded job produced, described in full before it is made.
 type Output struct {
 	Type        string  `json:"type"`
 	Path        string  `json:"-"` // under the emulator's address: /files/{job}/{n}.{ext}
@@ -104,25 +112,64 @@ type New struct {
 	Plan    Plan
 	// OutputTTL is how long the outputs stay downloadable once the job has finished.
 	OutputTTL time.Duration
-	// Finish makes the outputs when the job succeeds. It runs outside the engine's lock; an
-	// error fails the job instead.
-	Finish func(id string) ([]Output, *Error)
+	// Outputs are the files the job has once it succeeds, sizes included; they are shown only
+	// then, and forgotten when it ends any other way.
+	Outputs []Output
 }
 
-// job is the engine's record; every field is guarded by Engine.mu.
+// DefaultMaxJobs is the retained-job cap when Options.MaxJobs is not set.
+const DefaultMaxJobs = 100_000
+
+// Options bound what an engine keeps.
+type Options struct {
+	// Retention is how long a finished job is kept before it is dropped.
+	Retention time.Duration
+	// MaxJobs caps the jobs held (DefaultMaxJobs when ≤ 0). A new job past the cap first drops
+	// the oldest finished jobs, exactly as if their retention had passed. Live jobs are never
+	// dropped (their credits are held), so the cap bounds finished jobs: when every held job is
+	// live the new one is admitted anyway, and live jobs are bounded by their plans' lifetimes.
+	MaxJobs int
+}
+
+// job is the engine's record; every field is guarded by Engine.mu. It is kept compact (times
+// in nanoseconds, progress in hundredths, the credit status implied by the status) because
+// an engine may retain a hundred thousand of them.
 type job struct {
 	New
-	status       Status
-	creditStatus string
-	createdAt    time.Time
-	startedAt    time.Time
-	finishedAt   time.Time
-	progress     float64 // frozen when the job turns terminal
-	outputs      []Output
-	err          *Error
-	timer        *clock.Timer
-	changed      chan struct{}
-	finishing    bool // outputs are being made; the job is still running
+	seq        uint64 // creation order, which breaks ties between equal due times
+	status     Status
+	createdAt  int64 // nanoseconds since 1970, as are the other times; unset when never reached
+	startedAt  int64
+	finishedAt int64
+	due        int64 // a live job's next transition
+	index      int32 // in Engine.live; -1 once finished
+	progress   uint8 // in hundredths, frozen when the job turns terminal
+	err        *Error
+	changed    chan struct{} // made by the first Watch after a change; nil when unwatched
+	prev, next *job          // the account's jobs, in creation order
+	nextDone   *job          // the finished queue, in finish order
+}
+
+// unset marks a time a job has not reached.
+const unset = math.MinInt64
+
+// timeOf turns a job's time back into a time.Time: zero when unset.
+func timeOf(n int64) time.Time {
+	if n == unset {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// creditStatus follows from the status: held while live, then charged or refunded.
+func (j *job) creditStatus() string {
+	switch {
+	case !j.status.Terminal():
+		return CreditsHeld
+	case j.status == Succeeded:
+		return CreditsCharged
+	}
+	return CreditsRefunded
 }
 
 // Engine holds and advances jobs. It is safe for concurrent use.
@@ -130,177 +177,239 @@ type Engine struct {
 	clock     *clock.Clock
 	ledger    *ledger.Ledger
 	retention time.Duration
+	maxJobs   int
 
 	mu        sync.Mutex
 	byID      map[string]*job
 	byAccount map[string]*accountJobs
+	seq       uint64
+	live      []*job // a heap of queued and running jobs by (due, seq)
+	doneHead  *job   // the finished job that is dropped next
+	doneTail  *job
+	counts    Counts
+	held      int // jobs held, shadowed duplicates included
+
+	// timer is the one clock callback the engine has scheduled, at timerAt, for the earliest
+	// transition or drop; gen tells a stale callback from the current one.
+	timer   *clock.Timer
+	timerAt int64
+	gen     uint64
+
+	// observe, when set, hears of every scheduled transition as it happens, with its planned
+	// time; benchmarks use it to measure lateness.
+	observe func(planned time.Time)
 }
 
-// accountJobs keeps one account's jobs in creation order; dropped jobs leave nil holes that are
-// compacted away once they are half the list.
+// accountJobs links one account's jobs in creation order.
 type accountJobs struct {
-	list  []*job
-	holes int
+	head, tail *job
 }
 
-// NewEngine returns an engine whose finished jobs are dropped after retention.
-func NewEngine(c *clock.Clock, l *ledger.Ledger, retention time.Duration) *Engine {
-	return &Engine{clock: c, ledger: l, retention: retention, byID: map[string]*job{}, byAccount: map[string]*accountJobs{}}
+// NewEngine returns an engine on a clock and a ledger, bounded by o.
+func NewEngine(c *clock.Clock, l *ledger.Ledger, o Options) *Engine {
+	if o.MaxJobs <= 0 {
+		o.MaxJobs = DefaultMaxJobs
+	}
+	return &Engine{
+		clock: c, ledger: l, retention: o.Retention, maxJobs: o.MaxJobs,
+		byID: map[string]*job{}, byAccount: map[string]*accountJobs{},
+	}
 }
 
-// Create adds a queued job whose credits are already held, and schedules its course.
+// Create adds a queued job whose credits are already held, and schedules its course. Its ID
+// should be new; a job created under the ID of one still held hides the older one from Get,
+// which still runs its course and settles its credits.
 func (e *Engine) Create(n New) View {
-	now := e.clock.Now()
-	j := &job{New: n, status: Queued, creditStatus: CreditsHeld, createdAt: now, changed: make(chan struct{})}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	for e.held >= e.maxJobs && e.doneHead != nil {
+		e.drop()
+	}
+	now := e.clock.Now()
+	e.seq++
+	j := &job{New: n, seq: e.seq, status: Queued, createdAt: now.UnixNano(), startedAt: unset, finishedAt: unset}
+	e.held++
+	e.counts.add(Queued, 1)
 	e.byID[j.ID] = j
 	acc := e.byAccount[j.Account]
 	if acc == nil {
 		acc = &accountJobs{}
 		e.byAccount[j.Account] = acc
 	}
-	acc.list = append(acc.list, j)
-	p := j.Plan
-	if p.Ending.Status == Expired || (p.QueueTimeout > 0 && p.Queue >= p.QueueTimeout) {
-		j.timer = e.clock.AfterFunc(now.Add(p.QueueTimeout), func() { e.expire(j) })
+	j.prev = acc.tail
+	if acc.tail != nil {
+		acc.tail.next = j
 	} else {
-		j.timer = e.clock.AfterFunc(now.Add(p.Queue), func() { e.start(j) })
+		acc.head = j
 	}
+	acc.tail = j
+	p := j.Plan
+	if expiresQueued(p) {
+		j.due = addNanos(now.UnixNano(), p.QueueTimeout)
+	} else {
+		j.due = addNanos(now.UnixNano(), p.Queue)
+	}
+	e.push(j)
+	e.arm()
 	return j.view(now)
 }
 
-func (e *Engine) start(j *job) {
+// expiresQueued reports whether a plan ends the job in its queue when its time limit passes.
+func expiresQueued(p Plan) bool {
+	return p.Ending.Status == Expired || (p.QueueTimeout > 0 && p.Queue >= p.QueueTimeout)
+}
+
+// fire runs every transition and drop that is due, then schedules the next.
+func (e *Engine) fire(gen uint64) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if j.status != Queued {
-		return
+	if gen == e.gen {
+		e.timer = nil
 	}
-	if end := j.Plan.Ending; end.Status == Failed && end.InQueue {
-		e.terminate(j, Failed, &Error{Code: end.Code, Message: end.Message})
-		return
+	now := e.clock.Now().UnixNano()
+	for len(e.live) > 0 && e.live[0].due <= now {
+		j := e.live[0]
+		e.remove(0)
+		planned := time.Unix(0, j.due).UTC()
+		e.step(j, planned)
+		if e.observe != nil {
+			e.observe(planned)
+		}
 	}
-	now := e.clock.Now()
-	j.status, j.startedAt = Running, now
-	run := j.Plan.Run
-	if j.Plan.Ending.Status == Failed {
-		run = time.Duration(float64(run) * math.Min(1, math.Max(0, j.Plan.Ending.At)))
+	for e.doneHead != nil && e.dropAt(e.doneHead) <= now {
+		e.drop()
 	}
-	j.timer = e.clock.AfterFunc(now.Add(run), func() { e.end(j) })
-	j.notify()
+	e.arm()
 }
 
-func (e *Engine) expire(j *job) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if j.status != Queued {
+// step moves a live job on at its planned instant at: a queued job starts, expires or fails
+// in its queue; a running job ends as planned. Stamping the planned instant rather than the
+// firing one keeps a job's times exact even when the clock jumps past them.
+func (e *Engine) step(j *job, at time.Time) {
+	p := j.Plan
+	if j.status == Running {
+		if p.Ending.Status == Failed {
+			e.terminate(j, Failed, &Error{Code: p.Ending.Code, Message: p.Ending.Message}, at)
+			return
+		}
+		e.terminate(j, Succeeded, nil, at)
 		return
 	}
-	code, msg := j.Plan.Ending.Code, j.Plan.Ending.Message
-	if j.Plan.Ending.Status != Expired || code == "" {
-		code, msg = "queue_timeout", "the job was not started within its queue time limit"
+	switch {
+	case expiresQueued(p):
+		code, msg := p.Ending.Code, p.Ending.Message
+		if p.Ending.Status != Expired || code == "" {
+			code, msg = "queue_timeout", "the job was not started within its queue time limit"
+		}
+		e.terminate(j, Expired, &Error{Code: code, Message: msg}, at)
+	case p.Ending.Status == Failed && p.Ending.InQueue:
+		e.terminate(j, Failed, &Error{Code: p.Ending.Code, Message: p.Ending.Message}, at)
+	default:
+		e.counts.add(Queued, -1)
+		e.counts.add(Running, 1)
+		j.status, j.startedAt = Running, at.UnixNano()
+		run := p.Run
+		if p.Ending.Status == Failed {
+			run = time.Duration(float64(run) * math.Min(1, math.Max(0, p.Ending.At)))
+		}
+		j.due = addNanos(at.UnixNano(), run)
+		e.push(j)
+		j.notify()
 	}
-	e.terminate(j, Expired, &Error{Code: code, Message: msg})
 }
 
-// end finishes a running job as planned. Making outputs can take milliseconds, so it happens
-// outside the lock; a cancel that lands meanwhile wins.
-func (e *Engine) end(j *job) {
-	e.mu.Lock()
-	if j.status != Running || j.finishing {
-		e.mu.Unlock()
-		return
+// terminate ends a live job at the instant at, settles its credits and queues it to be
+// dropped. Callers hold e.mu and call e.arm afterwards.
+func (e *Engine) terminate(j *job, status Status, jerr *Error, at time.Time) {
+	if j.index >= 0 {
+		e.remove(int(j.index))
 	}
-	if j.Plan.Ending.Status == Failed {
-		e.terminate(j, Failed, &Error{Code: j.Plan.Ending.Code, Message: j.Plan.Ending.Message})
-		e.mu.Unlock()
-		return
-	}
-	e.succeed(j)
-}
-
-// succeed is called with e.mu held and releases it.
-func (e *Engine) succeed(j *job) {
-	j.finishing = true
-	finish, id := j.Finish, j.ID
-	e.mu.Unlock()
-	var outputs []Output
-	var ferr *Error
-	if finish != nil {
-		outputs, ferr = finish(id)
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	j.finishing = false
-	if j.status != Running {
-		j.notify() // a cancel won; wake whoever waits for the finishing to end
-		return
-	}
-	if ferr != nil {
-		e.terminate(j, Failed, ferr)
-		return
-	}
-	j.outputs = outputs
-	e.terminate(j, Succeeded, nil)
-}
-
-// terminate ends a job, settles its credits and schedules it to be dropped. Callers hold e.mu.
-func (e *Engine) terminate(j *job, status Status, jerr *Error) {
-	now := e.clock.Now()
-	if j.timer != nil {
-		j.timer.Stop()
-	}
-	j.progress = j.progressAt(now)
+	e.counts.add(j.status, -1)
+	e.counts.add(status, 1)
+	j.progress = j.hundredthsAt(at)
 	if status == Succeeded {
-		j.progress = 1
-	}
-	j.status, j.err, j.finishedAt = status, jerr, now
-	j.Finish = nil // it holds the decoded input; a finished job no longer needs it
-	if status == Succeeded {
+		j.progress = 100
 		e.ledger.Charge(j.Account, j.Credits)
-		j.creditStatus = CreditsCharged
 	} else {
+		j.Outputs = nil
 		e.ledger.Refund(j.Account, j.Credits)
-		j.creditStatus = CreditsRefunded
 	}
-	j.timer = e.clock.AfterFunc(now.Add(e.retention), func() { e.drop(j) })
+	j.status, j.err, j.finishedAt = status, jerr, at.UnixNano()
+	if e.doneTail != nil {
+		e.doneTail.nextDone = j
+	} else {
+		e.doneHead = j
+	}
+	e.doneTail = j
 	j.notify()
 }
 
-func (e *Engine) drop(j *job) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.byID[j.ID] != j {
+// dropAt is when a finished job's retention ends, in nanoseconds since 1970.
+func (e *Engine) dropAt(j *job) int64 { return addNanos(j.finishedAt, e.retention) }
+
+// drop forgets the finished job at the head of the queue. Callers hold e.mu.
+func (e *Engine) drop() {
+	j := e.doneHead
+	e.doneHead, j.nextDone = j.nextDone, nil
+	if e.doneHead == nil {
+		e.doneTail = nil
+	}
+	e.held--
+	e.counts.add(j.status, -1)
+	if e.byID[j.ID] == j {
+		delete(e.byID, j.ID)
+	}
+	acc := e.byAccount[j.Account]
+	if j.prev != nil {
+		j.prev.next = j.next
+	} else {
+		acc.head = j.next
+	}
+	if j.next != nil {
+		j.next.prev = j.prev
+	} else {
+		acc.tail = j.prev
+	}
+	j.prev, j.next = nil, nil
+	if acc.head == nil {
+		delete(e.byAccount, j.Account)
+	}
+}
+
+// arm keeps the engine's one clock callback at its earliest due transition or drop, and none
+// when nothing is due. Callers hold e.mu.
+func (e *Engine) arm() {
+	next, due := int64(math.MaxInt64), false
+	if len(e.live) > 0 {
+		next, due = e.live[0].due, true
+	}
+	if h := e.doneHead; h != nil {
+		if d := e.dropAt(h); !due || d < next {
+			next, due = d, true
+		}
+	}
+	if e.timer != nil {
+		if due && e.timerAt == next {
+			return
+		}
+		e.timer.Stop() // a callback already running finds nothing due and reschedules nothing
+		e.timer = nil
+	}
+	if !due {
 		return
 	}
-	delete(e.byID, j.ID)
-	acc := e.byAccount[j.Account]
-	for i, x := range acc.list {
-		if x == j {
-			acc.list[i] = nil
-			acc.holes++
-			break
-		}
-	}
-	if acc.holes > len(acc.list)/2 {
-		kept := acc.list[:0]
-		for _, x := range acc.list {
-			if x != nil {
-				kept = append(kept, x)
-			}
-		}
-		clear(acc.list[len(kept):])
-		acc.list, acc.holes = kept, 0
-		if len(kept) == 0 {
-			delete(e.byAccount, j.Account)
-		}
-	}
+	e.gen++
+	gen := e.gen
+	e.timerAt = next
+	e.timer = e.clock.AfterFunc(time.Unix(0, next), func() { e.fire(gen) })
 }
 
 // notify wakes everyone watching the job. Callers hold e.mu.
 func (j *job) notify() {
-	close(j.changed)
-	j.changed = make(chan struct{})
+	if j.changed != nil {
+		close(j.changed)
+		j.changed = nil
+	}
 }
 
 // Cancel ends a queued or running job as canceled, refunding its credits.
@@ -308,64 +417,47 @@ func (e *Engine) Cancel(account, id string) (View, error) {
 	return e.force(account, id, Canceled, nil)
 }
 
-// Force ends a job now as succeeded or failed, whatever its plan (the control API's outcome
-// forcing). A forced success still makes real outputs.
+// Force ends a job now with a terminal status, whatever its plan (the control API's outcome
+// forcing): a forced success gets the outputs the job was created with.
 func (e *Engine) Force(id string, status Status, jerr *Error) (View, error) {
+	if !status.Terminal() {
+		return View{}, ErrNotTerminal
+	}
 	return e.force("", id, status, jerr)
 }
 
 func (e *Engine) force(account, id string, status Status, jerr *Error) (View, error) {
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	j, ok := e.byID[id]
 	if !ok || (account != "" && j.Account != account) {
-		e.mu.Unlock()
 		return View{}, ErrNotFound
 	}
+	now := e.clock.Now()
 	if j.status.Terminal() {
-		v := j.view(e.clock.Now())
-		e.mu.Unlock()
-		return v, ErrTerminal
+		return j.view(now), ErrTerminal
 	}
-	if status == Succeeded {
-		if j.finishing {
-			e.mu.Unlock()
-			return e.Wait(id), nil
-		}
-		now := e.clock.Now()
-		if j.status == Queued {
-			j.status, j.startedAt = Running, now
-		}
-		if j.timer != nil {
-			j.timer.Stop()
-		}
-		e.succeed(j) // releases e.mu
-		return e.Wait(id), nil
+	if status == Succeeded && j.status == Queued {
+		j.startedAt = now.UnixNano()
 	}
-	e.terminate(j, status, jerr)
-	v := j.view(e.clock.Now())
-	e.mu.Unlock()
-	return v, nil
-}
-
-// Wait returns the job's view once any in-progress finishing is done; used right after a force.
-func (e *Engine) Wait(id string) View {
-	for {
-		v, changed, ok := e.Watch("", id)
-		if !ok || !v.finishing {
-			return v
-		}
-		<-changed
-	}
+	e.terminate(j, status, jerr, now)
+	e.arm()
+	return j.view(now), nil
 }
 
 // Get returns an account's job.
 func (e *Engine) Get(account, id string) (View, bool) {
-	v, _, ok := e.Watch(account, id)
-	return v, ok
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j, ok := e.byID[id]
+	if !ok || (account != "" && j.Account != account) {
+		return View{}, false
+	}
+	return j.view(e.clock.Now()), true
 }
 
 // Watch returns the job's view and a channel closed at its next change. An empty account
-// matches any.
+// matches any. A finished job does not change again, so its channel is nil (never ready).
 func (e *Engine) Watch(account, id string) (View, <-chan struct{}, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -373,7 +465,14 @@ func (e *Engine) Watch(account, id string) (View, <-chan struct{}, bool) {
 	if !ok || (account != "" && j.Account != account) {
 		return View{}, nil, false
 	}
-	return j.view(e.clock.Now()), j.changed, true
+	v := j.view(e.clock.Now())
+	if j.status.Terminal() {
+		return v, nil, true
+	}
+	if j.changed == nil {
+		j.changed = make(chan struct{})
+	}
+	return v, j.changed, true
 }
 
 // Filter selects jobs in a listing.
@@ -394,12 +493,11 @@ func (e *Engine) List(account string, f Filter, offset, limit int) ([]View, int)
 	now := e.clock.Now()
 	var out []View
 	total := 0
-	for i := len(acc.list) - 1; i >= 0; i-- {
-		j := acc.list[i]
-		if j == nil || (f.Status != "" && j.status != f.Status) || (f.Model != "" && j.Model != f.Model) {
+	for j := acc.tail; j != nil; j = j.prev {
+		if (f.Status != "" && j.status != f.Status) || (f.Model != "" && j.Model != f.Model) {
 			continue
 		}
-		if total >= offset && total < offset+limit {
+		if total >= offset && total-offset < limit {
 			out = append(out, j.view(now))
 		}
 		total++
@@ -411,7 +509,41 @@ func (e *Engine) List(account string, f Filter, offset, limit int) ([]View, int)
 func (e *Engine) Len() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return len(e.byID)
+	return e.held
+}
+
+// Counts is how many held jobs are in each status.
+type Counts struct {
+	Queued, Running, Succeeded, Failed, Canceled, Expired int
+}
+
+// Total is the number of jobs counted.
+func (c Counts) Total() int {
+	return c.Queued + c.Running + c.Succeeded + c.Failed + c.Canceled + c.Expired
+}
+
+func (c *Counts) add(s Status, n int) {
+	switch s {
+	case Queued:
+		c.Queued += n
+	case Running:
+		c.Running += n
+	case Succeeded:
+		c.Succeeded += n
+	case Failed:
+		c.Failed += n
+	case Canceled:
+		c.Canceled += n
+	case Expired:
+		c.Expired += n
+	}
+}
+
+// Counts returns how many jobs the engine holds in each status, without walking them.
+func (e *Engine) Counts() Counts {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.counts
 }
 
 // View is a job as of one instant, safe to read without the engine's lock.
@@ -428,35 +560,119 @@ type View struct {
 	StartedAt    time.Time
 	FinishedAt   time.Time
 	Progress     float64
-	Outputs      []Output
-	Error        *Error
+	// Outputs is set once the job has succeeded; it is shared, so read it without changing it.
+	Outputs []Output
+	Error   *Error
 	// OutputsExpireAt is when the outputs stop being served (zero until the job finishes).
 	OutputsExpireAt time.Time
-	finishing       bool
 }
 
 func (j *job) view(now time.Time) View {
 	v := View{
 		ID: j.ID, Account: j.Account, Model: j.Model, QuoteID: j.QuoteID, Credits: j.Credits,
-		CreditStatus: j.creditStatus, Input: j.Input, Status: j.status, CreatedAt: j.createdAt,
-		StartedAt: j.startedAt, FinishedAt: j.finishedAt, Outputs: j.outputs, Error: j.err,
-		finishing: j.finishing,
+		CreditStatus: j.creditStatus(), Input: j.Input, Status: j.status, CreatedAt: timeOf(j.createdAt),
+		StartedAt: timeOf(j.startedAt), FinishedAt: timeOf(j.finishedAt), Error: j.err,
 	}
+	if j.status == Succeeded {
+		v.Outputs = j.Outputs
+	}
+	p := j.progress
 	if j.status.Terminal() {
-		v.OutputsExpireAt = j.finishedAt.Add(j.OutputTTL)
-		v.Progress = j.progress
+		v.OutputsExpireAt = v.FinishedAt.Add(j.OutputTTL)
 	} else {
-		v.Progress = j.progressAt(now)
+		p = j.hundredthsAt(now)
 	}
+	v.Progress = float64(p) / 100
 	return v
 }
 
-// progressAt is how far a running job is through its run: rising with time, short of 1 until
-// it succeeds.
-func (j *job) progressAt(now time.Time) float64 {
+// hundredthsAt is how far a running job is through its run, in hundredths: rising with time,
+// short of 100 until it succeeds.
+func (j *job) hundredthsAt(now time.Time) uint8 {
 	if j.status != Running || j.Plan.Run <= 0 {
 		return 0
 	}
-	p := float64(now.Sub(j.startedAt)) / float64(j.Plan.Run)
-	return math.Round(math.Min(0.99, math.Max(0, p))*100) / 100
+	p := float64(now.UnixNano()-j.startedAt) / float64(j.Plan.Run)
+	return uint8(math.Round(math.Min(0.99, math.Max(0, p)) * 100))
+}
+
+// addNanos is t+d in nanoseconds, saturating instead of wrapping around.
+func addNanos(t int64, d time.Duration) int64 {
+	s := t + int64(d)
+	if d > 0 && s < t {
+		return math.MaxInt64
+	}
+	if d < 0 && s > t {
+		return math.MinInt64
+	}
+	return s
+}
+
+// The live heap is written out, as the clock's is, so the hot path makes no interface calls.
+// Callers hold e.mu.
+
+func (e *Engine) less(a, b int) bool {
+	x, y := e.live[a], e.live[b]
+	return x.due < y.due || (x.due == y.due && x.seq < y.seq)
+}
+
+func (e *Engine) swap(a, b int) {
+	h := e.live
+	h[a], h[b] = h[b], h[a]
+	h[a].index = int32(a)
+	h[b].index = int32(b)
+}
+
+func (e *Engine) up(j int) {
+	for j > 0 {
+		i := (j - 1) / 2
+		if !e.less(j, i) {
+			break
+		}
+		e.swap(i, j)
+		j = i
+	}
+}
+
+func (e *Engine) down(i int) {
+	n := len(e.live)
+	for {
+		j := 2*i + 1
+		if j >= n {
+			return
+		}
+		if r := j + 1; r < n && e.less(r, j) {
+			j = r
+		}
+		if !e.less(j, i) {
+			return
+		}
+		e.swap(i, j)
+		i = j
+	}
+}
+
+func (e *Engine) push(j *job) {
+	j.index = int32(len(e.live))
+	e.live = append(e.live, j)
+	e.up(len(e.live) - 1)
+}
+
+func (e *Engine) remove(i int) {
+	last := len(e.live) - 1
+	j := e.live[i]
+	if i != last {
+		e.swap(i, last)
+	}
+	e.live[last] = nil
+	e.live = e.live[:last]
+	if i != last {
+		e.down(i)
+		e.up(i)
+	}
+	j.index = -1
+	// Give back a heap's worth of slots once a burst has passed.
+	if cap(e.live) > 1024 && len(e.live) < cap(e.live)/4 {
+		e.live = append(make([]*job, 0, cap(e.live)/2), e.live...)
+	}
 }

@@ -7,8 +7,9 @@ import (
 	"math"
 	"reflect"
 	"slices"
-	"sync/atomic"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
@@ -38,7 +39,7 @@ func newWorld(t *testing.T, retention time.Duration) *world {
 	t.Helper()
 	c := clock.NewManual(t0)
 	l := ledger.New(map[string]int64{account: start, other: start})
-	return &world{t: t, clock: c, ledger: l, engine: jobs.NewEngine(c, l, retention)}
+	return &world{t: t, clock: c, ledger: l, engine: jobs.NewEngine(c, l, jobs.Options{Retention: retention})}
 }
 
 // create holds the job's credits, as the generate handler does, then creates it.
@@ -55,6 +56,9 @@ func (w *world) create(n jobs.New) jobs.View {
 	}
 	if n.Input == nil {
 		n.Input = json.RawMessage(`{"prompt":"a red fox"}`)
+	}
+	if n.Outputs == nil {
+		n.Outputs = described(n.ID)
 	}
 	if err := w.ledger.Hold(n.Account, n.Credits); err != nil {
 		w.t.Fatalf("Hold: %v", err)
@@ -91,25 +95,12 @@ func (w *world) balance(acct string) ledger.Balance {
 	return b
 }
 
-// finisher makes one output and counts its calls, recording the clock time of each.
-type finisher struct {
-	clock *clock.Clock
-	calls atomic.Int32
-	at    atomic.Value // time.Time of the last call
-}
-
-func (f *finisher) finish(id string) ([]jobs.Output, *jobs.Error) {
-	f.calls.Add(1)
-	f.at.Store(f.clock.Now())
+// described is the one output every test job is created with.
+func described(id string) []jobs.Output {
 	return []jobs.Output{{
 		Type: "image", Path: "/files/" + id + "/0.png", URL: "http://emulator/files/" + id + "/0.png",
 		ContentType: "image/png", Width: 1024, Height: 768, SizeBytes: 12345, Format: "png",
-	}}, nil
-}
-
-func (f *finisher) lastAt() time.Time {
-	t, _ := f.at.Load().(time.Time)
-	return t
+	}}
 }
 
 // wantProgress is what a job planned to start at started and run for run reports at now.
@@ -131,13 +122,12 @@ func TestSucceeded(t *testing.T) {
 		t.Run(step.String(), func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, retention)
-			f := &finisher{clock: w.clock}
 			v := w.create(jobs.New{ID: "job1", QuoteID: "q1", Plan: jobs.Plan{
 				Queue: queue, Run: run, QueueTimeout: 10 * time.Minute, Ending: jobs.Ending{Status: jobs.Succeeded},
-			}, Finish: f.finish})
+			}})
 			if v.Status != jobs.Queued || !v.CreatedAt.Equal(t0) || !v.StartedAt.IsZero() || !v.FinishedAt.IsZero() ||
 				v.Progress != 0 || v.CreditStatus != jobs.CreditsHeld || v.Credits != credits || v.QuoteID != "q1" ||
-				v.Account != account || v.Model != "m/one" || string(v.Input) != `{"prompt":"a red fox"}` {
+				v.Account != account || v.Model != "m/one" || string(v.Input) != `{"prompt":"a red fox"}` || v.Outputs != nil {
 				t.Fatalf("Create = %+v", v)
 			}
 			lastProgress := -1.0
@@ -149,12 +139,12 @@ func TestSucceeded(t *testing.T) {
 				b := w.balance(account)
 				switch {
 				case now.Before(startedAt):
-					if v.Status != jobs.Queued || v.Progress != 0 || !v.StartedAt.IsZero() {
+					if v.Status != jobs.Queued || v.Progress != 0 || !v.StartedAt.IsZero() || v.Outputs != nil {
 						t.Fatalf("at +%v: %s, progress %v, started %v; want queued", now.Sub(t0), v.Status, v.Progress, v.StartedAt)
 					}
 				case now.Before(finishedAt):
-					if v.Status != jobs.Running || !v.StartedAt.Equal(startedAt) || !v.FinishedAt.IsZero() {
-						t.Fatalf("at +%v: %s, started %v; want running since %v", now.Sub(t0), v.Status, v.StartedAt, startedAt)
+					if v.Status != jobs.Running || !v.StartedAt.Equal(startedAt) || !v.FinishedAt.IsZero() || v.Outputs != nil {
+						t.Fatalf("at +%v: %s, started %v, outputs %v; want running since %v, no outputs yet", now.Sub(t0), v.Status, v.StartedAt, v.Outputs, startedAt)
 					}
 					if want := wantProgress(now, startedAt, run); v.Progress != want {
 						t.Errorf("at +%v: progress %v; want %v", now.Sub(t0), v.Progress, want)
@@ -179,12 +169,6 @@ func TestSucceeded(t *testing.T) {
 					t.Errorf("at +%v: credit status %s, balance %+v; want held", now.Sub(t0), v.CreditStatus, b)
 				}
 			}
-			if n := f.calls.Load(); n != 1 {
-				t.Errorf("Finish ran %d times; want once", n)
-			}
-			if !f.lastAt().Equal(finishedAt) {
-				t.Errorf("Finish ran at %v; want the planned end %v", f.lastAt(), finishedAt)
-			}
 		})
 	}
 }
@@ -194,14 +178,14 @@ func TestSucceeded(t *testing.T) {
 func TestZeroQueue(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, retention)
-	w.create(jobs.New{ID: "job1", Plan: jobs.Plan{Run: time.Second, QueueTimeout: time.Minute}})
+	w.create(jobs.New{ID: "job1", Plan: jobs.Plan{Run: time.Second, QueueTimeout: time.Minute}, Outputs: []jobs.Output{}})
 	w.advance(0)
 	if v := w.get("job1"); v.Status != jobs.Running || !v.StartedAt.Equal(t0) {
 		t.Errorf("after Advance(0): %s, started %v; want running since %v", v.Status, v.StartedAt, t0)
 	}
 	w.advance(time.Second)
 	if v := w.get("job1"); v.Status != jobs.Succeeded || !v.FinishedAt.Equal(t0.Add(time.Second)) || len(v.Outputs) != 0 {
-		t.Errorf("%s at %v with %d outputs; want succeeded at +1s with no outputs (no Finish)", v.Status, v.FinishedAt, len(v.Outputs))
+		t.Errorf("%s at %v with %d outputs; want succeeded at +1s with the none it was created with", v.Status, v.FinishedAt, len(v.Outputs))
 	}
 }
 
@@ -227,11 +211,10 @@ func TestFailed(t *testing.T) {
 		t.Run(fmt.Sprint(tc.at), func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, retention)
-			f := &finisher{clock: w.clock}
 			w.create(jobs.New{ID: "job1", Plan: jobs.Plan{
 				Queue: queue, Run: run, QueueTimeout: time.Minute,
 				Ending: jobs.Ending{Status: jobs.Failed, Code: tc.code, Message: "it broke", At: tc.at},
-			}, Finish: f.finish})
+			}})
 			end := t0.Add(queue + tc.endsAfter)
 			if tc.endsAfter > 0 {
 				w.setTime(end.Add(-time.Nanosecond))
@@ -257,8 +240,8 @@ func TestFailed(t *testing.T) {
 			if again := w.get("job1"); !reflect.DeepEqual(again, v) {
 				t.Errorf("the failed job changed later:\n%+v\nthen\n%+v", v, again)
 			}
-			if f.calls.Load() != 0 || len(v.Outputs) != 0 {
-				t.Errorf("a failed job ran Finish %d times and has %d outputs", f.calls.Load(), len(v.Outputs))
+			if v.Outputs != nil {
+				t.Errorf("a failed job has outputs %+v", v.Outputs)
 			}
 		})
 	}
@@ -284,8 +267,7 @@ func TestExpired(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, retention)
-			f := &finisher{clock: w.clock}
-			w.create(jobs.New{ID: "job1", Plan: tc.plan, Finish: f.finish})
+			w.create(jobs.New{ID: "job1", Plan: tc.plan})
 			w.setTime(t0.Add(timeout - time.Nanosecond))
 			if v := w.get("job1"); v.Status != jobs.Queued || v.CreditStatus != jobs.CreditsHeld {
 				t.Fatalf("a moment before the timeout: %s, %s; want queued, held", v.Status, v.CreditStatus)
@@ -302,8 +284,8 @@ func TestExpired(t *testing.T) {
 				t.Errorf("credit status %s, balance %+v; want refunded", v.CreditStatus, w.balance(account))
 			}
 			w.advance(time.Hour)
-			if again := w.get("job1"); again.Status != jobs.Expired || f.calls.Load() != 0 {
-				t.Errorf("after expiring: %s, Finish ran %d times", again.Status, f.calls.Load())
+			if again := w.get("job1"); again.Status != jobs.Expired || again.Outputs != nil {
+				t.Errorf("after expiring: %s with outputs %+v", again.Status, again.Outputs)
 			}
 		})
 	}
@@ -330,8 +312,7 @@ func TestCancel(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, retention)
-			f := &finisher{clock: w.clock}
-			w.create(jobs.New{ID: "job1", Plan: plan, Finish: f.finish})
+			w.create(jobs.New{ID: "job1", Plan: plan})
 			w.advance(tc.at)
 			if _, err := w.engine.Cancel(other, "job1"); !errors.Is(err, jobs.ErrNotFound) {
 				t.Errorf("Cancel by another account: %v; want ErrNotFound", err)
@@ -355,8 +336,8 @@ func TestCancel(t *testing.T) {
 			if later := w.get("job1"); !reflect.DeepEqual(later, v) {
 				t.Errorf("the canceled job changed later:\n%+v\nthen\n%+v", v, later)
 			}
-			if f.calls.Load() != 0 {
-				t.Errorf("Finish ran %d times for a canceled job", f.calls.Load())
+			if v.Outputs != nil {
+				t.Errorf("a canceled job has outputs %+v", v.Outputs)
 			}
 			if b := w.balance(account); b != (ledger.Balance{Account: account, Available: start}) {
 				t.Errorf("balance after the planned end = %+v; want everything available", b)
@@ -406,10 +387,9 @@ func TestForce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, retention)
-			f := &finisher{clock: w.clock}
 			w.create(jobs.New{ID: "job1", Account: other, Plan: jobs.Plan{
 				Queue: queue, Run: run, QueueTimeout: time.Minute, Ending: tc.ending,
-			}, Finish: f.finish})
+			}})
 			w.advance(tc.at)
 			before, _ := w.engine.Get(other, "job1")
 			v, err := w.engine.Force("job1", tc.status, tc.err)
@@ -429,15 +409,15 @@ func TestForce(t *testing.T) {
 			b := w.balance(other)
 			switch tc.status {
 			case jobs.Succeeded:
-				if v.Progress != 1 || len(v.Outputs) != 1 || v.Error != nil || f.calls.Load() != 1 {
-					t.Errorf("progress %v, outputs %d, error %v, Finish ran %d times; want 1, 1, nil, once", v.Progress, len(v.Outputs), v.Error, f.calls.Load())
+				if v.Progress != 1 || !reflect.DeepEqual(v.Outputs, described("job1")) || v.Error != nil {
+					t.Errorf("progress %v, outputs %+v, error %v; want 1, the outputs it was created with, nil", v.Progress, v.Outputs, v.Error)
 				}
 				if b != (ledger.Balance{Account: other, Available: start - credits, Charged: credits}) {
 					t.Errorf("balance %+v; want charged", b)
 				}
 			case jobs.Failed:
-				if v.Error == nil || *v.Error != *tc.err || len(v.Outputs) != 0 || f.calls.Load() != 0 {
-					t.Errorf("error %v, outputs %d, Finish ran %d times", v.Error, len(v.Outputs), f.calls.Load())
+				if v.Error == nil || *v.Error != *tc.err || v.Outputs != nil {
+					t.Errorf("error %v, outputs %+v; want the given error and no outputs", v.Error, v.Outputs)
 				}
 				if b != (ledger.Balance{Account: other, Available: start}) {
 					t.Errorf("balance %+v; want refunded", b)
@@ -450,9 +430,6 @@ func TestForce(t *testing.T) {
 			if later, _ := w.engine.Get(other, "job1"); !reflect.DeepEqual(later, v) {
 				t.Errorf("the forced job changed later:\n%+v\nthen\n%+v", v, later)
 			}
-			if f.calls.Load() > 1 {
-				t.Errorf("Finish ran %d times", f.calls.Load())
-			}
 		})
 	}
 	t.Run("unknown", func(t *testing.T) {
@@ -462,125 +439,6 @@ func TestForce(t *testing.T) {
 			t.Errorf("Force of an unknown job: %v; want ErrNotFound", err)
 		}
 	})
-}
-
-// TestFinishError: when making the outputs fails, the job fails with that error and is refunded.
-func TestFinishError(t *testing.T) {
-	t.Parallel()
-	w := newWorld(t, retention)
-	w.create(jobs.New{ID: "job1", Plan: jobs.Plan{Queue: time.Second, Run: time.Second, QueueTimeout: time.Minute},
-		Finish: func(string) ([]jobs.Output, *jobs.Error) {
-			return []jobs.Output{{Type: "image"}}, &jobs.Error{Code: "generation_failed", Message: "encoder broke"}
-		}})
-	w.advance(2 * time.Second)
-	v := w.get("job1")
-	if v.Status != jobs.Failed || v.Error == nil || *v.Error != (jobs.Error{Code: "generation_failed", Message: "encoder broke"}) {
-		t.Errorf("%s with error %+v; want failed with the Finish error", v.Status, v.Error)
-	}
-	if len(v.Outputs) != 0 || !v.FinishedAt.Equal(t0.Add(2*time.Second)) {
-		t.Errorf("outputs %+v, finished %v", v.Outputs, v.FinishedAt)
-	}
-	if v.CreditStatus != jobs.CreditsRefunded || w.balance(account) != (ledger.Balance{Account: account, Available: start}) {
-		t.Errorf("credit status %s, balance %+v; want refunded", v.CreditStatus, w.balance(account))
-	}
-}
-
-// TestEndWhileFinishing: a cancel or a forced failure that lands while the outputs are being
-// made wins; the job ends that way and is refunded, never charged.
-func TestEndWhileFinishing(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name   string
-		end    func(e *jobs.Engine, id string) error
-		status jobs.Status
-	}{
-		{"cancel", func(e *jobs.Engine, id string) error {
-			_, err := e.Cancel(account, id)
-			return err
-		}, jobs.Canceled},
-		{"force fail", func(e *jobs.Engine, id string) error {
-			_, err := e.Force(id, jobs.Failed, &jobs.Error{Code: "generation_failed", Message: "forced"})
-			return err
-		}, jobs.Failed},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			w := newWorld(t, retention)
-			var during jobs.View
-			var endErr error
-			w.create(jobs.New{ID: "job1", Plan: jobs.Plan{Queue: time.Second, Run: time.Second, QueueTimeout: time.Minute},
-				Finish: func(id string) ([]jobs.Output, *jobs.Error) {
-					during, _ = w.engine.Get(account, id)
-					endErr = tc.end(w.engine, id)
-					return []jobs.Output{{Type: "image"}}, nil
-				}})
-			w.advance(2 * time.Second)
-			if endErr != nil {
-				t.Fatalf("%s while finishing: %v", tc.name, endErr)
-			}
-			if during.Status != jobs.Running || during.Progress >= 1 {
-				t.Errorf("while finishing: %s, progress %v; want running below 1", during.Status, during.Progress)
-			}
-			v := w.get("job1")
-			if v.Status != tc.status || v.CreditStatus != jobs.CreditsRefunded || len(v.Outputs) != 0 {
-				t.Errorf("%s, %s, %d outputs; want %s, refunded, none", v.Status, v.CreditStatus, len(v.Outputs), tc.status)
-			}
-			if b := w.balance(account); b != (ledger.Balance{Account: account, Available: start}) {
-				t.Errorf("balance %+v; want everything available", b)
-			}
-			if _, err := w.engine.Cancel(account, "job1"); !errors.Is(err, jobs.ErrTerminal) {
-				t.Errorf("Cancel afterwards: %v; want ErrTerminal", err)
-			}
-		})
-	}
-}
-
-// TestForceSucceedWhileFinishing: forcing success while the planned end is making the outputs
-// waits for that finishing instead of making the outputs a second time. Whether Force lands
-// before the finishing ends (nil error) or after (ErrTerminal) is up to the scheduler; either
-// way the job succeeds once, with one Finish and one charge.
-func TestForceSucceedWhileFinishing(t *testing.T) {
-	t.Parallel()
-	w := newWorld(t, retention)
-	entered, release := make(chan struct{}), make(chan struct{})
-	var calls atomic.Int32
-	w.create(jobs.New{ID: "job1", Plan: jobs.Plan{Queue: time.Second, Run: time.Second, QueueTimeout: time.Minute},
-		Finish: func(id string) ([]jobs.Output, *jobs.Error) {
-			if calls.Add(1) == 1 {
-				close(entered)
-			}
-			<-release
-			return []jobs.Output{{Type: "image", Path: "/files/" + id + "/0.png"}}, nil
-		}})
-	advanced := make(chan error)
-	go func() { advanced <- w.clock.Advance(2 * time.Second) }()
-	<-entered
-	type result struct {
-		v   jobs.View
-		err error
-	}
-	forced := make(chan result)
-	go func() {
-		v, err := w.engine.Force("job1", jobs.Succeeded, nil)
-		forced <- result{v, err}
-	}()
-	close(release)
-	if err := <-advanced; err != nil {
-		t.Fatal(err)
-	}
-	r := <-forced
-	if r.err != nil && !errors.Is(r.err, jobs.ErrTerminal) {
-		t.Fatalf("Force: %v", r.err)
-	}
-	if r.v.Status != jobs.Succeeded || len(r.v.Outputs) != 1 {
-		t.Errorf("Force = %s with %d outputs; want succeeded with 1", r.v.Status, len(r.v.Outputs))
-	}
-	if n := calls.Load(); n != 1 {
-		t.Errorf("Finish ran %d times; want once", n)
-	}
-	if b := w.balance(account); b != (ledger.Balance{Account: account, Available: start - credits, Charged: credits}) {
-		t.Errorf("balance %+v; want charged once", b)
-	}
 }
 
 // TestWatch: the channel Watch returns closes at the job's next change (start, end, cancel),
@@ -770,7 +628,6 @@ func TestRetention(t *testing.T) {
 	t.Parallel()
 	const keep = time.Hour
 	w := newWorld(t, keep)
-	f := &finisher{clock: w.clock}
 	type jobEnd struct {
 		id  string
 		end time.Time
@@ -779,7 +636,7 @@ func TestRetention(t *testing.T) {
 	// Ten jobs that succeed one second apart, then jobs ended every other way.
 	for i := range 10 {
 		id := fmt.Sprintf("s%d", i)
-		w.create(jobs.New{ID: id, Plan: jobs.Plan{Queue: time.Second, Run: time.Duration(i+1) * time.Second, QueueTimeout: time.Minute}, Finish: f.finish})
+		w.create(jobs.New{ID: id, Plan: jobs.Plan{Queue: time.Second, Run: time.Duration(i+1) * time.Second, QueueTimeout: time.Minute}})
 		ends = append(ends, jobEnd{id, t0.Add(time.Duration(i+2) * time.Second)})
 	}
 	w.create(jobs.New{ID: "failed", Plan: jobs.Plan{Queue: time.Second, Run: 20 * time.Second, QueueTimeout: time.Minute, Ending: jobs.Ending{Status: jobs.Failed, Code: "x", At: 0.5}}})
@@ -788,7 +645,7 @@ func TestRetention(t *testing.T) {
 	ends = append(ends, jobEnd{"expired", t0.Add(30 * time.Second)})
 	w.create(jobs.New{ID: "canceled-queued", Plan: jobs.Plan{Queue: time.Hour, Run: time.Second, QueueTimeout: 2 * time.Hour}})
 	w.create(jobs.New{ID: "canceled-running", Plan: jobs.Plan{Queue: time.Second, Run: time.Hour, QueueTimeout: time.Minute}})
-	w.create(jobs.New{ID: "forced", Plan: jobs.Plan{Queue: time.Second, Run: time.Hour, QueueTimeout: time.Minute}, Finish: f.finish})
+	w.create(jobs.New{ID: "forced", Plan: jobs.Plan{Queue: time.Second, Run: time.Hour, QueueTimeout: time.Minute}})
 	w.create(jobs.New{ID: "forced-queued", Plan: jobs.Plan{Queue: time.Hour, Run: time.Hour, QueueTimeout: 2 * time.Hour}})
 	w.create(jobs.New{ID: "other-account", Account: other, Plan: jobs.Plan{Queue: time.Second, Run: 4 * time.Second, QueueTimeout: time.Minute}})
 	ends = append(ends, jobEnd{"other-account", t0.Add(5 * time.Second)})
@@ -812,8 +669,8 @@ func TestRetention(t *testing.T) {
 	if w.engine.Len() != total {
 		t.Fatalf("Len = %d; want %d", w.engine.Len(), total)
 	}
-	if p := w.clock.Pending(); p != total {
-		t.Errorf("Pending = %d with %d finished jobs; want one drop timer each", p, total)
+	if p := w.clock.Pending(); p != 1 {
+		t.Errorf("Pending = %d with %d finished jobs; want the engine's one timer", p, total)
 	}
 	for _, e := range ends {
 		v, _, ok := w.engine.Watch("", e.id)
@@ -956,4 +813,347 @@ func TestConcurrentCancelAndClock(t *testing.T) {
 	if b := w.balance(account); b.Held != 0 || b.Charged != charged || b.Available != start-charged {
 		t.Errorf("balance %+v; want %d charged, nothing held", b, charged)
 	}
+}
+
+// TestOutputsOnSuccessOnly: the outputs a job is created with show only once it has succeeded,
+// however it got there; every other ending leaves it without outputs.
+func TestOutputsOnSuccessOnly(t *testing.T) {
+	t.Parallel()
+	plan := jobs.Plan{Queue: time.Second, Run: time.Second, QueueTimeout: time.Minute}
+	for _, tc := range []struct {
+		name string
+		end  func(w *world) // ends job1, which is queued
+		want jobs.Status
+	}{
+		{"as planned", func(w *world) { w.advance(2 * time.Second) }, jobs.Succeeded},
+		{"forced while queued", func(w *world) { w.engine.Force("job1", jobs.Succeeded, nil) }, jobs.Succeeded},
+		{"forced while running", func(w *world) {
+			w.advance(time.Second)
+			w.engine.Force("job1", jobs.Succeeded, nil)
+		}, jobs.Succeeded},
+		{"canceled", func(w *world) { w.engine.Cancel(account, "job1") }, jobs.Canceled},
+		{"forced to fail", func(w *world) { w.engine.Force("job1", jobs.Failed, &jobs.Error{Code: "x"}) }, jobs.Failed},
+		{"forced to expire", func(w *world) { w.engine.Force("job1", jobs.Expired, &jobs.Error{Code: "x"}) }, jobs.Expired},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, retention)
+			w.create(jobs.New{ID: "job1", Plan: plan})
+			tc.end(w)
+			v := w.get("job1")
+			if v.Status != tc.want {
+				t.Fatalf("%s; want %s", v.Status, tc.want)
+			}
+			if want := tc.want == jobs.Succeeded; (v.Outputs != nil) != want || (want && !reflect.DeepEqual(v.Outputs, described("job1"))) {
+				t.Errorf("%s with outputs %+v", v.Status, v.Outputs)
+			}
+			if views, _ := w.engine.List(account, jobs.Filter{}, 0, 1); !reflect.DeepEqual(views[0].Outputs, v.Outputs) {
+				t.Errorf("List shows outputs %+v; Get shows %+v", views[0].Outputs, v.Outputs)
+			}
+		})
+	}
+}
+
+// TestForceNotTerminal: Force refuses a status that does not end a job and leaves it as it was.
+func TestForceNotTerminal(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, retention)
+	w.create(jobs.New{ID: "job1", Plan: jobs.Plan{Queue: time.Second, Run: time.Second, QueueTimeout: time.Minute}})
+	for _, s := range []jobs.Status{jobs.Queued, jobs.Running, "", "done"} {
+		if _, err := w.engine.Force("job1", s, nil); !errors.Is(err, jobs.ErrNotTerminal) {
+			t.Errorf("Force(%q) = %v; want ErrNotTerminal", s, err)
+		}
+	}
+	if v := w.get("job1"); v.Status != jobs.Queued || v.CreditStatus != jobs.CreditsHeld {
+		t.Errorf("after refused forces: %s, %s; want queued, held", v.Status, v.CreditStatus)
+	}
+}
+
+// TestMaxJobs fills an engine past its cap: each new job drops the oldest finished one (which
+// then answers not found everywhere, as if its retention had passed); live jobs are never
+// dropped, and a new job is admitted over the cap when every job held is live.
+func TestMaxJobs(t *testing.T) {
+	t.Parallel()
+	const maxJobs = 5
+	c := clock.NewManual(t0)
+	l := ledger.New(map[string]int64{account: start, other: start})
+	w := &world{t: t, clock: c, ledger: l, engine: jobs.NewEngine(c, l, jobs.Options{Retention: retention, MaxJobs: maxJobs})}
+	short := jobs.Plan{Run: time.Second, QueueTimeout: time.Minute}
+	long := jobs.Plan{Run: time.Hour, QueueTimeout: time.Minute}
+
+	// f0..f3 finish one second apart, in that order; l0 stays running.
+	for i := range 4 {
+		w.create(jobs.New{ID: fmt.Sprintf("f%d", i), Credits: 1, Plan: short})
+		w.advance(time.Second)
+	}
+	w.create(jobs.New{ID: "l0", Credits: 1, Plan: long})
+	w.advance(0)
+	if n := w.engine.Len(); n != maxJobs {
+		t.Fatalf("Len = %d; want %d", n, maxJobs)
+	}
+	// Each new live job drops the oldest finished one.
+	for i := range 4 {
+		w.create(jobs.New{ID: fmt.Sprintf("l%d", i+1), Credits: 1, Plan: long})
+		w.advance(0)
+		dropped := fmt.Sprintf("f%d", i)
+		if _, ok := w.engine.Get(account, dropped); ok {
+			t.Errorf("after l%d: %s, the oldest finished job, is still held", i+1, dropped)
+		}
+		if _, _, ok := w.engine.Watch("", dropped); ok {
+			t.Errorf("Watch found the dropped %s", dropped)
+		}
+		if _, err := w.engine.Cancel(account, dropped); !errors.Is(err, jobs.ErrNotFound) {
+			t.Errorf("Cancel of the dropped %s: %v; want ErrNotFound", dropped, err)
+		}
+		if _, err := w.engine.Force(dropped, jobs.Failed, nil); !errors.Is(err, jobs.ErrNotFound) {
+			t.Errorf("Force of the dropped %s: %v; want ErrNotFound", dropped, err)
+		}
+		for k := i + 1; k < 4; k++ {
+			if _, ok := w.engine.Get(account, fmt.Sprintf("f%d", k)); !ok {
+				t.Errorf("after l%d: f%d, finished later, was dropped", i+1, k)
+			}
+		}
+		if n := w.engine.Len(); n != maxJobs {
+			t.Errorf("after l%d: Len = %d; want %d", i+1, n, maxJobs)
+		}
+	}
+	// Every held job is live now: new ones are admitted over the cap, and none is dropped.
+	for i := 5; i < 8; i++ {
+		w.create(jobs.New{ID: fmt.Sprintf("l%d", i), Credits: 1, Plan: long})
+	}
+	views, total := w.engine.List(account, jobs.Filter{}, 0, 100)
+	if total != 8 || w.engine.Len() != 8 {
+		t.Fatalf("List total %d, Len %d; want all 8 live jobs", total, w.engine.Len())
+	}
+	for _, v := range views {
+		if v.Status.Terminal() {
+			t.Errorf("%s is %s; want live", v.ID, v.Status)
+		}
+	}
+	// Once some finish, the next creation drops back to the cap, oldest finished first.
+	for _, id := range []string{"l3", "l1", "l6", "l2", "l0"} {
+		w.advance(time.Millisecond)
+		if _, err := w.engine.Cancel(account, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.create(jobs.New{ID: "n0", Credits: 1, Plan: long})
+	if n := w.engine.Len(); n != maxJobs {
+		t.Errorf("Len = %d; want back at %d", n, maxJobs)
+	}
+	for _, id := range []string{"l3", "l1", "l6", "l2", "l0"} {
+		_, ok := w.engine.Get(account, id)
+		if ok != (id == "l0") {
+			t.Errorf("%s held = %v; want only l0, the last to finish, kept", id, ok)
+		}
+	}
+	if c := w.engine.Counts(); c != (jobs.Counts{Running: 3, Queued: 1, Canceled: 1}) || c.Total() != maxJobs {
+		t.Errorf("Counts = %+v", c)
+	}
+	// Dropping early settles nothing twice: what is held is exactly the live jobs' credits.
+	if b := w.balance(account); b.Held != 4 || b.Charged != 4 || b.Total() != start {
+		t.Errorf("balance %+v; want 4 held (live), 4 charged (f0..f3)", b)
+	}
+}
+
+// TestMaxJobsDefault: a cap of zero means DefaultMaxJobs.
+func TestMaxJobsDefault(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("creates DefaultMaxJobs jobs")
+	}
+	c := clock.NewManual(t0)
+	l := ledger.New(map[string]int64{account: 1 << 40})
+	e := jobs.NewEngine(c, l, jobs.Options{Retention: retention})
+	plan := jobs.Plan{QueueTimeout: time.Minute}
+	for i := range jobs.DefaultMaxJobs + 10 {
+		if i == jobs.DefaultMaxJobs {
+			if err := c.Advance(0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l.Hold(account, 1)
+		e.Create(jobs.New{ID: fmt.Sprint(i), Account: account, Credits: 1, Plan: plan})
+	}
+	if got := e.Len(); got != jobs.DefaultMaxJobs {
+		t.Errorf("Len = %d; want %d", got, jobs.DefaultMaxJobs)
+	}
+	for _, id := range []string{"0", "9"} {
+		if _, ok := e.Get(account, id); ok {
+			t.Errorf("job %s, among the oldest finished, is still held", id)
+		}
+	}
+	if _, ok := e.Get(account, "10"); !ok {
+		t.Error("job 10 was dropped")
+	}
+}
+
+// TestCounts: Counts follows every transition and drop.
+func TestCounts(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, time.Hour)
+	plan := jobs.Plan{Queue: time.Second, Run: time.Second, QueueTimeout: time.Minute}
+	w.create(jobs.New{ID: "a", Plan: plan})
+	w.create(jobs.New{ID: "b", Plan: plan})
+	w.create(jobs.New{ID: "c", Plan: jobs.Plan{Queue: time.Second, Run: 2 * time.Hour, QueueTimeout: time.Minute}})
+	w.create(jobs.New{ID: "d", Plan: jobs.Plan{Queue: time.Hour, QueueTimeout: 30 * time.Second}})
+	w.create(jobs.New{ID: "e", Plan: jobs.Plan{Queue: time.Second, Run: time.Second, QueueTimeout: time.Minute, Ending: jobs.Ending{Status: jobs.Failed, Code: "x", At: 1}}})
+	w.engine.Cancel(account, "b")
+	check := func(when string, want jobs.Counts) {
+		t.Helper()
+		if got := w.engine.Counts(); got != want || got.Total() != w.engine.Len() {
+			t.Errorf("%s: Counts = %+v (Len %d); want %+v", when, got, w.engine.Len(), want)
+		}
+	}
+	check("at creation", jobs.Counts{Queued: 4, Canceled: 1})
+	w.advance(time.Second)
+	check("after 1s", jobs.Counts{Queued: 1, Running: 3, Canceled: 1})
+	w.advance(time.Second)
+	check("after 2s", jobs.Counts{Queued: 1, Running: 1, Succeeded: 1, Failed: 1, Canceled: 1})
+	w.advance(time.Minute)
+	check("after 62s", jobs.Counts{Running: 1, Succeeded: 1, Failed: 1, Canceled: 1, Expired: 1})
+	w.advance(time.Hour)
+	check("after retention", jobs.Counts{Running: 1})
+}
+
+// TestWatchShared: every watcher of a job between two changes gets the same channel, made only
+// once someone watches; a finished job's channel is nil, never ready.
+func TestWatchShared(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, retention)
+	w.create(jobs.New{ID: "job1", Plan: jobs.Plan{Queue: time.Second, Run: time.Second, QueueTimeout: time.Minute}})
+	_, a, _ := w.engine.Watch(account, "job1")
+	_, b, _ := w.engine.Watch("", "job1")
+	if a == nil || a != b {
+		t.Fatalf("two watchers got %v and %v; want one shared channel", a, b)
+	}
+	w.advance(time.Second)
+	<-a
+	_, c, _ := w.engine.Watch(account, "job1")
+	if c == nil || c == a {
+		t.Fatal("a watcher after a change got no channel, or the closed one")
+	}
+	w.advance(time.Second)
+	<-c
+	v, d, ok := w.engine.Watch(account, "job1")
+	if !ok || v.Status != jobs.Succeeded || d != nil {
+		t.Errorf("Watch of a finished job = %s, %v, %v; want succeeded with a nil channel", v.Status, d, ok)
+	}
+}
+
+// TestLedgerUnderLoad: jobs created, canceled and forced from several goroutines while the clock
+// advances keep the ledger exact at every quiet point: what is held is the credits of the live
+// jobs, what is charged the credits of the succeeded ones, and nothing is made or lost.
+func TestLedgerUnderLoad(t *testing.T) {
+	t.Parallel()
+	const (
+		workers = 4
+		perW    = 300
+		budget  = int64(1_000_000)
+	)
+	c := clock.NewManual(t0)
+	l := ledger.New(map[string]int64{account: budget})
+	e := jobs.NewEngine(c, l, jobs.Options{Retention: 3 * time.Second, MaxJobs: 500})
+	var wg sync.WaitGroup
+	for g := range workers {
+		wg.Go(func() {
+			for i := range perW {
+				id := fmt.Sprintf("w%d-%d", g, i)
+				cr := int64(1 + i%5)
+				if err := l.Hold(account, cr); err != nil {
+					t.Error(err)
+					return
+				}
+				e.Create(jobs.New{ID: id, Account: account, Credits: cr, Plan: jobs.Plan{
+					Queue: time.Duration(i%4) * 100 * time.Millisecond, Run: time.Duration(i%6) * 100 * time.Millisecond,
+					QueueTimeout: 250 * time.Millisecond,
+					Ending:       jobs.Ending{Status: []jobs.Status{jobs.Succeeded, jobs.Failed}[i%2], Code: "x", At: 0.5},
+				}})
+				switch i % 7 {
+				case 1:
+					e.Cancel(account, fmt.Sprintf("w%d-%d", g, i/2))
+				case 3:
+					e.Force(fmt.Sprintf("w%d-%d", (g+1)%workers, i-1), jobs.Succeeded, nil)
+				case 5:
+					e.Force(fmt.Sprintf("w%d-%d", g, i/3), jobs.Failed, &jobs.Error{Code: "forced"})
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for range 200 {
+			if err := c.Advance(50 * time.Millisecond); err != nil {
+				t.Error(err)
+			}
+			b, _ := l.Balance(account)
+			if b.Total() != budget || b.Held < 0 {
+				t.Errorf("balance %+v: credits made or lost", b)
+			}
+		}
+	})
+	wg.Wait()
+	// Quiet: every held job's credit status agrees with the ledger.
+	check := func(when string) {
+		t.Helper()
+		views, total := e.List(account, jobs.Filter{}, 0, 1<<20)
+		var held, live int64
+		for _, v := range views {
+			switch {
+			case !v.Status.Terminal() && v.CreditStatus == jobs.CreditsHeld:
+				held += v.Credits
+				live++
+			case v.Status == jobs.Succeeded && v.CreditStatus == jobs.CreditsCharged:
+			case v.Status.Terminal() && v.Status != jobs.Succeeded && v.CreditStatus == jobs.CreditsRefunded:
+			default:
+				t.Errorf("%s: %s with credits %s", v.ID, v.Status, v.CreditStatus)
+			}
+		}
+		b, _ := l.Balance(account)
+		counts := e.Counts()
+		if b.Held != held || b.Total() != budget || total != e.Len() || int64(counts.Queued+counts.Running) != live {
+			t.Errorf("%s: balance %+v, live jobs hold %d (%d live, counts %+v); listed %d of %d", when, b, held, live, counts, total, e.Len())
+		}
+	}
+	check("after the load")
+	if err := c.Advance(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	check("after every job finished and was dropped")
+	if b, _ := l.Balance(account); b.Held != 0 || e.Len() != 0 || c.Pending() != 0 {
+		t.Errorf("balance %+v, Len %d, Pending %d; want nothing held, held or pending", b, e.Len(), c.Pending())
+	}
+}
+
+// TestRealClock: on a real clock the engine's one timer drives jobs through their plans by
+// itself, stamping each transition at its planned instant. Time is the synctest bubble's.
+func TestRealClock(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		c := clock.NewReal()
+		defer c.Close()
+		l := ledger.New(map[string]int64{account: start})
+		e := jobs.NewEngine(c, l, jobs.Options{Retention: time.Minute})
+		var created []jobs.View
+		for i := range 20 {
+			l.Hold(account, 1)
+			created = append(created, e.Create(jobs.New{ID: fmt.Sprint(i), Account: account, Credits: 1, Plan: jobs.Plan{
+				Queue: time.Duration(i) * 100 * time.Millisecond, Run: time.Duration(20-i) * 50 * time.Millisecond, QueueTimeout: time.Minute,
+			}}))
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		for i, cv := range created {
+			v, ok := e.Get(account, cv.ID)
+			started := cv.CreatedAt.Add(time.Duration(i) * 100 * time.Millisecond)
+			if !ok || v.Status != jobs.Succeeded || !v.StartedAt.Equal(started) || !v.FinishedAt.Equal(started.Add(time.Duration(20-i)*50*time.Millisecond)) {
+				t.Errorf("job %d: %s, started %v, finished %v; want succeeded, started at %v", i, v.Status, v.StartedAt, v.FinishedAt, started)
+			}
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if e.Len() != 0 || c.Pending() != 0 {
+			t.Errorf("after retention: Len %d, Pending %d; want 0, 0", e.Len(), c.Pending())
+		}
+	})
 }

@@ -199,6 +199,12 @@ func (w *World) startJob(account, quoteID string, m *catalog.Model, input map[st
 		return jobs.View{}, err
 	}
 	raw, _ := json.Marshal(input)
+	outputs, err := w.describeOutputs(m, input, jobID)
+	if err != nil {
+		w.ledger.Refund(account, q.Credits)
+		w.quotes.Release(account, q.ID, jobID)
+		return jobs.View{}, err
+	}
 	return w.jobs.Create(jobs.New{
 		ID:        jobID,
 		Account:   account,
@@ -208,7 +214,7 @@ func (w *World) startJob(account, quoteID string, m *catalog.Model, input map[st
 		Input:     raw,
 		Plan:      w.plan(m, input, jobID, steer),
 		OutputTTL: w.outputTTL(steer.scenario, m),
-		Finish:    w.outputMaker(w.describeOutputs(m, input, jobID), m.ID),
+		Outputs:   outputs,
 	}), nil
 }
 

@@ -1,13 +1,10 @@
 package sim
 
 import (
-	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
@@ -42,8 +39,9 @@ func label(m *catalog.Model, input map[string]any) string {
 	return l
 }
 
-// describeOutputs says what files a job will produce: their kind, format, shape and seed.
-func (w *World) describeOutputs(m *catalog.Model, input map[string]any, jobID string) []jobs.Output {
+// describeOutputs says what files a job will produce: their kind, format, shape, seed and size,
+// so finishing the job costs nothing whatever its outputs are.
+func (w *World) describeOutputs(m *catalog.Model, input map[string]any, jobID string) ([]jobs.Output, error) {
 	specs := m.PlanOutputs(input)
 	text := label(m, input)
 	out := make([]jobs.Output, len(specs))
@@ -62,41 +60,25 @@ func (w *World) describeOutputs(m *catalog.Model, input map[string]any, jobID st
 		if o.Type == catalog.OutputVideo {
 			o.Width, o.Height = nearestVideoSize(o.Width, o.Height)
 		}
+		size, err := w.size(o)
+		if err != nil {
+			w.cfg.Logger.Error("cannot make output", "job", jobID, "model", m.ID, "error", err)
+			return nil, fmt.Errorf("output %d of %s: %w", i, m.ID, err)
+		}
+		o.SizeBytes = size
 		out[i] = o
 	}
-	return out
+	return out, nil
 }
 
-// outputMaker returns the function that makes a succeeded job's outputs. Each file is made once
-// here, so its size is known, and kept in the cache for the downloads that follow.
-func (w *World) outputMaker(outputs []jobs.Output, model string) func(string) ([]jobs.Output, *jobs.Error) {
-	return func(id string) ([]jobs.Output, *jobs.Error) {
-		out := make([]jobs.Output, len(outputs))
-		errs := make([]error, len(outputs))
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-		for i, o := range outputs {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				data, err := w.Render(o)
-				if err != nil {
-					errs[i] = err
-					return
-				}
-				o.SizeBytes = int64(len(data))
-				w.files.Put(o.Path, data)
-				out[i] = o
-			}()
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			w.cfg.Logger.Error("cannot make output", "job", id, "model", model, "error", err)
-			return nil, &jobs.Error{Code: "generation_failed", Message: "the emulator could not make this output"}
-		}
-		return out, nil
+// size is the exact length of an output's file.
+func (w *World) size(o jobs.Output) (int64, error) {
+	data, err := w.Render(o)
+	if err != nil {
+		return 0, err
 	}
+	w.files.Put(o.Path, data)
+	return int64(len(data)), nil
 }
 
 // Render makes an output's bytes; the same output always gives the same bytes.

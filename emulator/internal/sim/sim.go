@@ -43,6 +43,8 @@ type Config struct {
 	JobRetention time.Duration
 	// Logger receives the faults of the emulator itself (never of a client's request).
 	Logger *slog.Logger
+	// MaxJobs bounds the jobs a world retains; the oldest finished go first (default 100,000).
+	MaxJobs int
 	// Wall is the real time source: for real clocks and for tenant idleness (default time.Now).
 	Wall func() time.Time
 }

@@ -75,7 +75,7 @@ func newWorld(cfg *Config, g *ids.Generator, files Cache, path string) *World {
 		ledger:   l,
 		quotes:   quotes.NewStore(c, quotes.DefaultLimit),
 		idem:     idempotency.NewStore(c),
-		jobs:     jobs.NewEngine(c, l, cfg.JobRetention),
+		jobs:     jobs.NewEngine(c, l, jobs.Options{Retention: cfg.JobRetention, MaxJobs: cfg.MaxJobs}),
 		faults:   faults.New(cfg.Seeded, cfg.Seed),
 		limiter:  ratelimit.New(),
 		journal:  journal.New(JournalCapacity),

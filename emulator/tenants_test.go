@@ -1,0 +1,256 @@
+package emulator
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// wire is a small client of a served emulator, bound to one tenant.
+type wire struct {
+	t      testing.TB
+	base   string
+	key    string
+	header string // X-Emulator-Tenant, when the tenant is not in the key
+}
+
+func (c wire) do(method, path string, body any, headers ...string) (int, map[string]any, http.Header) {
+	c.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, _ := json.Marshal(body)
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, c.base+path, rd)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.key)
+	if c.header != "" {
+		req.Header.Set(headerTenant, c.header)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if len(bytes.TrimSpace(raw)) > 0 && json.Unmarshal(raw, &out) != nil {
+		out = map[string]any{"raw": fmt.Sprintf("%d bytes", len(raw))}
+	}
+	return resp.StatusCode, out, resp.Header
+}
+
+func (c wire) must(want int, method, path string, body any, headers ...string) map[string]any {
+	c.t.Helper()
+	status, out, _ := c.do(method, path, body, headers...)
+	if status != want {
+		c.t.Fatalf("%s %s: %d %v, want %d", method, path, status, out, want)
+	}
+	return out
+}
+
+func tenantServer(t testing.TB, cfg Config) *httptest.Server {
+	t.Helper()
+	cfg.CatalogFile = "../testdata/catalogs/small.yaml"
+	cfg.ManualClock = true
+	s, err := NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() { hs.Close(); _ = s.Close() })
+	return hs
+}
+
+// TestTenantsKeepParallelTestsApart runs 64 tenants at once on one server, each quoting,
+// generating, waiting, moving its own clock, injecting its own fault and resetting, and checks
+// that none sees another's jobs, journal, balance, faults or time.
+func TestTenantsKeepParallelTestsApart(t *testing.T) {
+	hs := tenantServer(t, Config{Seeded: true, Seed: 3})
+	var wg sync.WaitGroup
+	for i := range 64 {
+		wg.Go(func() {
+			name := fmt.Sprintf("t%02d", i)
+			c := wire{t: t, base: hs.URL, key: "key_a." + name}
+			if i%2 == 1 {
+				c = wire{t: t, base: hs.URL, key: "key_a", header: name}
+			}
+			checkTenantIsolation(c, name, i)
+		})
+	}
+	wg.Wait()
+	// The default tenant saw none of it.
+	c := wire{t: t, base: hs.URL, key: "key_a"}
+	if jobs := c.must(200, "GET", "/v1/jobs", nil); jobs["total"] != 0.0 {
+		t.Errorf("the default tenant lists %v jobs", jobs["total"])
+	}
+	if reqs := c.must(200, "GET", "/_emulator/requests", nil); reqs["total"] != 1.0 {
+		t.Errorf("the default tenant's journal holds %v entries, want only its own one", reqs["total"])
+	}
+	tenants := c.must(200, "GET", "/_emulator/tenants", nil)["data"].([]any)
+	if len(tenants) != 65 || tenants[0].(map[string]any)["name"] != "default" {
+		t.Errorf("%d tenants listed, first %v", len(tenants), tenants[0])
+	}
+}
+
+func checkTenantIsolation(c wire, name string, i int) {
+	t := c.t
+	start := ManualStart
+	if h := c.must(200, "GET", "/_emulator/health", nil); h["tenant"] != name {
+		t.Errorf("%s: health names tenant %v", name, h["tenant"])
+	}
+	// Every tenant adds a fault for its next categories request; none may hit another tenant.
+	if status, out, _ := c.do("GET", "/v1/models/categories", nil); status != 200 {
+		t.Errorf("%s: another tenant's fault reached this one: %d %v", name, status, out)
+	}
+	c.must(201, "POST", "/_emulator/faults", map[string]any{"match": map[string]any{"path": "/v1/models/categories"}, "status": 503, "count": 1})
+	if status, _, _ := c.do("GET", "/v1/models/categories", nil); status != 503 {
+		t.Errorf("%s: own fault did not fire: %d", name, status)
+	}
+
+	input := map[string]any{"prompt": "tenant " + name, "num_images": 1 + i%4}
+	q := c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})
+	job := c.must(202, "POST", "/v1/generate", map[string]any{"model": "test/pixel", "input": input, "quote_id": q["quote_id"]}, "Idempotency-Key", "same-key-everywhere")
+	id := job["id"].(string)
+	credits := q["credits"].(float64)
+
+	// A wait=true request blocks until this tenant's own clock finishes the job.
+	done := make(chan map[string]any, 1)
+	go func() {
+		_, out, _ := c.do("POST", "/v1/generate?wait=true", map[string]any{"model": "test/pixel", "input": input, "quote_id": q["quote_id"]}, "Idempotency-Key", "same-key-everywhere")
+		done <- out
+	}()
+	if w := c.must(200, "GET", "/_emulator/waiting?count=1&timeout=20s", nil); w["reached"] != true {
+		t.Errorf("%s: the wait never began: %v", name, w)
+	}
+	advance := time.Duration(10+i) * time.Second
+	c.must(200, "POST", "/_emulator/clock", map[string]any{"advance": advance.String()})
+	if got := (<-done)["status"]; got != "succeeded" {
+		t.Errorf("%s: waited job ended %v", name, got)
+	}
+	if now := c.must(200, "GET", "/_emulator/clock", nil)["now"]; now != start.Add(advance).Format(time.RFC3339Nano) {
+		t.Errorf("%s: clock %v, want start+%s: another tenant moved it", name, now, advance)
+	}
+
+	list := c.must(200, "GET", "/v1/jobs", nil)
+	if list["total"] != 1.0 || list["data"].([]any)[0].(map[string]any)["id"] != id {
+		t.Errorf("%s: jobs %v, want only %s", name, list["total"], id)
+	}
+	out := list["data"].([]any)[0].(map[string]any)["outputs"].([]any)[0].(map[string]any)
+	url := out["url"].(string)
+	if !strings.Contains(url, "/files/"+name+"/") {
+		t.Errorf("%s: output url %s does not name the tenant", name, url)
+	}
+	if resp, err := http.Get(url); err != nil || resp.StatusCode != 200 {
+		t.Errorf("%s: download without any tenant header: %v %v", name, resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	accounts := c.must(200, "GET", "/_emulator/accounts", nil)["data"].([]any)
+	for _, a := range accounts {
+		a := a.(map[string]any)
+		if a["account"] == "acct_a" && a["available"] != 1000-credits {
+			t.Errorf("%s: acct_a has %v available, want %v", name, a["available"], 1000-credits)
+		}
+	}
+	journal := c.must(200, "GET", "/_emulator/requests", nil)
+	for _, e := range journal["data"].([]any) {
+		e := e.(map[string]any)
+		if e["tenant"] != name {
+			t.Errorf("%s: journal entry of tenant %v", name, e["tenant"])
+		}
+		if j, ok := e["job_id"]; ok && j != id {
+			t.Errorf("%s: journal names job %v", name, j)
+		}
+	}
+	if journal["total"] != 6.0 { // categories ×2, quote, generate ×2, jobs
+		t.Errorf("%s: journal holds %v entries, want 6", name, journal["total"])
+	}
+
+	c.must(200, "POST", "/_emulator/reset", nil)
+	if list := c.must(200, "GET", "/v1/jobs", nil); list["total"] != 0.0 {
+		t.Errorf("%s: %v jobs after reset", name, list["total"])
+	}
+	if now := c.must(200, "GET", "/_emulator/clock", nil)["now"]; now != start.Format(time.RFC3339Nano) {
+		t.Errorf("%s: clock %v after reset", name, now)
+	}
+}
+
+func TestTenantSelectionErrors(t *testing.T) {
+	hs := tenantServer(t, Config{MaxTenants: 2})
+	tests := []struct {
+		name   string
+		key    string
+		header string
+		status int
+		code   string
+	}{
+		{"header and key agree", "key_a.same", "same", 200, ""},
+		{"header and key disagree", "key_a.one", "two", 400, "invalid_tenant"},
+		{"bad header name", "key_a", "no.dots", 400, "invalid_tenant"},
+		{"bad key suffix", "key_a.bad!name", "", 400, "invalid_tenant"},
+		{"too long", "key_a", strings.Repeat("x", 65), 400, "invalid_tenant"},
+		{"unknown key prefix", "nokey.t1", "", 401, "unauthenticated"},
+		{"a second tenant", "key_a.second", "", 200, ""},
+		{"a third is one too many", "key_a.third", "", 429, "too_many_tenants"},
+		{"an existing one still works", "key_a", "same", 200, ""},
+	}
+	for _, tt := range tests {
+		c := wire{t: t, base: hs.URL, key: tt.key, header: tt.header}
+		status, out, _ := c.do("GET", "/v1/models", nil)
+		if status != tt.status || (tt.code != "" && out["code"] != tt.code) {
+			t.Errorf("%s: %d %v, want %d %s", tt.name, status, out["code"], tt.status, tt.code)
+		}
+	}
+	c := wire{t: t, base: hs.URL, key: "key_a"}
+	c.must(204, "DELETE", "/_emulator/tenants/second", nil)
+	c.must(404, "DELETE", "/_emulator/tenants/second", nil)
+	c.must(409, "DELETE", "/_emulator/tenants/default", nil)
+	if status, _, _ := (wire{t: t, base: hs.URL, key: "key_a.third"}).do("GET", "/v1/models", nil); status != 200 {
+		t.Errorf("after a delete a new tenant fits: %d", status)
+	}
+}
+
+func TestTenantFilesAreInvisibleElsewhere(t *testing.T) {
+	hs := tenantServer(t, Config{})
+	a := wire{t: t, base: hs.URL, key: "key_a", header: "alpha"}
+	input := map[string]any{"prompt": "x"}
+	q := a.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})
+	job := a.must(202, "POST", "/v1/generate", map[string]any{"model": "test/pixel", "input": input, "quote_id": q["quote_id"]}, "Idempotency-Key", "k")
+	id := job["id"].(string)
+	a.must(200, "POST", "/_emulator/jobs/"+id+"/complete", nil)
+	b := wire{t: t, base: hs.URL, key: "key_a", header: "beta"}
+	b.must(404, "GET", "/v1/jobs/"+id, nil)
+	b.must(404, "POST", "/_emulator/jobs/"+id+"/complete", nil)
+	b.must(404, "GET", "/files/"+id+"/0.png", nil)
+	a.must(200, "GET", "/files/"+id+"/0.png", nil) // the short form looks in the request's tenant
+	if resp, err := http.Get(hs.URL + "/files/alpha/" + id + "/0.png"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("the tenant's file URL without a header: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	b.must(404, "GET", "/files/gamma/"+id+"/0.png", nil)
+	if _, ok := (wire{t: t, base: hs.URL, key: "key_a"}).must(200, "GET", "/_emulator/tenants", nil)["data"].([]any); !ok {
+		t.Fatal("no tenant list")
+	}
+	for _, tn := range (wire{t: t, base: hs.URL, key: "key_a"}).must(200, "GET", "/_emulator/tenants", nil)["data"].([]any) {
+		if tn.(map[string]any)["name"] == "gamma" {
+			t.Error("a file request made a tenant")
+		}
+	}
+}
