@@ -71,7 +71,8 @@ suite python-installed "$pytest_py" bash -c '
   venv=$(mktemp -d)
   trap "rm -rf \"$venv\"" EXIT
   "$1" -m venv --system-site-packages "$venv"
-  "$venv/bin/pip" install -q --no-build-isolation --no-index ./clients/python
+  cp -r clients/python "$venv/pkg" # a build leaves build/ and *.egg-info beside the sources
+  "$venv/bin/pip" install -q --no-build-isolation --no-index "$venv/pkg"
   cd examples/python # away from the checkout: the installed package, its entry point loading the plugin
   "$venv/bin/python" -m pytest -p no:cacheprovider -q -n 2 .
 ' bash "$pytest_py"
