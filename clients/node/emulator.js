@@ -1,0 +1,234 @@
+// Starting the emulator binary, or attaching to a running one, and handing out tenants.
+
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { accessSync, closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+import { Control, EmulatorError, TENANT_HEADER } from './control.js';
+
+export const BIN_ENV = 'MEDIAGEN_EMULATOR_BIN';
+export const URL_ENV = 'MEDIAGEN_EMULATOR_URL';
+export const ADMIN_TOKEN_ENV = 'MEDIAGEN_ADMIN_TOKEN';
+export const DEFAULT_KEY = 'mg_test_all'; // the embedded catalog's key with models:read and generate
+const LISTENING = 'listening on ';
+
+/** The emulator binary could not be found or did not start listening. */
+export class EmulatorStartError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'EmulatorStartError';
+  }
+}
+
+function executable(path) {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** The binary to run: `path`, else $MEDIAGEN_EMULATOR_BIN, else mediagen-emulator on PATH. */
+export function findBinary(path) {
+  for (const [candidate, origin] of [[path, 'the path given'], [process.env[BIN_ENV], `$${BIN_ENV}`]]) {
+    if (!candidate) continue;
+    if (executable(candidate)) return candidate;
+    throw new EmulatorStartError(`${candidate} (${origin}) is not an executable file`);
+  }
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (dir && executable(join(dir, 'mediagen-emulator'))) return join(dir, 'mediagen-emulator');
+  }
+  throw new EmulatorStartError(
+    `no mediagen-emulator binary: set ${BIN_ENV}, put mediagen-emulator on PATH ` +
+      `(go install github.com/mediagen/mediagen-emulator@latest), or attach to a running one with ${URL_ENV}`,
+  );
+}
+
+/** A tenant name made from a hint (a test's name) and a random suffix: [A-Za-z0-9_-], at most 64. */
+export function tenantName(hint = '', suffixLength = 6) {
+  const base =
+    String(hint)
+      .replace(/[^A-Za-z0-9_-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 64 - 1 - suffixLength)
+      .replace(/-+$/, '') || 't';
+  return `${base}-${randomBytes(suffixLength).toString('hex').slice(0, suffixLength)}`;
+}
+
+/** A running emulator: started by this process (startEmulator) or attached to (attachEmulator). */
+export class Emulator {
+  #tenantsSupported;
+  #onExit;
+
+  constructor(url, { adminToken, process: child, logPath } = {}) {
+    this.url = String(url).replace(/\/+$/, '');
+    this.adminToken = adminToken || undefined;
+    this.process = child;
+    this.logPath = logPath;
+    this.exitCode = undefined;
+    this.control = new Control(this.url, { adminToken: this.adminToken });
+    if (child) {
+      // An emulator left running by a test that forgot close() dies with this process.
+      this.#onExit = () => child.kill('SIGKILL');
+      process.once('exit', this.#onExit);
+    }
+  }
+
+  /** The tenant called `name` (it comes into being on its first request). */
+  tenant(name, key = DEFAULT_KEY) {
+    const control = this.control.forTenant(name);
+    return {
+      name,
+      baseUrl: this.url,
+      apiKey: `${key}.${name}`,
+      headers: { [TENANT_HEADER]: name },
+      control,
+      key: (other) => `${other}.${name}`,
+      delete: ({ missingOk = true } = {}) => control.deleteTenant(name, { missingOk }),
+    };
+  }
+
+  /** A tenant with a fresh name made from `hint` and a random suffix. */
+  newTenant(hint = '', key = DEFAULT_KEY) {
+    return this.tenant(tenantName(hint), key);
+  }
+
+  /** Whether the emulator knows tenants (answers GET /_emulator/tenants); asked once. */
+  supportsTenants() {
+    this.#tenantsSupported ??= this.control.tenants().then(
+      () => true,
+      (err) => {
+        if (err instanceof EmulatorError && (err.status === 404 || err.status === 405)) return false;
+        this.#tenantsSupported = undefined;
+        throw err;
+      },
+    );
+    return this.#tenantsSupported;
+  }
+
+  /**
+   * Stops a started emulator gracefully (SIGTERM; SIGKILL after timeoutMs) and resolves with its
+   * exit status, 0 after a clean shutdown. Does nothing to an attached one (resolves null).
+   */
+  async close({ timeoutMs = 15_000 } = {}) {
+    const child = this.process;
+    if (!child) return null;
+    if (this.exitCode === undefined) {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        const watchdog = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+        await exited;
+        clearTimeout(watchdog);
+      }
+      this.exitCode = child.exitCode ?? child.signalCode;
+      process.removeListener('exit', this.#onExit);
+      if (this.exitCode === 0 && this.logPath) rmSync(dirname(this.logPath), { recursive: true, force: true });
+    }
+    return this.exitCode;
+  }
+
+  async [Symbol.asyncDispose]() {
+    await this.close();
+  }
+}
+
+/**
+ * Starts the emulator on a free loopback port and resolves once it listens. `clock` defaults to
+ * "manual" (null for the binary's default). MEDIAGEN_* variables of this process are not passed
+ * on, so a developer's shell cannot change a test's emulator; `env` adds variables.
+ */
+export async function startEmulator({
+  binary,
+  seed,
+  clock = 'manual',
+  scenario,
+  catalog,
+  adminToken,
+  args = [],
+  env = {},
+  startupTimeoutMs = 30_000,
+} = {}) {
+  const exe = findBinary(binary);
+  const argv = ['--addr', '127.0.0.1:0'];
+  for (const [flag, value] of [['--seed', seed], ['--clock', clock], ['--scenario', scenario], ['--catalog', catalog], ['--admin-token', adminToken]]) {
+    if (value !== undefined && value !== null) argv.push(flag, String(value));
+  }
+  argv.push(...args);
+  const childEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MEDIAGEN_')));
+  Object.assign(childEnv, env);
+  const logDir = mkdtempSync(join(tmpdir(), 'mediagen-emulator-'));
+  const logPath = join(logDir, 'emulator.log');
+  const logFd = openSync(logPath, 'w');
+  let child;
+  try {
+    child = spawn(exe, argv, { stdio: ['ignore', 'pipe', logFd], env: childEnv });
+  } finally {
+    closeSync(logFd);
+  }
+  const line = await firstLine(child, startupTimeoutMs);
+  if (!line.startsWith(`${LISTENING}http://`)) {
+    child.kill('SIGKILL');
+    const logged = readFileSync(logPath, 'utf8').slice(-4000);
+    rmSync(logDir, { recursive: true, force: true });
+    throw new EmulatorStartError(`${[exe, ...argv].join(' ')} did not start (first line ${JSON.stringify(line)}); its log:\n${logged}`);
+  }
+  // Nothing more comes on stdout; keep reading it anyway, without holding the event loop open.
+  child.stdout.resume();
+  child.stdout.unref?.();
+  child.unref();
+  const emu = new Emulator(line.slice(LISTENING.length), { adminToken, process: child, logPath });
+  return emu;
+}
+
+function firstLine(child, timeoutMs) {
+  return new Promise((resolve) => {
+    const lines = createInterface({ input: child.stdout });
+    const done = (line) => {
+      clearTimeout(timer);
+      lines.removeAllListeners();
+      child.removeListener('exit', onExit);
+      child.removeListener('error', onError);
+      lines.close();
+      resolve(line);
+    };
+    const onExit = () => done('');
+    const onError = (err) => done(`(${err.message})`);
+    const timer = setTimeout(() => done(''), timeoutMs);
+    lines.once('line', done);
+    child.once('exit', onExit);
+    child.once('error', onError);
+  });
+}
+
+/** An emulator already running (Docker, CI): `url`, else $MEDIAGEN_EMULATOR_URL. */
+export function attachEmulator(url, { adminToken } = {}) {
+  url ||= process.env[URL_ENV];
+  if (!url) throw new EmulatorStartError(`no emulator URL: pass one or set ${URL_ENV}`);
+  return new Emulator(url, { adminToken: adminToken ?? (process.env[ADMIN_TOKEN_ENV] || undefined) });
+}
+
+/** Attaches when $MEDIAGEN_EMULATOR_URL is set, else starts one with `options`. */
+export async function emulatorFromEnv(options = {}) {
+  return process.env[URL_ENV] ? attachEmulator() : startEmulator(options);
+}
+
+/**
+ * A fresh tenant for one node:test test (or any context with `name` and `after`), deleted when
+ * the test ends. Rejects when the emulator has no tenants.
+ */
+export async function tenantFor(t, emulator, { key = DEFAULT_KEY } = {}) {
+  if (!(await emulator.supportsTenants())) {
+    throw new EmulatorError('GET', '/_emulator/tenants', 404, {
+      code: 'not_found',
+      detail: `the emulator at ${emulator.url} does not support tenants; use a newer mediagen-emulator`,
+    });
+  }
+  const tenant = emulator.newTenant(t?.name ?? '', key);
+  t?.after?.(() => tenant.delete());
+  return tenant;
+}

@@ -1,0 +1,293 @@
+// Types of @mediagen/emulator-testing. The package is plain JavaScript (index.js, control.js,
+// emulator.js); these declarations are written by hand and checked against it by the tests.
+
+import type { ChildProcess } from 'node:child_process';
+
+/** Header that chooses the tenant of a request. */
+export declare const TENANT_HEADER: 'X-Emulator-Tenant';
+/** Header that carries the control API's token when the emulator runs with --admin-token. */
+export declare const ADMIN_TOKEN_HEADER: 'X-Emulator-Admin-Token';
+/** Environment variable naming the emulator binary. */
+export declare const BIN_ENV: 'MEDIAGEN_EMULATOR_BIN';
+/** Environment variable with the URL of a running emulator to attach to. */
+export declare const URL_ENV: 'MEDIAGEN_EMULATOR_URL';
+/** Environment variable with the admin token of an emulator attached to. */
+export declare const ADMIN_TOKEN_ENV: 'MEDIAGEN_ADMIN_TOKEN';
+/** The embedded catalog's key with models:read and generate. */
+export declare const DEFAULT_KEY: 'mg_test_all';
+
+/** A Go duration string ("90s", "1h30m") or a number of milliseconds. */
+export type Duration = string | number;
+
+/** An RFC 9457 problem body. */
+export interface Problem {
+  type?: string;
+  title?: string;
+  status?: number;
+  detail?: string;
+  code?: string;
+  request_id?: string;
+  errors?: Array<{ pointer?: string; parameter?: string; message: string }>;
+  [field: string]: unknown;
+}
+
+/** An answer from the emulator that is not a success. */
+export declare class EmulatorError extends Error {
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+  readonly code: string | undefined;
+  readonly detail: string | undefined;
+  readonly problem: Problem;
+}
+
+/** What the test waited for did not happen in time. */
+export declare class EmulatorTimeoutError extends Error {}
+
+/** The emulator binary could not be found or did not start listening. */
+export declare class EmulatorStartError extends Error {}
+
+export interface Clock {
+  mode: 'manual' | 'real';
+  /** RFC 3339 */
+  now: string;
+}
+
+export interface Health {
+  status: 'ok';
+  version: string;
+  clock: 'manual' | 'real';
+  now: string;
+  models: number;
+  scenario: string;
+  seeded: boolean;
+  control: boolean;
+  /** wait=true generations blocked on their jobs */
+  waiting: number;
+  [field: string]: unknown;
+}
+
+export interface FaultMatch {
+  method?: string;
+  /** may end in * for a prefix */
+  path?: string;
+  /** may end in * for a prefix */
+  model?: string;
+  category?: string;
+  output_type?: 'image' | 'video' | 'audio';
+}
+
+/** A fault rule to add, as in a scenario file. */
+export interface FaultSpec {
+  match?: FaultMatch;
+  /** default "error" when a status is given, "delay" when only a delay is */
+  action?: 'error' | 'reset' | 'malformed' | 'truncated' | 'delay';
+  status?: number;
+  code?: string;
+  delay?: Duration;
+  retry_after?: number;
+  count?: number;
+  probability?: number;
+}
+
+/** A fault rule in force. */
+export interface Fault {
+  id: string;
+  source: 'api' | 'scenario';
+  match: FaultMatch;
+  action: string;
+  status?: number;
+  code?: string;
+  delay?: string;
+  retry_after?: number;
+  probability?: number;
+  remaining: number;
+  fired: number;
+}
+
+export interface Scenario {
+  name: string;
+  description: string;
+  source: string;
+  overrides: number;
+  rate_limits: number;
+  faults: number;
+  available: string[];
+}
+
+/** A whole scenario document (the YAML format, as JSON). */
+export type ScenarioDocument = Record<string, unknown>;
+
+export interface Balance {
+  account: string;
+  available: number;
+  held: number;
+  charged: number;
+}
+
+export interface JournalEntry {
+  seq: number;
+  time: string;
+  method: string;
+  path: string;
+  query: string;
+  status: number;
+  code?: string;
+  account?: string;
+  model?: string;
+  job_id?: string;
+  request_id: string;
+  idempotency_key?: string;
+  fault?: string;
+  duration_ms: number;
+}
+
+export interface JournalFilter {
+  method?: string;
+  /** may end in * for a prefix */
+  path?: string;
+  status?: number;
+  code?: string;
+  account?: string;
+  model?: string;
+  limit?: number;
+  offset?: number;
+}
+
+export interface TenantInfo {
+  name: string;
+  created_at: string;
+  last_used_at: string;
+  jobs: number;
+  clock: Clock;
+}
+
+/** A job as /v1/jobs/{id} shows it. */
+export interface Job {
+  id: string;
+  model: string;
+  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled' | 'expired';
+  quote_id: string;
+  credits: number;
+  credit_status: 'held' | 'charged' | 'refunded';
+  input: Record<string, unknown>;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  progress: number;
+  outputs: Array<{ type: string; url: string; content_type: string; size_bytes: number; [field: string]: unknown }>;
+  error: { code: string; message: string } | null;
+}
+
+export interface ControlOptions {
+  tenant?: string;
+  adminToken?: string;
+  timeoutMs?: number;
+}
+
+/** The control API of one emulator, acting on one tenant (the default one when tenant is undefined). */
+export declare class Control {
+  constructor(baseUrl: string, options?: ControlOptions);
+  readonly baseUrl: string;
+  readonly tenant: string | undefined;
+  readonly adminToken: string | undefined;
+  /** The tenant and admin-token headers every control request carries. */
+  readonly headers: Record<string, string>;
+  forTenant(tenant: string | undefined): Control;
+  call<T = unknown>(method: string, path: string, options?: { body?: unknown; query?: Record<string, unknown>; timeoutMs?: number }): Promise<T>;
+
+  health(): Promise<Health>;
+  /** Quotes, jobs, keys, balances, journal, faults, scenario and clock back to the start. */
+  reset(): Promise<{ status: 'reset'; now: string }>;
+
+  clock(): Promise<Clock>;
+  now(): Promise<Date>;
+  /** Resolves once everything that fell due has happened. A number is milliseconds. */
+  advance(by: Duration): Promise<Clock>;
+  setTime(when: Date | string): Promise<Clock>;
+  /** Resolves with how many wait=true generations wait once at least `count` do; rejects with EmulatorTimeoutError after timeoutMs (default 10 s). */
+  waitForWaiting(count?: number, options?: { timeoutMs?: number }): Promise<number>;
+
+  completeJob(id: string): Promise<Job>;
+  failJob(id: string, options?: { code?: string; message?: string }): Promise<Job>;
+
+  faults(): Promise<Fault[]>;
+  addFault(spec: FaultSpec): Promise<Fault>;
+  deleteFault(id: string): Promise<void>;
+  clearFaults(options?: { includeScenario?: boolean }): Promise<void>;
+
+  scenario(): Promise<Scenario>;
+  /** An embedded scenario by name, or a whole scenario document. */
+  setScenario(scenario: string | ScenarioDocument): Promise<Scenario>;
+
+  accounts(): Promise<Balance[]>;
+  balance(account: string): Promise<Balance>;
+  setCredits(account: string, credits: number): Promise<Balance>;
+
+  requests(filter?: JournalFilter): Promise<JournalEntry[]>;
+  clearRequests(): Promise<void>;
+
+  tenants(): Promise<TenantInfo[]>;
+  deleteTenant(name: string, options?: { missingOk?: boolean }): Promise<void>;
+}
+
+/** One tenant: the URL and credentials a client under test uses, and the control API acting on it. */
+export interface Tenant {
+  readonly name: string;
+  readonly baseUrl: string;
+  /** The key form KEY.TENANT, e.g. mg_test_all.checkout-1a2b3c */
+  readonly apiKey: string;
+  /** { 'X-Emulator-Tenant': name }: send with the plain key instead of apiKey */
+  readonly headers: Record<string, string>;
+  readonly control: Control;
+  /** Another configured key in this tenant's key form. */
+  key(key: string): string;
+  /** Drops the tenant (missingOk defaults to true). */
+  delete(options?: { missingOk?: boolean }): Promise<void>;
+}
+
+export interface StartOptions {
+  /** default: $MEDIAGEN_EMULATOR_BIN, then mediagen-emulator on PATH */
+  binary?: string;
+  seed?: number | string;
+  /** default "manual"; null for the binary's own default */
+  clock?: 'manual' | 'real' | null;
+  /** an embedded scenario name or a YAML path */
+  scenario?: string;
+  catalog?: string;
+  adminToken?: string;
+  /** more flags */
+  args?: string[];
+  env?: Record<string, string>;
+  startupTimeoutMs?: number;
+}
+
+/** A running emulator, started or attached. */
+export declare class Emulator {
+  constructor(url: string, options?: { adminToken?: string; process?: ChildProcess; logPath?: string });
+  readonly url: string;
+  readonly adminToken: string | undefined;
+  /** The child process when this process started the emulator. */
+  readonly process: ChildProcess | undefined;
+  /** The emulator's standard error (removed after a clean close). */
+  readonly logPath: string | undefined;
+  /** Set by close(). */
+  readonly exitCode: number | string | null | undefined;
+  /** The control API of the default tenant. */
+  readonly control: Control;
+  tenant(name: string, key?: string): Tenant;
+  newTenant(hint?: string, key?: string): Tenant;
+  supportsTenants(): Promise<boolean>;
+  /** SIGTERM, then the exit status (0 after a clean shutdown); null for an attached emulator. */
+  close(options?: { timeoutMs?: number }): Promise<number | string | null>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+export declare function startEmulator(options?: StartOptions): Promise<Emulator>;
+export declare function attachEmulator(url?: string, options?: { adminToken?: string }): Emulator;
+export declare function emulatorFromEnv(options?: StartOptions): Promise<Emulator>;
+export declare function findBinary(path?: string): string;
+export declare function tenantName(hint?: string, suffixLength?: number): string;
+export declare function durationText(d: Duration): string;
+/** A fresh tenant for one test (anything with `name` and `after`, such as node:test's context), deleted when it ends. */
+export declare function tenantFor(t: { name?: string; after?: (fn: () => unknown) => void } | undefined, emulator: Emulator, options?: { key?: string }): Promise<Tenant>;

@@ -1,0 +1,26 @@
+"""Test helpers for mediagen-emulator: start or attach to the emulator, drive its control API,
+and give each test its own tenant. The pytest plugin lives in mediagen_emulator.pytest_plugin.
+
+    from mediagen_emulator import Emulator
+
+    with Emulator.start(seed=42) as emu:
+        tenant = emu.new_tenant("checkout")
+        client = MyClient(tenant.base_url, tenant.api_key)
+        tenant.control.advance("1m")
+"""
+
+from .control import (ADMIN_TOKEN_HEADER, TENANT_HEADER, Control, Duration, EmulatorError, EmulatorTimeout,
+                      parse_time)
+from .server import (ADMIN_TOKEN_ENV, BIN_ENV, DEFAULT_KEY, URL_ENV, Emulator, EmulatorStartError, Tenant,
+                     find_binary, tenant_name)
+from .types import (Balance, Clock, Fault, FaultMatch, FaultSpec, Health, Job, JournalEntry, Problem, Scenario,
+                    TenantInfo, Waiting)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ADMIN_TOKEN_ENV", "ADMIN_TOKEN_HEADER", "BIN_ENV", "DEFAULT_KEY", "TENANT_HEADER", "URL_ENV",
+    "Balance", "Clock", "Control", "Duration", "Emulator", "EmulatorError", "EmulatorStartError", "EmulatorTimeout",
+    "Fault", "FaultMatch", "FaultSpec", "Health", "Job", "JournalEntry", "Problem", "Scenario", "Tenant",
+    "TenantInfo", "Waiting", "find_binary", "parse_time", "tenant_name",
+]

@@ -1,0 +1,62 @@
+"""Runs a command with an emulator around it:
+
+    python -m mediagen_emulator [--seed N] [--clock manual] [--scenario S] [--catalog F]
+                                [--admin-token T] [--bin PATH] -- COMMAND...
+
+starts the emulator, runs COMMAND with MEDIAGEN_EMULATOR_URL (and MEDIAGEN_ADMIN_TOKEN) set so
+every test process attaches to it, stops it, and exits with COMMAND's status (or 1 when the
+emulator did not shut down cleanly).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from typing import List, Optional
+
+from .server import ADMIN_TOKEN_ENV, URL_ENV, Emulator, EmulatorStartError
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Parses the command line, runs the command, returns the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m mediagen_emulator", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bin", help="the emulator binary (default: $MEDIAGEN_EMULATOR_BIN, then PATH)")
+    parser.add_argument("--seed", type=int)
+    parser.add_argument("--clock", default="manual", choices=["manual", "real"])
+    parser.add_argument("--scenario")
+    parser.add_argument("--catalog")
+    parser.add_argument("--admin-token")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="the command to run, after --")
+    ns = parser.parse_args(argv)
+    command = ns.command[1:] if ns.command[:1] == ["--"] else ns.command
+    if not command:
+        parser.error("give a command to run after --")
+    try:
+        emu = Emulator.start(ns.bin, seed=ns.seed, clock=ns.clock, scenario=ns.scenario, catalog=ns.catalog,
+                             admin_token=ns.admin_token)
+    except EmulatorStartError as err:
+        print("mediagen_emulator: %s" % err, file=sys.stderr)
+        return 2
+    env = dict(os.environ, **{URL_ENV: emu.url})
+    if ns.admin_token:
+        env[ADMIN_TOKEN_ENV] = ns.admin_token
+    print("mediagen_emulator: %s listening on %s" % (os.path.basename(emu.process.args[0]), emu.url), file=sys.stderr)
+    try:
+        status = subprocess.call(command, env=env)
+    except OSError as err:
+        print("mediagen_emulator: cannot run %s: %s" % (command[0], err), file=sys.stderr)
+        status = 127
+    except KeyboardInterrupt:
+        status = 130
+    finally:
+        code = emu.close()
+    if code != 0:
+        print("mediagen_emulator: the emulator exited with %s (log: %s)" % (code, emu.log_path), file=sys.stderr)
+        return status or 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
