@@ -132,36 +132,43 @@ func TestImportServesTheSameCatalog(t *testing.T) {
 		t.Errorf("a second import of the same service differs (err %v)", err)
 	}
 
-	dst := startService(t, path)
+	compareServices(t, src.URL, liveKey, startService(t, path).URL, nonReady)
+}
+
+// compareServices checks that two services serve the same listings, categories and model
+// documents, and the same credits for a sample of inputs to every model (extra names models
+// the listing does not show).
+func compareServices(t *testing.T, srcURL, srcKey, dstURL string, extra []string) {
+	t.Helper()
 	const testKey = "mg_test_all"
 	for _, q := range []string{"/v1/models?limit=500", "/v1/models?grouped=true&limit=500", "/v1/models/categories",
 		"/v1/models?limit=2&offset=3", "/v1/models?search=pix"} {
-		_, a := call(t, "GET", src.URL+q, liveKey, nil)
-		_, b := call(t, "GET", dst.URL+q, testKey, nil)
+		_, a := call(t, "GET", srcURL+q, srcKey, nil)
+		_, b := call(t, "GET", dstURL+q, testKey, nil)
 		if !sameJSON(a, b) {
 			t.Errorf("GET %s differs:\nsource   %s\nimported %s", q, mustJSON(a), mustJSON(b))
 		}
 	}
-	_, list := call(t, "GET", src.URL+"/v1/models?limit=500", liveKey, nil)
+	_, list := call(t, "GET", srcURL+"/v1/models?limit=500", srcKey, nil)
 	var ids []string
 	for _, it := range list.(map[string]any)["data"].([]any) {
 		ids = append(ids, it.(map[string]any)["id"].(string))
 	}
-	for _, id := range append(ids, nonReady...) {
-		sa, a := call(t, "GET", src.URL+"/v1/models/"+id, liveKey, nil)
-		sb, b := call(t, "GET", dst.URL+"/v1/models/"+id, testKey, nil)
+	for _, id := range append(ids, extra...) {
+		sa, a := call(t, "GET", srcURL+"/v1/models/"+id, srcKey, nil)
+		sb, b := call(t, "GET", dstURL+"/v1/models/"+id, testKey, nil)
 		if sa != 200 || sb != 200 || !sameJSON(a, b) {
 			t.Errorf("GET /v1/models/%s differs (%d, %d):\nsource   %s\nimported %s", id, sa, sb, mustJSON(a), mustJSON(b))
 		}
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	quoted := 0
-	for _, id := range append(ids, nonReady...) {
-		_, detail := call(t, "GET", src.URL+"/v1/models/"+id, liveKey, nil)
+	for _, id := range append(ids, extra...) {
+		_, detail := call(t, "GET", srcURL+"/v1/models/"+id, srcKey, nil)
 		for _, input := range sampleInputs(detail.(map[string]any), rng, 25) {
 			body := map[string]any{"model": id, "input": input}
-			sa, a := call(t, "POST", src.URL+"/v1/quotes", liveKey, body)
-			sb, b := call(t, "POST", dst.URL+"/v1/quotes", testKey, body)
+			sa, a := call(t, "POST", srcURL+"/v1/quotes", srcKey, body)
+			sb, b := call(t, "POST", dstURL+"/v1/quotes", testKey, body)
 			if sa != sb {
 				t.Errorf("%s %s: quote status %d from the source, %d from the import", id, mustJSON(input), sa, sb)
 				continue
@@ -179,6 +186,25 @@ func TestImportServesTheSameCatalog(t *testing.T) {
 	if quoted < 100 {
 		t.Errorf("only %d inputs compared", quoted)
 	}
+}
+
+func TestImportTheDefaultCatalog(t *testing.T) {
+	t.Parallel()
+	srv, err := emulator.NewServer(emulator.Config{ManualClock: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		src.Close()
+		srv.Close()
+	})
+	o := Options{From: src.URL, Key: "mg_test_all", Grouped: true, ProbePrices: true, Sleep: (&sleeps{}).sleep}
+	path, res := importFile(t, o)
+	if len(res.Warnings) > 0 {
+		t.Errorf("warnings: %q", res.Warnings)
+	}
+	compareServices(t, src.URL, "mg_test_all", startService(t, path).URL, nil)
 }
 
 func mustJSON(v any) string {

@@ -66,12 +66,35 @@ func variants(p prop, base *node) []*node {
 			lo = *p.min
 		}
 		if p.max != nil {
-			hi = math.Min(*p.max, math.Max(b*4, lo+3))
+			// The far end of the range shows a small per-unit price best.
+			hi = math.Min(*p.max, 1e6)
 		}
 		num(lo)
 		num(hi)
 		num(math.Round((lo + hi) / 2))
 		num(b + 1)
+		if p.typ == "number" {
+			// Fractions tell a unit price from a price per whole unit.
+			num(lo + 0.5)
+			num(b + 0.25)
+		}
+	case p.typ == "array" && base != nil && base.kind == kArray && len(base.vals) > 0:
+		// Lists priced by their length (several input images): repeat the first item.
+		hi := 4
+		if v := number(p.schema, "maxItems"); v != nil {
+			hi = min(hi, int(*v))
+		}
+		lo := 1
+		if v := number(p.schema, "minItems"); v != nil {
+			lo = max(lo, int(*v))
+		}
+		for n := lo; n <= hi; n++ {
+			list := &node{kind: kArray}
+			for range n {
+				list.vals = append(list.vals, base.vals[0].clone())
+			}
+			addNode(list)
+		}
 	case p.typ == "boolean":
 		v := "true"
 		if (base != nil && base.text == "true") || (base == nil && p.def != nil && p.def.text == "true") {
@@ -213,9 +236,12 @@ func (r *rule) pricing() catalog.Pricing {
 	return p
 }
 
-// size counts the numbers the rule writes: the simpler rule writes fewer.
+// size counts the numbers the rule writes: the simpler rule writes fewer. multiply_by writes
+// none, so "base: 3, multiply_by: [num_images]" (a price per image) reads as simple as a unit
+// price; a multiplier of 0 (a price that only the minimum holds up) counts extra, as a
+// service rarely means one.
 func (r *rule) size() int {
-	n := len(r.by) + len(r.units)
+	n := len(r.units)
 	if r.base != 0 {
 		n++
 	}
@@ -224,6 +250,11 @@ func (r *rule) size() int {
 	}
 	for _, t := range r.mults {
 		n += len(t.keys)
+		for _, v := range t.values {
+			if v == 0 {
+				n += 3
+			}
+		}
 	}
 	if r.minimum != nil {
 		n++
@@ -371,6 +402,10 @@ func fitPrice(m *catalog.Model, obs []observation, relevant []string) fit {
 	}
 	if best == nil {
 		return fit{rule: &rule{base: float64(obs[0].credits)}, bad: (&rule{base: float64(obs[0].credits)}).mismatches(m, obs)}
+	}
+	if len(best.bad) == 0 {
+		best.rule = polish(m, obs, best.rule)
+		simplify(best.rule)
 	}
 	return *best
 }
@@ -555,6 +590,11 @@ func estimate(m *catalog.Model, obs []observation, fields []string, choice []rol
 // refine moves each number, one at a time, to the simplest value that keeps every observation
 // it affects inside its rounding interval, until nothing moves.
 func refine(m *catalog.Model, obs []observation, r *rule) {
+	refineExcept(m, obs, r, -1)
+}
+
+// refineExcept is refine holding the parameter at index fixed (-1: none).
+func refineExcept(m *catalog.Model, obs []observation, r *rule, fixed int) {
 	const eps = 1e-9
 	minimum := 1.0
 	if r.minimum != nil {
@@ -562,7 +602,10 @@ func refine(m *catalog.Model, obs []observation, r *rule) {
 	}
 	for range 8 {
 		moved := false
-		for _, p := range r.params() {
+		for pi, p := range r.params() {
+			if pi == fixed {
+				continue
+			}
 			cur := *p
 			var spans []span
 			for _, o := range obs {
@@ -602,6 +645,36 @@ func refine(m *catalog.Model, obs []observation, r *rule) {
 			return
 		}
 	}
+}
+
+// polish tries rounder values for each number of a rule that already reproduces every
+// observation, letting the others follow; it keeps a change that still reproduces every
+// observation and needs fewer decimals.
+func polish(m *catalog.Model, obs []observation, r *rule) *rule {
+	for range 3 {
+		improved := false
+		for pi := range r.params() {
+			cur := *r.params()[pi]
+			for _, q := range []float64{1, 2, 4, 5, 10, 20, 100} {
+				for _, k := range []float64{math.Floor(cur * q), math.Ceil(cur * q)} {
+					v := k / q
+					if v == cur || v < 0 {
+						continue
+					}
+					c := r.clone()
+					*c.params()[pi] = v
+					refineExcept(m, obs, c, pi)
+					if complexity(c) < complexity(r) && len(c.mismatches(m, obs)) == 0 {
+						r, improved = c, true
+					}
+				}
+			}
+		}
+		if !improved {
+			break
+		}
+	}
+	return r
 }
 
 // span is the range (lo, hi] of a number that keeps one observation's price.
