@@ -379,11 +379,7 @@ func fitPrice(m *catalog.Model, obs []observation, relevant []string) fit {
 			choice[i] = rs[k%len(rs)]
 			k /= len(rs)
 		}
-		for _, norm := range []int{normBase, normMax, normMin} {
-			start := estimate(m, obs, fields, choice, norm)
-			if start == nil {
-				continue
-			}
+		for _, start := range starts(m, obs, fields, choice) {
 			for _, mn := range minimums {
 				r := start.clone()
 				r.minimum = mn
@@ -408,6 +404,39 @@ func fitPrice(m *catalog.Model, obs []observation, relevant []string) fit {
 		simplify(best.rule)
 	}
 	return *best
+}
+
+// starts are the rules to refine from for one choice of roles: multiplier tables scaled three
+// ways, and the base subtotal read from the base input's price or off the largest value of a
+// unit-priced field.
+func starts(m *catalog.Model, obs []observation, fields []string, choice []role) []*rule {
+	norms := []int{normBase}
+	if slices.Contains(choice, roleMultiplier) {
+		norms = append(norms, normMax, normMin)
+	}
+	tops := []bool{false}
+	if slices.Contains(choice, rolePerUnit) || slices.Contains(choice, rolePerLength) {
+		tops = append(tops, true)
+	}
+	var out []*rule
+	for _, norm := range norms {
+		for _, top := range tops {
+			if r := estimate(m, obs, fields, choice, norm, top); r != nil {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // minimumCandidates are the minimums worth trying: the default (1), and the lowest price seen
@@ -473,7 +502,7 @@ func sameValue(a, b any) bool {
 
 // estimate sets a rule's numbers from the variations of one field at a time, reading the
 // prices as exact; refine then makes them agree with the rounding.
-func estimate(m *catalog.Model, obs []observation, fields []string, choice []role, norm int) *rule {
+func estimate(m *catalog.Model, obs []observation, fields []string, choice []role, norm int, fromTop bool) *rule {
 	r := &rule{}
 	base := obs[0]
 	c0 := float64(base.credits)
@@ -539,21 +568,32 @@ func estimate(m *catalog.Model, obs []observation, fields []string, choice []rol
 		return nil
 	}
 	s0 := c0 / m0
-	additive := 0.0
+	additive, extrapolated := 0.0, false
 	for i, f := range fields {
 		switch choice[i] {
 		case rolePerUnit, rolePerLength:
 			length := choice[i] == rolePerLength
 			g0, _ := numberAt(base.value, f, length)
-			u, far := 0.0, 0.0
+			// The slope comes from the two largest values seen: small ones may sit on the
+			// minimum, which hides the slope.
+			type point struct{ g, c float64 }
+			pts := []point{{g0, c0}}
 			for _, o := range variationsOf(obs, f) {
-				g, ok := numberAt(o.value, f, length)
-				if ok && math.Abs(g-g0) > far {
-					far = math.Abs(g - g0)
-					u = (float64(o.credits) - c0) / (g - g0) / m0
+				if g, ok := numberAt(o.value, f, length); ok {
+					pts = append(pts, point{g, float64(o.credits)})
 				}
 			}
-			u = math.Max(0, u)
+			slices.SortFunc(pts, func(a, b point) int { return cmpFloat(b.g, a.g) })
+			u := 0.0
+			if len(pts) >= 2 && pts[0].g != pts[1].g {
+				u = math.Max(0, (pts[0].c-pts[1].c)/(pts[0].g-pts[1].g)/m0)
+				if fromTop && !extrapolated {
+					// Read the base input's subtotal off the largest value instead of its
+					// own price, which may be the minimum.
+					s0 = pts[0].c/m0 - u*(pts[0].g-g0)
+					extrapolated = true
+				}
+			}
 			r.units = append(r.units, unitRule{field: f, length: length, credits: u})
 			additive += u * g0
 		case roleTable:
