@@ -470,10 +470,15 @@ func priceModel(ctx context.Context, c *client, o *Options, lm *liveModel, all [
 	f := fitPrice(lm.model, lm.obs, relevant)
 	lm.rule = f.rule
 	switch {
+	case len(f.bad) > 0 && !o.ProbePrices:
+		lm.priceDoc = append(lm.priceDoc, fmt.Sprintf("the %d examples are priced differently and how inputs drive the price was not probed (--probe-prices); the first example's price (inferred):", len(lm.obs)))
+		for _, i := range f.bad {
+			ob := lm.obs[i]
+			lm.priceDoc = append(lm.priceDoc, fmt.Sprintf("  observed %d credits for %s", ob.credits, ob.input.marshal()))
+		}
+		warns = append(warns, fmt.Sprintf("model %q: its examples are priced differently; run with --probe-prices to fit a rule", lm.id))
 	case len(f.bad) > 0:
 		lm.priceDoc = append(lm.priceDoc, fmt.Sprintf("no rule of the catalog format reproduces all %d quotes; this is the closest (it misses %d):", len(lm.obs), len(f.bad)))
-		mm := *lm.model
-		mm.Pricing = f.rule.pricing()
 		for _, i := range f.bad {
 			ob := lm.obs[i]
 			lm.priceDoc = append(lm.priceDoc, fmt.Sprintf("  observed %d credits for %s", ob.credits, ob.input.marshal()))

@@ -317,12 +317,6 @@ func strNode(s string) *yaml.Node {
 	return n
 }
 
-// equalJSON reports whether two nodes are the same JSON value (member order and number
-// spelling aside).
-func equalJSON(a, b *node) bool {
-	return len(diffJSON(a, b, "", 1)) == 0
-}
-
 // change is one difference between two JSON documents, at a JSON Pointer.
 type change struct {
 	Pointer string
@@ -390,9 +384,9 @@ func sameNumber(x, y string) bool {
 
 // short is a node's compact JSON, cut to a readable length.
 func short(n *node) string {
-	s := string(n.marshal())
+	s := []rune(string(n.marshal()))
 	if len(s) > 80 {
-		s = s[:77] + "..."
+		return string(s[:77]) + "..."
 	}
-	return s
+	return string(s)
 }

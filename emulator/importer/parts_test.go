@@ -72,8 +72,8 @@ func TestExtractSchemaRefusesWhatCannotBeCarried(t *testing.T) {
 	t.Parallel()
 	for doc, want := range map[string]string{
 		`{}`: "no paths",
-		`{"paths":{"/x":{"post":{"requestBody":{"content":{"text/plain":{"schema":{}}}}}}}}`:                                 "no JSON request body",
-		`{"paths":{"/x":{"post":{"requestBody":{"content":{"application/json":{"schema":{"$ref":"#/nowhere/at/all"}}}}}}}}`: "is not an object",
+		`{"paths":{"/x":{"post":{"requestBody":{"content":{"text/plain":{"schema":{}}}}}}}}`:                                                                         "no JSON request body",
+		`{"paths":{"/x":{"post":{"requestBody":{"content":{"application/json":{"schema":{"$ref":"#/nowhere/at/all"}}}}}}}}`:                                          "is not an object",
 		`{"paths":{"/x":{"post":{"requestBody":{"content":{"application/json":{"schema":{"type":"object","properties":{"a":{"$ref":"#/components/missing"}}}}}}}}}}`: "does not resolve",
 	} {
 		if _, err := extractSchema(mustParse(t, doc)); err == nil || !strings.Contains(err.Error(), want) {
@@ -183,13 +183,13 @@ func TestRetryAfter(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for h, want := range map[string]time.Duration{
-		"":                              0,
-		"7":                             7 * time.Second,
-		"0":                             time.Millisecond,
-		"1.5":                           1500 * time.Millisecond,
-		"99999":                         maxRetryWait,
-		"-3":                            time.Millisecond,
-		"soon":                          time.Millisecond,
+		"":      0,
+		"7":     7 * time.Second,
+		"0":     time.Millisecond,
+		"1.5":   1500 * time.Millisecond,
+		"99999": maxRetryWait,
+		"-3":    time.Millisecond,
+		"soon":  time.Millisecond,
 		now.Add(20 * time.Second).Format(http.TimeFormat): 20 * time.Second,
 	} {
 		if got := retryAfter(h, now); got != want {
