@@ -461,8 +461,18 @@ func priceModel(ctx context.Context, c *client, o *Options, lm *liveModel, all [
 		warns = append(warns, fmt.Sprintf("model %q: price not observed (%s); a placeholder of 1 credit", lm.id, lm.status))
 		return warns, nil
 	}
+	probed := o.ProbePrices
+	if differ := differingFields(lm.obs); !probed && len(differ) > 0 {
+		// The examples disagree on the price: learn how just the fields they differ in drive
+		// it, so the rule reproduces the examples at least.
+		if err := probe(ctx, c, lm, differ); err != nil {
+			return nil, &ConnectError{err}
+		}
+		probed = true
+		lm.priceDoc = append(lm.priceDoc, "the examples are priced differently: the fields they differ in were probed")
+	}
 	relevant := relevantFields(lm)
-	if o.ProbePrices && len(relevant) > 0 {
+	if probed && len(relevant) > 0 {
 		if err := observeCombinations(ctx, c, lm, relevant); err != nil {
 			return nil, &ConnectError{err}
 		}
@@ -470,13 +480,6 @@ func priceModel(ctx context.Context, c *client, o *Options, lm *liveModel, all [
 	f := fitPrice(lm.model, lm.obs, relevant)
 	lm.rule = f.rule
 	switch {
-	case len(f.bad) > 0 && !o.ProbePrices:
-		lm.priceDoc = append(lm.priceDoc, fmt.Sprintf("the %d examples are priced differently and how inputs drive the price was not probed (--probe-prices); the first example's price (inferred):", len(lm.obs)))
-		for _, i := range f.bad {
-			ob := lm.obs[i]
-			lm.priceDoc = append(lm.priceDoc, fmt.Sprintf("  observed %d credits for %s", ob.credits, ob.input.marshal()))
-		}
-		warns = append(warns, fmt.Sprintf("model %q: its examples are priced differently; run with --probe-prices to fit a rule", lm.id))
 	case len(f.bad) > 0:
 		lm.priceDoc = append(lm.priceDoc, fmt.Sprintf("no rule of the catalog format reproduces all %d quotes; this is the closest (it misses %d):", len(lm.obs), len(f.bad)))
 		for _, i := range f.bad {
@@ -486,6 +489,8 @@ func priceModel(ctx context.Context, c *client, o *Options, lm *liveModel, all [
 		warns = append(warns, fmt.Sprintf("model %q: no pricing rule reproduces all %d quotes; wrote the closest (misses %d)", lm.id, len(lm.obs), len(f.bad)))
 	case o.ProbePrices:
 		lm.priceDoc = append(lm.priceDoc, fmt.Sprintf("fitted to %d quotes; reproduces every one", len(lm.obs)))
+	case probed:
+		lm.priceDoc = append(lm.priceDoc, fmt.Sprintf("fitted to %d quotes; reproduces every one; fields the examples agree on were not probed (--probe-prices)", len(lm.obs)))
 	default:
 		lm.priceDoc = append(lm.priceDoc, fmt.Sprintf("fitted to %d quote(s) of the examples; how other inputs change it was not probed (--probe-prices)", len(lm.obs)))
 	}
@@ -578,8 +583,17 @@ func observe(ctx context.Context, c *client, o *Options, lm *liveModel) error {
 	if !o.ProbePrices || len(lm.obs) == 0 {
 		return nil
 	}
+	return probe(ctx, c, lm, nil)
+}
+
+// probe quotes the variations of the base input's properties one at a time: of those in only,
+// or of all when only is nil.
+func probe(ctx context.Context, c *client, lm *liveModel, only map[string]bool) error {
 	base := lm.obs[0].input
 	for _, p := range properties(lm.schema.root) {
+		if only != nil && !only[p.name] {
+			continue
+		}
 		for _, v := range variants(p, base.get(p.name)) {
 			in := base.clone()
 			in.set(p.name, v)
@@ -589,6 +603,34 @@ func observe(ctx context.Context, c *client, o *Options, lm *liveModel) error {
 		}
 	}
 	return nil
+}
+
+// differingFields are the fields in which examples priced differently from the first differ
+// from it; nil when every example costs the same.
+func differingFields(obs []observation) map[string]bool {
+	if len(obs) == 0 {
+		return nil
+	}
+	var out map[string]bool
+	for _, o := range obs[1:] {
+		if o.credits == obs[0].credits {
+			continue
+		}
+		if out == nil {
+			out = map[string]bool{}
+		}
+		for k, v := range o.value {
+			if !sameValue(v, obs[0].value[k]) {
+				out[k] = true
+			}
+		}
+		for k := range obs[0].value {
+			if _, ok := o.value[k]; !ok {
+				out[k] = true
+			}
+		}
+	}
+	return out
 }
 
 // relevantFields are the properties whose variation changed the price, in schema order.
