@@ -479,6 +479,11 @@ func priceModel(ctx context.Context, c *client, o *Options, lm *liveModel, all [
 	}
 	f := fitPrice(lm.model, lm.obs, relevant)
 	lm.rule = f.rule
+	for _, t := range append(f.rule.tables, f.rule.mults...) {
+		if len(t.keys) > maxVariants {
+			lm.priceDoc = append(lm.priceDoc, fmt.Sprintf("%s has %d values; only %d were quoted, the others are guesses (inferred)", t.field, len(t.keys), maxVariants))
+		}
+	}
 	switch {
 	case len(f.bad) > 0:
 		lm.priceDoc = append(lm.priceDoc, fmt.Sprintf("no rule of the catalog format reproduces all %d quotes; this is the closest (it misses %d):", len(lm.obs), len(f.bad)))

@@ -172,6 +172,15 @@ func (n *node) clone() *node {
 	return c
 }
 
+// count is how many nodes the value holds, itself included.
+func (n *node) count() int {
+	c := 1
+	for _, v := range n.vals {
+		c += v.count()
+	}
+	return c
+}
+
 // pointer follows a JSON Pointer ("" or "/a/0/b").
 func (n *node) pointer(ptr string) *node {
 	if ptr == "" {

@@ -19,6 +19,9 @@ type observation struct {
 	credits int64
 }
 
+// maxVariants bounds the values quoted for one property.
+const maxVariants = 16
+
 // maxProbesPerModel bounds the quotes spent learning one model's price.
 const maxProbesPerModel = 64
 
@@ -35,7 +38,7 @@ func variants(p prop, base *node) []*node {
 	}
 	addNode := func(n *node) {
 		k := string(n.marshal())
-		if !seen[k] && len(out) < 16 {
+		if !seen[k] && len(out) < maxVariants {
 			seen[k] = true
 			out = append(out, n)
 		}

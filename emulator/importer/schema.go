@@ -167,8 +167,13 @@ type localizer struct {
 	used       map[string]bool   // $defs names taken
 	pending    []pendingDef
 	droppedIDs int
+	copied     int // nodes copied into $defs so far
 	err        error
 }
+
+// maxCopiedNodes bounds what references may copy into one schema, so definitions that refer
+// to large parts of a document many times over cannot blow it up.
+const maxCopiedNodes = 200_000
 
 type pendingDef struct {
 	name string
@@ -244,9 +249,10 @@ func (lc *localizer) rewrite(ref, root string) string {
 		}
 		return ref
 	}
-	if len(lc.pending) >= 1000 {
+	lc.copied += src.count()
+	if len(lc.pending) >= 1000 || lc.copied > maxCopiedNodes {
 		if lc.err == nil {
-			lc.err = errors.New("the schema references more than 1000 definitions")
+			lc.err = errors.New("the schema references too many or too large definitions")
 		}
 		return ref
 	}
