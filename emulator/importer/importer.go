@@ -247,13 +247,16 @@ func Import(ctx context.Context, o Options) (*Result, error) {
 			o.logf("read %d/%d models (%d requests)", i+1, len(ids), c.requests)
 		}
 	}
-	for _, lm := range models {
+	for i, lm := range models {
 		warn, err := priceModel(ctx, c, &o, lm, models)
 		if err != nil {
 			return nil, err
 		}
 		res.Warnings = append(res.Warnings, warn...)
 		res.Quotes += len(lm.obs)
+		if (i+1)%25 == 0 || i+1 == len(models) {
+			o.logf("priced %d/%d models (%d quotes)", i+1, len(models), res.Quotes)
+		}
 	}
 	for _, w := range res.Warnings {
 		o.logf("warning: %s", w)
