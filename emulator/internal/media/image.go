@@ -96,12 +96,12 @@ const grainRows = 1024
 
 // drawPicture draws spec's picture into pix, whose rows are stride bytes apart (stride is at
 // least the width; the bytes between rows are left alone): horizontal bands of a colour ramp,
-// discs in which the ramp is shifted to other colours, a fine grain over both, and the label on
-// a dark band along the bottom.
+// discs in which the ramp is shifted to other colours, if grainy a fine grain over both, and
+// the label on a dark band along the bottom. (The JPEG writer makes its own grain.)
 //
 // The ramp varies only from top to bottom, so every row is a few runs of one colour plus grain,
 // which is quick to fill.
-func drawPicture(spec ImageSpec, pix []byte, stride int) *picture {
+func drawPicture(spec ImageSpec, pix []byte, stride int, grainy bool) *picture {
 	w, h := spec.Width, spec.Height
 	rng := splitmix64{state: spec.Seed}
 	p := &picture{w: w, h: h, stride: stride, pix: pix}
@@ -177,7 +177,7 @@ func drawPicture(spec ImageSpec, pix []byte, stride int) *picture {
 				}
 			}
 			idx := ramp[(ph%phaseCycle+phaseCycle)%phaseCycle]
-			if idx == 0 || idx == rampLen-1 {
+			if !grainy || idx == 0 || idx == rampLen-1 {
 				// No grain at the ends of the ramp, where a step would leave it.
 				fill(row[x0:x1], idx)
 				continue

@@ -98,6 +98,33 @@ type jpegComponent struct {
 	dc, ac uint // symbol costs in bits
 	q      [64]int32
 	pred   int32 // the decoder's DC value so far, in quantisation steps
+
+	// Precomputed from the above: reciprocals for quantising, and every symbol each table
+	// can send, indexed by value plus the table's largest value.
+	recip        [64]uint32
+	dcMax, acMax int32
+	dcSyms       []uint32
+	acSyms       []uint32
+}
+
+// newJPEGComponent prepares a component with symbol costs dc and ac and steps q.
+func newJPEGComponent(dc, ac uint, q [64]int32) *jpegComponent {
+	c := &jpegComponent{dc: dc, ac: ac, q: q,
+		dcMax: int32(1)<<(dc-1) - 1, acMax: int32(1)<<(ac-1) - 1}
+	for i, s := range q {
+		c.recip[i] = (1<<quantShift + uint32(s) - 1) / uint32(s)
+	}
+	c.dcSyms = make([]uint32, 2*c.dcMax+1)
+	for v := -c.dcMax; v <= c.dcMax; v++ {
+		c.dcSyms[v+c.dcMax] = symbol(v, dc)
+	}
+	c.acSyms = make([]uint32, 2*c.acMax+1)
+	for v := -c.acMax; v <= c.acMax; v++ {
+		if v != 0 {
+			c.acSyms[v+c.acMax] = symbol(v, ac)
+		}
+	}
+	return c
 }
 
 // renderJPEG draws spec's picture and writes it as a 4:2:0 baseline JPEG of exactly jpegSize
@@ -109,7 +136,7 @@ func renderJPEG(spec ImageSpec) []byte {
 	// padding, as encoders do so that the cropped-off edge does not ring.
 	pw, ph := 16*mw, 16*mh
 	pix := make([]byte, pw*ph)
-	pic := drawPicture(spec, pix, pw)
+	pic := drawPicture(spec, pix, pw, false)
 	for y := range h {
 		row := pix[y*pw : (y+1)*pw]
 		fill(row[w:], row[w-1])
@@ -125,10 +152,10 @@ func renderJPEG(spec ImageSpec) []byte {
 	}
 
 	out := make([]byte, 0, jpegSize(w, h))
-	comps := [3]jpegComponent{
-		{dc: jpegYDC, ac: jpegYAC, q: jpegQuant(true)},
-		{dc: jpegCDC, ac: jpegCAC, q: jpegQuant(false)},
-		{dc: jpegCDC, ac: jpegCAC, q: jpegQuant(false)},
+	comps := [3]*jpegComponent{
+		newJPEGComponent(jpegYDC, jpegYAC, jpegQuant(true)),
+		newJPEGComponent(jpegCDC, jpegCAC, jpegQuant(false)),
+		newJPEGComponent(jpegCDC, jpegCAC, jpegQuant(false)),
 	}
 	out = appendJPEGHeader(out, w, h, &comps[0].q, &comps[1].q)
 
@@ -145,7 +172,7 @@ func renderJPEG(spec ImageSpec) []byte {
 						blk[y*8+x] = ys[idx]
 					}
 				}
-				e.block(&blk, &comps[0])
+				e.block(&blk, comps[0])
 			}
 			for c, lut := range [2]*[256]int32{&cbs, &crs} {
 				// Each chroma sample is the mean of a 2×2 square of pixels.
@@ -157,7 +184,7 @@ func renderJPEG(spec ImageSpec) []byte {
 						blk[y*8+x] = (s + 2) >> 2
 					}
 				}
-				e.block(&blk, &comps[1+c])
+				e.block(&blk, comps[1+c])
 			}
 		}
 	}
@@ -270,22 +297,25 @@ func magnitude(sym uint32, c uint) int32 {
 
 // block transforms, quantises and codes one 8×8 block of level-shifted samples for comp.
 func (e *jpegEncoder) block(blk *[64]int32, comp *jpegComponent) {
-	fdct(blk)
+	flat := fdct(blk)
 	var sym [64]uint32
-	dcMax := int32(1)<<(comp.dc-1) - 1
-	acMax := int32(1)<<(comp.ac-1) - 1
 
-	q := comp.q[0]
-	diff := min(dcMax, max(-dcMax, quantise(blk[0], q)-comp.pred))
-	sym[0] = symbol(diff, comp.dc)
+	diff := min(comp.dcMax, max(-comp.dcMax, quantise(blk[0], comp.recip[0])-comp.pred))
+	sym[0] = comp.dcSyms[diff+comp.dcMax]
 
 	signs := e.grain.next()
+	// A coefficient known to be zero is sent as a seeded ±1.
+	plusMinus := [2]uint32{comp.acSyms[comp.acMax-1], comp.acSyms[comp.acMax+1]}
 	for k := 1; k < 64; k++ {
 		i := zigzag[k]
-		f, q := blk[i], comp.q[i]
-		v := min(acMax, max(-acMax, quantise(f, q)))
+		if flat && i%8 != 0 {
+			sym[k] = plusMinus[signs>>k&1]
+			continue
+		}
+		f := blk[i]
+		v := min(comp.acMax, max(-comp.acMax, quantise(f, comp.recip[i])))
 		if v == 0 {
-			switch {
+			switch q := comp.q[i]; {
 			case 4*f >= q:
 				v = 1
 			case 4*f <= -q:
@@ -294,7 +324,7 @@ func (e *jpegEncoder) block(blk *[64]int32, comp *jpegComponent) {
 				v = int32(signs>>k&1)*2 - 1
 			}
 		}
-		sym[k] = symbol(v, comp.ac)
+		sym[k] = comp.acSyms[v+comp.acMax]
 	}
 
 	for k := range 63 {
@@ -341,12 +371,24 @@ func (e *jpegEncoder) flush() {
 	}
 }
 
-// quantise divides f by q, rounding half away from zero.
-func quantise(f, q int32) int32 {
+// quantShift is the fixed-point precision of the quantisation reciprocals.
+const quantShift = 20
+
+// quantise returns f/q rounded half away from zero, given recip = ⌈2^20/q⌉: a multiply, as a
+// division per coefficient costs more than the rest of coding it. |f|·recip/2^20 exceeds
+// |f|/q by less than |f|/2^20 < 0.002, while a fraction j/q (q < 256) that is not exactly ½
+// is at least 1/512 away from it, so rounding the product rounds |f|/q. (The tests compare
+// it with division.)
+func quantise(f int32, recip uint32) int32 {
+	a := f
 	if f < 0 {
-		return -((-f + q/2) / q)
+		a = -f
 	}
-	return (f + q/2) / q
+	v := int32((uint64(a)*uint64(recip) + 1<<(quantShift-1)) >> quantShift)
+	if f < 0 {
+		return -v
+	}
+	return v
 }
 
 // dctCos[u][x] is 4096 · ½c(u) · cos((2x+1)uπ/16), c(0) = 1/√2 and otherwise 1: the
@@ -363,11 +405,20 @@ var dctCos = [8][4]int32{
 }
 
 // fdct replaces a block of samples with its 2-D DCT (JPEG's scaling, integers only). Rows
-// first, kept with two fraction bits, then columns.
-func fdct(b *[64]int32) {
+// first, kept with two fraction bits, then columns. A row of one value (most rows of these
+// pictures, whose colour changes from top to bottom) has only a DC term, and when every row is
+// like that only the first column needs the second pass; the shortcuts give the same numbers
+// as the full transform.
+func fdct(b *[64]int32) (flat bool) {
 	var s, d [4]int32
+	flat = true
 	for y := range 8 {
-		r := b[y*8 : y*8+8 : y*8+8]
+		r := (*[8]int32)(b[y*8 : y*8+8])
+		if r[0] == r[1] && r[0] == r[2] && r[0] == r[3] && r[0] == r[4] && r[0] == r[5] && r[0] == r[6] && r[0] == r[7] {
+			*r = [8]int32{(8*r[0]*dctCos[0][0] + 1<<9) >> 10}
+			continue
+		}
+		flat = false
 		for x := range 4 {
 			s[x], d[x] = r[x]+r[7-x], r[x]-r[7-x]
 		}
@@ -377,7 +428,11 @@ func fdct(b *[64]int32) {
 			r[u+1] = (d[0]*o[0] + d[1]*o[1] + d[2]*o[2] + d[3]*o[3] + 1<<9) >> 10
 		}
 	}
-	for x := range 8 {
+	cols := 8
+	if flat {
+		cols = 1 // the other columns are zero, and so is their transform
+	}
+	for x := range cols {
 		for y := range 4 {
 			s[y], d[y] = b[y*8+x]+b[(7-y)*8+x], b[y*8+x]-b[(7-y)*8+x]
 		}
@@ -387,4 +442,5 @@ func fdct(b *[64]int32) {
 			b[(v+1)*8+x] = (d[0]*o[0] + d[1]*o[1] + d[2]*o[2] + d[3]*o[3] + 1<<13) >> 14
 		}
 	}
+	return flat
 }

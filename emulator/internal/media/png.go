@@ -47,7 +47,7 @@ func renderPNG(spec ImageSpec) []byte {
 	w, h := spec.Width, spec.Height
 	raw := make([]byte, pngRaw(w, h))
 	// Drawing at stride w+1 from raw[1] leaves byte 0 of every row, the filter type, at zero.
-	pic := drawPicture(spec, raw[1:], w+1)
+	pic := drawPicture(spec, raw[1:], w+1, true)
 
 	out := make([]byte, 0, pngSize(w, h))
 	out = append(out, pngSignature...)
