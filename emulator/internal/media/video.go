@@ -35,17 +35,25 @@ const videoFixtureDir = "media/video"
 // 1:1, 3:4, 9:16 and 9:21 with a short side of 480, 720 or 1080, the long side rounded to the
 // nearest even number (16:9 at 480 is 854×480). The fixtures cover exactly these sizes.
 func VideoSizes() [][2]int {
+	sizes := videoSizes()
+	return sizes[:]
+}
+
+// videoSizes returns VideoSizes as an array, which checking a size need not allocate.
+func videoSizes() [21][2]int {
 	ratios := [...][2]int{{21, 9}, {16, 9}, {4, 3}, {1, 1}, {3, 4}, {9, 16}, {9, 21}}
 	sides := [...]int{480, 720, 1080}
-	sizes := make([][2]int, 0, len(ratios)*len(sides))
+	var sizes [len(ratios) * len(sides)][2]int
+	i := 0
 	for _, s := range sides {
 		for _, r := range ratios {
 			n, d := r[0], r[1]
 			if n >= d {
-				sizes = append(sizes, [2]int{evenRound(s*n, d), s})
+				sizes[i] = [2]int{evenRound(s*n, d), s}
 			} else {
-				sizes = append(sizes, [2]int{s, evenRound(s*d, n)})
+				sizes[i] = [2]int{s, evenRound(s*d, n)}
 			}
+			i++
 		}
 	}
 	return sizes
@@ -208,7 +216,7 @@ func mp4Size(g *gop, ticks int) int64 {
 
 // isVideoSize reports whether w×h is one of VideoSizes.
 func isVideoSize(w, h int) bool {
-	for _, s := range VideoSizes() {
+	for _, s := range videoSizes() {
 		if s == [2]int{w, h} {
 			return true
 		}
