@@ -1,6 +1,7 @@
 package media
 
 import (
+	"encoding/binary"
 	"fmt"
 	"image/color"
 	"slices"
@@ -25,8 +26,8 @@ type ImageSpec struct {
 }
 
 // The palette: rampLen entries of a smooth colour ramp, then the label's band and text colours.
-// Drawing in palette indices keeps the raster at one byte per pixel, and an 8-bit PNG of a
-// smooth ramp compresses to little at zlib's fastest level.
+// Drawing in palette indices keeps the raster at one byte per pixel, which is exactly the
+// PNG's uncompressed row format and a table lookup from the JPEG's YCbCr.
 const (
 	rampLen       = 240
 	phaseCycle    = 2 * rampLen // a phase walks up the ramp and back down, so it wraps seamlessly
@@ -133,12 +134,13 @@ func drawPicture(spec ImageSpec, pix []byte, stride int, grainy bool) *picture {
 
 	// The grain moves a pixel one step up or down the ramp (a barely visible change, as
 	// neighbouring ramp entries are close), a quarter of the time each. Each row reads the
-	// pattern from a seeded offset.
+	// pattern from a seeded offset. It is stored as the step plus one (0 to 2), so that eight
+	// pixels at a time can be added to the ramp index minus one without a carry between bytes.
 	grain := make([]uint8, w+grainRows)
 	for i := 0; i < len(grain); i += 32 {
 		bits := rng.next()
 		for j := i; j < min(i+32, len(grain)); j++ {
-			grain[j] = [4]uint8{0, 1, 0, 0xff}[bits&3] // 0xff: minus one, as bytes wrap
+			grain[j] = [4]uint8{1, 2, 1, 0}[bits&3]
 			bits >>= 2
 		}
 	}
@@ -182,8 +184,14 @@ func drawPicture(spec ImageSpec, pix []byte, stride int, grainy bool) *picture {
 				fill(row[x0:x1], idx)
 				continue
 			}
-			for x, d := range g[x0:x1] {
-				row[x0+x] = idx + d
+			dst, src := row[x0:x1], g[x0:x1]
+			base := idx - 1
+			x := 0
+			for ; x+8 <= len(dst); x += 8 {
+				binary.LittleEndian.PutUint64(dst[x:], uint64(base)*0x0101010101010101+binary.LittleEndian.Uint64(src[x:]))
+			}
+			for ; x < len(dst); x++ {
+				dst[x] = base + src[x]
 			}
 		}
 	}
