@@ -4,9 +4,6 @@
 package faults
 
 import (
-	"encoding/binary"
-	"hash/fnv"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,14 +28,17 @@ type Rule struct {
 type Set struct {
 	mu     sync.Mutex
 	rules  []*Rule
-	seed   uint64
-	seeded bool
+	draw   Draw
 	nextID int
 }
 
-// New returns a set whose probabilities draw from seed when seeded is set.
-func New(seeded bool, seed int64) *Set {
-	return &Set{seeded: seeded, seed: uint64(seed)}
+// Draw returns a number in [0, 1) named by its parts: the same parts give the same number under
+// a seed. The emulator's one random source provides it.
+type Draw func(parts ...string) float64
+
+// New returns a set whose probabilities take their numbers from draw.
+func New(draw Draw) *Set {
+	return &Set{draw: draw}
 }
 
 // Add appends a rule and returns it with its id.
@@ -81,7 +81,7 @@ func (s *Set) Pick(method, path string, m *catalog.Model) (f scenario.Fault, ids
 		}
 		if p := r.Fault.Probability; p != nil && *p < 1 {
 			r.draws++
-			if s.draw(r) >= *p {
+			if s.draw("fault", r.ID, strconv.FormatUint(r.draws, 10)) >= *p {
 				continue
 			}
 		}
@@ -104,20 +104,6 @@ func (s *Set) Pick(method, path string, m *catalog.Model) (f scenario.Fault, ids
 	}
 	f.Delay = delay
 	return f, strings.Join(fired, ","), true
-}
-
-func (s *Set) draw(r *Rule) float64 {
-	if !s.seeded {
-		return rand.Float64()
-	}
-	h := fnv.New64a()
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], s.seed)
-	h.Write(b[:])
-	h.Write([]byte(r.ID))
-	binary.LittleEndian.PutUint64(b[:], r.draws)
-	h.Write(b[:])
-	return float64(h.Sum64()>>11) / (1 << 53)
 }
 
 // List returns the rules in order.

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 )
 
@@ -11,7 +12,7 @@ func prob(p float64) *float64 { return &p }
 
 func TestCountsAreSpentAndTheFirstMatchWins(t *testing.T) {
 	t.Parallel()
-	s := New(true, 1)
+	s := New(ids.NewSeeded(1).Float64)
 	s.Add("api", scenario.Fault{Match: scenario.RequestMatch{Path: "/v1/models"}, Status: 502, Count: 2, Action: scenario.ActionError})
 	s.Add("scenario", scenario.Fault{Match: scenario.RequestMatch{Path: "/v1/*"}, Status: 503, Action: scenario.ActionError})
 	for i, want := range []int{502, 502, 503, 503} {
@@ -36,7 +37,7 @@ func TestCountsAreSpentAndTheFirstMatchWins(t *testing.T) {
 func TestSeededProbabilityRepeats(t *testing.T) {
 	t.Parallel()
 	fire := func(seed int64) []bool {
-		s := New(true, seed)
+		s := New(ids.NewSeeded(seed).Float64)
 		s.Add("api", scenario.Fault{Match: scenario.RequestMatch{Path: "/v1/*"}, Status: 503, Probability: prob(0.3), Action: scenario.ActionError})
 		out := make([]bool, 200)
 		for i := range out {
@@ -64,7 +65,7 @@ func TestSeededProbabilityRepeats(t *testing.T) {
 
 func TestModelMatching(t *testing.T) {
 	t.Parallel()
-	s := New(false, 0)
+	s := New(ids.NewRandom().Float64)
 	s.Add("api", scenario.Fault{Match: scenario.RequestMatch{Model: "fal-ai/kling*", OutputType: "video"}, Status: 500, Action: scenario.ActionError})
 	if !s.NeedsModel() {
 		t.Error("NeedsModel = false")

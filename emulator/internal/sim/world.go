@@ -85,7 +85,7 @@ func newWorld(cfg *Config, g *ids.Generator, files *media.Cache, path string) *W
 			Remember: cfg.JobRetention, Markers: QuotesPerAccount}),
 		idem:     idempotency.NewStore(c),
 		jobs:     jobs.NewEngine(c, l, jobs.Options{Retention: cfg.JobRetention, MaxJobs: cfg.MaxJobs}),
-		faults:   faults.New(cfg.Seeded, cfg.Seed),
+		faults:   faults.New(g.Float64),
 		limiter:  ratelimit.New(),
 		journal:  journal.NewBounded(JournalEntries, JournalBytes),
 		gone:     make(chan struct{}),
