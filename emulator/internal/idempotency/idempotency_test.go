@@ -2,6 +2,7 @@ package idempotency_test
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 
 func newStore() (*idempotency.Store, *clock.Clock) {
 	c := clock.NewManual(t0)
-	return idempotency.NewStore(c), c
+	return idempotency.NewStore(c, 0), c
 }
 
 func isClosed(ch <-chan struct{}) bool {
@@ -167,7 +168,7 @@ func TestAbortOfReplacedEntry(t *testing.T) {
 }
 
 // TestKeysForgotten: a finished key is remembered for 24 hours of clock time after Finish, then
-// forgotten with no timer left behind; an aborted key leaves nothing at all.
+// forgotten; no timer is ever left behind; an aborted key leaves nothing at all.
 func TestKeysForgotten(t *testing.T) {
 	t.Parallel()
 	s, c := newStore()
@@ -179,8 +180,8 @@ func TestKeysForgotten(t *testing.T) {
 	finished := c.Now()
 	aborted, _, _ := s.Begin("a", "k2", []byte("fp"))
 	s.Abort("a", "k2", aborted)
-	if s.Len() != 1 || c.Pending() != 1 {
-		t.Fatalf("Len = %d, Pending = %d; want 1 and 1", s.Len(), c.Pending())
+	if s.Len() != 1 || c.Pending() != 0 {
+		t.Fatalf("Len = %d, Pending = %d; want 1 and 0", s.Len(), c.Pending())
 	}
 	if err := c.Set(finished.Add(idempotency.Remember - time.Nanosecond)); err != nil {
 		t.Fatal(err)
@@ -245,5 +246,37 @@ func TestConcurrentBegin(t *testing.T) {
 		if r != "the-job" {
 			t.Errorf("a request saw %q; want the-job", r)
 		}
+	}
+}
+
+// TestKeysAreBounded: past its limit a store forgets its oldest finished keys first, and never
+// a key still in flight.
+func TestKeysAreBounded(t *testing.T) {
+	t.Parallel()
+	c := clock.NewManual(t0)
+	s := idempotency.NewStore(c, 3)
+	inFlight, _, _ := s.Begin("a", "busy", []byte("fp"))
+	for i := range 10 {
+		e, _, _ := s.Begin("a", fmt.Sprint("k", i), []byte("fp"))
+		s.Finish("a", fmt.Sprint("k", i), e, fmt.Sprint("job", i))
+	}
+	if s.Len() != 4 {
+		t.Errorf("Len = %d; want 3 finished and 1 in flight", s.Len())
+	}
+	for i := range 10 {
+		e, leader, _ := s.Begin("a", fmt.Sprint("k", i), []byte("fp"))
+		kept := i >= 7
+		if kept && (leader || e.JobID != fmt.Sprint("job", i)) {
+			t.Errorf("k%d: the newest keys must replay their job", i)
+		}
+		if !kept && !leader {
+			t.Errorf("k%d: an old key past the limit must be free", i)
+		}
+		if !kept {
+			s.Abort("a", fmt.Sprint("k", i), e)
+		}
+	}
+	if e, leader, _ := s.Begin("a", "busy", []byte("fp")); leader || e != inFlight {
+		t.Error("the key in flight was forgotten")
 	}
 }

@@ -83,7 +83,7 @@ func newWorld(cfg *Config, g *ids.Generator, files *media.Cache, path string) *W
 		ledger: l,
 		quotes: quotes.NewBounded(c, quotes.Limits{PerAccount: QuotesPerAccount, PerAccountBytes: QuoteBytesPerAccount,
 			Remember: cfg.JobRetention, Markers: QuotesPerAccount}),
-		idem:     idempotency.NewStore(c),
+		idem:     idempotency.NewStore(c, cfg.MaxJobs),
 		jobs:     jobs.NewEngine(c, l, jobs.Options{Retention: cfg.JobRetention, MaxJobs: cfg.MaxJobs}),
 		faults:   faults.New(g.Float64),
 		limiter:  ratelimit.New(),
