@@ -22,8 +22,9 @@ import (
 )
 
 // Version is the emulator's version, sent as X-Emulator-Version; release builds set it with
-// -ldflags "-X github.com/mediagen/mediagen-emulator/emulator.Version=...".
-var Version = "0.1.0"
+// -ldflags "-X github.com/mediagen/mediagen-emulator/emulator.Version=...". Left at "dev", it is
+// derived from the build information at start (see version.go).
+var Version = "dev"
 
 // DefaultCatalogName is how problems in the embedded default catalog name it.
 const DefaultCatalogName = "fixtures/catalog/default.yaml"
