@@ -71,6 +71,9 @@ type Config struct {
 	MaxTenants int
 	// TenantIdle is how long a named tenant lives without requests (default 1 h, real time).
 	TenantIdle time.Duration
+	// CORSOrigins are the origins browsers may call /v1 and /files from: empty or "*" means
+	// any (answered "*"), "none" turns CORS off, else origins such as http://localhost:5173.
+	CORSOrigins []string
 	// Catalog, when set, is the catalog document itself (CatalogFile is then ignored).
 	Catalog *Source
 	// Media holds the video fixtures outputs are cut from (default: the embedded ones).
