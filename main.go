@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator"
+	"github.com/mediagen/mediagen-emulator/emulator/importer"
 )
 
 func main() {
@@ -100,6 +101,8 @@ const usageText = `Usage:
   mediagen-emulator [flags]              serve the emulated API
   mediagen-emulator validate FILE...     check catalog and scenario files; print FILE:LINE: problems
   mediagen-emulator healthcheck [flags]  exit 0 when the emulator at --addr is healthy
+  mediagen-emulator import --from URL    write a catalog file read from a live service (import -h)
+  mediagen-emulator drift --from URL --catalog FILE   report how a catalog differs from a live service
   mediagen-emulator version              print the version
 
 Every flag can also be set with MEDIAGEN_<FLAG> (e.g. MEDIAGEN_ADDR); flags win.
@@ -180,6 +183,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return validate(args[1:], stdout)
 		case "healthcheck":
 			return healthcheck(ctx, args[1:], getenv, stderr)
+		case "import", "drift":
+			if code := importer.Main(ctx, args[0], args[1:], getenv, stdout, stderr); code != 0 {
+				return &exitError{code: code}
+			}
+			return nil
 		case "serve":
 			args = args[1:]
 		}

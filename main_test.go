@@ -797,3 +797,27 @@ func TestStopAnswersWhatIsInFlight(t *testing.T) {
 		t.Errorf("run returned %v; want nil (exit 0)", err)
 	}
 }
+
+func TestImportAndDrift(t *testing.T) {
+	t.Parallel()
+	in := serve(t, nil, "--addr", "127.0.0.1:0", "--clock", "manual")
+	defer in.stop(t)
+	from := "http://" + in.addr
+	keyed := map[string]string{"MEDIAGEN_IMPORT_KEY": "mg_test_all"}
+	out := filepath.Join(t.TempDir(), "live.yaml")
+	r := runSync(t, keyed, "import", "--from", from, "--models", "fal-ai/flux/dev", "--grouped", "--out", out)
+	if r.code != 0 || !strings.Contains(r.stderr, "imported 1 models") {
+		t.Fatalf("import: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r = runSync(t, keyed, "drift", "--from", from, "--models", "fal-ai/flux/dev", "--grouped", "--catalog", out)
+	if r.code != 0 || r.stdout != "no drift: the catalog matches the live service\n" {
+		t.Errorf("drift: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = runSync(t, keyed, "drift", "--from", from, "--catalog", out)
+	if r.code != 1 || !strings.Contains(r.stdout, "added    fal-ai/flux/schnell") {
+		t.Errorf("drift over every model: exit %d, stdout %q", r.code, r.stdout)
+	}
+	if r = runSync(t, nil, "import", "--from", from); r.code != 2 || !strings.Contains(r.stderr, "MEDIAGEN_IMPORT_KEY") {
+		t.Errorf("import without a key: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

@@ -254,7 +254,10 @@ func invalidDocument(what string, err error) error {
 	e := &problem.Error{Code: problem.InvalidRequest, Detail: "the " + what + " is not valid: " + err.Error()}
 	var ps catalog.Problems
 	if errors.As(err, &ps) {
-		e.Detail = fmt.Sprintf("the %s has %d problem(s); see errors (lines count in the body indented two spaces per level)", what, len(ps))
+		e.Detail = fmt.Sprintf("the %s has %d problems; see errors (lines count in the body indented two spaces per level)", what, len(ps))
+		if len(ps) == 1 {
+			e.Detail = fmt.Sprintf("the %s is not valid: line %d: %s (lines count in the body indented two spaces per level)", what, ps[0].Line, ps[0].Message)
+		}
 		for _, p := range ps {
 			e.Errors = append(e.Errors, problem.FieldError{Message: fmt.Sprintf("line %d: %s", p.Line, p.Message)})
 		}

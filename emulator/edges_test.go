@@ -1,6 +1,13 @@
 package emulator
 
 import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -123,5 +130,62 @@ func TestReplayIgnoresDirectives(t *testing.T) {
 	rec := call(t, s, "POST", "/v1/generate?wait=maybe", "mg_test_all", body)
 	if p := decode[problemJSON](t, rec); p.Code != "missing_idempotency_key" {
 		t.Errorf("no key and a bad wait: %s", p.Code)
+	}
+}
+
+// TestForceFailReadsBodiesLikeEveryEndpoint: the fail endpoint once had a decoder of its own, which
+// accepted text/plain and answered a malformed chunked body with 413.
+func TestForceFailReadsBodiesLikeEveryEndpoint(t *testing.T) {
+	t.Parallel()
+	s := flowServer(t)
+	q := quote(t, s, "key_a", "test/pixel", map[string]any{"prompt": "x"})
+	job := decode[jobJSON](t, generate(t, s, "key_a", "k", q, map[string]any{"prompt": "x"}, ""))
+
+	req := httptest.NewRequest("POST", "/_emulator/jobs/"+job.ID+"/fail", strings.NewReader(`{"code":"provider_timeout"}`))
+	req.Header.Set("Content-Type", "text/plain")
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	if p := decode[problemJSON](t, rec); rec.Code != 415 || p.Code != "unsupported_media_type" {
+		t.Errorf("text/plain: %d %s", rec.Code, rec.Body)
+	}
+
+	hs := httptest.NewServer(s)
+	defer hs.Close()
+	conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /_emulator/jobs/%s/fail HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n", job.ID)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(body), `"invalid_json"`) {
+		t.Errorf("malformed chunked body: %d %s", resp.StatusCode, body)
+	}
+	if v := decode[jobJSON](t, call(t, s, "GET", "/v1/jobs/"+job.ID, "key_a", nil)); v.Status != "queued" {
+		t.Errorf("a refused fail changed the job: %s", v.Status)
+	}
+}
+
+// TestAnswersEvenIfTheClientHalfClosesWhileLoading: a request that arrived while the embedded
+// catalog was loading, from a client that had half-closed, once got an empty 200 with no id.
+func TestAnswersEvenIfTheClientHalfClosesWhileLoading(t *testing.T) {
+	t.Parallel()
+	s, err := NewServer(Config{ManualClock: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the client is gone as far as the server can tell
+	req := httptest.NewRequestWithContext(ctx, "GET", "/_emulator/health", nil)
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	if rec.Code != 200 || rec.Header().Get("X-Request-Id") == "" || !strings.Contains(rec.Body.String(), `"status":"ok"`) {
+		t.Errorf("answer: %d %v %q", rec.Code, rec.Header(), rec.Body)
 	}
 }

@@ -2,17 +2,18 @@ package emulator
 
 import (
 	"bytes"
-	"container/list"
 	"fmt"
 	"net/http"
 	"strconv"
-	"sync"
+	"strings"
 
 	"github.com/gorilla/mux"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 )
 
-// fileCacheBytes bounds the memory that made output files occupy; past it the least recently
-// used are dropped and made again, identically, when next requested.
+// fileCacheBytes bounds the memory that made output files really hold (their capacity, not only
+// their length); past it the least recently used are dropped and made again, identically, when
+// next requested.
 const fileCacheBytes = 256 << 20
 
 // serveFile serves an output without authentication, as the service's file URLs are: the job
@@ -29,67 +30,50 @@ func (s *Server) serveFile() handlerFunc {
 		h.Set("Content-Type", f.Output.ContentType)
 		h.Set("ETag", fmt.Sprintf(`"%016x-%d"`, f.Output.Seed, len(f.Data)))
 		h.Set("Cache-Control", "private, max-age="+strconv.Itoa(int(f.ExpiresAt.Sub(f.Now).Seconds())))
-		http.ServeContent(w, r, "", f.Finished, bytes.NewReader(f.Data))
+		// A range in a unit other than bytes is ignored, as RFC 9110 asks: the whole file follows.
+		if rng := r.Header.Get("Range"); rng != "" && !strings.HasPrefix(strings.ToLower(strings.TrimSpace(rng)), "bytes=") {
+			r.Header.Del("Range")
+		}
+		http.ServeContent(&fileErrors{ResponseWriter: w, s: s, r: r}, r, "", f.Finished, bytes.NewReader(f.Data))
 		return nil
 	}
 }
 
-// fileCache keeps made files, least recently used dropped first, within a byte budget.
-type fileCache struct {
-	mu     sync.Mutex
-	budget int
-	size   int
-	order  *list.List // front: most recent
-	items  map[string]*list.Element
+// fileErrors turns the errors http.ServeContent answers in plain text (an unsatisfiable range, a
+// failed precondition) into the problem+json every other error is.
+type fileErrors struct {
+	http.ResponseWriter
+	s       *Server
+	r       *http.Request
+	written bool // a problem went out; ServeContent's own text is dropped
 }
 
-type cachedFile struct {
-	path string
-	data []byte
-}
-
-func newFileCache(budget int) *fileCache {
-	return &fileCache{budget: budget, order: list.New(), items: map[string]*list.Element{}}
-}
-
-// Get returns a kept file.
-func (c *fileCache) Get(path string) ([]byte, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	el, ok := c.items[path]
-	if !ok {
-		return nil, false
-	}
-	c.order.MoveToFront(el)
-	return el.Value.(*cachedFile).data, true
-}
-
-// Put keeps a file, dropping the least recently used past the budget.
-func (c *fileCache) Put(path string, data []byte) {
-	if len(data) > c.budget {
+// WriteHeader sends a problem in place of an error status.
+func (fe *fileErrors) WriteHeader(status int) {
+	var err error
+	switch {
+	case status == http.StatusRequestedRangeNotSatisfiable:
+		err = problem.New(problem.RangeNotSatisfiable, "the range %q is not within the file's %s bytes", fe.r.Header.Get("Range"), strings.TrimPrefix(fe.Header().Get("Content-Range"), "bytes */"))
+	case status == http.StatusPreconditionFailed:
+		err = problem.New(problem.PreconditionFailed, "the file does not match If-Match or If-Unmodified-Since; its ETag is %s", fe.Header().Get("ETag"))
+	case status >= 400:
+		err = problem.New(problem.InvalidParameter, "the file cannot be served as asked: %s", http.StatusText(status))
+	default:
+		fe.ResponseWriter.WriteHeader(status)
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.items[path]; ok {
-		c.size -= len(el.Value.(*cachedFile).data)
-		c.order.Remove(el)
-	}
-	c.items[path] = c.order.PushFront(&cachedFile{path, data})
-	c.size += len(data)
-	for c.size > c.budget {
-		el := c.order.Back()
-		f := el.Value.(*cachedFile)
-		c.order.Remove(el)
-		delete(c.items, f.path)
-		c.size -= len(f.data)
-	}
+	fe.written = true
+	fe.Header().Del("X-Content-Type-Options")
+	fe.s.writeError(fe.ResponseWriter, fe.r, err)
 }
 
-func (c *fileCache) clear() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.order.Init()
-	c.items = map[string]*list.Element{}
-	c.size = 0
+// Write drops ServeContent's plain-text error once a problem has gone out.
+func (fe *fileErrors) Write(b []byte) (int, error) {
+	if fe.written {
+		return len(b), nil
+	}
+	return fe.ResponseWriter.Write(b)
 }
+
+// Unwrap lets http.ResponseController reach the connection.
+func (fe *fileErrors) Unwrap() http.ResponseWriter { return fe.ResponseWriter }

@@ -75,7 +75,7 @@ func TestFilesOverHTTP(t *testing.T) {
 	resp.Body.Close()
 
 	// Evicted from the cache, the file is made again, byte for byte.
-	s.files.clear()
+	s.files.Clear()
 	resp, _ = http.Get(url)
 	again, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -106,5 +106,32 @@ func TestValidateScenarioFile(t *testing.T) {
 		if problems := ValidateFile("../scenarios/" + name + ".yaml"); len(problems) != 0 {
 			t.Errorf("%s: %v", name, problems)
 		}
+	}
+}
+
+// TestFileErrorsAreProblems: ServeContent's own errors (an unsatisfiable range, a failed
+// If-Match) once went out as text/plain, or with the image's content type and no body; a range
+// in another unit than bytes once answered 416 instead of being ignored.
+func TestFileErrorsAreProblems(t *testing.T) {
+	t.Parallel()
+	s := flowServer(t)
+	q := quote(t, s, "key_a", "test/pixel", map[string]any{"prompt": "x"})
+	job := decode[jobJSON](t, generate(t, s, "key_a", "px", q, map[string]any{"prompt": "x"}, ""))
+	_ = s.world().Advance(10 * time.Second)
+	job = decode[jobJSON](t, call(t, s, "GET", "/v1/jobs/"+job.ID, "key_a", nil))
+	path := strings.TrimPrefix(job.Outputs[0].URL, "http://example.com")
+
+	rec := call(t, s, "GET", path, "", nil, "Range", "bytes=999999999-")
+	if p := decode[problemJSON](t, rec); rec.Code != 416 || p.Code != "range_not_satisfiable" ||
+		rec.Header().Get("Content-Type") != "application/problem+json" || rec.Header().Get("X-Request-Id") == "" {
+		t.Errorf("unsatisfiable range: %d %v %s", rec.Code, rec.Header(), rec.Body)
+	}
+	rec = call(t, s, "GET", path, "", nil, "If-Match", `"nope"`)
+	if p := decode[problemJSON](t, rec); rec.Code != 412 || p.Code != "precondition_failed" || rec.Header().Get("Content-Type") != "application/problem+json" {
+		t.Errorf("failed If-Match: %d %v %s", rec.Code, rec.Header(), rec.Body)
+	}
+	rec = call(t, s, "GET", path, "", nil, "Range", "items=0-1")
+	if rec.Code != 200 || int64(rec.Body.Len()) != job.Outputs[0].SizeBytes {
+		t.Errorf("a range in another unit: %d (%d bytes), want the whole file", rec.Code, rec.Body.Len())
 	}
 }

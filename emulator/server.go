@@ -16,6 +16,7 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 	"github.com/mediagen/mediagen-emulator/fixtures"
@@ -98,7 +99,7 @@ type Server struct {
 	ids     *ids.Generator
 	log     *slog.Logger
 	handler http.Handler
-	files   *fileCache
+	files   *media.Cache
 	tenants *sim.Tenants
 
 	scenarios     map[string]*scenario.Scenario // embedded, by name
@@ -150,7 +151,7 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.Media == nil {
 		cfg.Media = fixtures.FS
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, files: newFileCache(fileCacheBytes),
+	s := &Server{cfg: cfg, log: cfg.Logger, files: media.NewCache(fileCacheBytes),
 		closing: make(chan struct{}), ready: make(chan struct{}), scenarios: known, startScenario: start}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -32,30 +32,47 @@ const wavHeaderLen = 44
 
 // RenderWAV synthesises a short seeded piece (a soft chord pad under a pentatonic melody) as
 // 16-bit PCM mono WAV with exactly round(Duration × SampleRate) samples. The result depends only
-// on spec.
+// on spec, and its length is exactly what WAVSize reports.
 func RenderWAV(spec AudioSpec) ([]byte, error) {
-	rate := spec.SampleRate
-	if rate == 0 {
-		rate = DefaultSampleRate
+	rate, n, err := wavSamples(spec)
+	if err != nil {
+		return nil, err
 	}
-	if rate < MinSampleRate || rate > MaxSampleRate {
-		return nil, fmt.Errorf("%w: sample rate %d Hz is outside %d to %d",
-			ErrInvalidSpec, rate, MinSampleRate, MaxSampleRate)
-	}
-	if spec.Duration <= 0 || spec.Duration > MaxAudioDuration {
-		return nil, fmt.Errorf("%w: audio duration %s is outside (0, %s]",
-			ErrInvalidSpec, spec.Duration, MaxAudioDuration)
-	}
-	n := int((int64(spec.Duration)*int64(rate) + int64(time.Second)/2) / int64(time.Second))
-	if n < 1 {
-		return nil, fmt.Errorf("%w: audio duration %s is shorter than one sample at %d Hz",
-			ErrInvalidSpec, spec.Duration, rate)
-	}
-
 	out := make([]byte, wavHeaderLen+2*n)
 	putWAVHeader(out, rate, n)
 	synthesize(out[wavHeaderLen:], n, rate, spec.Seed)
 	return out, nil
+}
+
+// WAVSize returns the exact length of RenderWAV(spec): the header and two bytes a sample.
+func WAVSize(spec AudioSpec) (int64, error) {
+	_, n, err := wavSamples(spec)
+	if err != nil {
+		return 0, err
+	}
+	return wavHeaderLen + 2*int64(n), nil
+}
+
+// wavSamples validates spec and returns its sample rate and number of samples.
+func wavSamples(spec AudioSpec) (rate, n int, err error) {
+	rate = spec.SampleRate
+	if rate == 0 {
+		rate = DefaultSampleRate
+	}
+	if rate < MinSampleRate || rate > MaxSampleRate {
+		return 0, 0, fmt.Errorf("%w: sample rate %d Hz is outside %d to %d",
+			ErrInvalidSpec, rate, MinSampleRate, MaxSampleRate)
+	}
+	if spec.Duration <= 0 || spec.Duration > MaxAudioDuration {
+		return 0, 0, fmt.Errorf("%w: audio duration %s is outside (0, %s]",
+			ErrInvalidSpec, spec.Duration, MaxAudioDuration)
+	}
+	n = int((int64(spec.Duration)*int64(rate) + int64(time.Second)/2) / int64(time.Second))
+	if n < 1 {
+		return 0, 0, fmt.Errorf("%w: audio duration %s is shorter than one sample at %d Hz",
+			ErrInvalidSpec, spec.Duration, rate)
+	}
+	return rate, n, nil
 }
 
 // putWAVHeader writes the 44-byte header of a mono 16-bit PCM file of n samples.

@@ -1,16 +1,11 @@
 package media
 
 import (
-	"bytes"
+	"encoding/binary"
 	"fmt"
-	"image"
 	"image/color"
-	"image/jpeg"
-	"image/png"
-	"math"
 	"slices"
 	"strings"
-	"sync"
 )
 
 // MaxImageSide is the largest width or height RenderImage draws.
@@ -31,8 +26,8 @@ type ImageSpec struct {
 }
 
 // The palette: rampLen entries of a smooth colour ramp, then the label's band and text colours.
-// Drawing in palette indices keeps the raster at one byte per pixel, and an 8-bit PNG of a
-// smooth ramp compresses to little at zlib's fastest level.
+// Drawing in palette indices keeps the raster at one byte per pixel, which is exactly the
+// PNG's uncompressed row format and a table lookup from the JPEG's YCbCr.
 const (
 	rampLen       = 240
 	phaseCycle    = 2 * rampLen // a phase walks up the ramp and back down, so it wraps seamlessly
@@ -43,65 +38,75 @@ const (
 )
 
 // RenderImage draws the picture for spec and encodes it as PNG or JPEG. The result depends only
-// on spec.
+// on spec, and its length is exactly what ImageSize reports.
 func RenderImage(spec ImageSpec) ([]byte, error) {
+	format, err := checkImage(spec)
+	if err != nil {
+		return nil, err
+	}
+	if format == "png" {
+		return renderPNG(spec), nil
+	}
+	return renderJPEG(spec), nil
+}
+
+// ImageSize returns the exact length of RenderImage(spec) without drawing anything: both
+// encoders write a fixed number of bytes per pixel row or per block, so the size is a formula of
+// the width and height.
+func ImageSize(spec ImageSpec) (int64, error) {
+	format, err := checkImage(spec)
+	if err != nil {
+		return 0, err
+	}
+	if format == "png" {
+		return pngSize(spec.Width, spec.Height), nil
+	}
+	return jpegSize(spec.Width, spec.Height), nil
+}
+
+// checkImage validates spec and returns its format as "png" or "jpeg".
+func checkImage(spec ImageSpec) (string, error) {
 	if spec.Width < 1 || spec.Height < 1 || spec.Width > MaxImageSide || spec.Height > MaxImageSide {
-		return nil, fmt.Errorf("%w: image size %dx%d is outside 1x1 to %dx%d",
+		return "", fmt.Errorf("%w: image size %dx%d is outside 1x1 to %dx%d",
 			ErrInvalidSpec, spec.Width, spec.Height, MaxImageSide, MaxImageSide)
 	}
-	format := strings.ToLower(spec.Format)
-	if format != "png" && format != "jpeg" && format != "jpg" {
-		return nil, fmt.Errorf("%w: image format %q is not png or jpeg", ErrInvalidSpec, spec.Format)
+	switch strings.ToLower(spec.Format) {
+	case "png":
+		return "png", nil
+	case "jpeg", "jpg":
+		return "jpeg", nil
 	}
-	img := drawPicture(spec)
-	var buf bytes.Buffer
-	if format == "png" {
-		// A smooth paletted picture deflates to about a tenth of a byte per pixel.
-		buf.Grow(spec.Width*spec.Height/8 + 1024)
-		enc := png.Encoder{CompressionLevel: png.BestSpeed, BufferPool: pngBuffers}
-		if err := enc.Encode(&buf, img); err != nil {
-			return nil, fmt.Errorf("media: encode png: %w", err)
-		}
-		return buf.Bytes(), nil
-	}
-	buf.Grow(spec.Width*spec.Height/4 + 1024)
-	// image/jpeg has a fast path for *image.YCbCr; anything else goes pixel by pixel through
-	// the color.Color interface, several times slower.
-	if err := jpeg.Encode(&buf, toYCbCr(img), &jpeg.Options{Quality: 85}); err != nil {
-		return nil, fmt.Errorf("media: encode jpeg: %w", err)
-	}
-	return buf.Bytes(), nil
+	return "", fmt.Errorf("%w: image format %q is not png or jpeg", ErrInvalidSpec, spec.Format)
 }
 
-// pngBuffers recycles the PNG encoder's zlib writer and row buffers (about a megabyte per
-// encode) between renders. It is the package's only mutable package-level variable, on purpose:
-// a sync.Pool is safe for concurrent use and holds nothing a caller can observe, so it does not
-// make results depend on what ran before.
-var pngBuffers = &pngBufferPool{}
-
-// pngBufferPool adapts a sync.Pool to png.EncoderBufferPool.
-type pngBufferPool struct{ pool sync.Pool }
-
-// Get returns a recycled buffer, or nil to have the encoder allocate one.
-func (p *pngBufferPool) Get() *png.EncoderBuffer {
-	b, _ := p.pool.Get().(*png.EncoderBuffer)
-	return b
+// picture is a drawn image: one palette index per pixel, rows stride bytes apart. The stride
+// may exceed the width so that the PNG writer can draw straight into its filtered-row layout.
+type picture struct {
+	w, h, stride int
+	pix          []byte
+	pal          [paletteLen]color.RGBA
 }
 
-// Put hands a buffer back for reuse.
-func (p *pngBufferPool) Put(b *png.EncoderBuffer) { p.pool.Put(b) }
+// row returns the pixels of row y.
+func (p *picture) row(y int) []byte {
+	return p.pix[y*p.stride : y*p.stride+p.w]
+}
 
-// drawPicture renders spec's picture: horizontal bands of a colour ramp, discs in which the ramp
-// is shifted to other colours, and the label on a dark band along the bottom.
+// grainRows is how many different grain patterns a picture's rows draw from.
+const grainRows = 1024
+
+// drawPicture draws spec's picture into pix, whose rows are stride bytes apart (stride is at
+// least the width; the bytes between rows are left alone): horizontal bands of a colour ramp,
+// discs in which the ramp is shifted to other colours, if grainy a fine grain over both, and
+// the label on a dark band along the bottom. (The JPEG writer makes its own grain.)
 //
-// The ramp varies only from top to bottom, so every row is a few runs of one colour. Besides
-// being quick to fill, that is what keeps PNG encoding fast: zlib's fastest level finds only the
-// nearest earlier match, so short runs (as a tilted gradient has) cost it a token every few
-// bytes, while long runs cost one per 258.
-func drawPicture(spec ImageSpec) *image.Paletted {
+// The ramp varies only from top to bottom, so every row is a few runs of one colour plus grain,
+// which is quick to fill.
+func drawPicture(spec ImageSpec, pix []byte, stride int, grainy bool) *picture {
 	w, h := spec.Width, spec.Height
 	rng := splitmix64{state: spec.Seed}
-	img := image.NewPaletted(image.Rect(0, 0, w, h), makePalette(&rng))
+	p := &picture{w: w, h: h, stride: stride, pix: pix}
+	makePalette(&rng, &p.pal)
 
 	// A phase walks up the palette's ramp and back down, so it wraps without a seam. From top
 	// to bottom it covers `span` phases from a seeded offset, in a seeded direction.
@@ -127,6 +132,20 @@ func drawPicture(spec ImageSpec) *image.Paletted {
 		}
 	}
 
+	// The grain moves a pixel one step up or down the ramp (a barely visible change, as
+	// neighbouring ramp entries are close), a quarter of the time each. Each row reads the
+	// pattern from a seeded offset. It is stored as the step plus one (0 to 2), so that eight
+	// pixels at a time can be added to the ramp index minus one without a carry between bytes.
+	grain := make([]uint8, w+grainRows)
+	for i := 0; i < len(grain); i += 32 {
+		bits := rng.next()
+		for j := i; j < min(i+32, len(grain)); j++ {
+			grain[j] = [4]uint8{1, 2, 1, 0}[bits&3]
+			bits >>= 2
+		}
+	}
+	rowMix := rng.next()
+
 	// Each row is cut where a disc begins or ends; within a segment the phase shift is the sum
 	// of the discs covering it.
 	type extent struct{ x0, x1, shift int } // a disc on the current row, x1 inclusive
@@ -139,38 +158,71 @@ func drawPicture(spec ImageSpec) *image.Paletted {
 			if dy < -d.r || dy > d.r {
 				continue
 			}
-			half := int(math.Sqrt(float64(d.r*d.r - dy*dy)))
+			half := isqrt(d.r*d.r - dy*dy)
 			x0, x1 := max(0, d.cx-half), min(w-1, d.cx+half)
 			extents = append(extents, extent{x0, x1, d.shift})
 			cuts = append(cuts, x0, x1+1)
 		}
 		slices.Sort(cuts)
 		phase := offset + y*span/max(1, h-1)
-		row := img.Pix[y*img.Stride : y*img.Stride+w]
+		row := p.row(y)
+		g := grain[(uint64(y)*0x9e3779b97f4a7c15^rowMix)>>54:] // 64-54 = 10 bits: grainRows
 		for i := 1; i < len(cuts); i++ {
 			x0, x1 := cuts[i-1], min(cuts[i], w)
 			if x0 >= x1 {
 				continue
 			}
-			p := phase
+			ph := phase
 			for _, e := range extents {
 				if e.x0 <= x0 && x0 <= e.x1 {
-					p += e.shift
+					ph += e.shift
 				}
 			}
-			idx := ramp[(p%phaseCycle+phaseCycle)%phaseCycle]
-			for x := x0; x < x1; x++ {
-				row[x] = idx
+			idx := ramp[(ph%phaseCycle+phaseCycle)%phaseCycle]
+			if !grainy || idx == 0 || idx == rampLen-1 {
+				// No grain at the ends of the ramp, where a step would leave it.
+				fill(row[x0:x1], idx)
+				continue
+			}
+			dst, src := row[x0:x1], g[x0:x1]
+			base := idx - 1
+			x := 0
+			for ; x+8 <= len(dst); x += 8 {
+				binary.LittleEndian.PutUint64(dst[x:], uint64(base)*0x0101010101010101+binary.LittleEndian.Uint64(src[x:]))
+			}
+			for ; x < len(dst); x++ {
+				dst[x] = base + src[x]
 			}
 		}
 	}
-	drawLabel(img, spec.Label)
-	return img
+	drawLabel(p, spec.Label)
+	return p
+}
+
+// isqrt returns the integer square root of n ≥ 0, exactly, without floating point.
+func isqrt(n int) int {
+	r := 0
+	for bit := 1 << 30; bit > 0; bit >>= 2 {
+		if n >= r+bit {
+			n -= r + bit
+			r = r>>1 + bit
+		} else {
+			r >>= 1
+		}
+	}
+	return r
+}
+
+// fill sets every byte of b to v.
+func fill(b []byte, v uint8) {
+	for i := range b {
+		b[i] = v
+	}
 }
 
 // makePalette builds the ramp from three seeded colours, dark to light so text and shapes stay
 // visible, then the label colours.
-func makePalette(rng *splitmix64) color.Palette {
+func makePalette(rng *splitmix64, pal *[paletteLen]color.RGBA) {
 	h0 := rng.intn(1536)
 	h1 := h0 + rng.between(256, 640)
 	h2 := h1 + rng.between(256, 640)
@@ -179,39 +231,31 @@ func makePalette(rng *splitmix64) color.Palette {
 		hsv(h1, rng.between(150, 230), rng.between(160, 230)),
 		hsv(h2, rng.between(60, 160), rng.between(220, 255)),
 	}
-	// The palette holds pointers into one array: storing color.RGBA values in the interface
-	// slice would allocate once per entry.
-	colours := make([]color.RGBA, paletteLen)
 	const half = rampLen / 2
 	for i := range rampLen {
 		a, b, t := stops[0], stops[1], i
 		if i >= half {
 			a, b, t = stops[1], stops[2], i-half
 		}
-		colours[i] = color.RGBA{
+		pal[i] = color.RGBA{
 			R: lerp8(a.R, b.R, t, half-1),
 			G: lerp8(a.G, b.G, t, half-1),
 			B: lerp8(a.B, b.B, t, half-1),
 			A: 0xff,
 		}
 	}
-	colours[bandIndex] = color.RGBA{R: 16, G: 16, B: 20, A: 0xff}
-	colours[textIndex] = color.RGBA{R: 250, G: 250, B: 240, A: 0xff}
-	pal := make(color.Palette, paletteLen)
-	for i := range colours {
-		pal[i] = &colours[i]
-	}
-	return pal
+	pal[bandIndex] = color.RGBA{R: 16, G: 16, B: 20, A: 0xff}
+	pal[textIndex] = color.RGBA{R: 250, G: 250, B: 240, A: 0xff}
 }
 
 // drawLabel writes label in the built-in font, scaled with the picture, on a dark band across
 // the bottom. Pictures too small for one line of text are left without it.
-func drawLabel(img *image.Paletted, label string) {
+func drawLabel(p *picture, label string) {
 	text := toASCII(strings.TrimSpace(label))
 	if len(text) == 0 {
 		return
 	}
-	w, h := img.Rect.Dx(), img.Rect.Dy()
+	w, h := p.w, p.h
 	scale := max(1, min(w, h)/256)
 	pad := 2 * scale
 	perLine := (w - 2*pad) / (cellW * scale)
@@ -224,10 +268,7 @@ func drawLabel(img *image.Paletted, label string) {
 	bandH := len(lines)*cellH*scale - scale + 2*pad
 	top := h - bandH
 	for y := top; y < h; y++ {
-		row := img.Pix[y*img.Stride : y*img.Stride+w]
-		for x := range row {
-			row[x] = bandIndex
-		}
+		fill(p.row(y), bandIndex)
 	}
 	for li, line := range lines {
 		y0 := top + pad + li*cellH*scale
@@ -242,52 +283,22 @@ func drawLabel(img *image.Paletted, label string) {
 					if bits&(1<<(glyphW-1-col)) == 0 {
 						continue
 					}
-					fillRect(img, x0+col*scale, y0+r*scale, scale, textIndex)
+					p.fillSquare(x0+col*scale, y0+r*scale, scale, textIndex)
 				}
 			}
 		}
 	}
 }
 
-// fillRect paints a size×size square at (x, y) with palette index idx, clipped to the picture.
-func fillRect(img *image.Paletted, x, y, size int, idx uint8) {
-	x1, y1 := min(x+size, img.Rect.Dx()), min(y+size, img.Rect.Dy())
+// fillSquare paints a size×size square at (x, y) with palette index idx, clipped to the picture.
+func (p *picture) fillSquare(x, y, size int, idx uint8) {
+	x1, y1 := min(x+size, p.w), min(y+size, p.h)
+	if x >= x1 {
+		return
+	}
 	for yy := y; yy < y1; yy++ {
-		row := img.Pix[yy*img.Stride:]
-		for xx := x; xx < x1; xx++ {
-			row[xx] = idx
-		}
+		fill(p.pix[yy*p.stride+x:yy*p.stride+x1], idx)
 	}
-}
-
-// toYCbCr converts the paletted picture to 4:2:0 YCbCr for the JPEG encoder, taking each 2×2
-// block's chroma from its top-left pixel (the picture is smooth, and the label has no chroma).
-func toYCbCr(img *image.Paletted) *image.YCbCr {
-	var ys, cbs, crs [256]uint8
-	for i, c := range img.Palette {
-		r, g, b, _ := c.RGBA()
-		ys[i], cbs[i], crs[i] = color.RGBToYCbCr(uint8(r>>8), uint8(g>>8), uint8(b>>8))
-	}
-	w, h := img.Rect.Dx(), img.Rect.Dy()
-	out := image.NewYCbCr(img.Rect, image.YCbCrSubsampleRatio420)
-	for y := range h {
-		src := img.Pix[y*img.Stride : y*img.Stride+w]
-		dst := out.Y[y*out.YStride : y*out.YStride+w]
-		for x, idx := range src {
-			dst[x] = ys[idx]
-		}
-		if y%2 != 0 {
-			continue
-		}
-		cy := y / 2
-		cb := out.Cb[cy*out.CStride:]
-		cr := out.Cr[cy*out.CStride:]
-		for x := 0; x < w; x += 2 {
-			idx := src[x]
-			cb[x/2], cr[x/2] = cbs[idx], crs[idx]
-		}
-	}
-	return out
 }
 
 // hsv converts a hue in [0, 1536) (six sectors of 256, wrapping), saturation and value in

@@ -235,15 +235,21 @@ func TestContentType(t *testing.T) {
 
 func BenchmarkRenderImage(b *testing.B) {
 	for _, format := range []string{"png", "jpeg"} {
-		b.Run(format+"/1024x1024", func(b *testing.B) {
-			spec := ImageSpec{Width: 1024, Height: 1024, Format: format, Seed: 1,
-				Label: "fal-ai/flux/dev: a red fox in snow, golden hour"}
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := RenderImage(spec); err != nil {
-					b.Fatal(err)
+		for _, size := range [][2]int{{1024, 768}, {1024, 1024}} {
+			b.Run(fmt.Sprintf("%s/%dx%d", format, size[0], size[1]), func(b *testing.B) {
+				spec := ImageSpec{Width: size[0], Height: size[1], Format: format, Seed: 1,
+					Label: "fal-ai/flux/dev: a red fox in snow, golden hour"}
+				b.ReportAllocs()
+				var n int
+				for b.Loop() {
+					data, err := RenderImage(spec)
+					if err != nil {
+						b.Fatal(err)
+					}
+					n = len(data)
 				}
-			}
-		})
+				b.ReportMetric(float64(n), "file-bytes")
+			})
+		}
 	}
 }

@@ -1,11 +1,16 @@
 // Package media renders the files a succeeded job serves: PNG and JPEG images, WAV audio and MP4
 // (H.264) video. Every file is real and decodable, has exactly the size or duration asked for, and
 // is a pure function of its spec, so the same seed yields the same bytes on every run and machine
-// (all arithmetic is integer; PNG and JPEG bytes also depend on the Go release's encoders).
+// (all arithmetic is integer, and every encoder is the package's own).
 //
-// Rendering is meant to be cheap enough to do on demand: images are drawn into an 8-bit paletted
-// raster with integer arithmetic, audio is synthesised with a fixed-point oscillator, and video
-// is assembled from tiny pre-encoded H.264 fixtures that are repeated and re-timed into a new MP4.
+// A file's length follows from its spec without making it (Size), so a job can state
+// size_bytes when it is created and make the bytes only when they are downloaded: PNGs are
+// stored uncompressed, JPEGs are coded with a fixed number of bits per block, WAV is PCM, and
+// an MP4's tables and samples are counted from its fixture. Rendering is cheap enough to do on
+// demand: images are drawn into an 8-bit paletted raster with integer arithmetic, audio is
+// synthesised with a fixed-point oscillator, and video is assembled from tiny pre-encoded H.264
+// fixtures that are repeated and re-timed into a new MP4. Cache keeps made files within a
+// byte budget and makes each at most once at a time.
 package media
 
 import (

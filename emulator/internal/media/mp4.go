@@ -51,20 +51,17 @@ func (w *box) matrix() {
 }
 
 // writeMP4 lays out ftyp, moov and mdat (moov first, so a player can start before the whole
-// file has arrived) and returns the file. writeSamples must append exactly the samples' bytes,
-// in order, to its argument.
-func writeMP4(t *mp4Track, writeSamples func([]byte) []byte) []byte {
+// file has arrived) and returns the file, in a slice of capacity size (the caller counts it, so
+// that a kept file holds no spare memory). writeSamples must append exactly the samples'
+// bytes, in order, to its argument.
+func writeMP4(t *mp4Track, size int64, writeSamples func([]byte) []byte) []byte {
 	var media uint64
 	for _, d := range t.durations {
 		media += uint64(d)
 	}
-	var payload int
-	for _, s := range t.sizes {
-		payload += int(s)
-	}
 	movieDur := uint32((media*movieTimescale + uint64(t.timescale)/2) / uint64(t.timescale))
 
-	w := &box{b: make([]byte, 0, 1024+12*len(t.sizes)+payload)}
+	w := &box{b: make([]byte, 0, size)}
 	ftyp := w.start("ftyp")
 	w.b = append(w.b, "isom"...)
 	w.u32(0x200)

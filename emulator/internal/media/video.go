@@ -35,17 +35,25 @@ const videoFixtureDir = "media/video"
 // 1:1, 3:4, 9:16 and 9:21 with a short side of 480, 720 or 1080, the long side rounded to the
 // nearest even number (16:9 at 480 is 854×480). The fixtures cover exactly these sizes.
 func VideoSizes() [][2]int {
+	sizes := videoSizes()
+	return sizes[:]
+}
+
+// videoSizes returns VideoSizes as an array, which checking a size need not allocate.
+func videoSizes() [21][2]int {
 	ratios := [...][2]int{{21, 9}, {16, 9}, {4, 3}, {1, 1}, {3, 4}, {9, 16}, {9, 21}}
 	sides := [...]int{480, 720, 1080}
-	sizes := make([][2]int, 0, len(ratios)*len(sides))
+	var sizes [len(ratios) * len(sides)][2]int
+	i := 0
 	for _, s := range sides {
 		for _, r := range ratios {
 			n, d := r[0], r[1]
 			if n >= d {
-				sizes = append(sizes, [2]int{evenRound(s*n, d), s})
+				sizes[i] = [2]int{evenRound(s*n, d), s}
 			} else {
-				sizes = append(sizes, [2]int{s, evenRound(s*d, n)})
+				sizes[i] = [2]int{s, evenRound(s*d, n)}
 			}
+			i++
 		}
 	}
 	return sizes
@@ -59,22 +67,54 @@ func evenRound(num, den int) int {
 // RenderMP4 builds an H.264 MP4 of spec's size and duration from the fixture for that size
 // (media/video/WIDTHxHEIGHT.h264 under fixtures, a one-second 24 fps GOP): the GOP is repeated
 // as often as needed and cut at the requested duration, and a fresh MP4 (moov before mdat) is
-// written around it. The result depends only on spec and the fixture.
+// written around it. The result depends only on spec and the fixture, and its length is exactly
+// what MP4Size reports. It reads and parses the fixture on every call; a Maker keeps them.
 func RenderMP4(fixtures fs.FS, spec VideoSpec) ([]byte, error) {
+	ticks, err := videoTicks(spec)
+	if err != nil {
+		return nil, err
+	}
+	g, err := loadGOP(fixtures, spec.Width, spec.Height)
+	if err != nil {
+		return nil, err
+	}
+	return renderMP4(g, ticks), nil
+}
+
+// MP4Size returns the exact length of RenderMP4(fixtures, spec), counted from the fixture's
+// frame sizes and the duration without assembling the file.
+func MP4Size(fixtures fs.FS, spec VideoSpec) (int64, error) {
+	ticks, err := videoTicks(spec)
+	if err != nil {
+		return 0, err
+	}
+	g, err := loadGOP(fixtures, spec.Width, spec.Height)
+	if err != nil {
+		return 0, err
+	}
+	return mp4Size(g, ticks), nil
+}
+
+// videoTicks validates spec and returns its duration in ticks of the video timescale.
+func videoTicks(spec VideoSpec) (int, error) {
 	if !isVideoSize(spec.Width, spec.Height) {
-		return nil, fmt.Errorf("%w: video size %dx%d is not supported (see VideoSizes: 21:9, 16:9, 4:3, 1:1, 3:4, 9:16 or 9:21 at 480, 720 or 1080)",
+		return 0, fmt.Errorf("%w: video size %dx%d is not supported (see VideoSizes: 21:9, 16:9, 4:3, 1:1, 3:4, 9:16 or 9:21 at 480, 720 or 1080)",
 			ErrInvalidSpec, spec.Width, spec.Height)
 	}
 	if spec.Duration <= 0 || spec.Duration > MaxVideoDuration {
-		return nil, fmt.Errorf("%w: video duration %s is outside (0, %s]",
+		return 0, fmt.Errorf("%w: video duration %s is outside (0, %s]",
 			ErrInvalidSpec, spec.Duration, MaxVideoDuration)
 	}
 	ticks := int((int64(spec.Duration)*videoTimescale + int64(time.Second)/2) / int64(time.Second))
 	if ticks < 1 {
-		return nil, fmt.Errorf("%w: video duration %s is too short", ErrInvalidSpec, spec.Duration)
+		return 0, fmt.Errorf("%w: video duration %s is too short", ErrInvalidSpec, spec.Duration)
 	}
+	return ticks, nil
+}
 
-	name := fmt.Sprintf("%s/%dx%d.h264", videoFixtureDir, spec.Width, spec.Height)
+// loadGOP reads and parses the fixture for w×h and checks that it is that size.
+func loadGOP(fixtures fs.FS, w, h int) (*gop, error) {
+	name := fmt.Sprintf("%s/%dx%d.h264", videoFixtureDir, w, h)
 	stream, err := fs.ReadFile(fixtures, name)
 	if err != nil {
 		return nil, fmt.Errorf("media: video fixture: %w", err)
@@ -83,13 +123,19 @@ func RenderMP4(fixtures fs.FS, spec VideoSpec) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("media: video fixture %s: %w", name, err)
 	}
-	if g.width != spec.Width || g.height != spec.Height {
+	if g.width != w || g.height != h {
 		return nil, fmt.Errorf("media: video fixture %s is %dx%d", name, g.width, g.height)
 	}
+	return g, nil
+}
 
+// videoTrack lays out the track of a video ticks long made of g's frames, repeated: every
+// frame lasts one frame period but the last, which is cut to end at the duration, and each
+// repetition of the GOP is one chunk.
+func videoTrack(g *gop, ticks int) *mp4Track {
 	frames := (ticks + frameTicks - 1) / frameTicks
 	t := &mp4Track{
-		width: spec.Width, height: spec.Height,
+		width: g.width, height: g.height,
 		sps: g.sps, pps: g.pps,
 		timescale: videoTimescale,
 		durations: make([]uint32, frames),
@@ -103,17 +149,74 @@ func RenderMP4(fixtures fs.FS, spec VideoSpec) ([]byte, error) {
 		t.sync[i] = g.sync[i%len(g.frames)]
 	}
 	t.durations[frames-1] = uint32(ticks - (frames-1)*frameTicks)
-	return writeMP4(t, func(b []byte) []byte {
+	return t
+}
+
+// renderMP4 writes the MP4 of g's frames lasting ticks.
+func renderMP4(g *gop, ticks int) []byte {
+	t := videoTrack(g, ticks)
+	frames := len(t.sizes)
+	return writeMP4(t, mp4Size(g, ticks), func(b []byte) []byte {
 		for i := range frames {
 			b = append(b, g.frames[i%len(g.frames)]...)
 		}
 		return b
-	}), nil
+	})
+}
+
+// mp4Size returns the length of renderMP4(g, ticks) from counts alone: the boxes writeMP4 writes
+// are fixed but for the avcC parameter sets, a few tables with one entry per sample, sync
+// sample, chunk or run of durations, and the samples themselves.
+func mp4Size(g *gop, ticks int) int64 {
+	frames := (ticks + frameTicks - 1) / frameTicks
+	per := len(g.frames)
+	reps, rest := frames/per, frames%per
+	var payload int64
+	syncs := 0
+	for i, f := range g.frames {
+		n := reps + b2i(i < rest)
+		payload += int64(n) * int64(len(f))
+		syncs += n * b2i(g.sync[i])
+	}
+	chunks := (frames + per - 1) / per
+	sttsEntries := 1 // every frame lasts one period, or a single frame
+	if last := ticks - (frames-1)*frameTicks; last != frameTicks && frames > 1 {
+		sttsEntries = 2
+	}
+	stscEntries := 1
+	if frames%per != 0 && chunks > 1 {
+		stscEntries = 2
+	}
+	avcC := 8 + 11 + len(g.sps) + len(g.pps)
+	if p := g.sps[1]; p == 100 || p == 110 || p == 122 || p == 144 {
+		avcC += 4
+	}
+	const (
+		ftyp = 32
+		mvhd = 108
+		tkhd = 92
+		mdhd = 32
+		hdlr = 45
+		vmhd = 20
+		dinf = 36 // holding dref and one url entry
+		avc1 = 86 // the visual sample entry's header and fixed fields
+		pasp = 16
+		full = 12 // a full box's header
+	)
+	stbl := 8 +
+		full + 4 + avc1 + int64(avcC) + pasp + // stsd
+		full + 4 + 8*int64(sttsEntries) + // stts
+		full + 4 + 4*int64(syncs) + // stss
+		full + 4 + 12*int64(stscEntries) + // stsc
+		full + 8 + 4*int64(frames) + // stsz
+		full + 4 + 4*int64(chunks) // stco
+	moov := 8 + mvhd + 8 + tkhd + 8 + mdhd + hdlr + 8 + vmhd + dinf + stbl
+	return ftyp + moov + 8 + payload
 }
 
 // isVideoSize reports whether w×h is one of VideoSizes.
 func isVideoSize(w, h int) bool {
-	for _, s := range VideoSizes() {
+	for _, s := range videoSizes() {
 		if s == [2]int{w, h} {
 			return true
 		}

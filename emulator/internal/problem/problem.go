@@ -47,6 +47,8 @@ const (
 	InvalidTenant           Code = "invalid_tenant"
 	TooManyTenants          Code = "too_many_tenants"
 	TooManyQuotes           Code = "too_many_quotes"
+	RangeNotSatisfiable     Code = "range_not_satisfiable"
+	PreconditionFailed      Code = "precondition_failed"
 	TenantNotFound          Code = "tenant_not_found"
 	TenantNotDeletable      Code = "tenant_not_deletable"
 )

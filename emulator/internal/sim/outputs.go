@@ -13,13 +13,6 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 )
 
-// Cache keeps made output files, shared by every world; a file dropped from it is made again,
-// identically, when next asked for.
-type Cache interface {
-	Get(key string) ([]byte, bool)
-	Put(key string, data []byte)
-}
-
 // extension names an output file by its format.
 func extension(format string) string {
 	if format == "jpeg" {
@@ -39,8 +32,9 @@ func label(m *catalog.Model, input map[string]any) string {
 	return l
 }
 
-// describeOutputs says what files a job will produce: their kind, format, shape, seed and size,
-// so finishing the job costs nothing whatever its outputs are.
+// describeOutputs says what files a job will produce: their kind, format, shape, seed and exact
+// size, which follows from the rest without making the file. So finishing a job costs the same
+// whatever its outputs are; the bytes are made when first downloaded.
 func (w *World) describeOutputs(m *catalog.Model, input map[string]any, jobID string) ([]jobs.Output, error) {
 	specs := m.PlanOutputs(input)
 	text := label(m, input)
@@ -57,12 +51,20 @@ func (w *World) describeOutputs(m *catalog.Model, input map[string]any, jobID st
 			Seed:        w.ids.Uint64("media", jobID, strconv.Itoa(i)),
 			Label:       text,
 		}
-		if o.Type == catalog.OutputVideo {
+		// The job shows what the file really is: sizes and lengths past the media's limits are
+		// held to them, and videos take the nearest size the fixtures have.
+		switch o.Type {
+		case catalog.OutputImage:
+			o.Width, o.Height = min(o.Width, media.MaxImageSide), min(o.Height, media.MaxImageSide)
+		case catalog.OutputAudio:
+			o.Duration = min(o.Duration, media.MaxAudioDuration.Seconds())
+		case catalog.OutputVideo:
 			o.Width, o.Height = nearestVideoSize(o.Width, o.Height)
+			o.Duration = min(o.Duration, media.MaxVideoDuration.Seconds())
 		}
-		size, err := w.size(o)
+		size, err := w.cfg.maker.Size(mediaSpec(o))
 		if err != nil {
-			w.cfg.Logger.Error("cannot make output", "job", jobID, "model", m.ID, "error", err)
+			w.cfg.Logger.Error("cannot describe output", "job", jobID, "model", m.ID, "error", err)
 			return nil, fmt.Errorf("output %d of %s: %w", i, m.ID, err)
 		}
 		o.SizeBytes = size
@@ -71,32 +73,15 @@ func (w *World) describeOutputs(m *catalog.Model, input map[string]any, jobID st
 	return out, nil
 }
 
-// size is the exact length of an output's file.
-func (w *World) size(o jobs.Output) (int64, error) {
-	data, err := w.Render(o)
-	if err != nil {
-		return 0, err
-	}
-	w.files.Put(o.Path, data)
-	return int64(len(data)), nil
+// mediaSpec is what the media writers need to make an output, byte for byte.
+func mediaSpec(o jobs.Output) media.Spec {
+	return media.Spec{Format: o.Format, Width: o.Width, Height: o.Height, Seed: o.Seed, Label: o.Label,
+		Duration: time.Duration(o.Duration * float64(time.Second))}
 }
 
-// Render makes an output's bytes; the same output always gives the same bytes.
-func (w *World) Render(o jobs.Output) ([]byte, error) {
-	switch o.Type {
-	case catalog.OutputImage:
-		return media.RenderImage(media.ImageSpec{Width: min(o.Width, media.MaxImageSide), Height: min(o.Height, media.MaxImageSide), Format: o.Format, Seed: o.Seed, Label: o.Label})
-	case catalog.OutputAudio:
-		return media.RenderWAV(media.AudioSpec{Duration: seconds(o.Duration, media.MaxAudioDuration), Seed: o.Seed})
-	case catalog.OutputVideo:
-		return media.RenderMP4(w.cfg.Media, media.VideoSpec{Width: o.Width, Height: o.Height, Duration: seconds(o.Duration, media.MaxVideoDuration), Seed: o.Seed})
-	}
-	return nil, fmt.Errorf("unknown output type %q", o.Type)
-}
-
-func seconds(f float64, most time.Duration) time.Duration {
-	return min(time.Duration(f*float64(time.Second)), most)
-}
+// Render makes an output's bytes; the same output always gives the same bytes, exactly
+// SizeBytes long.
+func (w *World) Render(o jobs.Output) ([]byte, error) { return w.cfg.maker.Render(mediaSpec(o)) }
 
 // nearestVideoSize picks the supported video size closest in shape, then in size, to w×h, so a
 // catalog asking for a size the fixtures lack still gets a real video.
@@ -145,12 +130,10 @@ func (w *World) File(jobID, name string) (File, error) {
 	if !now.Before(v.OutputsExpireAt) {
 		return File{}, problem.New(problem.OutputExpired, "this output expired at %s", Timestamp(v.OutputsExpireAt))
 	}
-	data, ok := w.files.Get(o.Path)
-	if !ok {
-		if data, err = w.Render(o); err != nil {
-			return File{}, err
-		}
-		w.files.Put(o.Path, data)
+	// Made once however many clients ask at the same time, and kept within the cache's bytes.
+	data, err := w.files.Do(o.Path, func() ([]byte, error) { return w.Render(o) })
+	if err != nil {
+		return File{}, err
 	}
 	return File{Output: o, Data: data, Finished: v.FinishedAt, ExpiresAt: v.OutputsExpireAt, Now: now}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 )
 
@@ -47,6 +48,8 @@ type Config struct {
 	MaxJobs int
 	// Wall is the real time source: for real clocks and for tenant idleness (default time.Now).
 	Wall func() time.Time
+
+	maker *media.Maker // made from Media by withDefaults, shared by every world
 }
 
 // withDefaults fills what the caller left out.
@@ -69,5 +72,6 @@ func (c Config) withDefaults() Config {
 	if c.Wall == nil {
 		c.Wall = time.Now
 	}
+	c.maker = media.NewMaker(c.Media)
 	return c
 }

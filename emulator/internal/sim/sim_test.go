@@ -10,30 +10,12 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 )
 
 var start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// memCache is a Cache for tests: it keeps everything.
-type memCache struct {
-	mu sync.Mutex
-	m  map[string][]byte
-}
-
-func (c *memCache) Get(k string) ([]byte, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	b, ok := c.m[k]
-	return b, ok
-}
-
-func (c *memCache) Put(k string, b []byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.m[k] = b
-}
 
 // testConfig is a manual-clock, seeded configuration over the small test catalog.
 func testConfig(t testing.TB) Config {
@@ -55,7 +37,7 @@ func testConfig(t testing.TB) Config {
 }
 
 func newTestTenants(t testing.TB, cfg Config) *Tenants {
-	ts := NewTenants(cfg, ids.NewSeeded(cfg.Seed), &memCache{m: map[string][]byte{}}, 0, 0)
+	ts := NewTenants(cfg, ids.NewSeeded(cfg.Seed), media.NewCache(64<<20), 0, 0)
 	t.Cleanup(ts.Close)
 	return ts
 }
@@ -351,7 +333,7 @@ func TestTenants(t *testing.T) {
 	var mu sync.Mutex
 	cfg.Wall = func() time.Time { mu.Lock(); defer mu.Unlock(); return wall }
 	tick := func(d time.Duration) { mu.Lock(); wall = wall.Add(d); mu.Unlock() }
-	ts := NewTenants(cfg, ids.NewSeeded(1), &memCache{m: map[string][]byte{}}, 2, time.Minute)
+	ts := NewTenants(cfg, ids.NewSeeded(1), media.NewCache(64<<20), 2, time.Minute)
 	t.Cleanup(ts.Close)
 
 	for _, bad := range []string{"", "a.b", "ü", string(make([]byte, 65))} {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 )
 
@@ -96,7 +97,7 @@ func (t *Tenant) Info() TenantInfo {
 type Tenants struct {
 	cfg   Config
 	ids   *ids.Generator
-	files Cache
+	files *media.Cache
 	max   int
 	idle  time.Duration
 
@@ -113,7 +114,7 @@ func tooManyTenants(max int) error {
 
 // NewTenants builds the tenant set with its default tenant. max bounds the named tenants alive
 // at once and idle is how long an unused one lives (≤0: the defaults).
-func NewTenants(cfg Config, g *ids.Generator, files Cache, max int, idle time.Duration) *Tenants {
+func NewTenants(cfg Config, g *ids.Generator, files *media.Cache, max int, idle time.Duration) *Tenants {
 	cfg = cfg.withDefaults()
 	if max <= 0 {
 		max = DefaultMaxTenants

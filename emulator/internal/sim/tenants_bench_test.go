@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 )
 
 // BenchmarkTenant reports what a tenant costs: the time to make one on first use, and the heap
@@ -20,7 +21,7 @@ func BenchmarkTenant(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			cfg := testConfig(b)
 			cfg.ManualClock = manual
-			ts := NewTenants(cfg, ids.NewSeeded(1), &memCache{m: map[string][]byte{}}, 1<<30, time.Hour)
+			ts := NewTenants(cfg, ids.NewSeeded(1), media.NewCache(64<<20), 1<<30, time.Hour)
 			defer ts.Close()
 			runtime.GC()
 			var before, after runtime.MemStats
@@ -47,7 +48,7 @@ func TestIdleTenantIsSmall(t *testing.T) {
 		t.Skip("measures memory")
 	}
 	cfg := testConfig(t)
-	ts := NewTenants(cfg, ids.NewSeeded(1), &memCache{m: map[string][]byte{}}, 1000, time.Hour)
+	ts := NewTenants(cfg, ids.NewSeeded(1), media.NewCache(64<<20), 1000, time.Hour)
 	defer ts.Close()
 	runtime.GC()
 	var before, after runtime.MemStats

@@ -14,6 +14,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/quotes"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ratelimit"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
@@ -34,7 +35,7 @@ const (
 type World struct {
 	cfg   *Config
 	ids   *ids.Generator
-	files Cache
+	files *media.Cache
 	path  string // the prefix of the world's file paths: /files/ or /files/{tenant}/
 
 	clock   *clock.Clock
@@ -61,7 +62,7 @@ type World struct {
 }
 
 // newWorld builds a world at the configured start.
-func newWorld(cfg *Config, g *ids.Generator, files Cache, path string) *World {
+func newWorld(cfg *Config, g *ids.Generator, files *media.Cache, path string) *World {
 	var c *clock.Clock
 	if cfg.ManualClock {
 		c = clock.NewManual(cfg.Start)

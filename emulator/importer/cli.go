@@ -1,0 +1,138 @@
+package importer
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// KeyVariable is the environment variable that holds the live key when --key is not given.
+const KeyVariable = "MEDIAGEN_IMPORT_KEY"
+
+const importUsage = `Usage: mediagen-emulator import --from URL [--key KEY] [--out FILE] [--models GLOB,...] [--grouped] [--probe-prices]
+
+Reads a live service's catalog (models, categories, details, free quotes) and writes a catalog
+file the emulator serves. The key comes from --key or ` + KeyVariable + ` and is never written.
+
+Flags:
+`
+
+const driftUsage = `Usage: mediagen-emulator drift --from URL [--key KEY] --catalog FILE [--models GLOB,...] [--grouped]
+
+Compares a catalog file with the live service and prints every difference. Exit status: 0 when
+nothing differs, 1 when something does, 2 on a usage or connection error.
+
+Flags:
+`
+
+// Main runs the import or drift command and returns its exit status.
+func Main(ctx context.Context, command string, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mediagen-emulator "+command, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o Options
+	var out, catalogFile, models string
+	fs.StringVar(&o.From, "from", "", "base URL of the live service")
+	fs.StringVar(&o.Key, "key", "", "API key of the live service (default $"+KeyVariable+")")
+	fs.StringVar(&models, "models", "", "comma-separated id globs to keep (* matches slashes too); an id without wildcards is fetched even when unlisted")
+	fs.BoolVar(&o.Grouped, "grouped", false, "read product names and modes from the grouped listing")
+	switch command {
+	case "import":
+		fs.StringVar(&out, "out", "-", "file to write (- for standard output)")
+		fs.BoolVar(&o.ProbePrices, "probe-prices", false, "quote variations of each example to learn how inputs drive the price")
+		fs.Usage = func() { fmt.Fprint(stderr, importUsage); fs.PrintDefaults() }
+	case "drift":
+		fs.StringVar(&catalogFile, "catalog", "", "catalog file to compare")
+		fs.Usage = func() { fmt.Fprint(stderr, driftUsage); fs.PrintDefaults() }
+	default:
+		fmt.Fprintf(stderr, "mediagen-emulator: unknown command %q\n", command)
+		return 2
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "mediagen-emulator %s: %s\n", command, fmt.Sprintf(format, a...))
+		return 2
+	}
+	if fs.NArg() > 0 {
+		return fail("unexpected argument %q", fs.Arg(0))
+	}
+	if o.From == "" {
+		return fail("--from is required")
+	}
+	if o.Key == "" {
+		o.Key = getenv(KeyVariable)
+	}
+	for _, m := range strings.Split(models, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			o.Models = append(o.Models, m)
+		}
+	}
+	o.Progress = stderr
+	if command == "drift" {
+		if catalogFile == "" {
+			return fail("--catalog is required")
+		}
+		diffs, err := Drift(ctx, o, catalogFile)
+		if err != nil {
+			return fail("%s", redact(err.Error(), o.Key))
+		}
+		fmt.Fprint(stdout, Report(diffs))
+		if len(diffs) > 0 {
+			return 1
+		}
+		return 0
+	}
+	res, err := Import(ctx, o)
+	if err != nil {
+		return fail("%s", redact(err.Error(), o.Key))
+	}
+	if out == "-" {
+		_, err = stdout.Write(res.YAML)
+	} else {
+		err = writeFileAtomic(out, res.YAML)
+	}
+	if err != nil {
+		return fail("%v", err)
+	}
+	fmt.Fprintf(stderr, "imported %d models with %d quotes; %d warnings\n", res.Models, res.Quotes, len(res.Warnings))
+	return 0
+}
+
+// redact removes the key from a message, should anything have echoed it.
+func redact(msg, key string) string {
+	if key == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, key, "[key]")
+}
+
+// writeFileAtomic replaces a file only once the new content is fully written, so a failed
+// import never leaves half a catalog behind.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,249 @@
+package importer
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/pricing"
+)
+
+// maxSchemaChanges bounds the schema differences listed per model.
+const maxSchemaChanges = 50
+
+// Difference is one way a catalog file and the live service disagree.
+type Difference struct {
+	// Kind is added, removed, renamed, status, changed, schema or price.
+	Kind string
+	// Model is the model's id (for renamed ids, the file's).
+	Model string
+	// Detail says what differs.
+	Detail string
+}
+
+// String formats the difference as one line of the drift report.
+func (d Difference) String() string {
+	if d.Detail == "" {
+		return fmt.Sprintf("%-8s %s", d.Kind, d.Model)
+	}
+	return fmt.Sprintf("%-8s %s: %s", d.Kind, d.Model, d.Detail)
+}
+
+// FileError is a catalog file that does not load.
+type FileError struct{ Err error }
+
+func (e *FileError) Error() string { return e.Err.Error() }
+
+// Drift compares the catalog file with the live service and lists every difference: models
+// added, removed or renamed, changes of status and of the other listed fields, input schema
+// changes (as JSON Pointers), and price changes on the file's example inputs.
+func Drift(ctx context.Context, o Options, catalogFile string) ([]Difference, error) {
+	data, err := os.ReadFile(catalogFile)
+	if err != nil {
+		return nil, &FileError{err}
+	}
+	cat, err := catalog.Parse(catalogFile, data)
+	if err != nil {
+		return nil, &FileError{err}
+	}
+	c, err := o.client()
+	if err != nil {
+		return nil, err
+	}
+	l, err := readListing(ctx, c, &o)
+	if err != nil {
+		return nil, err
+	}
+	var diffs []Difference
+	add := func(kind, model, format string, args ...any) {
+		diffs = append(diffs, Difference{Kind: kind, Model: model, Detail: fmt.Sprintf(format, args...)})
+	}
+	inFile := map[string]bool{}
+	var removed []*catalog.Model
+	type pair struct {
+		file *catalog.Model
+		live *node
+	}
+	var both []pair
+	for _, m := range cat.Models {
+		if !o.selected(m.ID) {
+			continue
+		}
+		inFile[m.ID] = true
+		doc, err := c.do(ctx, http.MethodGet, modelPath(m.ID), nil, nil)
+		if err != nil {
+			if statusOf(err) == http.StatusNotFound {
+				removed = append(removed, m)
+				continue
+			}
+			return nil, &ConnectError{err}
+		}
+		both = append(both, pair{m, doc})
+	}
+	type fresh struct {
+		id  string
+		doc *node
+	}
+	var added []fresh
+	for _, it := range l.items {
+		id := it.str("id")
+		if inFile[id] || !o.selected(id) {
+			continue
+		}
+		doc, err := c.do(ctx, http.MethodGet, modelPath(id), nil, nil)
+		if err != nil {
+			return nil, &ConnectError{err}
+		}
+		added = append(added, fresh{id, doc})
+	}
+	// A model that left under one id and came back under another, with the same name and
+	// schema, was renamed.
+	renamedTo := map[string]string{}
+	taken := map[string]bool{}
+	for _, m := range removed {
+		for _, a := range added {
+			if taken[a.id] || a.doc.str("name") != m.Name {
+				continue
+			}
+			if schemaChanges(m, a.doc, 1) == nil {
+				renamedTo[m.ID], taken[a.id] = a.id, true
+				break
+			}
+		}
+	}
+	for _, p := range both {
+		ds, err := compareModel(ctx, c, l, p.file, p.live)
+		if err != nil {
+			return nil, err
+		}
+		diffs = append(diffs, ds...)
+	}
+	for _, m := range removed {
+		if to, ok := renamedTo[m.ID]; ok {
+			add("renamed", m.ID, "now %s", to)
+			continue
+		}
+		add("removed", m.ID, "")
+	}
+	for _, a := range added {
+		if taken[a.id] {
+			continue
+		}
+		add("added", a.id, "%q (%s, %s)", a.doc.str("name"), a.doc.str("category"), a.doc.str("status"))
+	}
+	return diffs, nil
+}
+
+// compareModel lists how one model of the file differs from the live one.
+func compareModel(ctx context.Context, c *client, l *listing, m *catalog.Model, live *node) ([]Difference, error) {
+	var out []Difference
+	add := func(kind, format string, args ...any) {
+		out = append(out, Difference{Kind: kind, Model: m.ID, Detail: fmt.Sprintf(format, args...)})
+	}
+	liveStatus := live.str("status")
+	if liveStatus == "" {
+		liveStatus = catalog.StatusReady
+	}
+	if liveStatus != m.Status {
+		add("status", "%s -> %s", m.Status, liveStatus)
+	}
+	if n := live.str("name"); n != m.Name {
+		add("renamed", "name %q -> %q", m.Name, n)
+	}
+	product, mode := live.str("product"), live.str("mode")
+	if pm, ok := l.modeOf[m.ID]; ok {
+		product, mode = pm[0], pm[1]
+	}
+	for _, f := range []struct{ name, file, live string }{
+		{"description", m.Description, live.str("description")},
+		{"category", m.Category, live.str("category")},
+		{"output_type", m.OutputType, live.str("output_type")},
+		{"product", m.Product, product},
+		{"mode", m.Mode, mode},
+	} {
+		if f.live != "" && f.live != f.file {
+			add("changed", "%s %q -> %q", f.name, f.file, f.live)
+		}
+	}
+	for _, ch := range schemaChanges(m, live, maxSchemaChanges) {
+		switch ch.What {
+		case "added":
+			add("schema", "%s added: %s", orRoot(ch.Pointer), ch.New)
+		case "removed":
+			add("schema", "%s removed (was %s)", orRoot(ch.Pointer), ch.Old)
+		default:
+			add("schema", "%s changed: %s -> %s", orRoot(ch.Pointer), ch.Old, ch.New)
+		}
+	}
+	if liveStatus != catalog.StatusReady {
+		return out, nil
+	}
+	for i, ex := range m.Examples {
+		input, err := parseJSON(ex)
+		if err != nil || input.kind != kObject {
+			continue
+		}
+		v, _ := input.value().(map[string]any)
+		want := pricing.Credits(m, v)
+		got, ok, err := quote(ctx, c, m.ID, input)
+		switch {
+		case err != nil && statusOf(err) == http.StatusConflict:
+		case err != nil:
+			return nil, &ConnectError{err}
+		case !ok:
+			add("price", "example %d is refused by the live service (invalid input)", i)
+		case got != want:
+			add("price", "example %d: %d credits in the file, %d live", i, want, got)
+		}
+	}
+	return out, nil
+}
+
+// schemaChanges compares the file's input schema with the live one, read the way import reads
+// it. When the live schema carries no examples, the file's (which import had to supply) are
+// not counted as a change.
+func schemaChanges(m *catalog.Model, live *node, limit int) []change {
+	ls, err := extractSchema(live.get("openapi"))
+	var liveRoot *node
+	if err == nil {
+		liveRoot = ls.root
+	} else if is := live.get("input_schema"); is != nil && is.kind == kObject {
+		liveRoot = is.clone()
+	} else {
+		return []change{{Pointer: "", What: "changed", Old: "(a schema)", New: "(no readable schema: " + err.Error() + ")"}}
+	}
+	fileRoot, err := parseJSON(m.SchemaJSON)
+	if err != nil {
+		return nil
+	}
+	if liveRoot.get("examples") == nil {
+		fileRoot = fileRoot.clone()
+		fileRoot.remove("examples")
+	}
+	return diffJSON(fileRoot, liveRoot, "", limit)
+}
+
+func orRoot(ptr string) string {
+	if ptr == "" {
+		return "(the schema)"
+	}
+	return ptr
+}
+
+// Report writes the drift report: one line per difference, then a summary.
+func Report(diffs []Difference) string {
+	var b strings.Builder
+	for _, d := range diffs {
+		b.WriteString(d.String())
+		b.WriteByte('\n')
+	}
+	if len(diffs) == 0 {
+		b.WriteString("no drift: the catalog matches the live service\n")
+	} else {
+		fmt.Fprintf(&b, "%d differences\n", len(diffs))
+	}
+	return b.String()
+}

@@ -1,0 +1,894 @@
+// Package importer reads a live Media Generation Service's catalog through its public API and
+// writes it as a catalog file the emulator serves, and reports where a catalog file has drifted
+// from the live service. It only reads and quotes: quotes are free, so it never spends credits.
+package importer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+)
+
+// Options say where the live service is and how to read it.
+type Options struct {
+	// From is the service's base URL (with or without a trailing /v1).
+	From string
+	// Key is the bearer key; it is sent only in the Authorization header.
+	Key string
+	// Models, when not empty, keeps only the models whose id matches one of these globs ("*"
+	// matches any run of characters, slashes included). An entry without wildcards names a model
+	// to fetch even when the listing does not show it, as for models that are not ready.
+	Models []string
+	// Grouped reads product names, descriptions and modes from GET /v1/models?grouped=true.
+	Grouped bool
+	// ProbePrices quotes variations of each example input to learn how the price depends on it.
+	ProbePrices bool
+	// Progress receives progress lines and warnings; nil discards them.
+	Progress io.Writer
+	// HTTPClient sends the requests (default: one with a 60 s timeout).
+	HTTPClient *http.Client
+	// Sleep waits between retries (default: a timer); tests make it instant.
+	Sleep func(context.Context, time.Duration) error
+	// PageLimit is the listing page size (default 100).
+	PageLimit int
+}
+
+func (o *Options) client() (*client, error) {
+	u, err := url.Parse(strings.TrimSpace(o.From))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("--from %q: want an http or https URL such as https://api.example.com", o.From)
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
+	u.RawPath = ""
+	if o.Key == "" {
+		return nil, errors.New("no key: pass --key or set MEDIAGEN_IMPORT_KEY")
+	}
+	hc := o.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: 60 * time.Second}
+	}
+	sleep := o.Sleep
+	if sleep == nil {
+		sleep = sleepContext
+	}
+	return &client{base: u, key: o.Key, http: hc, sleep: sleep, pageLimit: o.PageLimit}, nil
+}
+
+func (o *Options) logf(format string, args ...any) {
+	if o.Progress != nil {
+		fmt.Fprintf(o.Progress, format+"\n", args...)
+	}
+}
+
+// ConnectError is a failure to read the live service (after retries), as opposed to a problem
+// with what it said.
+type ConnectError struct{ Err error }
+
+func (e *ConnectError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+// Result is an imported catalog.
+type Result struct {
+	// YAML is the catalog file.
+	YAML []byte
+	// Warnings name what could not be carried exactly; they are also comments in the file.
+	Warnings []string
+	// Models counts the models written.
+	Models int
+	// Quotes counts the quotes asked for.
+	Quotes int
+}
+
+// liveModel is one model as read from the service, on its way to the file.
+type liveModel struct {
+	id, name, description, category, product, mode, outputType, status string
+
+	schema   *inputSchema
+	examples []*node
+	notes    []string // comments for the model
+	model    *catalog.Model
+	obs      []observation
+	rule     *rule
+	priceDoc []string // comments for the pricing block
+	output   []field
+}
+
+// globMatch matches s against a pattern where * is any run of characters and ? one character.
+func globMatch(pattern, s string) bool {
+	if pattern == "" {
+		return s == ""
+	}
+	switch pattern[0] {
+	case '*':
+		for i := 0; i <= len(s); i++ {
+			if globMatch(pattern[1:], s[i:]) {
+				return true
+			}
+		}
+		return false
+	case '?':
+		return s != "" && globMatch(pattern[1:], s[1:])
+	}
+	return s != "" && s[0] == pattern[0] && globMatch(pattern[1:], s[1:])
+}
+
+func (o *Options) selected(id string) bool {
+	if len(o.Models) == 0 {
+		return true
+	}
+	for _, p := range o.Models {
+		if globMatch(p, id) {
+			return true
+		}
+	}
+	return false
+}
+
+// literalModels are the --models entries without wildcards: ids to fetch even if unlisted.
+func (o *Options) literalModels() []string {
+	var out []string
+	for _, p := range o.Models {
+		if !strings.ContainsAny(p, "*?") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// listing is what the live service lists: models in catalog order, categories, products.
+type listing struct {
+	items      []*node
+	byID       map[string]*node
+	categories map[string]string // category → output type
+	products   []*node           // grouped entries, in order
+	modeOf     map[string][2]string
+}
+
+func readListing(ctx context.Context, c *client, o *Options) (*listing, error) {
+	l := &listing{byID: map[string]*node{}, categories: map[string]string{}, modeOf: map[string][2]string{}}
+	items, err := c.listAll(ctx, nil, func(n, total int) {
+		if total > c.pageLimitOr() {
+			o.logf("listing models: %d/%d", n, total)
+		}
+	})
+	if err != nil {
+		return nil, &ConnectError{err}
+	}
+	for _, it := range items {
+		id := it.str("id")
+		if id == "" || l.byID[id] != nil {
+			continue
+		}
+		l.byID[id] = it
+		l.items = append(l.items, it)
+	}
+	cats, err := c.do(ctx, http.MethodGet, "/v1/models/categories", nil, nil)
+	if err != nil {
+		return nil, &ConnectError{err}
+	}
+	if data := cats.get("data"); data != nil && data.kind == kArray {
+		for _, cat := range data.vals {
+			l.categories[cat.str("id")] = cat.str("output_type")
+		}
+	}
+	if o.Grouped {
+		groups, err := c.listAll(ctx, url.Values{"grouped": {"true"}}, nil)
+		if err != nil {
+			return nil, &ConnectError{err}
+		}
+		l.products = groups
+		for _, g := range groups {
+			if modes := g.get("modes"); modes != nil && modes.kind == kArray {
+				for _, m := range modes.vals {
+					l.modeOf[m.str("model")] = [2]string{g.str("product"), m.str("mode")}
+				}
+			}
+		}
+	}
+	return l, nil
+}
+
+func (c *client) pageLimitOr() int {
+	if c.pageLimit > 0 {
+		return c.pageLimit
+	}
+	return pageLimit
+}
+
+// Import reads the live catalog and returns it as a catalog file.
+func Import(ctx context.Context, o Options) (*Result, error) {
+	c, err := o.client()
+	if err != nil {
+		return nil, err
+	}
+	l, err := readListing(ctx, c, &o)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, it := range l.items {
+		if id := it.str("id"); o.selected(id) {
+			ids = append(ids, id)
+		}
+	}
+	for _, id := range o.literalModels() {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	o.logf("importing %d models", len(ids))
+	res := &Result{}
+	var models []*liveModel
+	for i, id := range ids {
+		lm, warn, err := readModel(ctx, c, &o, l, id)
+		if err != nil {
+			return nil, err
+		}
+		res.Warnings = append(res.Warnings, warn...)
+		if lm != nil {
+			models = append(models, lm)
+		}
+		if (i+1)%25 == 0 || i+1 == len(ids) {
+			o.logf("read %d/%d models (%d requests)", i+1, len(ids), c.requests)
+		}
+	}
+	for i, lm := range models {
+		warn, err := priceModel(ctx, c, &o, lm, models)
+		if err != nil {
+			return nil, err
+		}
+		res.Warnings = append(res.Warnings, warn...)
+		res.Quotes += len(lm.obs)
+		if (i+1)%25 == 0 || i+1 == len(models) {
+			o.logf("priced %d/%d models (%d quotes)", i+1, len(models), res.Quotes)
+		}
+	}
+	for _, w := range res.Warnings {
+		o.logf("warning: %s", w)
+	}
+	if len(models) == 0 {
+		return nil, errors.New("no models to import (check --models)")
+	}
+	res.YAML, err = render(models, l)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := catalog.Parse("imported catalog", res.YAML); err != nil {
+		return nil, fmt.Errorf("the imported catalog does not load; this is a bug in the importer:\n%v", err)
+	}
+	res.Models = len(models)
+	return res, nil
+}
+
+// readModel reads one model's details and schema and checks that the catalog can hold it; it
+// returns nil (and a warning) for a model it cannot carry.
+func readModel(ctx context.Context, c *client, o *Options, l *listing, id string) (*liveModel, []string, error) {
+	doc, err := c.do(ctx, http.MethodGet, modelPath(id), nil, nil)
+	if err != nil {
+		if statusOf(err) == http.StatusNotFound {
+			return nil, []string{fmt.Sprintf("model %q: not found on the service; skipped", id)}, nil
+		}
+		return nil, nil, &ConnectError{err}
+	}
+	item := l.byID[id]
+	pick := func(k string) string {
+		if v := doc.str(k); v != "" {
+			return v
+		}
+		return item.str(k)
+	}
+	lm := &liveModel{id: id, name: pick("name"), description: pick("description"), category: pick("category"),
+		product: pick("product"), mode: pick("mode"), outputType: pick("output_type"), status: pick("status")}
+	if pm, ok := l.modeOf[id]; ok {
+		if pm[0] != "" {
+			lm.product = pm[0]
+		}
+		if pm[1] != "" {
+			lm.mode = pm[1]
+		}
+	}
+	var warns []string
+	warn := func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		lm.notes = append(lm.notes, msg)
+		warns = append(warns, fmt.Sprintf("model %q: %s", id, msg))
+	}
+	if lm.outputType == "" {
+		lm.outputType = l.categories[lm.category]
+	}
+	if lm.status == "" {
+		lm.status = catalog.StatusReady
+	}
+	if lm.description == "" {
+		lm.description = lm.name
+		lm.notes = append(lm.notes, "the service gives no description; the name stands in")
+	}
+	if lm.mode == "" {
+		lm.mode = lm.category
+		lm.notes = append(lm.notes, "mode inferred from the category")
+	}
+	if lm.product == "" {
+		lm.product = id
+		lm.notes = append(lm.notes, "the service names no product; the model is its own")
+	}
+	schema, err := extractSchema(doc.get("openapi"))
+	if err != nil {
+		if is := doc.get("input_schema"); is != nil && is.kind == kObject {
+			schema = &inputSchema{root: is.clone(), notes: []string{"schema read from input_schema: " + err.Error()}}
+		} else {
+			return nil, []string{fmt.Sprintf("model %q: %v; skipped", id, err)}, nil
+		}
+	}
+	lm.schema = schema
+	lm.notes = append(lm.notes, schema.notes...)
+	if err := lm.settleExamples(doc, warn); err != nil {
+		return nil, []string{fmt.Sprintf("model %q: %v; skipped", id, err)}, nil
+	}
+	m, problems := lm.load(nil)
+	if m == nil {
+		return nil, []string{fmt.Sprintf("model %q: the catalog cannot hold it (%s); skipped", id, problems)}, nil
+	}
+	lm.model = m
+	lm.output = inferOutput(lm.outputType, properties(lm.schema.root))
+	if m2, _ := lm.load(lm.output); m2 == nil {
+		lm.output = lm.output[:1]
+		warn("the outputs inferred from the schema do not fit the catalog's rules; only the format is kept")
+	}
+	return lm, warns, nil
+}
+
+// settleExamples makes sure the schema carries at least one valid example: its own, else the
+// details' examples, else the OpenAPI document's, else one made from the schema.
+func (lm *liveModel) settleExamples(doc *node, warn func(string, ...any)) error {
+	root := lm.schema.root
+	compiled, err := compile(root)
+	if err != nil {
+		return fmt.Errorf("its input schema does not compile: %v", err)
+	}
+	valid := func(list []*node) []*node {
+		var out []*node
+		for _, e := range list {
+			if e.kind == kObject && compiled.Validate(e.value()) == nil {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	var own []*node
+	if exs := root.get("examples"); exs != nil && exs.kind == kArray {
+		own = exs.vals
+	}
+	if good := valid(own); len(good) > 0 {
+		if len(good) < len(own) {
+			warn("%d of the schema's examples do not match the schema and were dropped", len(own)-len(good))
+			root.set("examples", &node{kind: kArray, vals: good})
+		}
+		lm.examples = good
+		return nil
+	}
+	var sources [][]*node
+	if exs := doc.get("examples"); exs != nil && exs.kind == kArray {
+		sources = append(sources, exs.vals)
+	}
+	sources = append(sources, lm.schema.bodyExamples, []*node{synthesizeExample(root)})
+	for i, src := range sources {
+		if good := valid(src); len(good) > 0 {
+			lm.examples = good
+			root.set("examples", &node{kind: kArray, vals: good})
+			if i == len(sources)-1 {
+				warn("the schema has no valid example; one was made from its required properties (inferred)")
+			} else {
+				lm.notes = append(lm.notes, "examples copied into the schema from the model's documentation")
+			}
+			return nil
+		}
+	}
+	return errors.New("it has no valid example and none could be made")
+}
+
+func compile(root *node) (interface{ Validate(any) error }, error) {
+	c := catalog.NewCompiler()
+	const u = "https://mediagen-emulator.invalid/import/input.json"
+	if err := c.AddResource(u, bytes.NewReader(root.marshal())); err != nil {
+		return nil, err
+	}
+	return c.Compile(u)
+}
+
+// load parses the model alone as a catalog, to check the catalog can hold it and to get the
+// emulator's own view of it (properties and examples) for pricing.
+func (lm *liveModel) load(output []field) (*catalog.Model, string) {
+	doc := &yaml.Node{Kind: yaml.MappingNode}
+	prod := mapping("id", strNode(lm.product), "name", strNode(lm.product))
+	mn := lm.modelNode(output, &rule{base: 1})
+	doc.Content = append(doc.Content, strNode("products"), seq(prod), strNode("models"), seq(mn))
+	data, err := encodeYAML(doc)
+	if err != nil {
+		return nil, err.Error()
+	}
+	cat, err := catalog.ParseWith("model", data, catalog.Options{Workers: 1})
+	if err != nil {
+		var ps catalog.Problems
+		if errors.As(err, &ps) {
+			var msgs []string
+			for _, p := range ps {
+				msgs = append(msgs, p.Message)
+			}
+			return nil, strings.Join(msgs, "; ")
+		}
+		return nil, err.Error()
+	}
+	m, _ := cat.Model(lm.id)
+	return m, ""
+}
+
+// priceModel quotes the model's examples (and, when probing, variations of the first) and fits
+// a rule to what the service answered.
+func priceModel(ctx context.Context, c *client, o *Options, lm *liveModel, all []*liveModel) ([]string, error) {
+	var warns []string
+	if lm.status == catalog.StatusReady {
+		if err := observe(ctx, c, o, lm); err != nil {
+			if statusOf(err) != http.StatusConflict {
+				return nil, &ConnectError{err}
+			}
+			lm.obs = nil
+			lm.notes = append(lm.notes, "listed as ready, but refused quotes as unavailable")
+		}
+	}
+	if len(lm.obs) == 0 {
+		for _, other := range all {
+			if other != lm && other.product == lm.product && other.rule != nil && len(other.obs) > 0 && fieldsPresent(other.rule, lm.model) {
+				lm.rule = other.rule.clone()
+				lm.priceDoc = []string{fmt.Sprintf("not observed: the model is %s and cannot be quoted; copied from %s (inferred)", lm.status, other.id)}
+				warns = append(warns, fmt.Sprintf("model %q: price not observed (%s); copied from %s", lm.id, lm.status, other.id))
+				return warns, nil
+			}
+		}
+		lm.rule = &rule{base: 1}
+		lm.priceDoc = []string{fmt.Sprintf("not observed: the model is %s and cannot be quoted; a placeholder (inferred)", lm.status)}
+		warns = append(warns, fmt.Sprintf("model %q: price not observed (%s); a placeholder of 1 credit", lm.id, lm.status))
+		return warns, nil
+	}
+	probed := o.ProbePrices
+	if differ := differingFields(lm.obs); !probed && len(differ) > 0 {
+		// The examples disagree on the price: learn how just the fields they differ in drive
+		// it, so the rule reproduces the examples at least.
+		if err := probe(ctx, c, lm, differ); err != nil {
+			return nil, &ConnectError{err}
+		}
+		probed = true
+		lm.priceDoc = append(lm.priceDoc, "the examples are priced differently: the fields they differ in were probed")
+	}
+	relevant := relevantFields(lm)
+	if probed && len(relevant) > 0 {
+		if err := observeCombinations(ctx, c, lm, relevant); err != nil {
+			return nil, &ConnectError{err}
+		}
+	}
+	f := fitPrice(lm.model, lm.obs, relevant)
+	lm.rule = f.rule
+	for _, t := range append(f.rule.tables, f.rule.mults...) {
+		if len(t.keys) > maxVariants {
+			lm.priceDoc = append(lm.priceDoc, fmt.Sprintf("%s has %d values; only %d were quoted, the others are guesses (inferred)", t.field, len(t.keys), maxVariants))
+		}
+	}
+	switch {
+	case len(f.bad) > 0:
+		lm.priceDoc = append(lm.priceDoc, fmt.Sprintf("no rule of the catalog format reproduces all %d quotes; this is the closest (it misses %d):", len(lm.obs), len(f.bad)))
+		for _, i := range f.bad {
+			ob := lm.obs[i]
+			lm.priceDoc = append(lm.priceDoc, fmt.Sprintf("  observed %d credits for %s", ob.credits, ob.input.marshal()))
+		}
+		warns = append(warns, fmt.Sprintf("model %q: no pricing rule reproduces all %d quotes; wrote the closest (misses %d)", lm.id, len(lm.obs), len(f.bad)))
+	case o.ProbePrices:
+		lm.priceDoc = append(lm.priceDoc, fmt.Sprintf("fitted to %d quotes; reproduces every one", len(lm.obs)))
+	case probed:
+		lm.priceDoc = append(lm.priceDoc, fmt.Sprintf("fitted to %d quotes; reproduces every one; fields the examples agree on were not probed (--probe-prices)", len(lm.obs)))
+	default:
+		lm.priceDoc = append(lm.priceDoc, fmt.Sprintf("fitted to %d quote(s) of the examples; how other inputs change it was not probed (--probe-prices)", len(lm.obs)))
+	}
+	return warns, nil
+}
+
+func fieldsPresent(r *rule, m *catalog.Model) bool {
+	p := r.pricing()
+	var fields []string
+	for _, u := range p.PerUnit {
+		fields = append(fields, u.Field)
+	}
+	for _, t := range append(p.Tables, p.Multipliers...) {
+		fields = append(fields, t.Field)
+		prop, ok := m.Properties[t.Field]
+		if !ok || len(prop.Enum) != len(t.Values) {
+			return false
+		}
+		for _, e := range prop.Enum {
+			if _, ok := t.Values[catalog.EnumKey(e)]; !ok {
+				return false
+			}
+		}
+	}
+	fields = append(fields, p.MultiplyBy...)
+	for _, f := range fields {
+		if _, ok := m.Properties[f]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// quote asks the service to price one input. A 422 (an input the service refuses) is not an
+// error: it gives ok false.
+func quote(ctx context.Context, c *client, id string, input *node) (int64, bool, error) {
+	body := &node{kind: kObject}
+	body.set("model", &node{kind: kString, text: id})
+	body.set("input", input)
+	doc, err := c.do(ctx, http.MethodPost, "/v1/quotes", nil, body.marshal())
+	if err != nil {
+		if s := statusOf(err); s == http.StatusUnprocessableEntity || s == http.StatusBadRequest {
+			return 0, false, nil
+		}
+		return 0, false, err
+	}
+	cr := doc.get("credits")
+	if cr == nil || cr.kind != kNumber {
+		return 0, false, errors.New("POST /v1/quotes: the answer has no credits")
+	}
+	n, err := strconv.ParseInt(cr.text, 10, 64)
+	if err != nil {
+		f, ferr := strconv.ParseFloat(cr.text, 64)
+		if ferr != nil {
+			return 0, false, errors.New("POST /v1/quotes: credits is not a number")
+		}
+		n = int64(f)
+	}
+	return n, true, nil
+}
+
+func (lm *liveModel) add(ctx context.Context, c *client, label string, input *node) error {
+	if len(lm.obs) >= maxProbesPerModel {
+		return nil
+	}
+	v, _ := input.value().(map[string]any)
+	if lm.model.Validate(v) != nil {
+		return nil
+	}
+	for _, o := range lm.obs {
+		if bytes.Equal(o.input.marshal(), input.marshal()) {
+			return nil
+		}
+	}
+	credits, ok, err := quote(ctx, c, lm.id, input)
+	if err != nil || !ok {
+		return err
+	}
+	lm.obs = append(lm.obs, observation{label: label, input: input, value: v, credits: credits})
+	return nil
+}
+
+// observe quotes the examples and, when probing, each property's variations one at a time.
+func observe(ctx context.Context, c *client, o *Options, lm *liveModel) error {
+	for i, ex := range lm.examples {
+		if err := lm.add(ctx, c, fmt.Sprintf("example %d", i), ex); err != nil {
+			return err
+		}
+	}
+	if !o.ProbePrices || len(lm.obs) == 0 {
+		return nil
+	}
+	return probe(ctx, c, lm, nil)
+}
+
+// probe quotes the variations of the base input's properties one at a time: of those in only,
+// or of all when only is nil.
+func probe(ctx context.Context, c *client, lm *liveModel, only map[string]bool) error {
+	base := lm.obs[0].input
+	for _, p := range properties(lm.schema.root) {
+		if only != nil && !only[p.name] {
+			continue
+		}
+		for _, v := range variants(p, base.get(p.name)) {
+			in := base.clone()
+			in.set(p.name, v)
+			if err := lm.add(ctx, c, p.name+"="+string(v.marshal()), in); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// differingFields are the fields in which examples priced differently from the first differ
+// from it; nil when every example costs the same.
+func differingFields(obs []observation) map[string]bool {
+	if len(obs) == 0 {
+		return nil
+	}
+	var out map[string]bool
+	for _, o := range obs[1:] {
+		if o.credits == obs[0].credits {
+			continue
+		}
+		if out == nil {
+			out = map[string]bool{}
+		}
+		for k, v := range o.value {
+			if !sameValue(v, obs[0].value[k]) {
+				out[k] = true
+			}
+		}
+		for k := range obs[0].value {
+			if _, ok := o.value[k]; !ok {
+				out[k] = true
+			}
+		}
+	}
+	return out
+}
+
+// relevantFields are the properties whose variation changed the price, in schema order.
+func relevantFields(lm *liveModel) []string {
+	if len(lm.obs) == 0 {
+		return nil
+	}
+	var out []string
+	for _, p := range properties(lm.schema.root) {
+		for _, ob := range variationsOf(lm.obs, p.name) {
+			if ob.credits != lm.obs[0].credits {
+				out = append(out, p.name)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// observeCombinations quotes the relevant fields together: each against the largest value of
+// the first numeric one (which magnifies small prices past the rounding), and pairs of the
+// others, so additive and multiplicative effects can be told apart.
+func observeCombinations(ctx context.Context, c *client, lm *liveModel, relevant []string) error {
+	base := lm.obs[0].input
+	last := map[string][]*node{}
+	for _, f := range relevant {
+		for _, ob := range variationsOf(lm.obs, f) {
+			last[f] = append(last[f], ob.input.get(f))
+		}
+	}
+	amp, ampValue := "", (*node)(nil)
+	for _, f := range relevant {
+		p := lm.model.Properties[f]
+		if (p.Type == "integer" || p.Type == "number") && len(p.Enum) == 0 {
+			best := -1.0
+			for _, v := range last[f] {
+				if n, err := strconv.ParseFloat(v.text, 64); err == nil && n > best {
+					best, ampValue = n, v
+				}
+			}
+			if ampValue != nil {
+				amp = f
+				break
+			}
+		}
+	}
+	if amp != "" {
+		for _, f := range relevant {
+			if f == amp {
+				continue
+			}
+			for _, v := range last[f] {
+				in := base.clone()
+				in.set(amp, ampValue)
+				in.set(f, v)
+				if err := lm.add(ctx, c, f+"+"+amp, in); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for i, f := range relevant {
+		for _, g := range relevant[i+1:] {
+			if f == amp || g == amp || len(last[f]) == 0 || len(last[g]) == 0 {
+				continue
+			}
+			in := base.clone()
+			in.set(f, last[f][len(last[f])-1])
+			in.set(g, last[g][len(last[g])-1])
+			if err := lm.add(ctx, c, f+"+"+g, in); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// encodeYAML writes a YAML tree with two-space indentation.
+func encodeYAML(doc *yaml.Node) ([]byte, error) {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func mapping(kv ...any) *yaml.Node {
+	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	for i := 0; i+1 < len(kv); i += 2 {
+		k := strNode(kv[i].(string))
+		v, ok := kv[i+1].(*yaml.Node)
+		if !ok {
+			v = scalar(kv[i+1])
+		}
+		m.Content = append(m.Content, k, v)
+	}
+	return m
+}
+
+func seq(items ...*yaml.Node) *yaml.Node {
+	return &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: items}
+}
+
+// modelNode is the model's entry in the file.
+func (lm *liveModel) modelNode(output []field, r *rule) *yaml.Node {
+	m := mapping("id", lm.id, "name", lm.name, "description", lm.description, "category", lm.category,
+		"product", lm.product, "mode", lm.mode, "output_type", lm.outputType, "status", lm.status,
+		"input_schema", lm.schema.root.toYAML(), "pricing", pricingNode(r))
+	if len(output) > 0 {
+		o := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		for _, f := range output {
+			o.Content = append(o.Content, strNode(f.key), f.value)
+		}
+		m.Content = append(m.Content, strNode("output"), o)
+	}
+	return m
+}
+
+func pricingNode(r *rule) *yaml.Node {
+	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	add := func(k string, v *yaml.Node) { m.Content = append(m.Content, strNode(k), v) }
+	if r.base != 0 || (len(r.units) == 0 && len(r.tables) == 0) {
+		add("base", scalar(r.base))
+	}
+	if len(r.units) > 0 {
+		s := seq()
+		for _, u := range r.units {
+			e := mapping("field", u.field, "credits", u.credits)
+			if u.length {
+				e.Content = append(e.Content, strNode("measure"), strNode("length"))
+			}
+			e.Style = yaml.FlowStyle
+			s.Content = append(s.Content, e)
+		}
+		add("per_unit", s)
+	}
+	tables := func(name string, ts []tableRule) {
+		if len(ts) == 0 {
+			return
+		}
+		s := seq()
+		for _, t := range ts {
+			vals := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle}
+			for i, k := range t.keys {
+				vals.Content = append(vals.Content, strNode(k), scalar(t.values[i]))
+			}
+			s.Content = append(s.Content, mapping("field", t.field, "values", vals))
+		}
+		add(name, s)
+	}
+	tables("tables", r.tables)
+	tables("multipliers", r.mults)
+	if len(r.by) > 0 {
+		s := seq()
+		s.Style = yaml.FlowStyle
+		for _, f := range r.by {
+			s.Content = append(s.Content, strNode(f))
+		}
+		add("multiply_by", s)
+	}
+	if r.minimum != nil {
+		add("minimum", scalar(*r.minimum))
+	}
+	return m
+}
+
+// render writes the catalog file: products, models, and the emulator's standard test accounts
+// and keys (never the live key).
+func render(models []*liveModel, l *listing) ([]byte, error) {
+	doc := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	doc.HeadComment = strings.Join([]string{
+		"Imported from a live Media Generation Service by `mediagen-emulator import`.",
+		"Models, products, statuses, input schemas and examples are as the service describes them;",
+		"prices are rules fitted to free quotes (each model's pricing comment says how well);",
+		"outputs and timing cannot be observed without spending credits, so they are inferred",
+		"from the schema (outputs) or left to the emulator's defaults (timing).",
+		"Check with: mediagen-emulator validate FILE; compare later with: mediagen-emulator drift",
+	}, "\n")
+	products := seq()
+	seen := map[string]bool{}
+	used := map[string]bool{}
+	for _, lm := range models {
+		used[lm.product] = true
+	}
+	for _, g := range l.products {
+		id := g.str("product")
+		if id == "" || seen[id] || !used[id] {
+			continue
+		}
+		seen[id] = true
+		name := g.str("name")
+		if name == "" {
+			name = id
+		}
+		p := mapping("id", id, "name", name)
+		if d := g.str("description"); d != "" {
+			p.Content = append(p.Content, strNode("description"), strNode(d))
+		}
+		products.Content = append(products.Content, p)
+	}
+	for _, lm := range models {
+		if seen[lm.product] {
+			continue
+		}
+		seen[lm.product] = true
+		p := mapping("id", lm.product, "name", lm.product)
+		p.Content[0].HeadComment = "not in the grouped listing: name inferred from the id"
+		products.Content = append(products.Content, p)
+	}
+	list := seq()
+	for _, lm := range models {
+		mn := lm.modelNode(lm.output, lm.rule)
+		if len(lm.notes) > 0 {
+			mn.Content[0].HeadComment = strings.Join(lm.notes, "\n")
+		}
+		for i := 0; i+1 < len(mn.Content); i += 2 {
+			switch mn.Content[i].Value {
+			case "pricing":
+				mn.Content[i].HeadComment = strings.Join(lm.priceDoc, "\n")
+			case "output":
+				mn.Content[i].HeadComment = "inferred from the input schema: outputs are not observed (that would spend credits)"
+			}
+		}
+		list.Content = append(list.Content, mn)
+	}
+	accounts := seq()
+	for _, a := range catalog.DefaultAccounts() {
+		m := mapping("id", a.ID, "credits", a.Credits)
+		m.Style = yaml.FlowStyle
+		accounts.Content = append(accounts.Content, m)
+	}
+	keys := seq()
+	for _, k := range catalog.DefaultKeys() {
+		perms := seq()
+		perms.Style = yaml.FlowStyle
+		for _, p := range k.Permissions {
+			perms.Content = append(perms.Content, strNode(string(p)))
+		}
+		m := mapping("key", k.Key, "account", k.Account, "permissions", perms)
+		m.Style = yaml.FlowStyle
+		keys.Content = append(keys.Content, m)
+	}
+	accKey := strNode("accounts")
+	accKey.HeadComment = "The emulator's standard test accounts and keys (see the README), not the live service's."
+	doc.Content = append(doc.Content, strNode("products"), products, strNode("models"), list,
+		accKey, accounts, strNode("keys"), keys)
+	return encodeYAML(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{doc}})
+}

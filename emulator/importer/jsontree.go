@@ -1,0 +1,401 @@
+package importer
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// maxDepth bounds how deeply a document from the live service may nest.
+const maxDepth = 128
+
+// kind is the JSON type of a node.
+type kind int
+
+const (
+	kNull kind = iota
+	kBool
+	kNumber
+	kString
+	kArray
+	kObject
+)
+
+// node is one JSON value that keeps the order of its object's members, so a schema written
+// back out reads (and is served) in the order the live service wrote it.
+type node struct {
+	kind  kind
+	text  string // a number's spelling, a string's value, "true"/"false"
+	keys  []string
+	vals  []*node // object member values (parallel to keys) or array items
+	index map[string]int
+}
+
+// parseJSON reads one JSON value, keeping member order. Duplicate keys keep the last value.
+func parseJSON(data []byte) (*node, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	n, err := readNode(dec, 0)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("trailing data after the JSON value")
+	}
+	return n, nil
+}
+
+func readNode(dec *json.Decoder, depth int) (*node, error) {
+	if depth > maxDepth {
+		return nil, errors.New("the document nests too deeply")
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			n := &node{kind: kObject}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				k, _ := kt.(string)
+				v, err := readNode(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				n.set(k, v)
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, err
+			}
+			return n, nil
+		case '[':
+			n := &node{kind: kArray}
+			for dec.More() {
+				v, err := readNode(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				n.vals = append(n.vals, v)
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, err
+			}
+			return n, nil
+		}
+	case string:
+		return &node{kind: kString, text: t}, nil
+	case json.Number:
+		return &node{kind: kNumber, text: t.String()}, nil
+	case bool:
+		return &node{kind: kBool, text: strconv.FormatBool(t)}, nil
+	case nil:
+		return &node{kind: kNull}, nil
+	}
+	return nil, fmt.Errorf("unexpected JSON token %v", tok)
+}
+
+// get returns an object's member, or nil.
+func (n *node) get(k string) *node {
+	if n == nil || n.kind != kObject {
+		return nil
+	}
+	if n.index == nil {
+		n.reindex()
+	}
+	if i, ok := n.index[k]; ok {
+		return n.vals[i]
+	}
+	return nil
+}
+
+func (n *node) reindex() {
+	n.index = make(map[string]int, len(n.keys))
+	for i, k := range n.keys {
+		n.index[k] = i
+	}
+}
+
+// set adds or replaces an object's member, keeping the place of a member it replaces.
+func (n *node) set(k string, v *node) {
+	if n.index == nil {
+		n.reindex()
+	}
+	if i, ok := n.index[k]; ok {
+		n.vals[i] = v
+		return
+	}
+	n.index[k] = len(n.keys)
+	n.keys = append(n.keys, k)
+	n.vals = append(n.vals, v)
+}
+
+// remove drops an object's member.
+func (n *node) remove(k string) {
+	if n.get(k) == nil {
+		return
+	}
+	i := n.index[k]
+	n.keys = append(n.keys[:i:i], n.keys[i+1:]...)
+	n.vals = append(n.vals[:i:i], n.vals[i+1:]...)
+	n.reindex()
+}
+
+// str returns a string member's value, or "".
+func (n *node) str(k string) string {
+	if v := n.get(k); v != nil && v.kind == kString {
+		return v.text
+	}
+	return ""
+}
+
+// clone copies a node deeply.
+func (n *node) clone() *node {
+	if n == nil {
+		return nil
+	}
+	c := &node{kind: n.kind, text: n.text, keys: append([]string(nil), n.keys...)}
+	for _, v := range n.vals {
+		c.vals = append(c.vals, v.clone())
+	}
+	return c
+}
+
+// count is how many nodes the value holds, itself included.
+func (n *node) count() int {
+	c := 1
+	for _, v := range n.vals {
+		c += v.count()
+	}
+	return c
+}
+
+// pointer follows a JSON Pointer ("" or "/a/0/b").
+func (n *node) pointer(ptr string) *node {
+	if ptr == "" {
+		return n
+	}
+	if !strings.HasPrefix(ptr, "/") {
+		return nil
+	}
+	cur := n
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = unescapePointer(tok)
+		switch {
+		case cur == nil:
+			return nil
+		case cur.kind == kObject:
+			cur = cur.get(tok)
+		case cur.kind == kArray:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(cur.vals) {
+				return nil
+			}
+			cur = cur.vals[i]
+		default:
+			return nil
+		}
+	}
+	return cur
+}
+
+func escapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+func unescapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
+}
+
+// marshal writes the node as compact JSON in its own member order.
+func (n *node) marshal() []byte {
+	var b bytes.Buffer
+	n.write(&b)
+	return b.Bytes()
+}
+
+func (n *node) write(b *bytes.Buffer) {
+	switch n.kind {
+	case kNull:
+		b.WriteString("null")
+	case kBool, kNumber:
+		b.WriteString(n.text)
+	case kString:
+		s, _ := json.Marshal(n.text)
+		b.Write(s)
+	case kArray:
+		b.WriteByte('[')
+		for i, v := range n.vals {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			v.write(b)
+		}
+		b.WriteByte(']')
+	case kObject:
+		b.WriteByte('{')
+		for i, k := range n.keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			s, _ := json.Marshal(k)
+			b.Write(s)
+			b.WriteByte(':')
+			n.vals[i].write(b)
+		}
+		b.WriteByte('}')
+	}
+}
+
+// value decodes the node into plain Go values with json.Number numbers, as the emulator holds
+// inputs.
+func (n *node) value() any {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(n.marshal()))
+	dec.UseNumber()
+	_ = dec.Decode(&v)
+	return v
+}
+
+// toYAML turns the node into a YAML tree that the catalog loader reads back as the same JSON.
+func (n *node) toYAML() *yaml.Node {
+	switch n.kind {
+	case kNull:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
+	case kBool:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: n.text}
+	case kNumber:
+		tag := "!!int"
+		if strings.ContainsAny(n.text, ".eE") {
+			tag = "!!float"
+		}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: n.text}
+	case kString:
+		return strNode(n.text)
+	case kArray:
+		y := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		for _, v := range n.vals {
+			y.Content = append(y.Content, v.toYAML())
+		}
+		if len(y.Content) == 0 || scalarsOnly(n.vals) {
+			y.Style = yaml.FlowStyle
+		}
+		return y
+	default:
+		y := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		for i, k := range n.keys {
+			y.Content = append(y.Content, strNode(k), n.vals[i].toYAML())
+		}
+		if len(y.Content) == 0 {
+			y.Style = yaml.FlowStyle
+		}
+		return y
+	}
+}
+
+// scalarsOnly reports whether a list holds only short scalars, which read best on one line.
+func scalarsOnly(vals []*node) bool {
+	total := 0
+	for _, v := range vals {
+		if v.kind == kArray || v.kind == kObject || strings.ContainsAny(v.text, "\n\r") {
+			return false
+		}
+		total += len(v.text) + 2
+	}
+	return total <= 100
+}
+
+// strNode is a YAML string scalar; the encoder quotes it when it would otherwise read as
+// something else.
+func strNode(s string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+	if strings.ContainsAny(s, "\n\r\t") || strings.TrimSpace(s) != s {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	return n
+}
+
+// change is one difference between two JSON documents, at a JSON Pointer.
+type change struct {
+	Pointer string
+	What    string // added, removed or changed
+	Old     string // compact JSON, shortened
+	New     string
+}
+
+// diffJSON lists where b differs from a, at most limit differences (0 means no limit).
+func diffJSON(a, b *node, ptr string, limit int) []change {
+	var out []change
+	var walk func(a, b *node, ptr string)
+	walk = func(a, b *node, ptr string) {
+		if limit > 0 && len(out) >= limit {
+			return
+		}
+		switch {
+		case a == nil && b == nil:
+		case a == nil:
+			out = append(out, change{ptr, "added", "", short(b)})
+		case b == nil:
+			out = append(out, change{ptr, "removed", short(a), ""})
+		case a.kind != b.kind:
+			out = append(out, change{ptr, "changed", short(a), short(b)})
+		case a.kind == kObject:
+			for _, k := range a.keys {
+				walk(a.get(k), b.get(k), ptr+"/"+escapePointer(k))
+			}
+			for _, k := range b.keys {
+				if a.get(k) == nil {
+					walk(nil, b.get(k), ptr+"/"+escapePointer(k))
+				}
+			}
+		case a.kind == kArray:
+			for i := 0; i < max(len(a.vals), len(b.vals)); i++ {
+				var x, y *node
+				if i < len(a.vals) {
+					x = a.vals[i]
+				}
+				if i < len(b.vals) {
+					y = b.vals[i]
+				}
+				walk(x, y, ptr+"/"+strconv.Itoa(i))
+			}
+		case a.kind == kNumber:
+			if !sameNumber(a.text, b.text) {
+				out = append(out, change{ptr, "changed", a.text, b.text})
+			}
+		case a.text != b.text:
+			out = append(out, change{ptr, "changed", short(a), short(b)})
+		}
+	}
+	walk(a, b, ptr)
+	return out
+}
+
+func sameNumber(x, y string) bool {
+	if x == y {
+		return true
+	}
+	fx, err1 := strconv.ParseFloat(x, 64)
+	fy, err2 := strconv.ParseFloat(y, 64)
+	return err1 == nil && err2 == nil && fx == fy
+}
+
+// short is a node's compact JSON, cut to a readable length.
+func short(n *node) string {
+	s := []rune(string(n.marshal()))
+	if len(s) > 80 {
+		return string(s[:77]) + "..."
+	}
+	return string(s)
+}
