@@ -1,15 +1,15 @@
 package main
 
-// The README's curl transcript is run, not trusted. TestREADMEClientFlow reads the section
-// "The client flow in curl" of README.md:
+// The README's curl transcripts are run, not trusted. TestREADME reads the sections of
+// README.md named in readmeSections:
 //
-//   - its first ```sh block starts the emulator (the flags after "mediagen-emulator" or
-//     "go run .") and sets shell variables (its second line);
+//   - the first section's first ```sh block starts the emulator (the flags after
+//     "mediagen-emulator" or "go run .") and sets shell variables (its second line);
 //   - in each ```console block, a line starting with "$ " is a command (a line ending in "\"
 //     continues on the next), and the lines after it, up to the next command, are its output.
 //
 // Each command runs in bash, after the variables, against an emulator the test starts with those
-// flags on a free port; http://127.0.0.1:8080 stands for that emulator's address both in the
+// flags on a free port, one fresh emulator per section; http://127.0.0.1:8080 stands for that emulator's address both in the
 // commands and in the output. The output must equal what the README shows, with two shorthands:
 //
 //   - "..." matches any text, including none and line breaks;
@@ -33,14 +33,18 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
+// readmeSections are the README sections whose transcripts the tests run; the first starts
+// the emulator and sets the variables for all of them.
+var readmeSections = []string{"## The client flow in curl", "## Browsers (CORS)"}
+
 const (
-	readmePath    = "README.md"
-	readmeSection = "## The client flow in curl"
+	readmePath = "README.md"
 	// docBase is the emulator's address as the README writes it.
 	docBase = "http://127.0.0.1:8080"
 )
@@ -73,8 +77,9 @@ type transcript struct {
 	from, to int // the section's lines
 }
 
-// parseTranscript reads the section titled heading from the README's lines.
-func parseTranscript(lines []string, heading string) (*transcript, error) {
+// parseTranscript reads the section titled heading from the README's lines; withSetup says
+// that its first sh block starts the emulator.
+func parseTranscript(lines []string, heading string, withSetup bool) (*transcript, error) {
 	tr := &transcript{from: -1, to: len(lines)}
 	for i, l := range lines {
 		if l == heading {
@@ -93,7 +98,7 @@ func parseTranscript(lines []string, heading string) (*transcript, error) {
 		switch {
 		case fence == "" && strings.HasPrefix(l, "```"):
 			fence = strings.TrimPrefix(l, "```")
-			if fence == "sh" && tr.flags == nil {
+			if withSetup && fence == "sh" && tr.flags == nil {
 				if i+2 >= tr.to {
 					return nil, fmt.Errorf("line %d: the first sh block needs the start command and the variables", i+1)
 				}
@@ -125,7 +130,7 @@ func parseTranscript(lines []string, heading string) (*transcript, error) {
 			tr.cmds = append(tr.cmds, c)
 		}
 	}
-	if tr.flags == nil || len(tr.cmds) == 0 {
+	if withSetup && tr.flags == nil || len(tr.cmds) == 0 {
 		return nil, fmt.Errorf("section %q has no sh block starting the emulator, or no console commands", heading)
 	}
 	return tr, nil
@@ -144,11 +149,11 @@ func transcriptPattern(want string) *regexp.Regexp {
 // continuation is a line break followed by indentation: the next line continues this one.
 var continuation = regexp.MustCompile(`\n[ \t]+`)
 
-func TestREADMEClientFlow(t *testing.T) {
+func TestREADME(t *testing.T) {
 	t.Parallel()
 	for _, tool := range []string{"bash", "curl"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("the README's transcript needs %s, which is not installed", tool)
+			t.Skipf("the README's transcripts need %s, which is not installed", tool)
 		}
 	}
 	raw, err := os.ReadFile(readmePath)
@@ -156,15 +161,40 @@ func TestREADMEClientFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(string(raw), "\n")
-	tr, err := parseTranscript(lines, readmeSection)
-	if err != nil {
-		t.Fatalf("%s: %v", readmePath, err)
+	var setup *transcript
+	rewritten := 0
+	for _, heading := range readmeSections {
+		tr, err := parseTranscript(lines, heading, setup == nil)
+		if err != nil {
+			t.Fatalf("%s: %v", readmePath, err)
+		}
+		if setup == nil {
+			setup = tr
+		}
+		var n int
+		lines, n = runTranscript(t, lines, tr, setup)
+		rewritten += n
 	}
-	in := serve(t, nil, append(tr.flags, "--addr", "127.0.0.1:0")...)
+	if !updating() || t.Failed() || rewritten == 0 {
+		return
+	}
+	if err := os.WriteFile(readmePath, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("rewrote %d transcript entries of %s", rewritten, readmePath)
+}
+
+// runTranscript runs a section's commands against a fresh emulator started as setup says and
+// compares their output. Under -update it returns the README's lines with the entries that no
+// longer match rewritten, and how many those are.
+func runTranscript(t *testing.T, lines []string, tr, setup *transcript) ([]string, int) {
+	t.Helper()
+	in := serve(t, nil, append(slices.Clone(setup.flags), "--addr", "127.0.0.1:0")...)
+	defer in.stop(t)
 	base := "http://" + in.addr
 	dir := t.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LC_ALL=C"} // no ~/.curlrc, no proxies
-	preamble := strings.ReplaceAll(tr.preamble, docBase, base)
+	preamble := strings.ReplaceAll(setup.preamble, docBase, base)
 
 	var renames []string // old, new pairs of ids that changed, under -update
 	rewrite := map[int][]string{}
@@ -193,35 +223,35 @@ func TestREADMEClientFlow(t *testing.T) {
 			continue
 		}
 		if !updating() {
-			t.Errorf("%s:%d: $ %s\nwant (... matches anything):\n%s\ngot:\n%.3000s\n(run go test -run TestREADME -update . to rewrite the transcript)", readmePath, c.line+1, cmd, want, got)
+			t.Errorf("%s:%d: $ %s\nwant (... matches anything):\n%s\ngot:\n%.3000s\n(go test -run TestREADME -update . rewrites the transcript)", readmePath, c.line+1, cmd, want, got)
 			continue
 		}
 		updated := refit(want, got)
 		renames = append(renames, changedIDs(want, updated)...)
 		rewrite[c.line] = append(strings.Split("$ "+cmd, "\n"), strings.Split(updated, "\n")...)
 	}
-	if !updating() || t.Failed() || len(rewrite) == 0 {
-		return
+	if !updating() || len(rewrite) == 0 {
+		return lines, 0
 	}
 	// Rewrite the commands and outputs that changed, last first so line numbers hold, then carry
 	// the changed ids into the rest of the section (prose and other blocks).
+	lines = slices.Clone(lines)
+	end := tr.to
 	for i := len(tr.cmds) - 1; i >= 0; i-- {
 		c := tr.cmds[i]
 		if r, ok := rewrite[c.line]; ok {
-			lines = append(lines[:c.line], append(r, lines[c.wantFrom+len(c.want):]...)...)
+			old := c.wantFrom + len(c.want) - c.line
+			lines = slices.Replace(lines, c.line, c.wantFrom+len(c.want), r...)
+			end += len(r) - old
 		}
 	}
-	out := strings.Join(lines, "\n")
 	if len(renames) > 0 {
-		head := strings.Index(out, readmeSection)
-		end := strings.Index(out[head+len(readmeSection):], "\n## ")
-		end += head + len(readmeSection)
-		out = out[:head] + strings.NewReplacer(renames...).Replace(out[head:end]) + out[end:]
+		rn := strings.NewReplacer(renames...)
+		for i := tr.from; i < end; i++ {
+			lines[i] = rn.Replace(lines[i])
+		}
 	}
-	if err := os.WriteFile(readmePath, []byte(out), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("rewrote %d transcript entries of %s", len(rewrite), readmePath)
+	return lines, len(rewrite)
 }
 
 // uuidRE matches a whole UUID.
@@ -418,7 +448,7 @@ func TestParseTranscript(t *testing.T) {
 		"go build -o mediagen-emulator . && ./mediagen-emulator --clock manual --seed 1 &\nB=http://127.0.0.1:8080\n```\n"+
 		"```console\n$ curl -s $B/a \\\n    -d x\n{\"a\":1}\n {\"b\":2}\n$ curl -s $B/b\n```\n"+
 		"```console\n$ echo hi\nhi\n```\n## Next\n```console\n$ not this\n```\n", "\n")
-	tr, err := parseTranscript(doc, readmeSection)
+	tr, err := parseTranscript(doc, readmeSections[0], true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,7 +462,7 @@ func TestParseTranscript(t *testing.T) {
 	if tr.cmds[1].want != nil || tr.cmds[2].cmd != "echo hi" || strings.Join(tr.cmds[2].want, "") != "hi" {
 		t.Errorf("commands: %+v", tr.cmds[1:])
 	}
-	if _, err := parseTranscript(doc, "## Missing"); err == nil {
+	if _, err := parseTranscript(doc, "## Missing", false); err == nil {
 		t.Error("a missing section parsed")
 	}
 }
