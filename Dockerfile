@@ -52,12 +52,11 @@ RUN GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} go build -trimpath \
 # Runtime settings shared by both final targets.
 FROM scratch AS runtime
 ARG VERSION
-# The repository has no LICENSE file yet: replace NOASSERTION with its SPDX id when it gets one.
-# (The release workflow's metadata-action overrides these labels from the GitHub repository.)
+# The release workflow's metadata-action overrides these labels from the GitHub repository.
 LABEL org.opencontainers.image.title="mediagen-emulator" \
       org.opencontainers.image.description="Emulator of the hosted Media Generation Service for client tests" \
       org.opencontainers.image.source="https://github.com/mediagen/mediagen-emulator" \
-      org.opencontainers.image.licenses="NOASSERTION" \
+      org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.version="${VERSION}"
 # 0.0.0.0 is not loopback: the control API is off unless MEDIAGEN_ADMIN_TOKEN is set (see above).
 ENV MEDIAGEN_ADDR=0.0.0.0:8080

@@ -12,6 +12,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"slices"
@@ -76,6 +77,7 @@ type options struct {
 	maxTenants int
 	tenantIdle time.Duration
 	maxJobs    int
+	cors       string
 	// bodyTimeout bounds how long a request's body may take to arrive; idleTimeout how long a
 	// keep-alive connection may wait for its next request.
 	bodyTimeout time.Duration
@@ -165,6 +167,7 @@ func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.F
 	dur(&o.tenantIdle, "tenant-idle", time.Hour, "how long a tenant lives without requests (real time)")
 	count(&o.maxTenants, "max-tenants", 1000, "most tenants alive at once besides the default one (then 429 too_many_tenants)")
 	count(&o.maxJobs, "max-jobs", 100_000, "most jobs each tenant retains; the oldest finished are dropped first")
+	fs.StringVar(&o.cors, "cors-origins", env("cors-origins", "*"), "origins browsers may call /v1 and /files from: *, none, or a comma-separated list such as http://localhost:5173")
 	return fs, o, envErrs
 }
 
@@ -391,6 +394,11 @@ func configure(o *options, stderr io.Writer) (emulator.Config, *slog.Logger, err
 	if cfg.ManualClock && controlDisabled {
 		return cfg, nil, usageError("mediagen-emulator: --clock manual moves time only through the control API, which is disabled on %s without --admin-token; set --admin-token (or listen on a loopback address)", o.addr)
 	}
+	origins, err := corsOrigins(o.cors)
+	if err != nil {
+		return cfg, nil, usageError("mediagen-emulator: --cors-origins %q: %v", o.cors, err)
+	}
+	cfg.CORSOrigins = origins
 	cfg.CatalogFile = o.catalog
 	cfg.Scenario = o.scenario
 	cfg.MaxWait = o.maxWait
@@ -404,6 +412,34 @@ func configure(o *options, stderr io.Writer) (emulator.Config, *slog.Logger, err
 	cfg.ControlDisabled = controlDisabled
 	cfg.Logger = logger
 	return cfg, logger, nil
+}
+
+// corsOrigins reads --cors-origins: "*" (any origin), "none", or a comma-separated list of
+// origins, each SCHEME://HOST[:PORT] as a browser sends it in Origin.
+func corsOrigins(v string) ([]string, error) {
+	v = strings.TrimSpace(v)
+	if v == "*" || v == "none" {
+		return []string{v}, nil
+	}
+	var out []string
+	for _, o := range strings.Split(v, ",") {
+		o = strings.TrimSpace(o)
+		if o == "" {
+			continue
+		}
+		if o == "*" || o == "none" {
+			return nil, fmt.Errorf("%s stands alone, not in a list", o)
+		}
+		u, err := url.Parse(o)
+		if err != nil || u.Scheme == "" || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+			return nil, fmt.Errorf("%q is not an origin; want SCHEME://HOST[:PORT] such as http://localhost:5173", o)
+		}
+		out = append(out, strings.TrimSuffix(o, "/"))
+	}
+	if len(out) == 0 {
+		return nil, errors.New("want *, none, or a comma-separated list of origins")
+	}
+	return out, nil
 }
 
 // millis renders durations in JSON logs as milliseconds, the key suffixed _ms ("duration_ms":

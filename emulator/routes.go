@@ -20,6 +20,8 @@ func (s *Server) routes() http.Handler {
 	r.SkipClean(true)
 	read, gen := catalog.PermModelsRead, catalog.PermGenerate
 
+	r.Handle("/", s.handle(s.home())).Methods(http.MethodGet, http.MethodHead)
+
 	r.Handle("/v1/models", s.handle(s.requireKey(read, s.listModels()))).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/v1/models/categories", s.handle(s.requireKey(read, s.listCategories()))).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/v1/models/{model:.+}", s.handle(s.requireKey(read, s.getModel()))).Methods(http.MethodGet, http.MethodHead)
@@ -61,7 +63,7 @@ func (s *Server) routes() http.Handler {
 		w.Header().Set("Allow", joinMethods(allowed))
 		return problem.New(problem.MethodNotAllowed, "%s does not answer %s; it answers %s", req.URL.Path, req.Method, joinMethods(allowed))
 	})
-	return s.frame(s.traffic(r))
+	return s.cors(r, s.frame(s.traffic(r)))
 }
 
 // allowedMethods lists the methods some route answers for the request's path.

@@ -23,8 +23,9 @@ import (
 )
 
 // Version is the emulator's version, sent as X-Emulator-Version; release builds set it with
-// -ldflags "-X github.com/mediagen/mediagen-emulator/emulator.Version=...".
-var Version = "0.1.0"
+// -ldflags "-X github.com/mediagen/mediagen-emulator/emulator.Version=...". Left at "dev", it is
+// derived from the build information at start (see version.go).
+var Version = "dev"
 
 // DefaultCatalogName is how problems in the embedded default catalog name it.
 const DefaultCatalogName = "fixtures/catalog/default.yaml"
@@ -71,6 +72,9 @@ type Config struct {
 	MaxTenants int
 	// TenantIdle is how long a named tenant lives without requests (default 1 h, real time).
 	TenantIdle time.Duration
+	// CORSOrigins are the origins browsers may call /v1 and /files from: empty or "*" means
+	// any (answered "*"), "none" turns CORS off, else origins such as http://localhost:5173.
+	CORSOrigins []string
 	// Catalog, when set, is the catalog document itself (CatalogFile is then ignored).
 	Catalog *Source
 	// Media holds the video fixtures outputs are cut from (default: the embedded ones).

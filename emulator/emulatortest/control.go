@@ -134,17 +134,27 @@ func (e *Emulator) ForceComplete(jobID string) {
 	e.do(http.MethodPost, "/_emulator/jobs/"+url.PathEscape(jobID)+"/complete", nil, http.StatusOK, nil)
 }
 
-// ForceFail makes a job that has not ended fail now with the error code and message, and
-// refunds its credits. An empty code means generation_failed; an empty message, the
-// emulator's usual message for the code.
-func (e *Emulator) ForceFail(jobID, code, message string) {
+// Failure is how ForceFail ends a job. The zero value is a generation_failed with the
+// emulator's usual message.
+type Failure struct {
+	// Code is the job's error code, such as provider_timeout or content_policy_violation;
+	// empty means generation_failed.
+	Code string
+	// Message is the job's error message; empty means the emulator's usual message for Code.
+	Message string
+}
+
+// ForceFail makes a job that has not ended fail now, as f says, and refunds its credits:
+//
+//	emu.ForceFail(jobID, emulatortest.Failure{Code: "provider_timeout"})
+func (e *Emulator) ForceFail(jobID string, f Failure) {
 	e.t.Helper()
 	body := map[string]string{}
-	if code != "" {
-		body["code"] = code
+	if f.Code != "" {
+		body["code"] = f.Code
 	}
-	if message != "" {
-		body["message"] = message
+	if f.Message != "" {
+		body["message"] = f.Message
 	}
 	e.do(http.MethodPost, "/_emulator/jobs/"+url.PathEscape(jobID)+"/fail", body, http.StatusOK, nil)
 }

@@ -309,7 +309,7 @@ func TestForceFail(t *testing.T) {
 	if bal := balance(t, emu, emu.Accounts.All); bal.Held == 0 {
 		t.Fatalf("no credits held for the job: %+v", bal)
 	}
-	emu.ForceFail(job.str("id"), "content_policy_violation", "the prompt was refused")
+	emu.ForceFail(job.str("id"), emulatortest.Failure{Code: "content_policy_violation", Message: "the prompt was refused"})
 	got := c.job(job.str("id"))
 	e, _ := got.body["error"].(map[string]any)
 	if got.str("status") != "failed" || e["code"] != "content_policy_violation" || e["message"] != "the prompt was refused" || got.str("credit_status") != "refunded" {
@@ -321,7 +321,7 @@ func TestForceFail(t *testing.T) {
 
 	// Empty code and message mean generation_failed with the usual message.
 	job2 := c.generate(map[string]any{"prompt": "a second fox"}, "k2")
-	emu.ForceFail(job2.str("id"), "", "")
+	emu.ForceFail(job2.str("id"), emulatortest.Failure{})
 	e, _ = c.job(job2.str("id")).body["error"].(map[string]any)
 	if e["code"] != "generation_failed" || e["message"] == "" {
 		t.Errorf("ForceFail with no code: error = %v", e)

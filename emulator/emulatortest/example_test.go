@@ -70,6 +70,26 @@ func Example_forcedFailure() {
 	// failed generation_failed refunded
 }
 
+// ForceFail ends a job that is still running with the failure a test needs, named field by
+// field, and refunds its credits.
+func ExampleEmulator_ForceFail() {
+	var tb emulatortest.Standalone
+	defer tb.Close()
+	emu := emulatortest.Start(&tb, emulatortest.WithSeed(42))
+
+	input := map[string]any{"prompt": "a red fox in the snow"}
+	_, quote := send(emu, http.MethodPost, "/v1/quotes", map[string]any{"model": "fal-ai/flux/dev", "input": input})
+	_, job := send(emu, http.MethodPost, "/v1/generate",
+		map[string]any{"model": "fal-ai/flux/dev", "input": input, "quote_id": quote["quote_id"]}, "Idempotency-Key", "order-1")
+
+	emu.ForceFail(job["id"].(string), emulatortest.Failure{Code: "provider_timeout", Message: "the provider did not answer"})
+	_, job = send(emu, http.MethodGet, "/v1/jobs/"+job["id"].(string), nil)
+	e := job["error"].(map[string]any)
+	fmt.Println(job["status"], e["code"], e["message"], job["credit_status"])
+	// Output:
+	// failed provider_timeout the provider did not answer refunded
+}
+
 // On the manual clock a job moves only when the test moves time: FLUX.1 [dev] queues for
 // 150 ms and runs for 800 ms in the default catalog.
 func ExampleEmulator_Advance() {
