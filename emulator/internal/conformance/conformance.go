@@ -66,6 +66,7 @@ type response struct {
 }
 
 type header struct {
+	name     string // as the document spells it
 	required bool
 	integer  bool
 	schema   *jsonschema.Schema
@@ -78,11 +79,23 @@ func Load(doc []byte) (*Document, error) {
 	if err := json.Unmarshal(doc, &root); err != nil {
 		return nil, fmt.Errorf("the document is not JSON: %w", err)
 	}
+	// The document leaves response objects open, so clients generated from it accept fields a
+	// later version adds; answers are checked against them closed, so the emulator never sends a
+	// field the document does not name.
+	if comps, ok := root["components"].(map[string]any); ok {
+		closeObjects(comps["schemas"])
+		closeObjects(comps["responses"])
+	}
+	closeObjects(root["paths"])
+	strict, err := json.Marshal(root)
+	if err != nil {
+		return nil, err
+	}
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
 	c.AssertFormat = true
 	c.LoadURL = refuse
-	if err := c.AddResource(base, bytes.NewReader(doc)); err != nil {
+	if err := c.AddResource(base, bytes.NewReader(strict)); err != nil {
 		return nil, err
 	}
 	l := &loader{root: root, c: c}
@@ -117,11 +130,31 @@ func Load(doc []byte) (*Document, error) {
 		}
 		d.unrouted[status] = r
 	}
-	var err error
 	if d.problem, err = l.schema("/components/schemas/Problem"); err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// closeObjects gives every object schema with properties and no rule for other members
+// "additionalProperties": false.
+func closeObjects(v any) {
+	switch n := v.(type) {
+	case map[string]any:
+		_, hasProps := n["properties"].(map[string]any)
+		_, hasAdditional := n["additionalProperties"]
+		_, hasUnevaluated := n["unevaluatedProperties"]
+		if n["type"] == "object" && hasProps && !hasAdditional && !hasUnevaluated {
+			n["additionalProperties"] = false
+		}
+		for _, x := range n {
+			closeObjects(x)
+		}
+	case []any:
+		for _, x := range n {
+			closeObjects(x)
+		}
+	}
 }
 
 func refuse(u string) (io.ReadCloser, error) {
@@ -175,7 +208,7 @@ func (l *loader) response(v any, where string) (*response, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.headers[http.CanonicalHeaderKey(name)] = &header{required: h["required"] == true, integer: sm["type"] == "integer", schema: sch}
+		r.headers[http.CanonicalHeaderKey(name)] = &header{name: name, required: h["required"] == true, integer: sm["type"] == "integer", schema: sch}
 	}
 	content, _ := m["content"].(map[string]any)
 	for _, mt := range sortedKeys(content) {
@@ -231,16 +264,17 @@ func (d *Document) Check(a Answer) error {
 		return fmt.Errorf("%s: status %d is not documented", where, a.Status)
 	}
 	var errs []error
-	for name, h := range r.headers {
-		v := a.Header.Get(name)
+	for _, key := range sortedKeys(r.headers) {
+		h := r.headers[key]
+		v := a.Header.Get(key)
 		if v == "" {
 			if h.required {
-				errs = append(errs, fmt.Errorf("header %s is required but missing", name))
+				errs = append(errs, fmt.Errorf("header %s is required but missing", h.name))
 			}
 			continue
 		}
 		if err := h.check(v); err != nil {
-			errs = append(errs, fmt.Errorf("header %s: %q: %v", name, v, err))
+			errs = append(errs, fmt.Errorf("header %s: %q: %v", h.name, v, err))
 		}
 	}
 	if a.Method != http.MethodHead {

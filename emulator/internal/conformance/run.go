@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 
@@ -38,7 +39,7 @@ func Run(m *testing.M, doc string) int {
 		fmt.Fprintf(os.Stderr, "conformance: the OpenAPI document does not load: %v\n", err)
 		return 1
 	}
-	c := &collector{doc: d, repeats: map[string]int{}, examples: map[string]string{}}
+	c := &collector{doc: d, repeats: map[string]int{}, examples: map[string]string{}, reached: map[string]bool{}}
 	observe.Hook = c.watch
 	code := m.Run()
 	observe.Hook = nil
@@ -55,6 +56,7 @@ type collector struct {
 	failures []string          // one example of each distinct failure, in the order first seen
 	repeats  map[string]int    // how often each distinct failure was seen
 	examples map[string]string // the first request that showed it
+	reached  map[string]bool   // the operations answers came from, by operationId
 }
 
 func (c *collector) watch(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func(string)) {
@@ -65,9 +67,13 @@ func (c *collector) watch(w http.ResponseWriter, r *http.Request) (http.Response
 		if mt, _, _ := mime.ParseMediaType(cw.header.Get("Content-Type")); err == nil && cw.cut && isJSON(mt) {
 			err = fmt.Errorf("%s %s: a JSON body over %d bytes was not checked", method, path, maxBody)
 		}
+		op, _ := c.doc.find(method, path)
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.checked++
+		if op != nil {
+			c.reached[op.id] = true
+		}
 		if err == nil {
 			return
 		}
@@ -90,7 +96,16 @@ func (c *collector) report(w io.Writer, code int) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if testing.Verbose() {
-		fmt.Fprintf(w, "conformance: checked %d answers against the OpenAPI document\n", c.checked)
+		var missed []string
+		for _, p := range c.doc.paths {
+			for _, op := range p.ops {
+				if !c.reached[op.id] {
+					missed = append(missed, op.id)
+				}
+			}
+		}
+		slices.Sort(missed)
+		fmt.Fprintf(w, "conformance: checked %d answers against the OpenAPI document; operations no test reached: %v\n", c.checked, missed)
 	}
 	if c.failed == 0 {
 		return code
