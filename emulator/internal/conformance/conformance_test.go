@@ -89,6 +89,9 @@ func TestCheck(t *testing.T) {
 			Header: common("Content-Type", "text/html", "ETag", `"1"`, "Cache-Control", "private, max-age=5", "Accept-Ranges", "bytes", "Last-Modified", "Thu, 01 Jan 2026 00:00:00 GMT"), Body: []byte("<p>")},
 			`"text/html" is not one of`},
 		{"no answer written", Answer{Method: "POST", Path: "/v1/generate"}, ""},
+		{"a CORS preflight", Answer{Method: "OPTIONS", Path: "/v1/models", Status: 204, Header: common(), Preflight: true}, ""},
+		{"OPTIONS that is not a preflight", Answer{Method: "OPTIONS", Path: "/v1/models", Status: 204, Header: common()},
+			"status 204 is not documented"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

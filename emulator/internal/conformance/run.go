@@ -40,10 +40,8 @@ func Run(m *testing.M, doc string) int {
 		return 1
 	}
 	c := &collector{doc: d, repeats: map[string]int{}, examples: map[string]string{}, reached: map[string]bool{}}
-	observe.Hook = c.watch
-	code := m.Run()
-	observe.Hook = nil
-	return c.report(os.Stderr, code)
+	observe.Hook = c.watch // left in place after the run: a late request still gets checked, not raced
+	return c.report(os.Stderr, m.Run())
 }
 
 // collector checks answers as they complete and keeps the failures.
@@ -62,8 +60,9 @@ type collector struct {
 func (c *collector) watch(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func(string)) {
 	cw := &capture{ResponseWriter: w}
 	method, path, target := r.Method, r.URL.Path, r.URL.RequestURI()
+	preflight := method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
 	return cw, func(fault string) {
-		err := c.doc.Check(Answer{Method: method, Path: path, Status: cw.status, Header: cw.header, Body: cw.body.Bytes(), Fault: fault})
+		err := c.doc.Check(Answer{Method: method, Path: path, Status: cw.status, Header: cw.header, Body: cw.body.Bytes(), Fault: fault, Preflight: preflight})
 		if mt, _, _ := mime.ParseMediaType(cw.header.Get("Content-Type")); err == nil && cw.cut && isJSON(mt) {
 			err = fmt.Errorf("%s %s: a JSON body over %d bytes was not checked", method, path, maxBody)
 		}
