@@ -35,6 +35,7 @@ func (s *Server) routes() http.Handler {
 	r.Handle("/files/{tenant}/{job}/{name}", s.handle(s.serveFile())).Methods(http.MethodGet, http.MethodHead)
 
 	r.Handle("/_emulator/health", s.handle(s.health())).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/_emulator/openapi.json", s.handle(s.openAPIDocument())).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/_emulator/reset", s.handle(s.control(s.resetState()))).Methods(http.MethodPost)
 	r.Handle("/_emulator/clock", s.handle(s.control(s.getClock()))).Methods(http.MethodGet)
 	r.Handle("/_emulator/clock", s.handle(s.control(s.setClock()))).Methods(http.MethodPost)

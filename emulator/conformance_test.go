@@ -1,0 +1,15 @@
+package emulator
+
+import (
+	"os"
+	"testing"
+
+	"github.com/mediagen/mediagen-emulator/docs"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/conformance"
+)
+
+// TestMain checks every answer the package's tests get, from every emulator they start, against
+// the published OpenAPI document; one that does not conform fails the run.
+func TestMain(m *testing.M) {
+	os.Exit(conformance.Run(m, docs.OpenAPI))
+}
