@@ -90,6 +90,10 @@ func checkFields(r *Reporter, n *yaml.Node, t reflect.Type, where string) {
 	}
 }
 
+// YAMLFields maps a struct's YAML field names to its fields, inline structs flattened: what a
+// strict decoder of that struct accepts.
+func YAMLFields(t reflect.Type) map[string]reflect.StructField { return yamlFields(t) }
+
 // fieldCache holds yamlFields by type: the same few struct types are walked for every model.
 var fieldCache sync.Map // reflect.Type → map[string]reflect.StructField
 

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"regexp"
@@ -92,7 +93,7 @@ func (c *typeChecker) check(n *yaml.Node, t reflect.Type, where string) {
 			r.Node(n, "%s must be a mapping of fields, got %s", describe(where), got(n))
 			return
 		}
-		fields := structFields(t)
+		fields := catalog.YAMLFields(t)
 		seen := map[string]bool{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
@@ -103,10 +104,10 @@ func (c *typeChecker) check(n *yaml.Node, t reflect.Type, where string) {
 			seen[k.Value] = true
 			ft, ok := fields[k.Value]
 			if !ok {
-				r.Node(k, "unknown field %q%s (known: %s)", k.Value, in(where), strings.Join(slices.Sorted(mapsKeys(fields)), ", "))
+				r.Node(k, "unknown field %q%s (known: %s)", k.Value, in(where), strings.Join(slices.Sorted(maps.Keys(fields)), ", "))
 				continue
 			}
-			c.check(v, ft, join(where, k.Value))
+			c.check(v, ft.Type, join(where, k.Value))
 		}
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
@@ -156,40 +157,6 @@ func (c *typeChecker) check(n *yaml.Node, t reflect.Type, where string) {
 }
 
 var linePrefix = regexp.MustCompile(`^line (\d+): (.*)$`)
-
-// structFields maps a struct's YAML field names to their types, inline structs flattened.
-func structFields(t reflect.Type) map[string]reflect.Type {
-	out := map[string]reflect.Type{}
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		tag := f.Tag.Get("yaml")
-		if tag == "-" || !f.IsExported() {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if opts == "inline" && f.Type.Kind() == reflect.Struct {
-			for k, v := range structFields(f.Type) {
-				out[k] = v
-			}
-			continue
-		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
-		out[name] = f.Type
-	}
-	return out
-}
-
-func mapsKeys(m map[string]reflect.Type) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
 
 // got describes what a node holds, for "want X, got Y".
 func got(n *yaml.Node) string {
