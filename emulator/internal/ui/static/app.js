@@ -240,13 +240,21 @@ async function refresh() {
   try {
     do {
       again = false;
-      await Promise.all([loadClock(), loadView()]);
+      await Promise.all([loadClock(), loadView(), maybeLoadTenants()]);
     } while (again && !state.locked);
   } catch (e) {
     failed(e);
   } finally {
     refreshing = false;
   }
+}
+
+// The tenant list (with each tenant's job count) is refreshed now and then, not on every change.
+let tenantsAt = 0;
+function maybeLoadTenants() {
+  if (performance.now() - tenantsAt < 2000) return null;
+  tenantsAt = performance.now();
+  return loadTenants();
 }
 
 function loadView() {
@@ -701,7 +709,7 @@ async function loadTenants() {
   const sel = $('#tenant');
   const names = ts.data.map(t => t.name);
   if (!names.includes(state.tenant)) names.push(state.tenant);
-  const key = names.join(',');
+  const key = ts.data.map(t => t.name + ':' + t.jobs).join(',');
   if (sel.dataset.v !== key) {
     sel.dataset.v = key;
     sel.replaceChildren(...ts.data.map(t => el('option', { value: t.name, text: t.name + ' (' + t.jobs + ' jobs)' })));
