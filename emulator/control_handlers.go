@@ -79,7 +79,7 @@ func (s *Server) resetState() handlerFunc {
 
 // clockBody is the clock as the control API shows it.
 func (s *Server) clockBody(world *sim.World) map[string]any {
-	return map[string]any{"mode": s.clockMode(), "now": timestamp(world.Now())}
+	return map[string]any{"mode": s.clockMode(), "now": timestamp(world.Now()), "next_due": nextDueBody(world)}
 }
 
 func (s *Server) getClock() handlerFunc {
@@ -399,14 +399,15 @@ func (s *Server) forceJob(status jobs.Status) handlerFunc {
 	}
 }
 
-// controlJob shows any account's job, for tests that check a job their client made.
+// controlJob shows any account's job, with its account and plan, for tests that check a job
+// their client made.
 func (s *Server) controlJob() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		v, err := worldOf(r).JobAny(mux.Vars(r)["id"])
 		if err != nil {
 			return err
 		}
-		return s.writeJSON(w, http.StatusOK, s.jobBody(r, v))
+		return s.writeJSON(w, http.StatusOK, controlJobJSON{jobJSON: s.jobBody(r, v), Account: v.Account, Plan: planOf(v)})
 	}
 }
 

@@ -76,6 +76,9 @@ type Plan struct {
 	Run          time.Duration
 	QueueTimeout time.Duration
 	Ending       Ending
+	// Forced names the outcome a request forced (X-Emulator-Outcome or an [emulator:...]
+	// token); empty when the scenario's draws decided the ending.
+	Forced string
 }
 
 // Error is a failed or expired job's reason.
@@ -129,6 +132,10 @@ type Options struct {
 	// dropped (their credits are held), so the cap bounds finished jobs: when every held job is
 	// live the new one is admitted anyway, and live jobs are bounded by their plans' lifetimes.
 	MaxJobs int
+	// OnChange, when set, is told of every change to the jobs held: a job created, started,
+	// ended or dropped. It runs under the engine's lock, so it must be quick and must not call
+	// back into the engine.
+	OnChange func()
 }
 
 // job is the engine's record; every field is guarded by Engine.mu. It is kept compact (times
@@ -144,6 +151,7 @@ type job struct {
 	due        int64 // a live job's next transition
 	index      int32 // in Engine.live; -1 once finished
 	progress   uint8 // in hundredths, frozen when the job turns terminal
+	forced     bool  // ended by Force rather than by its plan or a cancel
 	err        *Error
 	changed    chan struct{} // made by the first Watch after a change; nil when unwatched
 	prev, next *job          // the account's jobs, in creation order
@@ -178,6 +186,7 @@ type Engine struct {
 	ledger    *ledger.Ledger
 	retention time.Duration
 	maxJobs   int
+	onChange  func()
 
 	mu        sync.Mutex
 	byID      map[string]*job
@@ -211,7 +220,7 @@ func NewEngine(c *clock.Clock, l *ledger.Ledger, o Options) *Engine {
 		o.MaxJobs = DefaultMaxJobs
 	}
 	return &Engine{
-		clock: c, ledger: l, retention: o.Retention, maxJobs: o.MaxJobs,
+		clock: c, ledger: l, retention: o.Retention, maxJobs: o.MaxJobs, onChange: o.OnChange,
 		byID: map[string]*job{}, byAccount: map[string]*accountJobs{},
 	}
 }
@@ -251,7 +260,15 @@ func (e *Engine) Create(n New) View {
 	}
 	e.push(j)
 	e.arm()
+	e.changed()
 	return j.view(now)
+}
+
+// changed tells the engine's watcher that the jobs held changed. Callers hold e.mu.
+func (e *Engine) changed() {
+	if e.onChange != nil {
+		e.onChange()
+	}
 }
 
 // expiresQueued reports whether a plan ends the job in its queue when its time limit passes.
@@ -315,6 +332,7 @@ func (e *Engine) step(j *job, at time.Time) {
 		j.due = addNanos(at.UnixNano(), run)
 		e.push(j)
 		j.notify()
+		e.changed()
 	}
 }
 
@@ -342,6 +360,7 @@ func (e *Engine) terminate(j *job, status Status, jerr *Error, at time.Time) {
 	}
 	e.doneTail = j
 	j.notify()
+	e.changed()
 }
 
 // dropAt is when a finished job's retention ends, in nanoseconds since 1970.
@@ -374,6 +393,7 @@ func (e *Engine) drop() {
 	if acc.head == nil {
 		delete(e.byAccount, j.Account)
 	}
+	e.changed()
 }
 
 // arm keeps the engine's one clock callback at its earliest due transition or drop, and none
@@ -440,6 +460,7 @@ func (e *Engine) force(account, id string, status Status, jerr *Error) (View, er
 	if status == Succeeded && j.status == Queued {
 		j.startedAt = now.UnixNano()
 	}
+	j.forced = account == ""
 	e.terminate(j, status, jerr, now)
 	e.arm()
 	return j.view(now), nil
@@ -505,6 +526,63 @@ func (e *Engine) List(account string, f Filter, offset, limit int) ([]View, int)
 	return out, total
 }
 
+// ListAll is List over every account's jobs: newest first (in creation order across accounts),
+// the window [offset, offset+limit) and the number of all matches. It walks each account's
+// jobs from its newest, taking the newest of their heads each step, so it costs the matches
+// before the window end times the accounts with jobs, plus one pass to count.
+func (e *Engine) ListAll(f Filter, offset, limit int) ([]View, int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.clock.Now()
+	match := func(j *job) bool {
+		return (f.Status == "" || j.status == f.Status) && (f.Model == "" || j.Model == f.Model)
+	}
+	heads := make([]*job, 0, len(e.byAccount))
+	total := 0
+	for _, acc := range e.byAccount {
+		heads = append(heads, acc.tail)
+		for j := acc.tail; j != nil; j = j.prev {
+			if match(j) {
+				total++
+			}
+		}
+	}
+	var out []View
+	for n := 0; n < total && (n < offset || n-offset < limit); {
+		best := -1
+		for i, h := range heads {
+			if h != nil && (best < 0 || h.seq > heads[best].seq) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break
+		}
+		j := heads[best]
+		heads[best] = j.prev
+		if !match(j) {
+			continue
+		}
+		if n >= offset {
+			out = append(out, j.view(now))
+		}
+		n++
+	}
+	return out, total
+}
+
+// Next is the earliest transition due among live jobs: the job, when it is due and the status
+// it leaves; ok is false when no job is live.
+func (e *Engine) Next() (id string, at time.Time, from Status, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.live) == 0 {
+		return "", time.Time{}, "", false
+	}
+	j := e.live[0]
+	return j.ID, time.Unix(0, j.due).UTC(), j.status, true
+}
+
 // Len counts the jobs held.
 func (e *Engine) Len() int {
 	e.mu.Lock()
@@ -565,6 +643,10 @@ type View struct {
 	Error   *Error
 	// OutputsExpireAt is when the outputs stop being served (zero until the job finishes).
 	OutputsExpireAt time.Time
+	// Plan is the course the job was given when it was created.
+	Plan Plan
+	// Forced reports that the control API ended the job, whatever its plan said.
+	Forced bool
 }
 
 func (j *job) view(now time.Time) View {
@@ -572,6 +654,7 @@ func (j *job) view(now time.Time) View {
 		ID: j.ID, Account: j.Account, Model: j.Model, QuoteID: j.QuoteID, Credits: j.Credits,
 		CreditStatus: j.creditStatus(), Input: j.Input, Status: j.status, CreatedAt: timeOf(j.createdAt),
 		StartedAt: timeOf(j.startedAt), FinishedAt: timeOf(j.finishedAt), Error: j.err,
+		Plan: j.Plan, Forced: j.forced,
 	}
 	if j.status == Succeeded {
 		v.Outputs = j.Outputs

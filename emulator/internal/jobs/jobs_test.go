@@ -233,7 +233,7 @@ func TestFailed(t *testing.T) {
 			if v.Progress != tc.progress {
 				t.Errorf("progress = %v; want %v", v.Progress, tc.progress)
 			}
-			if v.CreditStatus != jobs.CreditsRefunded || w.balance(account) != (ledger.Balance{Account: account, Available: start}) {
+			if v.CreditStatus != jobs.CreditsRefunded || w.balance(account) != (ledger.Balance{Account: account, Available: start, Refunded: credits}) {
 				t.Errorf("credit status %s, balance %+v; want refunded", v.CreditStatus, w.balance(account))
 			}
 			w.advance(time.Hour)
@@ -280,7 +280,7 @@ func TestExpired(t *testing.T) {
 			if v.Error == nil || v.Error.Code != tc.wantCode || v.Error.Message == "" {
 				t.Errorf("error = %+v; want code %s with a message", v.Error, tc.wantCode)
 			}
-			if v.CreditStatus != jobs.CreditsRefunded || w.balance(account) != (ledger.Balance{Account: account, Available: start}) {
+			if v.CreditStatus != jobs.CreditsRefunded || w.balance(account) != (ledger.Balance{Account: account, Available: start, Refunded: credits}) {
 				t.Errorf("credit status %s, balance %+v; want refunded", v.CreditStatus, w.balance(account))
 			}
 			w.advance(time.Hour)
@@ -325,7 +325,7 @@ func TestCancel(t *testing.T) {
 				v.Progress != tc.wantProgress || v.Error != nil {
 				t.Errorf("Cancel = %s, started %v, finished %v, progress %v, error %v", v.Status, v.StartedAt, v.FinishedAt, v.Progress, v.Error)
 			}
-			if v.CreditStatus != jobs.CreditsRefunded || w.balance(account) != (ledger.Balance{Account: account, Available: start}) {
+			if v.CreditStatus != jobs.CreditsRefunded || w.balance(account) != (ledger.Balance{Account: account, Available: start, Refunded: credits}) {
 				t.Errorf("credit status %s, balance %+v; want refunded", v.CreditStatus, w.balance(account))
 			}
 			again, err := w.engine.Cancel(account, "job1")
@@ -339,7 +339,7 @@ func TestCancel(t *testing.T) {
 			if v.Outputs != nil {
 				t.Errorf("a canceled job has outputs %+v", v.Outputs)
 			}
-			if b := w.balance(account); b != (ledger.Balance{Account: account, Available: start}) {
+			if b := w.balance(account); b != (ledger.Balance{Account: account, Available: start, Refunded: credits}) {
 				t.Errorf("balance after the planned end = %+v; want everything available", b)
 			}
 		})
@@ -419,7 +419,7 @@ func TestForce(t *testing.T) {
 				if v.Error == nil || *v.Error != *tc.err || v.Outputs != nil {
 					t.Errorf("error %v, outputs %+v; want the given error and no outputs", v.Error, v.Outputs)
 				}
-				if b != (ledger.Balance{Account: other, Available: start}) {
+				if b != (ledger.Balance{Account: other, Available: start, Refunded: credits}) {
 					t.Errorf("balance %+v; want refunded", b)
 				}
 			}

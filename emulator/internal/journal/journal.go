@@ -70,6 +70,17 @@ type Journal struct {
 	head       int
 	bytes      int64 // the sizes of the entries held
 	seq        uint64
+	onChange   func() // told after every Add and Clear, outside the lock
+}
+
+// OnChange sets a function told after every change, so watchers (the dashboard's event stream)
+// learn of new entries without polling. Set it before the journal is shared.
+func (j *Journal) OnChange(f func()) { j.onChange = f }
+
+func (j *Journal) changed() {
+	if j.onChange != nil {
+		j.onChange()
+	}
 }
 
 // NewBounded returns a journal keeping at most maxEntries entries whose sizes add up to at most
@@ -84,6 +95,7 @@ func NewBounded(maxEntries int, maxBytes int64) *Journal {
 func (j *Journal) Add(e Entry) {
 	e = capped(e)
 	size := Size(e)
+	defer j.changed()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.seq++
@@ -200,6 +212,7 @@ func (j *Journal) Bytes() int64 {
 
 // Clear forgets every entry.
 func (j *Journal) Clear() {
+	defer j.changed()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.entries, j.sizes, j.head, j.bytes = nil, nil, 0, 0

@@ -1,4 +1,5 @@
-// Package ledger keeps each account's credits as available, held and charged. Every change
+// Package ledger keeps each account's credits as available, held and charged (with a running
+// total of refunds). Every change
 // moves credits between those three under one lock, so their sum only changes when a balance is
 // set on purpose, and concurrent generations can never spend the same credit twice.
 package ledger
@@ -21,6 +22,9 @@ type Balance struct {
 	Available int64  `json:"available"`
 	Held      int64  `json:"held"`
 	Charged   int64  `json:"charged"`
+	// Refunded counts the held credits that went back to available (failed, canceled and
+	// expired jobs); it is a running total, not a fourth place credits sit.
+	Refunded int64 `json:"refunded"`
 }
 
 // Total is what the account started with (or was last set to, plus what moved since).
@@ -80,6 +84,7 @@ func (l *Ledger) settle(account string, credits int64, charge bool) {
 		b.Charged += credits
 	} else {
 		b.Available += credits
+		b.Refunded += credits
 	}
 }
 

@@ -39,10 +39,10 @@ func TestLedgerOperations(t *testing.T) {
 		{"hold everything", []op{{"hold", "a", 100, nil}}, ledger.Balance{Account: "a", Held: 100}},
 		{"hold zero", []op{{"hold", "a", 0, nil}}, ledger.Balance{Account: "a", Available: 100}},
 		{"hold then charge", []op{{"hold", "a", 30, nil}, {"charge", "a", 30, nil}}, ledger.Balance{Account: "a", Available: 70, Charged: 30}},
-		{"hold then refund", []op{{"hold", "a", 30, nil}, {"refund", "a", 30, nil}}, ledger.Balance{Account: "a", Available: 100}},
+		{"hold then refund", []op{{"hold", "a", 30, nil}, {"refund", "a", 30, nil}}, ledger.Balance{Account: "a", Available: 100, Refunded: 30}},
 		{"two holds, charge one, refund the other", []op{
 			{"hold", "a", 30, nil}, {"hold", "a", 20, nil}, {"charge", "a", 20, nil}, {"refund", "a", 30, nil},
-		}, ledger.Balance{Account: "a", Available: 80, Charged: 20}},
+		}, ledger.Balance{Account: "a", Available: 80, Charged: 20, Refunded: 30}},
 		{"partial charge leaves the rest held", []op{{"hold", "a", 30, nil}, {"charge", "a", 10, nil}}, ledger.Balance{Account: "a", Available: 70, Held: 20, Charged: 10}},
 		{"insufficient hold changes nothing", []op{{"hold", "a", 101, ledger.ErrInsufficient}}, ledger.Balance{Account: "a", Available: 100}},
 		{"insufficient after an earlier hold", []op{
@@ -50,7 +50,7 @@ func TestLedgerOperations(t *testing.T) {
 		}, ledger.Balance{Account: "a", Held: 100}},
 		{"negative hold is refused", []op{{"hold", "a", -5, ledger.ErrInsufficient}}, ledger.Balance{Account: "a", Available: 100}},
 		{"charge cannot exceed what is held", []op{{"hold", "a", 10, nil}, {"charge", "a", 50, nil}}, ledger.Balance{Account: "a", Available: 90, Charged: 10}},
-		{"refund cannot exceed what is held", []op{{"hold", "a", 10, nil}, {"refund", "a", 50, nil}}, ledger.Balance{Account: "a", Available: 100}},
+		{"refund cannot exceed what is held", []op{{"hold", "a", 10, nil}, {"refund", "a", 50, nil}}, ledger.Balance{Account: "a", Available: 100, Refunded: 10}},
 		{"charge with nothing held", []op{{"charge", "a", 10, nil}}, ledger.Balance{Account: "a", Available: 100}},
 		{"refund with nothing held", []op{{"refund", "a", 10, nil}}, ledger.Balance{Account: "a", Available: 100}},
 		{"set available", []op{{"set", "a", 5, nil}}, ledger.Balance{Account: "a", Available: 5}},
@@ -61,7 +61,7 @@ func TestLedgerOperations(t *testing.T) {
 		{"set available negative is refused", []op{{"set", "a", -1, ledger.ErrInsufficient}}, ledger.Balance{Account: "a", Available: 100}},
 		{"refund after set available returns the hold", []op{
 			{"hold", "a", 30, nil}, {"set", "a", 0, nil}, {"refund", "a", 30, nil},
-		}, ledger.Balance{Account: "a", Available: 30}},
+		}, ledger.Balance{Account: "a", Available: 30, Refunded: 30}},
 		{"unknown account", []op{
 			{"hold", "nobody", 1, ledger.ErrNoAccount}, {"set", "nobody", 1, ledger.ErrNoAccount},
 			{"charge", "nobody", 1, nil}, {"refund", "nobody", 1, nil},

@@ -423,7 +423,7 @@ func (w *World) plan(m *catalog.Model, input map[string]any, jobID string, d dir
 			run = scenario.Clamp(float64(run) + n*float64(t.RunPerUnit.Each))
 		}
 	}
-	return d.scenario.Effective(m).Plan(scenario.PlanInput{
+	p := d.scenario.Effective(m).Plan(scenario.PlanInput{
 		Model:   m,
 		Queue:   t.Queue,
 		Run:     run,
@@ -432,6 +432,8 @@ func (w *World) plan(m *catalog.Model, input map[string]any, jobID string, d dir
 		MaxWait: w.cfg.MaxWait,
 		Draw:    func(label string) float64 { return w.ids.Float64("draw", jobID, label) },
 	})
+	p.Forced = d.outcome // shown by the control API: a forced ending, not a drawn one
+	return p
 }
 
 // quoteTTL is how long a quote for the model lives under the scenario in force.

@@ -53,6 +53,13 @@ type World struct {
 	waitersMu      sync.Mutex
 	waitersChanged chan struct{} // closed when waiting changes, made by whoever watches it
 
+	// version counts changes to the world; changes is closed at the next one while watched
+	// (see events.go).
+	version   atomic.Uint64
+	watched   atomic.Bool
+	changesMu sync.Mutex
+	changes   chan struct{}
+
 	// gone is closed when a reset, a drop or shutdown retires this world, waking long waits.
 	gone     chan struct{}
 	goneOnce sync.Once
@@ -74,7 +81,8 @@ func newWorld(cfg *Config, g *ids.Generator, files *media.Cache, path string) *W
 		start[a.ID] = a.Credits
 	}
 	l := ledger.New(start)
-	w := &World{
+	var w *World
+	w = &World{
 		cfg:    cfg,
 		ids:    g,
 		files:  files,
@@ -84,13 +92,14 @@ func newWorld(cfg *Config, g *ids.Generator, files *media.Cache, path string) *W
 		quotes: quotes.NewBounded(c, quotes.Limits{PerAccount: QuotesPerAccount, PerAccountBytes: QuoteBytesPerAccount,
 			Remember: cfg.JobRetention, Markers: QuotesPerAccount}),
 		idem:     idempotency.NewStore(c, cfg.MaxJobs),
-		jobs:     jobs.NewEngine(c, l, jobs.Options{Retention: cfg.JobRetention, MaxJobs: cfg.MaxJobs}),
+		jobs:     jobs.NewEngine(c, l, jobs.Options{Retention: cfg.JobRetention, MaxJobs: cfg.MaxJobs, OnChange: func() { w.Changed() }}),
 		faults:   faults.New(g.Float64),
 		limiter:  ratelimit.New(),
 		journal:  journal.NewBounded(JournalEntries, JournalBytes),
 		gone:     make(chan struct{}),
 		quoteSeq: map[string]uint64{},
 	}
+	w.journal.OnChange(w.Changed)
 	w.UseScenario(cfg.Scenario)
 	return w
 }
@@ -113,10 +122,16 @@ func (w *World) Now() time.Time { return w.clock.Now() }
 func (w *World) Manual() bool { return w.clock.Manual() }
 
 // Advance moves the world's time forward and returns once everything that fell due happened.
-func (w *World) Advance(d time.Duration) error { return w.clock.Advance(d) }
+func (w *World) Advance(d time.Duration) error {
+	defer w.Changed()
+	return w.clock.Advance(d)
+}
 
 // SetTime moves the world's time forward to t, like Advance.
-func (w *World) SetTime(t time.Time) error { return w.clock.Set(t) }
+func (w *World) SetTime(t time.Time) error {
+	defer w.Changed()
+	return w.clock.Set(t)
+}
 
 // Clock is the world's clock itself, for benchmarks that schedule markers on it.
 func (w *World) Clock() *clock.Clock { return w.clock }
@@ -133,6 +148,7 @@ func (w *World) UseScenario(sc *scenario.Scenario) {
 		w.faults.Add("scenario", f)
 	}
 	w.limiter.Reset()
+	w.Changed()
 }
 
 // Faults is the world's set of fault rules, for the control API to list and change.
@@ -196,6 +212,7 @@ func (w *World) RequestID() string { return w.ids.RequestID() }
 
 // SetCredits sets what an account can spend; held and charged credits stay.
 func (w *World) SetCredits(account string, credits int64) (ledger.Balance, error) {
+	defer w.Changed()
 	return w.ledger.SetAvailable(account, credits)
 }
 

@@ -1,0 +1,904 @@
+// The dashboard: reads the control API of the emulator that served it, listens to its event
+// stream, and redraws only what changed. Plain JavaScript, no build step, nothing from elsewhere.
+'use strict';
+
+const PAGE = { jobs: 50, journal: 100 };
+const TOKEN_KEY = 'mediagen.adminToken';
+const TENANT_KEY = 'mediagen.tenant';
+const FAIL_CODES = ['generation_failed', 'provider_timeout', 'content_policy_violation', 'provider_error', 'out_of_capacity'];
+
+const $ = (sel, root = document) => root.querySelector(sel);
+const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
+
+const state = {
+  tenant: sessionStorage.getItem(TENANT_KEY) || 'default',
+  tab: 'jobs',
+  manual: false,
+  clock: null, // {now: ms at fetch, at: performance.now() at fetch, mode}
+  jobs: { offset: 0, total: 0, items: [], selected: null, detailKey: '' },
+  journal: { page: 0, total: 0, items: [], selected: null },
+  locked: false, // the control API needs a token we do not have, or is off
+  stream: null,
+};
+
+// ---- talking to the emulator ----------------------------------------------------------------
+
+class ApiError extends Error {
+  constructor(status, body) {
+    super((body && (body.detail || body.title)) || ('HTTP ' + status));
+    this.status = status;
+    this.code = body && body.code;
+    this.body = body;
+  }
+}
+
+function headers(extra) {
+  const h = Object.assign({}, extra);
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  if (token) h['X-Emulator-Admin-Token'] = token;
+  if (state.tenant && state.tenant !== 'default') h['X-Emulator-Tenant'] = state.tenant;
+  return h;
+}
+
+async function api(method, path, body) {
+  const init = { method, headers: headers(body === undefined ? {} : { 'Content-Type': 'application/json' }) };
+  if (body !== undefined) init.body = JSON.stringify(body);
+  const res = await fetch(path, init);
+  if (res.status === 204) return null;
+  const text = await res.text();
+  let data = null;
+  try { data = text ? JSON.parse(text) : null; } catch (e) { data = { detail: text }; }
+  if (!res.ok) {
+    const err = new ApiError(res.status, data);
+    if (err.code === 'admin_token_required') askToken(sessionStorage.getItem(TOKEN_KEY) ? 'That token was not accepted.' : '');
+    if (err.code === 'control_api_disabled') showDisabled();
+    throw err;
+  }
+  return data;
+}
+
+// ---- small helpers -------------------------------------------------------------------------
+
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') e.className = v;
+    else if (k === 'style') Object.assign(e.style, v); // an object: the page's policy refuses style attributes
+    else if (k === 'text') e.textContent = v;
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? '' : v);
+  }
+  for (const k of kids.flat()) if (k !== null && k !== undefined) e.append(k instanceof Node ? k : String(k));
+  return e;
+}
+
+function clockTime(iso) { // 2026-01-01T00:00:01.5Z → 00:00:01.500
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (isNaN(d)) return iso;
+  return d.toISOString().slice(11, 23);
+}
+
+function fullTime(iso) { return iso ? new Date(iso).toISOString().replace('.000Z', 'Z') : '—'; }
+
+function fmtInt(n) { return typeof n === 'number' ? n.toLocaleString('en-US') : '—'; }
+
+function fmtBytes(n) {
+  if (n < 1024) return n + ' B';
+  if (n < 1 << 20) return (n / 1024).toFixed(1) + ' KB';
+  return (n / (1 << 20)).toFixed(1) + ' MB';
+}
+
+function pretty(v) {
+  if (v === undefined || v === null) return '';
+  if (typeof v === 'string') return v;
+  return JSON.stringify(v, null, 2);
+}
+
+let noticeTimer = 0;
+function notice(text, kind) {
+  const n = $('#notice');
+  n.textContent = text;
+  n.dataset.kind = kind || 'info';
+  n.hidden = false;
+  clearTimeout(noticeTimer);
+  noticeTimer = setTimeout(() => { n.hidden = true; }, kind === 'error' ? 8000 : 3500);
+}
+
+function failed(err) {
+  if (err instanceof ApiError && (err.code === 'admin_token_required' || err.code === 'control_api_disabled')) return;
+  notice(err.message || String(err), 'error');
+}
+
+// ---- locked states: no token, or the control API is off ------------------------------------
+
+function showDisabled() {
+  state.locked = true;
+  stopStream();
+  $('#overlay-title').textContent = 'The control API is off';
+  const body = $('#overlay-body');
+  body.replaceChildren(
+    el('p', { text: 'This emulator listens beyond loopback without an admin token, so its control API — and with it this dashboard — is switched off.' }),
+    el('p', {}, 'Restart it with ', el('code', { text: '--admin-token SECRET' }), ' (or set ', el('code', { text: 'MEDIAGEN_ADMIN_TOKEN' }), '), then reload this page: it will ask for the token.'),
+    el('p', { class: 'muted small', text: 'The /v1 API and health keep working either way.' }));
+  $('#token-form').hidden = true;
+  $('#overlay').hidden = false;
+  setConn('off', 'control off');
+}
+
+function askToken(problemText) {
+  state.locked = true;
+  stopStream();
+  $('#overlay-title').textContent = 'Admin token required';
+  $('#overlay-body').replaceChildren(
+    el('p', {}, 'This emulator was started with ', el('code', { text: '--admin-token' }), '. Enter it to use the dashboard.'),
+    problemText ? el('p', { class: 'error-box', text: problemText }) : null);
+  $('#token-form').hidden = false;
+  $('#overlay').hidden = false;
+  $('#token-input').focus();
+  setConn('off', 'locked');
+}
+
+function unlock() {
+  state.locked = false;
+  $('#overlay').hidden = true;
+}
+
+// ---- the event stream ----------------------------------------------------------------------
+
+function setConn(s, text) {
+  const c = $('#conn');
+  c.dataset.state = s;
+  c.textContent = text || s;
+}
+
+function stopStream() {
+  if (state.stream) state.stream.abort();
+  state.stream = null;
+}
+
+// startStream reads /_emulator/events with fetch (EventSource cannot send the token header)
+// and reconnects after a pause when it ends.
+function startStream() {
+  stopStream();
+  const ctl = new AbortController();
+  state.stream = ctl;
+  let delay = 500;
+  const run = async () => {
+    while (!ctl.signal.aborted && !state.locked) {
+      try {
+        const res = await fetch('/_emulator/events', { headers: headers({ Accept: 'text/event-stream' }), signal: ctl.signal });
+        if (!res.ok) {
+          let body = null;
+          try { body = await res.json(); } catch (e) { body = null; }
+          const err = new ApiError(res.status, body);
+          if (err.code === 'admin_token_required') { askToken(''); return; }
+          if (err.code === 'control_api_disabled') { showDisabled(); return; }
+          throw err;
+        }
+        setConn('live', 'live');
+        delay = 500;
+        await readEvents(res.body.getReader(), ctl.signal);
+      } catch (e) {
+        if (ctl.signal.aborted) return;
+      }
+      if (ctl.signal.aborted) return;
+      setConn('reconnecting', 'reconnecting');
+      await new Promise(r => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 5000);
+    }
+  };
+  run();
+}
+
+async function readEvents(reader, signal) {
+  const dec = new TextDecoder();
+  let buf = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done || signal.aborted) return;
+    buf += dec.decode(value, { stream: true });
+    let i;
+    while ((i = buf.indexOf('\n\n')) >= 0) {
+      const block = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      let event = 'message', data = '';
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event:')) event = line.slice(6).trim();
+        else if (line.startsWith('data:')) data += line.slice(5).trim();
+      }
+      if (block.startsWith(':')) continue; // keep-alive
+      onEvent(event, data ? JSON.parse(data) : {});
+    }
+  }
+}
+
+function onEvent(event, data) {
+  if (data.now) setClock(data.now, data.mode);
+  if (event === 'gone') {
+    notice('Tenant "' + state.tenant + '" was dropped; showing the default tenant.', 'error');
+    switchTenant('default');
+    return;
+  }
+  if (event === 'reset') {
+    state.jobs.selected = null;
+    state.journal.selected = null;
+    state.jobs.detailKey = '';
+    notice('Tenant "' + state.tenant + '" was reset.');
+  }
+  refresh();
+}
+
+// ---- refreshing: one pass at a time, another if something changed meanwhile ---------------
+
+let refreshing = false, again = false;
+async function refresh() {
+  if (state.locked) return;
+  if (refreshing) { again = true; return; }
+  refreshing = true;
+  try {
+    do {
+      again = false;
+      await Promise.all([loadClock(), loadView(), maybeLoadTenants()]);
+    } while (again && !state.locked);
+  } catch (e) {
+    failed(e);
+  } finally {
+    refreshing = false;
+  }
+}
+
+// The tenant list (with each tenant's job count) is refreshed now and then, not on every change.
+let tenantsAt = 0;
+function maybeLoadTenants() {
+  if (performance.now() - tenantsAt < 2000) return null;
+  tenantsAt = performance.now();
+  return loadTenants();
+}
+
+function loadView() {
+  switch (state.tab) {
+    case 'jobs': return Promise.all([loadJobs(), loadJobDetail()]);
+    case 'journal': return loadJournal();
+    case 'scenario': return loadScenario();
+    case 'accounts': return loadAccounts();
+  }
+}
+
+// ---- clock ---------------------------------------------------------------------------------
+
+function setClock(now, mode) {
+  const ms = Date.parse(now);
+  if (isNaN(ms)) return;
+  state.clock = { now: ms, at: performance.now(), mode };
+  state.manual = mode === 'manual';
+  $('#clock-mode').textContent = mode;
+  const ctl = $('#clock-controls');
+  if (state.manual) delete ctl.dataset.disabled; else ctl.dataset.disabled = '';
+  $$('#clock-controls button, #clock-controls input').forEach(b => { b.disabled = !state.manual; });
+  drawClock();
+}
+
+function drawClock() {
+  const c = state.clock;
+  if (!c) return;
+  const ms = c.mode === 'manual' ? c.now : c.now + (performance.now() - c.at);
+  const iso = new Date(ms).toISOString();
+  $('#clock-now').textContent = iso.slice(0, 10) + ' ' + iso.slice(11, 23);
+  $('#clock-now').title = iso + ' (UTC, the emulator\'s clock)';
+}
+
+async function loadClock() {
+  const c = await api('GET', '/_emulator/clock');
+  setClock(c.now, c.mode);
+  const due = $('#next-due');
+  if (c.next_due) {
+    due.textContent = 'next: job ' + c.next_due.job_id.slice(0, 8) + ' leaves ' + c.next_due.status + ' at ' + clockTime(c.next_due.at);
+    due.title = c.next_due.job_id + ' — ' + c.next_due.at;
+  } else {
+    due.textContent = 'nothing due';
+    due.title = '';
+  }
+}
+
+async function changeClock(body) {
+  try {
+    const c = await api('POST', '/_emulator/clock', body);
+    setClock(c.now, c.mode);
+    refresh();
+  } catch (e) { failed(e); }
+}
+
+// ---- jobs ----------------------------------------------------------------------------------
+
+function jobsQuery() {
+  const q = new URLSearchParams({ limit: PAGE.jobs, offset: state.jobs.offset });
+  const st = $('#jobs-status').value, model = $('#jobs-model').value.trim();
+  if (st) q.set('status', st);
+  if (model) q.set('model', model);
+  return q;
+}
+
+async function loadJobs() {
+  const page = await api('GET', '/_emulator/jobs?' + jobsQuery());
+  if (page.total > 0 && state.jobs.offset >= page.total) { // the page emptied: go back to one that has rows
+    state.jobs.offset = Math.max(0, Math.floor((page.total - 1) / PAGE.jobs) * PAGE.jobs);
+    return loadJobs();
+  }
+  state.jobs.items = page.data;
+  state.jobs.total = page.total;
+  drawJobs();
+}
+
+function drawJobs() {
+  const body = $('#jobs-table tbody');
+  const items = state.jobs.items;
+  // Reuse rows: only text changes, so nothing on screen moves as jobs stream in.
+  while (body.rows.length > items.length) body.deleteRow(-1);
+  while (body.rows.length < items.length) {
+    const tr = body.insertRow();
+    tr.tabIndex = -1;
+    for (let i = 0; i < 9; i++) tr.insertCell();
+    tr.cells[0].className = 'mono';
+    tr.cells[1].className = 'mono';
+    tr.cells[6].className = 'num';
+    tr.cells[7].className = 'mono';
+    tr.cells[8].className = 'mono';
+  }
+  items.forEach((j, i) => {
+    const tr = body.rows[i];
+    tr.dataset.id = j.id;
+    tr.setAttribute('aria-selected', String(j.id === state.jobs.selected));
+    setText(tr.cells[0], clockTime(j.created_at), fullTime(j.created_at));
+    setText(tr.cells[1], j.id.slice(0, 8), j.id);
+    setText(tr.cells[2], j.model, j.model);
+    setText(tr.cells[3], j.account, j.account);
+    const st = tr.cells[4];
+    if (st.dataset.v !== j.status) {
+      st.dataset.v = j.status;
+      st.replaceChildren(el('span', { class: 'st ' + j.status, text: j.status }));
+    }
+    const pct = Math.round((j.progress || 0) * 100);
+    const pc = tr.cells[5];
+    if (pc.dataset.v !== String(pct)) {
+      pc.dataset.v = String(pct);
+      pc.replaceChildren(el('span', { class: 'bar' }, el('i', { style: { width: pct + '%' } })), pct + '%');
+    }
+    const cr = tr.cells[6];
+    const crKey = j.credits + '/' + j.credit_status;
+    if (cr.dataset.v !== crKey) {
+      cr.dataset.v = crKey;
+      cr.replaceChildren(fmtInt(j.credits), el('span', { class: 'cs', text: j.credit_status }));
+    }
+    setText(tr.cells[7], clockTime(j.started_at), fullTime(j.started_at));
+    setText(tr.cells[8], clockTime(j.finished_at), fullTime(j.finished_at));
+  });
+  $('#jobs-empty').hidden = items.length > 0;
+  $('#jobs-count').textContent = fmtInt(state.jobs.total) + (state.jobs.total === 1 ? ' job' : ' jobs');
+  drawPager('jobs', state.jobs.offset, items.length, state.jobs.total);
+}
+
+function setText(cell, text, title) {
+  if (cell.textContent !== text) cell.textContent = text;
+  if (title !== undefined && cell.title !== title) cell.title = title;
+}
+
+function drawPager(name, offset, shown, total) {
+  const p = $('[data-pager=' + name + ']');
+  $('.range', p).textContent = total ? (fmtInt(offset + 1) + '–' + fmtInt(offset + shown) + ' of ' + fmtInt(total)) : '0 of 0';
+  $('[data-page=prev]', p).disabled = offset <= 0;
+  $('[data-page=next]', p).disabled = offset + shown >= total;
+}
+
+async function loadJobDetail() {
+  const id = state.jobs.selected;
+  const box = $('#job-detail');
+  if (!id) {
+    if (!$('.placeholder', box)) box.replaceChildren(el('p', { class: 'placeholder', text: 'Select a job (j/k, Enter) to see its input, plan and outputs.' }));
+    state.jobs.detailKey = '';
+    return;
+  }
+  let job;
+  try {
+    job = await api('GET', '/_emulator/jobs/' + encodeURIComponent(id));
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404) {
+      box.replaceChildren(el('p', { class: 'placeholder', text: 'Job ' + id + ' is no longer kept.' }));
+      state.jobs.detailKey = '';
+      return;
+    }
+    throw e;
+  }
+  if (state.jobs.selected !== id) return;
+  drawJobDetail(job);
+}
+
+function drawJobDetail(j) {
+  const box = $('#job-detail');
+  const outKey = (j.outputs || []).map(o => o.url).join(' ');
+  const key = j.id + '|' + outKey;
+  // Rebuild the outputs only when they change, so a playing video is not restarted by an update.
+  if (state.jobs.detailKey !== key || !$('#jd-head', box)) {
+    state.jobs.detailKey = key;
+    box.replaceChildren(
+      el('h2', { id: 'jd-head' }, el('span', { class: 'mono', text: j.id })),
+      el('div', { class: 'actions' },
+        el('button', { id: 'force-succeed', title: 'Force it to succeed now (s)', onclick: () => force(j.id, 'complete') }, 'Succeed now'),
+        el('button', { id: 'force-fail', class: 'danger', title: 'Force it to fail now (f)', onclick: () => force(j.id, 'fail') }, 'Fail now'),
+        el('select', { id: 'fail-code', 'aria-label': 'Failure code' }, FAIL_CODES.map(c => el('option', { text: c })))),
+      el('dl', { class: 'kv', id: 'jd-summary' }),
+      el('h3', { text: 'Plan' }),
+      el('dl', { class: 'kv', id: 'jd-plan' }),
+      el('div', { id: 'jd-error' }),
+      el('h3', { text: 'Outputs' }),
+      el('div', { class: 'outputs', id: 'jd-outputs' }, outputsOf(j)),
+      el('h3', { text: 'Input' }),
+      el('pre', { class: 'json', id: 'jd-input' }));
+  }
+  const head = $('#jd-head', box);
+  const badge = $('.st', head);
+  if (!badge || badge.textContent !== j.status) {
+    if (badge) badge.remove();
+    head.append(el('span', { class: 'st ' + j.status, text: j.status }));
+  }
+  const live = j.status === 'queued' || j.status === 'running';
+  $('#force-succeed', box).disabled = !live;
+  $('#force-fail', box).disabled = !live;
+  kv($('#jd-summary', box), [
+    ['model', j.model], ['account', j.account], ['quote', j.quote_id],
+    ['credits', fmtInt(j.credits) + ' · ' + j.credit_status],
+    ['created', fullTime(j.created_at)], ['started', fullTime(j.started_at)], ['finished', fullTime(j.finished_at)],
+    ['progress', Math.round((j.progress || 0) * 100) + '%'],
+  ]);
+  const p = j.plan || {};
+  const ending = p.ending || {};
+  kv($('#jd-plan', box), [
+    ['queue', p.queue], ['run', p.run], ['queue timeout', p.queue_timeout || 'none'],
+    ['ending', ending.status + (ending.code ? ' · ' + ending.code : '') + (ending.in_queue ? ' (in the queue)' : '') + (ending.at ? ' at ' + Math.round(ending.at * 100) + '% of the run' : '')],
+    ['decided by', p.decided_by === 'directive' ? 'directive: ' + p.directive : 'the scenario\'s draw'],
+    ['ended by', p.ended_by_control ? 'the control API (forced)' : (live ? '—' : 'its plan')],
+  ]);
+  const errBox = $('#jd-error', box);
+  const errKey = j.error ? j.error.code + j.error.message : '';
+  if (errBox.dataset.v !== errKey) {
+    errBox.dataset.v = errKey;
+    errBox.replaceChildren(...(j.error ? [el('h3', { text: 'Error' }),
+      el('div', { class: 'error-box' }, el('code', { text: j.error.code }), ' — ', j.error.message)] : []));
+  }
+  const input = pretty(j.input);
+  const pre = $('#jd-input', box);
+  if (pre.textContent !== input) pre.textContent = input;
+}
+
+function kv(dl, pairs) {
+  const key = JSON.stringify(pairs);
+  if (dl.dataset.v === key) return;
+  dl.dataset.v = key;
+  dl.replaceChildren(...pairs.flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: v === undefined ? '—' : v })]));
+}
+
+function outputsOf(j) {
+  const outs = j.outputs || [];
+  if (!outs.length) {
+    const why = j.status === 'succeeded' ? 'none' : (j.status === 'queued' || j.status === 'running') ? 'shown once the job succeeds' : 'none: the job did not succeed';
+    return [el('p', { class: 'muted', text: why })];
+  }
+  return outs.map((o, i) => {
+    let media;
+    if (o.type === 'image') media = el('a', { href: o.url, target: '_blank', rel: 'noopener' }, el('img', { src: o.url, alt: 'output ' + i, loading: 'lazy', width: o.width, height: o.height }));
+    else if (o.type === 'audio') media = el('audio', { controls: true, preload: 'metadata', src: o.url });
+    else if (o.type === 'video') media = el('video', { controls: true, preload: 'metadata', muted: true, src: o.url });
+    const meta = [o.type, o.content_type];
+    if (o.width) meta.push(o.width + '×' + o.height);
+    if (o.duration_seconds) meta.push(o.duration_seconds + ' s');
+    meta.push(fmtBytes(o.size_bytes));
+    return el('div', { class: 'output', 'data-type': o.type }, media,
+      el('div', { class: 'meta' }, meta.map(m => el('span', { text: m })),
+        el('a', { href: o.url, download: '', text: 'download' })));
+  });
+}
+
+async function force(id, how) {
+  try {
+    const body = how === 'fail' ? { code: $('#fail-code').value } : undefined;
+    await api('POST', '/_emulator/jobs/' + encodeURIComponent(id) + '/' + how, body);
+    notice('Job ' + id.slice(0, 8) + (how === 'fail' ? ' failed' : ' succeeded') + ' on request.');
+    refresh();
+  } catch (e) { failed(e); }
+}
+
+function selectJob(id, focus) {
+  state.jobs.selected = id;
+  $$('#jobs-table tbody tr').forEach(tr => {
+    const on = tr.dataset.id === id;
+    tr.setAttribute('aria-selected', String(on));
+    if (on && focus) tr.focus({ preventScroll: false });
+  });
+  loadJobDetail().catch(failed);
+}
+
+// ---- journal -------------------------------------------------------------------------------
+
+function journalFilter() {
+  const q = new URLSearchParams();
+  const m = $('#journal-method').value, p = $('#journal-path').value.trim(), s = $('#journal-status').value.trim(), a = $('#journal-account').value.trim();
+  if (m) q.set('method', m);
+  if (p) q.set('path', p);
+  if (/^\d{3}$/.test(s)) q.set('status', s);
+  if (a) q.set('account', a);
+  return q;
+}
+
+// loadJournal shows the newest entries first: the journal lists oldest first, so it asks for
+// the total, then for the window that holds this page.
+async function loadJournal() {
+  const f = journalFilter();
+  const probe = new URLSearchParams(f); probe.set('limit', '1');
+  const head = await api('GET', '/_emulator/requests?' + probe);
+  const total = head.total, n = PAGE.journal;
+  let pageNo = state.journal.page;
+  if (pageNo > 0 && pageNo * n >= total) pageNo = state.journal.page = Math.max(0, Math.ceil(total / n) - 1);
+  const end = total - pageNo * n, start = Math.max(0, end - n);
+  let items = [];
+  if (end > 0) {
+    const q = new URLSearchParams(f); q.set('offset', start); q.set('limit', end - start);
+    items = (await api('GET', '/_emulator/requests?' + q)).data.reverse();
+  }
+  state.journal.items = items;
+  state.journal.total = total;
+  drawJournal();
+}
+
+function drawJournal() {
+  const body = $('#journal-table tbody');
+  const items = state.journal.items;
+  while (body.rows.length > items.length) body.deleteRow(-1);
+  while (body.rows.length < items.length) {
+    const tr = body.insertRow();
+    tr.tabIndex = -1;
+    for (let i = 0; i < 7; i++) tr.insertCell();
+    tr.cells[0].className = 'mono';
+    tr.cells[1].className = 'mono';
+    tr.cells[2].className = 'mono';
+    tr.cells[6].className = 'num';
+  }
+  items.forEach((e, i) => {
+    const tr = body.rows[i];
+    tr.dataset.seq = e.seq;
+    tr.setAttribute('aria-selected', String(e.seq === state.journal.selected));
+    setText(tr.cells[0], clockTime(e.time), fullTime(e.time));
+    setText(tr.cells[1], e.method);
+    const path = e.path + (e.query ? '?' + e.query : '');
+    setText(tr.cells[2], path, path);
+    const sc = tr.cells[3];
+    const label = e.status + (e.code ? ' ' + e.code : '') + (e.fault ? ' ⚡' : '');
+    setText(sc, label, e.fault ? 'fault ' + e.fault : (e.code || ''));
+    sc.className = 'code-' + String(e.status)[0];
+    setText(tr.cells[4], e.account || '—');
+    setText(tr.cells[5], e.tenant || '');
+    setText(tr.cells[6], (e.duration_ms || 0).toFixed(1) + ' ms');
+  });
+  $('#journal-empty').hidden = items.length > 0;
+  $('#journal-count').textContent = fmtInt(state.journal.total) + (state.journal.total === 1 ? ' request' : ' requests');
+  const n = PAGE.journal, offset = state.journal.page * n;
+  drawPager('journal', offset, items.length, state.journal.total);
+  const sel = items.find(e => e.seq === state.journal.selected);
+  if (sel) drawEntry(sel);
+}
+
+function selectEntry(seq, focus) {
+  state.journal.selected = seq;
+  $$('#journal-table tbody tr').forEach(tr => {
+    const on = Number(tr.dataset.seq) === seq;
+    tr.setAttribute('aria-selected', String(on));
+    if (on && focus) tr.focus();
+  });
+  const e = state.journal.items.find(x => x.seq === seq);
+  if (e) drawEntry(e);
+}
+
+function drawEntry(e) {
+  const box = $('#entry-detail');
+  const key = String(e.seq);
+  if (box.dataset.v === key) return;
+  box.dataset.v = key;
+  box.replaceChildren(
+    el('h2', {}, el('span', { class: 'mono', text: e.method + ' ' + e.path })),
+    el('dl', { class: 'kv' }, [
+      ['status', e.status + (e.code ? ' · ' + e.code : '')], ['time', fullTime(e.time)], ['latency', (e.duration_ms || 0) + ' ms'],
+      ['query', e.query || '—'], ['account', e.account || '—'], ['tenant', e.tenant], ['model', e.model || '—'],
+      ['job', e.job_id || '—'], ['idempotency key', e.idempotency_key || '—'], ['fault', e.fault || '—'], ['request id', e.request_id],
+    ].flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: String(v) })])),
+    el('h3', { text: 'Request body' }),
+    e.request_body !== undefined ? el('pre', { class: 'json', text: pretty(e.request_body) }) : el('p', { class: 'muted', text: 'none' }),
+    el('h3', { text: 'Response body' }),
+    e.response_body !== undefined ? el('pre', { class: 'json', text: pretty(e.response_body) }) : el('p', { class: 'muted', text: 'not recorded' }));
+}
+
+// ---- scenario and faults -------------------------------------------------------------------
+
+async function loadScenario() {
+  const [sc, faults, limited] = await Promise.all([
+    api('GET', '/_emulator/scenario'), api('GET', '/_emulator/faults'), api('GET', '/_emulator/requests?status=429&limit=1')]);
+  const sel = $('#scenario-select');
+  const names = sc.available.includes(sc.name) ? sc.available : [sc.name].concat(sc.available);
+  const optKey = names.join(',');
+  if (sel.dataset.v !== optKey) {
+    sel.dataset.v = optKey;
+    sel.replaceChildren(...names.map(n => el('option', { text: n })));
+  }
+  if (document.activeElement !== sel) sel.value = sc.name;
+  kv($('#scenario-info'), [['in force', sc.name], ['about', sc.description || '—'], ['source', sc.source || '—'],
+    ['overrides', String(sc.overrides)], ['faults', sc.faults + ' of its own still in force']]);
+  $('#ratelimit-info').textContent = (sc.rate_limits ? sc.rate_limits + ' rate limit rule(s) in force' : 'No rate limits in this scenario') +
+    '; ' + limited.total + ' request(s) answered 429 in the journal.';
+  const body = $('#faults-table tbody');
+  const rows = faults.data.map(f => {
+    const m = f.match || {};
+    const match = [m.method, m.path, m.model && 'model ' + m.model, m.category && 'category ' + m.category, m.output_type].filter(Boolean).join(' ') || 'every request';
+    let does = f.action;
+    if (f.action === 'error') does = (f.status || '') + (f.code ? ' ' + f.code : '');
+    if (f.delay) does += ' after ' + f.delay;
+    if (f.probability !== undefined) does += ' (p=' + f.probability + ')';
+    return el('tr', { 'data-id': f.id },
+      el('td', { class: 'mono', text: f.id }), el('td', { text: f.source }), el('td', { class: 'mono', text: match, title: match }),
+      el('td', { text: does }), el('td', { class: 'num', text: f.remaining ? String(f.remaining) : '∞' }), el('td', { class: 'num', text: String(f.fired) }),
+      el('td', {}, el('button', { class: 'ghost', onclick: () => removeFault(f.id), title: 'Remove fault ' + f.id }, 'Remove')));
+  });
+  body.replaceChildren(...rows);
+  $('#faults-empty').hidden = rows.length > 0;
+  $('#faults-count').textContent = rows.length ? '(' + rows.length + ')' : '';
+}
+
+async function removeFault(id) {
+  try { await api('DELETE', '/_emulator/faults/' + encodeURIComponent(id)); refresh(); } catch (e) { failed(e); }
+}
+
+function faultFromForm(form) {
+  const v = name => form.elements[name].value.trim();
+  const match = {};
+  if (v('method')) match.method = v('method');
+  if (v('path')) match.path = v('path');
+  if (v('model')) match.model = v('model');
+  const f = { match, action: v('action') };
+  if (f.action === 'error') {
+    if (v('status')) f.status = Number(v('status'));
+    if (v('code')) f.code = v('code');
+  }
+  if (v('delay')) f.delay = v('delay');
+  if (v('count')) f.count = Number(v('count'));
+  if (v('probability')) f.probability = Number(v('probability'));
+  return f;
+}
+
+// ---- accounts ------------------------------------------------------------------------------
+
+async function loadAccounts() {
+  const acc = await api('GET', '/_emulator/accounts');
+  const body = $('#accounts-table tbody');
+  const focused = document.activeElement && document.activeElement.closest('#accounts-table');
+  if (focused && body.rows.length === acc.data.length) { // keep a half-typed value: update numbers only
+    acc.data.forEach((b, i) => ['available', 'held', 'charged', 'refunded'].forEach((k, c) => setText(body.rows[i].cells[c + 1], fmtInt(b[k]))));
+    return;
+  }
+  body.replaceChildren(...acc.data.map(b => el('tr', { 'data-account': b.account },
+    el('td', { class: 'mono', text: b.account }),
+    el('td', { class: 'num', text: fmtInt(b.available) }), el('td', { class: 'num', text: fmtInt(b.held) }),
+    el('td', { class: 'num', text: fmtInt(b.charged) }), el('td', { class: 'num', text: fmtInt(b.refunded) }),
+    el('td', {}, el('form', { class: 'inline', onsubmit: (ev) => { ev.preventDefault(); setCredits(b.account, ev.target.elements.credits.value); } },
+      el('input', { name: 'credits', size: 12, inputmode: 'numeric', placeholder: String(b.available), 'aria-label': 'Credits for ' + b.account, autocomplete: 'off' }),
+      el('button', { type: 'submit' }, 'Set'))))));
+}
+
+async function setCredits(account, value) {
+  const n = Number(String(value).replace(/[,_\s]/g, ''));
+  if (!Number.isInteger(n) || n < 0) { notice('Credits must be a whole number of 0 or more.', 'error'); return; }
+  try {
+    await api('PUT', '/_emulator/accounts/' + encodeURIComponent(account), { credits: n });
+    notice(account + ' can now spend ' + fmtInt(n) + ' credits.');
+    document.activeElement.blur();
+    refresh();
+  } catch (e) { failed(e); }
+}
+
+// ---- tenants -------------------------------------------------------------------------------
+
+async function loadTenants() {
+  const ts = await api('GET', '/_emulator/tenants');
+  const sel = $('#tenant');
+  const names = ts.data.map(t => t.name);
+  if (!names.includes(state.tenant)) names.push(state.tenant);
+  const key = ts.data.map(t => t.name + ':' + t.jobs).join(',');
+  if (sel.dataset.v !== key) {
+    sel.dataset.v = key;
+    sel.replaceChildren(...ts.data.map(t => el('option', { value: t.name, text: t.name + ' (' + t.jobs + ' jobs)' })));
+  }
+  sel.value = state.tenant;
+}
+
+function switchTenant(name) {
+  state.tenant = name;
+  sessionStorage.setItem(TENANT_KEY, name);
+  state.jobs = { offset: 0, total: 0, items: [], selected: null, detailKey: '' };
+  state.journal = { page: 0, total: 0, items: [], selected: null };
+  $('#job-detail').replaceChildren(el('p', { class: 'placeholder', text: 'Select a job (j/k, Enter) to see its input, plan and outputs.' }));
+  $('#entry-detail').replaceChildren(el('p', { class: 'placeholder', text: 'Select a request to see what was sent and answered.' }));
+  delete $('#entry-detail').dataset.v;
+  loadTenants().catch(failed);
+  startStream();
+  refresh();
+}
+
+// ---- views and keys ------------------------------------------------------------------------
+
+function showTab(tab) {
+  state.tab = tab;
+  $$('.tabs button').forEach(b => b.setAttribute('aria-selected', String(b.dataset.tab === tab)));
+  $$('.view').forEach(v => { v.hidden = v.id !== 'view-' + tab; });
+  refresh();
+}
+
+function moveRow(delta) {
+  if (state.tab === 'jobs') {
+    const items = state.jobs.items;
+    if (!items.length) return;
+    let i = items.findIndex(j => j.id === state.jobs.selected);
+    i = i < 0 ? 0 : Math.max(0, Math.min(items.length - 1, i + delta));
+    selectJob(items[i].id, true);
+  } else if (state.tab === 'journal') {
+    const items = state.journal.items;
+    if (!items.length) return;
+    let i = items.findIndex(e => e.seq === state.journal.selected);
+    i = i < 0 ? 0 : Math.max(0, Math.min(items.length - 1, i + delta));
+    selectEntry(items[i].seq, true);
+  }
+}
+
+function turnPage(dir) {
+  if (state.tab === 'jobs') {
+    const next = state.jobs.offset + dir * PAGE.jobs;
+    if (next < 0 || (dir > 0 && next >= state.jobs.total)) return;
+    state.jobs.offset = next;
+  } else if (state.tab === 'journal') {
+    const next = state.journal.page + dir;
+    if (next < 0 || (dir > 0 && next * PAGE.journal >= state.journal.total)) return;
+    state.journal.page = next;
+  } else return;
+  refresh();
+}
+
+function onKey(ev) {
+  if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  const t = ev.target;
+  const typing = t && (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA');
+  if (ev.key === 'Escape') {
+    if (!$('#help').hidden) { $('#help').hidden = true; return; }
+    if (typing) { t.blur(); return; }
+    if (state.tab === 'jobs' && state.jobs.selected) { state.jobs.selected = null; drawJobs(); loadJobDetail().catch(failed); }
+    return;
+  }
+  if (typing || !$('#overlay').hidden) return;
+  const k = ev.key;
+  const tabs = { 1: 'jobs', 2: 'journal', 3: 'scenario', 4: 'accounts' };
+  if (tabs[k]) { showTab(tabs[k]); }
+  else if (k === 'j' || k === 'ArrowDown') { moveRow(1); }
+  else if (k === 'k' || k === 'ArrowUp') { moveRow(-1); }
+  else if (k === ']') { turnPage(1); }
+  else if (k === '[') { turnPage(-1); }
+  else if (k === '/') { const f = $('#view-' + state.tab + ' [data-filter]'); if (f) f.focus(); }
+  else if (k === '.') { if (state.manual) changeClock({ advance: '1s' }); }
+  else if (k === '?') { $('#help').hidden = false; $('#help-close').focus(); }
+  else if (k === 's' && state.tab === 'jobs' && state.jobs.selected) { const b = $('#force-succeed'); if (b && !b.disabled) b.click(); }
+  else if (k === 'f' && state.tab === 'jobs' && state.jobs.selected) { const b = $('#force-fail'); if (b && !b.disabled) b.click(); }
+  else if (k === 'Enter' && t && t.closest && t.closest('tbody tr')) { /* the row is already open */ }
+  else return;
+  ev.preventDefault();
+}
+
+function debounce(f, ms) {
+  let t = 0;
+  return () => { clearTimeout(t); t = setTimeout(f, ms); };
+}
+
+function wire() {
+  $$('.tabs button').forEach(b => b.addEventListener('click', () => showTab(b.dataset.tab)));
+  $('#tenant').addEventListener('change', ev => switchTenant(ev.target.value));
+  $('#tenant').addEventListener('focus', () => loadTenants().catch(failed));
+  $$('[data-advance]').forEach(b => b.addEventListener('click', () => changeClock({ advance: b.dataset.advance })));
+  $('#advance-form').addEventListener('submit', ev => { ev.preventDefault(); const v = $('#advance-input').value.trim(); if (v) changeClock({ advance: v }); });
+  $('#set-form').addEventListener('submit', ev => { ev.preventDefault(); const v = $('#set-input').value.trim(); if (v) changeClock({ set: v }); });
+  $('#reset-btn').addEventListener('click', async () => {
+    if (!confirm('Reset tenant "' + state.tenant + '"? Its jobs, quotes, journal, faults, balances and clock go back to the start.')) return;
+    try { await api('POST', '/_emulator/reset'); } catch (e) { failed(e); }
+  });
+  const jobsChanged = () => { state.jobs.offset = 0; refresh(); };
+  $('#jobs-status').addEventListener('change', jobsChanged);
+  $('#jobs-model').addEventListener('input', debounce(jobsChanged, 200));
+  $('#jobs-filters').addEventListener('submit', ev => ev.preventDefault());
+  $('#jobs-table tbody').addEventListener('click', ev => { const tr = ev.target.closest('tr'); if (tr) selectJob(tr.dataset.id, false); });
+  $('#jobs-table tbody').addEventListener('keydown', ev => { if (ev.key === 'Enter') { const tr = ev.target.closest('tr'); if (tr) selectJob(tr.dataset.id, true); } });
+  const journalChanged = () => { state.journal.page = 0; refresh(); };
+  $('#journal-method').addEventListener('change', journalChanged);
+  ['#journal-path', '#journal-status', '#journal-account'].forEach(s => $(s).addEventListener('input', debounce(journalChanged, 200)));
+  $('#journal-filters').addEventListener('submit', ev => ev.preventDefault());
+  $('#journal-clear').addEventListener('click', async () => { try { await api('DELETE', '/_emulator/requests'); } catch (e) { failed(e); } });
+  $('#journal-table tbody').addEventListener('click', ev => { const tr = ev.target.closest('tr'); if (tr) selectEntry(Number(tr.dataset.seq), false); });
+  $$('[data-pager]').forEach(p => {
+    $('[data-page=prev]', p).addEventListener('click', () => turnPage(-1));
+    $('[data-page=next]', p).addEventListener('click', () => turnPage(1));
+  });
+  $('#scenario-form').addEventListener('submit', async ev => {
+    ev.preventDefault();
+    try { const sc = await api('PUT', '/_emulator/scenario', { name: $('#scenario-select').value }); notice('Scenario "' + sc.name + '" is in force.'); } catch (e) { failed(e); }
+  });
+  $('#fault-form').addEventListener('submit', async ev => {
+    ev.preventDefault();
+    try {
+      const f = await api('POST', '/_emulator/faults', faultFromForm(ev.target));
+      notice('Fault ' + f.id + ' added.');
+    } catch (e) {
+      const detail = e.body && e.body.errors ? e.body.errors.map(x => x.message).join('; ') : '';
+      if (e instanceof ApiError && e.status === 422) notice('Fault not added: ' + (detail || e.message), 'error'); else failed(e);
+    }
+  });
+  $('#faults-clear').addEventListener('click', async () => { try { await api('DELETE', '/_emulator/faults'); } catch (e) { failed(e); } });
+  $('#token-form').addEventListener('submit', ev => {
+    ev.preventDefault();
+    sessionStorage.setItem(TOKEN_KEY, $('#token-input').value);
+    $('#token-input').value = '';
+    unlock();
+    start();
+  });
+  $('#help-btn').addEventListener('click', () => { $('#help').hidden = false; $('#help-close').focus(); });
+  $('#help-close').addEventListener('click', () => { $('#help').hidden = true; });
+  document.addEventListener('keydown', onKey);
+  // In real mode time moves between events: tick the clock, and refresh live jobs' progress.
+  setInterval(() => { if (state.clock && state.clock.mode !== 'manual') drawClock(); }, 250);
+  setInterval(() => {
+    if (state.locked || !state.clock || state.clock.mode === 'manual' || state.tab !== 'jobs' || document.hidden) return;
+    if (state.jobs.items.some(j => j.status === 'running' || j.status === 'queued')) refresh();
+  }, 1000);
+}
+
+function loadModels() {
+  // Suggest the models seen in the table: the catalog itself needs an API key, which the
+  // dashboard does not hold.
+  const seen = new Set(state.jobs.items.map(j => j.model));
+  const dl = $('#models');
+  const have = new Set($$('option', dl).map(o => o.value));
+  seen.forEach(m => { if (!have.has(m)) dl.append(el('option', { value: m })); });
+}
+
+async function start() {
+  const control = document.body.dataset.control;
+  if (control === 'off') { showDisabled(); return; }
+  if (control === 'token' && !sessionStorage.getItem(TOKEN_KEY)) { askToken(''); return; }
+  let health;
+  try {
+    const res = await fetch('/_emulator/health', { headers: headers({}) });
+    health = await res.json();
+  } catch (e) {
+    notice('Cannot reach the emulator: ' + e.message, 'error');
+    return;
+  }
+  if (health.control === false) { showDisabled(); return; }
+  try {
+    await loadTenants();
+  } catch (e) {
+    failed(e);
+    return;
+  }
+  if (state.tenant !== 'default' && !$$('#tenant option').some(o => o.value === state.tenant)) {
+    state.tenant = 'default';
+    sessionStorage.setItem(TENANT_KEY, 'default');
+    $('#tenant').value = 'default';
+  }
+  startStream();
+  await refresh();
+  loadModels();
+}
+
+setInterval(() => { if (state.tab === 'jobs') loadModels(); }, 5000);
+wire();
+start();

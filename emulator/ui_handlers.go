@@ -1,0 +1,325 @@
+package emulator
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/ui"
+)
+
+// What the dashboard needs beyond the rest of the control API: an event stream of the tenant's
+// changes, every account's jobs in one list, a job's plan, and the page itself.
+
+// Event stream pacing: at most one change event per eventsMinGap (changes in between are
+// coalesced into the next), and a comment every eventsKeepAlive so proxies keep the stream.
+const (
+	eventsMinGap    = 100 * time.Millisecond
+	eventsKeepAlive = 15 * time.Second
+)
+
+// events streams the tenant's changes as server-sent events: "hello" on connect, "change"
+// whenever its world changed (coalesced), "reset" when the tenant was reset (the stream goes on
+// with the new world), and "gone" when the tenant was dropped (the stream then ends). Each
+// carries {"version", "now", "mode", "tenant"}; readers fetch what they show afresh. It ends
+// when the client leaves or the server shuts down.
+func (s *Server) events(keepAlive time.Duration) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		tenant, world := infoOf(r).tenant, worldOf(r)
+		rc := http.NewResponseController(w)
+		_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives any write deadline
+		h := w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no")
+		w.WriteHeader(http.StatusOK)
+
+		send := func(event string, version uint64) error {
+			b, _ := json.Marshal(map[string]any{"version": version, "tenant": tenant.Name(),
+				"now": timestamp(world.Now()), "mode": s.clockMode()})
+			var buf bytes.Buffer
+			buf.WriteString("event: " + event + "\ndata: ")
+			buf.Write(b)
+			buf.WriteString("\n\n")
+			if _, err := w.Write(buf.Bytes()); err != nil {
+				return err
+			}
+			return rc.Flush()
+		}
+		sent, changed := world.Changes()
+		if send("hello", sent) != nil {
+			return nil
+		}
+		alive := time.NewTicker(keepAlive)
+		defer alive.Stop()
+		var lastSent time.Time
+		for {
+			select {
+			case <-changed:
+			case <-alive.C:
+				if _, err := w.Write([]byte(": keep-alive\n\n")); err != nil || rc.Flush() != nil {
+					return nil
+				}
+				continue
+			case <-world.Gone():
+				cur, ok := s.tenants.Lookup(tenant.Name())
+				if !ok || cur != tenant || cur.World() == world {
+					if !s.isClosing() {
+						_ = send("gone", world.Version())
+					}
+					return nil
+				}
+				world = cur.World()
+				sent, changed = world.Changes()
+				if send("reset", sent) != nil {
+					return nil
+				}
+				lastSent = time.Now()
+				continue
+			case <-r.Context().Done():
+				return nil
+			case <-s.closing:
+				return nil
+			}
+			// Coalesce: a burst of changes becomes one event per eventsMinGap.
+			if wait := eventsMinGap - time.Since(lastSent); wait > 0 {
+				t := time.NewTimer(wait)
+				select {
+				case <-t.C:
+				case <-r.Context().Done():
+					t.Stop()
+					return nil
+				case <-s.closing:
+					t.Stop()
+					return nil
+				}
+			}
+			var v uint64
+			v, changed = world.Changes()
+			if v == sent {
+				continue
+			}
+			sent = v
+			if send("change", v) != nil {
+				return nil
+			}
+			lastSent = time.Now()
+		}
+	}
+}
+
+// isClosing reports whether the server is shutting down.
+func (s *Server) isClosing() bool {
+	select {
+	case <-s.closing:
+		return true
+	default:
+		return false
+	}
+}
+
+// controlJobJSON is a job as the control API shows it: the /v1 body with its account, and in
+// the single-job view its plan.
+type controlJobJSON struct {
+	jobJSON
+	Account string    `json:"account"`
+	Plan    *planJSON `json:"plan,omitempty"`
+}
+
+// planJSON is the course a job was given when it was created, durations as text ("1.5s").
+type planJSON struct {
+	Queue        string  `json:"queue"`
+	Run          string  `json:"run"`
+	QueueTimeout *string `json:"queue_timeout"` // null: no limit
+	Ending       struct {
+		Status  jobs.Status `json:"status"`
+		Code    string      `json:"code,omitempty"`
+		Message string      `json:"message,omitempty"`
+		At      float64     `json:"at,omitempty"`
+		InQueue bool        `json:"in_queue,omitempty"`
+	} `json:"ending"`
+	// DecidedBy is "directive" when the request forced the outcome (Directive names it), or
+	// "draw" when the scenario's rates decided it.
+	DecidedBy string `json:"decided_by"`
+	Directive string `json:"directive,omitempty"`
+	// EndedByControl is set when the control API forced the job's end, whatever the plan said.
+	EndedByControl bool `json:"ended_by_control"`
+}
+
+func planOf(v jobs.View) *planJSON {
+	p := v.Plan
+	out := &planJSON{Queue: p.Queue.String(), Run: p.Run.String(), DecidedBy: "draw", Directive: p.Forced, EndedByControl: v.Forced}
+	if p.QueueTimeout > 0 {
+		t := p.QueueTimeout.String()
+		out.QueueTimeout = &t
+	}
+	if p.Forced != "" {
+		out.DecidedBy = "directive"
+	}
+	e := p.Ending
+	out.Ending.Status, out.Ending.Code, out.Ending.Message, out.Ending.InQueue = e.Status, e.Code, e.Message, e.InQueue
+	if e.Status == jobs.Failed && !e.InQueue {
+		out.Ending.At = e.At
+	}
+	return out
+}
+
+// listAllJobs lists the jobs of every account in the tenant, newest first, in the /v1 list
+// envelope; status and model filter as on /v1/jobs.
+func (s *Server) listAllJobs() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		p, err := parsePage(r)
+		if err != nil {
+			return err
+		}
+		var f jobs.Filter
+		if v, ok, err := queryValue(r, "status"); err != nil {
+			return err
+		} else if ok && v != "" {
+			f.Status = jobs.Status(v)
+			if !f.Status.Valid() {
+				return paramError("status", "status must be one of queued, running, succeeded, failed, canceled, expired")
+			}
+		}
+		if v, ok, err := queryValue(r, "model"); err != nil {
+			return err
+		} else if ok {
+			f.Model = v
+		}
+		views, total := worldOf(r).ListAllJobs(f, p.offset, p.limit)
+		items, err := encodeEach(views, func(v jobs.View) any {
+			return controlJobJSON{jobJSON: s.jobBody(r, v), Account: v.Account}
+		})
+		if err != nil {
+			return err
+		}
+		writeList(w, items, total, p)
+		return nil
+	}
+}
+
+// nextDueBody describes the world's next job transition for GET /_emulator/clock, or nil.
+func nextDueBody(world *sim.World) map[string]any {
+	id, at, from, ok := world.NextDue()
+	if !ok {
+		return nil
+	}
+	return map[string]any{"at": timestamp(at), "job_id": id, "status": from}
+}
+
+// touching marks the world changed once a control call that changes it has answered, for the
+// state (such as fault rules) that has no change hook of its own.
+func (s *Server) touching(next handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		defer worldOf(r).Changed()
+		return next(w, r)
+	}
+}
+
+// uiFile is one of the dashboard's files, ready to serve.
+type uiFile struct {
+	data        []byte
+	contentType string
+	etag        string
+}
+
+// uiFiles loads the embedded dashboard once.
+var uiFiles = sync.OnceValue(func() map[string]uiFile {
+	out := map[string]uiFile{}
+	_ = fs.WalkDir(ui.Files, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(ui.Files, name)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(data)
+		out[name] = uiFile{data: data, contentType: uiContentType(name), etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
+		return nil
+	})
+	return out
+})
+
+func uiContentType(name string) string {
+	switch path.Ext(name) {
+	case ".html":
+		return "text/html; charset=utf-8"
+	case ".js":
+		return "text/javascript; charset=utf-8"
+	case ".css":
+		return "text/css; charset=utf-8"
+	case ".svg":
+		return "image/svg+xml"
+	}
+	return "application/octet-stream"
+}
+
+// uiPolicy keeps the page to its own files and the emulator's own answers (output media are
+// served from the same address).
+const uiPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; " +
+	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// dashboard serves the dashboard's static files. They hold no state, so they are served even
+// when the control API is off or needs a token: the page then says how to turn it on, or asks
+// for the token, instead of failing blankly.
+func (s *Server) dashboard() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		name := strings.TrimPrefix(r.URL.Path, "/_emulator/ui/")
+		if name == "" {
+			name = "index.html"
+		}
+		f, ok := uiFiles()[name]
+		if !ok {
+			return problem.New(problem.NotFound, "no endpoint at %s %s", r.Method, r.URL.Path)
+		}
+		data, etag := f.data, f.etag
+		if name == "index.html" {
+			// The page states up front whether the control API is open, needs the token, or is
+			// off, so it can say what to do before it makes a single request.
+			state := s.controlState()
+			data = bytes.Replace(data, []byte(`data-control="on"`), []byte(`data-control="`+state+`"`), 1)
+			etag = strings.TrimSuffix(etag, `"`) + "-" + state + `"`
+		}
+		h := w.Header()
+		h.Set("Content-Type", f.contentType)
+		h.Set("Cache-Control", "no-cache")
+		h.Set("ETag", etag)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Content-Security-Policy", uiPolicy)
+		http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(data))
+		return nil
+	}
+}
+
+// controlState is how the control API stands: "on", "token" (it needs the admin token) or
+// "off" (disabled beyond loopback without a token).
+func (s *Server) controlState() string {
+	switch {
+	case s.cfg.ControlDisabled:
+		return "off"
+	case s.cfg.AdminToken != "":
+		return "token"
+	}
+	return "on"
+}
+
+// dashboardRedirect sends /_emulator/ui to the page's address with its slash, so the page's
+// relative links resolve.
+func (s *Server) dashboardRedirect() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		http.Redirect(w, r, "/_emulator/ui/", http.StatusMovedPermanently)
+		return nil
+	}
+}
