@@ -313,6 +313,7 @@ type Balance struct {
 	Available int64  `json:"available"` // what the account can still spend
 	Held      int64  `json:"held"`      // held by jobs that have not ended
 	Charged   int64  `json:"charged"`   // spent on jobs that succeeded
+	Refunded  int64  `json:"refunded"`  // given back by jobs that failed, expired or were canceled
 }
 
 // Balances lists every account's credits, by account id.
