@@ -315,7 +315,7 @@ func TestForceFail(t *testing.T) {
 	if got.str("status") != "failed" || e["code"] != "content_policy_violation" || e["message"] != "the prompt was refused" || got.str("credit_status") != "refunded" {
 		t.Errorf("after ForceFail: %v", got.body)
 	}
-	if bal := balance(t, emu, emu.Accounts.All); bal.Held != 0 || bal.Charged != 0 || bal.Available != 1_000_000 {
+	if bal := balance(t, emu, emu.Accounts.All); bal.Held != 0 || bal.Charged != 0 || bal.Available != 1_000_000 || bal.Refunded == 0 {
 		t.Errorf("after ForceFail: %+v, want everything refunded", bal)
 	}
 
