@@ -244,6 +244,11 @@ func sustain(ctx context.Context, args []string) error {
 	if atDeadline.at > from.at {
 		completedRate = float64(atDeadline.charged-from.charged) / (atDeadline.at - from.at).Seconds()
 	}
+	// Growth over the second half of the load: zero once memory has levelled off.
+	growth := 0.0
+	if mid, last := loadSamples[len(loadSamples)/2], loadSamples[len(loadSamples)-1]; last.at > mid.at {
+		growth = float64(last.rss-mid.rss) / 1024 / (last.at - mid.at).Seconds()
+	}
 	var rssSeries []string
 	for _, s := range loadSamples {
 		rssSeries = append(rssSeries, strconv.FormatInt(s.rss/1024, 10))
@@ -268,8 +273,8 @@ func sustain(ctx context.Context, args []string) error {
 	row("sustained "+*label+": quote + generate round trip p50 / p99", ms(percentile(rt, 50))+" / "+ms(percentile(rt, 99)), "—", "")
 	row("sustained "+*label+": finish observed late, p50 / p99 / max", spread(lateness), "small vs 500 ms job",
 		fmt.Sprintf("%d wait=true samples", len(lateness)))
-	row("sustained "+*label+": emulator RSS every "+every.String()+" (MB)", strings.Join(rssSeries, " → "), "plateaus",
-		fmt.Sprintf("--max-jobs cap; CPU: emulator %.2f, loadgen %.2f cores", cpu, selfCPU))
+	row("sustained "+*label+": emulator RSS over the run (MB)", strings.Join(rssSeries, " → ")+fmt.Sprintf("; %+.1f MB/s in the second half", growth), "plateaus",
+		fmt.Sprintf("CPU: emulator %.2f, loadgen %.2f cores", cpu, selfCPU))
 	return nil
 }
 
