@@ -124,13 +124,16 @@ func Size(e Entry) int64 {
 	return int64(n)
 }
 
-// capped returns the entry with every text field cut to MaxString and every body to MaxBody.
+// capped returns the entry with every text field cut to MaxString and every body to at most
+// MaxBody+1 bytes as sent. Bodies are kept as they came, without a copy (the caller hands over
+// bytes nobody changes), and put in their journal form (see Body) only when read: recording a
+// request then costs no JSON work on the request's path.
 func capped(e Entry) Entry {
 	for _, s := range []*string{&e.Method, &e.Path, &e.Query, &e.Code, &e.Account, &e.Model, &e.JobID, &e.RequestID, &e.Idempotent, &e.Fault} {
 		*s = Cut(*s, MaxString)
 	}
-	e.RequestBody = Body(e.RequestBody)
-	e.ResponseBody = Body(e.ResponseBody)
+	e.RequestBody = e.RequestBody[:min(len(e.RequestBody), MaxBody+1):min(len(e.RequestBody), MaxBody+1)]
+	e.ResponseBody = e.ResponseBody[:min(len(e.ResponseBody), MaxBody+1):min(len(e.ResponseBody), MaxBody+1)]
 	return e
 }
 
@@ -196,7 +199,9 @@ func (j *Journal) List(f Filter, offset, limit int) ([]Entry, int) {
 			continue
 		}
 		if total >= offset && len(out) < limit {
-			out = append(out, *e)
+			c := *e
+			c.RequestBody, c.ResponseBody = Body(c.RequestBody), Body(c.ResponseBody)
+			out = append(out, c)
 		}
 		total++
 	}
