@@ -112,6 +112,9 @@ type account struct {
 	marks  map[string]marker
 	queue  []queued // markers in the order they were made, which is the order they end
 	head   int
+	// first is when the first held quote ends, for the Retry-After of a refusal; zero when it
+	// must be found again (its quote went). So a client refused again and again costs one scan.
+	first time.Time
 }
 
 type entry struct {
@@ -185,6 +188,9 @@ func (s *Store) Add(q Quote) error {
 	delete(a.marks, q.ID)
 	a.quotes[q.ID] = e
 	a.bytes += e.size
+	if end := s.end(q); !a.first.IsZero() && end.Before(a.first) {
+		a.first = end
+	}
 	s.held++
 	e.timer = s.clock.AfterFunc(s.end(q), func() { s.expire(q.Account, q.ID, e) })
 	return nil
@@ -196,13 +202,14 @@ func (s *Store) end(q Quote) time.Time { return q.ExpiresAt.Add(s.limits.Grace +
 
 // oldestEnd is when the first of an account's held quotes is dropped. Callers hold s.mu.
 func (s *Store) oldestEnd(a *account) time.Time {
-	var first time.Time
-	for _, e := range a.quotes {
-		if end := s.end(e.quote); first.IsZero() || end.Before(first) {
-			first = end
+	if a.first.IsZero() {
+		for _, e := range a.quotes {
+			if end := s.end(e.quote); a.first.IsZero() || end.Before(a.first) {
+				a.first = end
+			}
 		}
 	}
-	return first
+	return a.first
 }
 
 // expire turns a held quote into its marker once its grace is over.
@@ -226,6 +233,9 @@ func (s *Store) expire(accountID, id string, e *entry) {
 
 // remove forgets a held quote and stops its timer. Callers hold s.mu.
 func (s *Store) remove(a *account, id string, e *entry) {
+	if s.end(e.quote).Equal(a.first) {
+		a.first = time.Time{}
+	}
 	delete(a.quotes, id)
 	a.bytes -= e.size
 	s.held--
