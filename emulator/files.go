@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gorilla/mux"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
@@ -30,13 +31,19 @@ func (s *Server) serveFile() handlerFunc {
 		h.Set("Content-Type", f.Output.ContentType)
 		h.Set("ETag", fmt.Sprintf(`"%016x-%d"`, f.Output.Seed, len(f.Data)))
 		h.Set("Cache-Control", "private, max-age="+strconv.Itoa(int(f.ExpiresAt.Sub(f.Now).Seconds())))
-		// A range in a unit other than bytes is ignored, as RFC 9110 asks: the whole file follows.
-		if rng := r.Header.Get("Range"); rng != "" && !strings.HasPrefix(strings.ToLower(strings.TrimSpace(rng)), "bytes=") {
-			r.Header.Del("Range")
-		}
-		http.ServeContent(&fileErrors{ResponseWriter: w, s: s, r: r}, r, "", f.Finished, bytes.NewReader(f.Data))
+		s.serveContent(w, r, f.Finished, f.Data)
 		return nil
 	}
+}
+
+// serveContent serves bytes whose Content-Type and ETag are set, with the ranges, HEAD and
+// conditional requests of http.ServeContent, and its plain-text errors answered as problems.
+func (s *Server) serveContent(w http.ResponseWriter, r *http.Request, modified time.Time, data []byte) {
+	// A range in a unit other than bytes is ignored, as RFC 9110 asks: the whole file follows.
+	if rng := r.Header.Get("Range"); rng != "" && !strings.HasPrefix(strings.ToLower(strings.TrimSpace(rng)), "bytes=") {
+		r.Header.Del("Range")
+	}
+	http.ServeContent(&fileErrors{ResponseWriter: w, s: s, r: r}, r, "", modified, bytes.NewReader(data))
 }
 
 // fileErrors turns the errors http.ServeContent answers in plain text (an unsatisfiable range, a

@@ -89,10 +89,10 @@ type route struct{ method, path string }
 // muxParam is a gorilla/mux path variable with an optional pattern: {name} or {name:pattern}.
 var muxParam = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)(?::([^{}]*))?\}`)
 
-// routeTable reads the routes registered in routes.go, as OpenAPI templates, and the path
-// variables whose pattern lets them hold slashes. A registration it cannot read fails the test,
-// so a route cannot escape the comparison by being written differently.
-func routeTable(t *testing.T) ([]route, map[string]bool) {
+// routeTable reads the routes registered in routes.go, as OpenAPI templates, the path variables
+// whose pattern lets them hold slashes, and those it lets be empty. A registration it cannot read
+// fails the test, so a route cannot escape the comparison by being written differently.
+func routeTable(t *testing.T) ([]route, map[string]bool, map[string]bool) {
 	t.Helper()
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "routes.go", nil, 0)
@@ -100,7 +100,7 @@ func routeTable(t *testing.T) ([]route, map[string]bool) {
 		t.Fatal(err)
 	}
 	var routes []route
-	slash := map[string]bool{}
+	slash, empty := map[string]bool{}, map[string]bool{}
 	read := map[ast.Node]bool{} // the Handle calls understood as part of a .Methods(...) chain
 	ast.Inspect(f, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
@@ -128,9 +128,12 @@ func routeTable(t *testing.T) ([]route, map[string]bool) {
 			t.Fatal(err)
 		}
 		for _, m := range muxParam.FindAllStringSubmatch(path, -1) {
-			if m[2] != "" && regexp.MustCompile("^(?:"+m[2]+")$").MatchString("a/b") {
-				slash[m[1]] = true
+			if m[2] == "" {
+				continue
 			}
+			pattern := regexp.MustCompile("^(?:" + m[2] + ")$")
+			slash[m[1]] = slash[m[1]] || pattern.MatchString("a/b")
+			empty[m[1]] = empty[m[1]] || pattern.MatchString("")
 		}
 		path = muxParam.ReplaceAllString(path, "{$1}")
 		for _, arg := range call.Args {
@@ -159,7 +162,7 @@ func routeTable(t *testing.T) ([]route, map[string]bool) {
 	if len(routes) == 0 {
 		t.Fatal("no routes found in routes.go")
 	}
-	return routes, slash
+	return routes, slash, empty
 }
 
 // documentedOperations lists the document's operations as routes.
@@ -186,7 +189,7 @@ func documentedOperations(t *testing.T) []route {
 // TestOpenAPIDocumentCoversEveryRoute compares the route table with the document both ways: a
 // route the document leaves out, or an operation no route answers, fails.
 func TestOpenAPIDocumentCoversEveryRoute(t *testing.T) {
-	routes, slash := routeTable(t)
+	routes, slash, empty := routeTable(t)
 	ops := documentedOperations(t)
 	key := func(r route) string { return r.method + " " + r.path }
 	have := map[string]bool{}
@@ -217,6 +220,9 @@ func TestOpenAPIDocumentCoversEveryRoute(t *testing.T) {
 	}
 	if got, want := names(conformance.SlashParams), names(slash); !slices.Equal(got, want) {
 		t.Errorf("the checker lets path parameters %v hold slashes; the routes let %v", got, want)
+	}
+	if got, want := names(conformance.EmptyParams), names(empty); !slices.Equal(got, want) {
+		t.Errorf("the checker lets path parameters %v be empty; the routes let %v", got, want)
 	}
 }
 
@@ -354,6 +360,14 @@ func TestOpenAPIRareAnswers(t *testing.T) {
 	expect(call(t, s, "GET", "/v1/models", "key_a", nil, "X-Emulator-Tenant", "not a name"), 400, "bad tenant on /v1")
 	expect(call(t, s, "GET", "/_emulator/clock", "", nil, "X-Emulator-Tenant", "not a name"), 400, "bad tenant on the control API")
 	expect(call(t, s, "GET", "/v1/models", "key_a.t2", nil, tenant...), 400, "a header and a key suffix that disagree")
+
+	expect(call(t, s, "GET", "/_emulator/jobs?status=pending", "", nil), 400, "every account's jobs in an unknown status")
+	expect(call(t, s, "GET", "/_emulator/jobs?status=&model=test/pixel&limit=1", "", nil, tenant...), 200, "every account's jobs, filtered")
+	expect(call(t, s, "HEAD", "/_emulator/ui", "", nil), 301, "HEAD the dashboard's address without its slash")
+	expect(call(t, s, "HEAD", "/_emulator/ui/", "", nil), 200, "HEAD the dashboard's page")
+	expect(call(t, s, "HEAD", "/_emulator/ui/app.css", "", nil, "Range", "bytes=0-9"), 206, "HEAD a range of the dashboard's style")
+	expect(call(t, s, "HEAD", "/_emulator/ui/nothing.js", "", nil), 404, "HEAD a file the dashboard does not have")
+	expect(call(t, s, "GET", "/_emulator/ui/app.js", "", nil, "Range", "bytes=0-3,8-11"), 206, "two ranges of the dashboard's script")
 
 	few, err := NewServer(Config{CatalogFile: "../testdata/catalogs/small.yaml", ManualClock: true, MaxTenants: 1})
 	if err != nil {

@@ -298,7 +298,7 @@ func (s *Server) dashboard() handlerFunc {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Content-Security-Policy", uiPolicy)
-		http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(data))
+		s.serveContent(w, r, time.Time{}, data)
 		return nil
 	}
 }

@@ -84,6 +84,43 @@ func TestDashboardFilesAreServedWhateverTheControlAPIsState(t *testing.T) {
 			t.Errorf("If-None-Match with the ETag: %d; want 304", again.Code)
 		}
 	})
+	// The files are served as outputs are: errors are problems, and a range in another unit is
+	// ignored.
+	t.Run("ranges and preconditions", func(t *testing.T) {
+		t.Parallel()
+		s := simServer(t, Config{CatalogFile: "../testdata/catalogs/small.yaml"})
+		whole := call(t, s, "GET", "/_emulator/ui/app.css", "", nil)
+		for _, tc := range []struct {
+			header []string
+			status int
+			code   string
+		}{
+			{[]string{"Range", "bytes=0-3"}, http.StatusPartialContent, ""},
+			{[]string{"Range", "bytes=99999999-"}, http.StatusRequestedRangeNotSatisfiable, "range_not_satisfiable"},
+			{[]string{"If-Match", `"other"`}, http.StatusPreconditionFailed, "precondition_failed"},
+			{[]string{"Range", "items=0-3"}, http.StatusOK, ""},
+		} {
+			rec := call(t, s, "GET", "/_emulator/ui/app.css", "", nil, tc.header...)
+			if rec.Code != tc.status {
+				t.Errorf("%v: %d; want %d\n%s", tc.header, rec.Code, tc.status, rec.Body)
+				continue
+			}
+			switch {
+			case tc.code != "":
+				if p := decode[map[string]any](t, rec); rec.Header().Get("Content-Type") != "application/problem+json" || p["code"] != tc.code {
+					t.Errorf("%v: %q %v; want a %s problem", tc.header, rec.Header().Get("Content-Type"), p, tc.code)
+				}
+			case tc.status == http.StatusPartialContent:
+				if rec.Body.String() != whole.Body.String()[:4] {
+					t.Errorf("%v: %q", tc.header, rec.Body)
+				}
+			default:
+				if rec.Body.String() != whole.Body.String() {
+					t.Errorf("%v: %d bytes; want the whole %d", tc.header, rec.Body.Len(), whole.Body.Len())
+				}
+			}
+		}
+	})
 }
 
 // controlJob is a job as the control API lists it.

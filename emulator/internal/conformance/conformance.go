@@ -23,9 +23,14 @@ import (
 // base is the URL the document is compiled under; it is never fetched.
 const base = "https://mediagen-emulator.invalid/openapi.json"
 
-// SlashParams are the path parameters whose values may hold slashes: model ids do, and their
-// route is /v1/models/{model:.+}. Every other parameter is one path segment.
-var SlashParams = map[string]bool{"model": true}
+// SlashParams are the path parameters whose values may hold slashes: model ids do (their route
+// is /v1/models/{model:.+}), and so may the dashboard's file names (/_emulator/ui/{file:.*}).
+// Every other parameter is one path segment.
+var SlashParams = map[string]bool{"model": true, "file": true}
+
+// EmptyParams are the slash parameters that may also be empty: /_emulator/ui/ serves the
+// dashboard's page itself. Every other parameter holds at least one character.
+var EmptyParams = map[string]bool{"file": true}
 
 // Answer is one request and what the emulator answered to it.
 type Answer struct {
@@ -413,7 +418,7 @@ func (p *pathItem) match(segs []string) (int, bool) {
 		}
 		name = strings.TrimSuffix(name, "}")
 		if i == len(p.segments)-1 && SlashParams[name] {
-			return literals, strings.Join(segs[i:], "/") != ""
+			return literals, EmptyParams[name] || strings.Join(segs[i:], "/") != ""
 		}
 		if segs[i] == "" {
 			return 0, false

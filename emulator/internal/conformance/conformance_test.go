@@ -123,6 +123,11 @@ func TestFind(t *testing.T) {
 		"/v1/jobs/":                        "",
 		"/_emulator/jobs/abc/complete":     "completeJob",
 		"/_emulator/accounts/acct_default": "",
+		"/_emulator/jobs":                  "listAllJobs",
+		"/_emulator/ui":                    "getDashboard",
+		"/_emulator/ui/":                   "getDashboardFile",
+		"/_emulator/ui/app.js":             "getDashboardFile",
+		"/_emulator/ui/a/b.js":             "getDashboardFile",
 	} {
 		op, _ := d.find(http.MethodGet, path)
 		if path == "/_emulator/jobs/abc/complete" {
