@@ -94,6 +94,9 @@ func (s *Server) generate() handlerFunc {
 // runs out. 200 when terminal, 202 with Location otherwise.
 func (s *Server) respondJob(w http.ResponseWriter, r *http.Request, world *sim.World, view jobs.View, wait bool) error {
 	about(w, "", view.ID)
+	if wait && !view.Status.Terminal() && s.park(w, r, world, view) {
+		return nil // answered later, when the job ends or the wait runs out
+	}
 	if wait {
 		view = world.Wait(r.Context(), view, s.closing)
 	}

@@ -100,6 +100,10 @@ type recorder struct {
 	// beforeSend, when set, runs once with the status known and before anything reaches the
 	// client, so what it records is in place by the time the client reads the answer.
 	beforeSend func()
+
+	// parked, once a wait=true generation has taken over the connection to answer later, is
+	// what the answer needs; until then nothing is journaled or logged for the request.
+	parked *parking
 }
 
 // WriteHeader remembers the first status written.
@@ -123,6 +127,9 @@ func (rec *recorder) Write(b []byte) (int, error) {
 }
 
 func (rec *recorder) sending() {
+	if rec.parked != nil && rec.status == 0 {
+		return // the answer comes later, from the parked generation
+	}
 	if f := rec.beforeSend; f != nil {
 		rec.beforeSend = nil
 		f()
@@ -158,6 +165,13 @@ func (s *Server) frame(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &recorder{ResponseWriter: w}
+		// Registered first so it runs last: a parked generation's answer touches rec only
+		// once every layer of this request is done with it.
+		defer func() {
+			if p := rec.parked; p != nil {
+				close(p.released)
+			}
+		}()
 		if watch := observe.Hook; watch != nil { // the package's tests check every answer against the OpenAPI document
 			var answered func(fault string)
 			rec.ResponseWriter, answered = watch(w, r)
@@ -194,13 +208,9 @@ func (s *Server) frame(next http.Handler) http.Handler {
 					s.writeError(rec, r, problem.New(problem.Internal, "the emulator hit an unexpected condition; see its log for request %s", id))
 				}
 			}
-			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
-				slog.String("method", r.Method),
-				slog.String("path", r.URL.Path),
-				slog.String("tenant", t.Name()),
-				slog.Int("status", rec.status),
-				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
-				slog.String("request_id", id))
+			if rec.parked == nil { // a parked answer logs itself when it goes out
+				s.logRequest(r, t.Name(), rec.status, start, id)
+			}
 		}()
 		if terr != nil {
 			s.writeError(rec, r, terr)
@@ -208,6 +218,17 @@ func (s *Server) frame(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// logRequest writes the one log line of an answered request.
+func (s *Server) logRequest(r *http.Request, tenant string, status int, start time.Time, id string) {
+	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+		slog.String("method", r.Method),
+		slog.String("path", r.URL.Path),
+		slog.String("tenant", tenant),
+		slog.Int("status", status),
+		slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+		slog.String("request_id", id))
 }
 
 // tenantOf finds the tenant a request names, by X-Emulator-Tenant or by a key of the form

@@ -108,6 +108,11 @@ type Server struct {
 	ready    chan struct{} // closed once the catalog is loaded
 	closing  chan struct{}
 	stopOnce sync.Once
+
+	parkedMu sync.Mutex
+	parked   map[*parking]*sim.Waiter // wait=true generations answered later (park.go)
+	stopping bool
+	parkedWG sync.WaitGroup
 }
 
 // NewServer loads the configuration and returns a ready emulator. A bad catalog or scenario
@@ -151,7 +156,7 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.Media == nil {
 		cfg.Media = fixtures.FS
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, files: media.NewCache(fileCacheBytes),
+	s := &Server{cfg: cfg, log: cfg.Logger, files: media.NewCache(fileCacheBytes), parked: map[*parking]*sim.Waiter{},
 		closing: make(chan struct{}), ready: make(chan struct{}), scenarios: known, startScenario: start}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -307,5 +312,8 @@ func readCatalog(path string) (string, []byte, error) {
 // Shutdown tells requests that are waiting for jobs to answer with the state they have now;
 // http.Server.RegisterOnShutdown calls it so a graceful stop does not wait out long polls.
 func (s *Server) Shutdown() {
-	s.stopOnce.Do(func() { close(s.closing) })
+	s.stopOnce.Do(func() {
+		close(s.closing)
+		s.endParked()
+	})
 }

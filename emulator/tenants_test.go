@@ -279,3 +279,44 @@ func TestJournalRecordsBodies(t *testing.T) {
 		t.Error("the journal holds the API key")
 	}
 }
+
+// TestParkedWaitsAnswerAndJournal: a wait=true generation on a real connection is parked (no
+// goroutine waits for it); it counts as waiting, is answered when its job ends or its tenant is
+// reset, and its journal entry carries the status it was answered with.
+func TestParkedWaitsAnswerAndJournal(t *testing.T) {
+	hs := tenantServer(t, Config{})
+	c := wire{t: t, base: hs.URL, key: "key_a", header: "parked"}
+	input := map[string]any{"prompt": "x"}
+	start := func(key string) chan map[string]any {
+		q := c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})
+		done := make(chan map[string]any, 1)
+		go func() {
+			status, out, h := c.do("POST", "/v1/generate?wait=true", map[string]any{"model": "test/pixel", "input": input, "quote_id": q["quote_id"]}, "Idempotency-Key", key)
+			out["http_status"] = float64(status)
+			out["location"] = h.Get("Location")
+			done <- out
+		}()
+		return done
+	}
+	first := start("one")
+	if w := c.must(200, "GET", "/_emulator/waiting?count=1&timeout=20s", nil); w["reached"] != true {
+		t.Fatalf("the wait never began: %v", w)
+	}
+	c.must(200, "POST", "/_emulator/clock", map[string]any{"advance": "5s"})
+	if got := <-first; got["http_status"] != 200.0 || got["status"] != "succeeded" {
+		t.Errorf("answer after the job ended: %v", got)
+	}
+	entries := c.must(200, "GET", "/_emulator/requests?path=/v1/generate", nil)["data"].([]any)
+	if len(entries) != 1 || entries[0].(map[string]any)["status"] != 200.0 || entries[0].(map[string]any)["job_id"] == nil {
+		t.Errorf("journal of the parked generation: %v", entries)
+	}
+	second := start("two")
+	c.must(200, "GET", "/_emulator/waiting?count=1&timeout=20s", nil)
+	c.must(200, "POST", "/_emulator/reset", nil)
+	if got := <-second; got["http_status"] != 202.0 || got["status"] != "queued" || got["location"] == "" {
+		t.Errorf("answer after a reset: %v", got)
+	}
+	if h := c.must(200, "GET", "/_emulator/health", nil); h["waiting"] != 0.0 {
+		t.Errorf("waiting = %v after both answers", h["waiting"])
+	}
+}

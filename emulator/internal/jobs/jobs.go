@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -196,7 +197,8 @@ type Engine struct {
 	doneHead  *job   // the finished job that is dropped next
 	doneTail  *job
 	counts    Counts
-	held      int // jobs held, shadowed duplicates included
+	held      int                 // jobs held, shadowed duplicates included
+	onEnd     map[*job][]*endCall // what to run when a job ends; only jobs someone waits for
 
 	// timer is the one clock callback the engine has scheduled, at timerAt, for the earliest
 	// transition or drop; gen tells a stale callback from the current one.
@@ -360,7 +362,43 @@ func (e *Engine) terminate(j *job, status Status, jerr *Error, at time.Time) {
 	}
 	e.doneTail = j
 	j.notify()
+	if calls := e.onEnd[j]; calls != nil {
+		delete(e.onEnd, j)
+		for _, c := range calls {
+			go c.f() // never under the engine's lock, never on the clock's goroutine
+		}
+	}
 	e.changed()
+}
+
+// endCall is one function OnEnd runs.
+type endCall struct{ f func() }
+
+// OnEnd arranges for f to run once, in a goroutine of its own, when the job turns terminal, so
+// a waiter needs no goroutine of its own while it waits. It reports false, and never runs f,
+// when the engine does not hold the job or it has already ended. cancel withdraws f.
+func (e *Engine) OnEnd(id string, f func()) (cancel func(), ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j, found := e.byID[id]
+	if !found || j.status.Terminal() {
+		return nil, false
+	}
+	c := &endCall{f}
+	if e.onEnd == nil {
+		e.onEnd = map[*job][]*endCall{}
+	}
+	e.onEnd[j] = append(e.onEnd[j], c)
+	return func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		calls := slices.DeleteFunc(e.onEnd[j], func(x *endCall) bool { return x == c })
+		if len(calls) == 0 {
+			delete(e.onEnd, j)
+		} else {
+			e.onEnd[j] = calls
+		}
+	}, true
 }
 
 // dropAt is when a finished job's retention ends, in nanoseconds since 1970.

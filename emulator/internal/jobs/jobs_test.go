@@ -1157,3 +1157,37 @@ func TestRealClock(t *testing.T) {
 		}
 	})
 }
+
+// TestOnEnd: a function given to OnEnd runs once when its job ends, not at other changes, and
+// not at all once withdrawn or for a job that has already ended.
+func TestOnEnd(t *testing.T) {
+	w := newWorld(t, retention)
+	v := w.create(jobs.New{ID: "j1", Plan: jobs.Plan{Queue: time.Second, Run: 2 * time.Second, Ending: jobs.Ending{Status: jobs.Succeeded}}})
+	ended := make(chan string, 4)
+	if _, ok := w.engine.OnEnd(v.ID, func() { ended <- "kept" }); !ok {
+		t.Fatal("OnEnd refused a live job")
+	}
+	cancel, _ := w.engine.OnEnd(v.ID, func() { ended <- "withdrawn" })
+	cancel()
+	w.advance(time.Second) // it starts: not an end
+	select {
+	case got := <-ended:
+		t.Fatalf("%s ran when the job only started", got)
+	default:
+	}
+	w.advance(2 * time.Second)
+	if got := <-ended; got != "kept" {
+		t.Fatalf("ran %q", got)
+	}
+	if _, ok := w.engine.OnEnd(v.ID, func() { ended <- "late" }); ok {
+		t.Error("OnEnd accepted a job that has ended")
+	}
+	if _, ok := w.engine.OnEnd("nope", func() {}); ok {
+		t.Error("OnEnd accepted an unknown job")
+	}
+	select {
+	case got := <-ended:
+		t.Errorf("%s ran too", got)
+	default:
+	}
+}

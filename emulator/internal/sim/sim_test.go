@@ -465,3 +465,60 @@ func TestAwaitWaitingGivesUp(t *testing.T) {
 		t.Error("zero waiters is reached at once")
 	}
 }
+
+// TestWaitThen: a parked generation is answered once, by its job's end, by the wait limit on the
+// world's clock, or by a reset; it counts as waiting until then.
+func TestWaitThen(t *testing.T) {
+	generateOne := func(t *testing.T, w *World, outcome string) jobs.View {
+		q, _ := w.Quote("acct_a", "test/pixel", fox(1))
+		v, _, err := w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: "k", Model: "test/pixel",
+			QuoteID: q.ID, Input: fox(1), Fingerprint: []byte("k"), Outcome: outcome})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	t.Run("the job ends", func(t *testing.T) {
+		w := newTestWorld(t)
+		answered := make(chan jobs.View, 2)
+		w.WaitThen(generateOne(t, w, ""), func(v jobs.View) { answered <- v })
+		if w.Waiting() != 1 {
+			t.Fatalf("waiting = %d", w.Waiting())
+		}
+		mustAdvance(t, w, 5*time.Second)
+		if v := <-answered; v.Status != jobs.Succeeded {
+			t.Errorf("answered with %s", v.Status)
+		}
+		if n, _ := w.AwaitWaiting(context.Background(), 0, nil); n != 0 {
+			t.Errorf("waiting = %d after the answer", n)
+		}
+	})
+	t.Run("the limit passes", func(t *testing.T) {
+		cfg := testConfig(t)
+		cfg.MaxWait = time.Minute
+		w := newTestTenants(t, cfg).Default().World()
+		answered := make(chan jobs.View, 2)
+		w.WaitThen(generateOne(t, w, "slow"), func(v jobs.View) { answered <- v })
+		mustAdvance(t, w, time.Minute)
+		if v := <-answered; v.Status.Terminal() {
+			t.Errorf("answered with %s; a slow job is still going", v.Status)
+		}
+	})
+	t.Run("a reset", func(t *testing.T) {
+		ts := newTestTenants(t, testConfig(t))
+		tn := ts.Default()
+		w := tn.World()
+		answered := make(chan jobs.View, 2)
+		wt := w.WaitThen(generateOne(t, w, ""), func(v jobs.View) { answered <- v })
+		tn.Reset()
+		if v := <-answered; v.Status != jobs.Queued {
+			t.Errorf("answered with %s", v.Status)
+		}
+		wt.End() // a second end does nothing
+		select {
+		case <-answered:
+			t.Error("answered twice")
+		default:
+		}
+	})
+}

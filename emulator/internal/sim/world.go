@@ -53,6 +53,10 @@ type World struct {
 	waitersMu      sync.Mutex
 	waitersChanged chan struct{} // closed when waiting changes, made by whoever watches it
 
+	parkMu  sync.Mutex
+	parked  map[*Waiter]struct{} // generations waiting without a goroutine (WaitThen)
+	retired bool
+
 	// version counts changes to the world; changes is closed at the next one while watched
 	// (see events.go).
 	version   atomic.Uint64
@@ -109,6 +113,7 @@ func (w *World) retire() {
 	w.goneOnce.Do(func() {
 		close(w.gone)
 		w.clock.Close()
+		w.endParked()
 	})
 }
 
