@@ -39,7 +39,6 @@ package emulatortest
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -301,7 +300,7 @@ func Start(t TB, opts ...Option) *Emulator {
 	}
 	errorLog := s.cfg.Logger
 	if errorLog == nil {
-		errorLog = slog.New(slog.NewTextHandler(io.Discard, nil))
+		errorLog = slog.New(slog.DiscardHandler)
 	}
 	hs := &http.Server{
 		Handler:           srv,

@@ -5,7 +5,6 @@
 package sim
 
 import (
-	"io"
 	"io/fs"
 	"log/slog"
 	"time"
@@ -67,7 +66,7 @@ func (c Config) withDefaults() Config {
 		c.JobRetention = 24 * time.Hour
 	}
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.Wall == nil {
 		c.Wall = time.Now
