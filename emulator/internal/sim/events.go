@@ -15,28 +15,14 @@ import (
 // Changed records that the world's state changed and wakes every watcher.
 func (w *World) Changed() {
 	w.version.Add(1)
-	if !w.watched.Load() {
-		return
-	}
-	w.changesMu.Lock()
-	if w.changes != nil {
-		close(w.changes)
-		w.changes = nil
-	}
-	w.watched.Store(false)
-	w.changesMu.Unlock()
+	w.changed.fire()
 }
 
 // Changes returns the world's change count and a channel closed at its next change. A watcher
 // compares the count with the last it acted on, then waits on the channel.
 func (w *World) Changes() (uint64, <-chan struct{}) {
-	w.changesMu.Lock()
-	defer w.changesMu.Unlock()
-	if w.changes == nil {
-		w.changes = make(chan struct{})
-	}
-	w.watched.Store(true)
-	return w.version.Load(), w.changes
+	ch := w.changed.next()
+	return w.version.Load(), ch
 }
 
 // Version is the world's change count.

@@ -50,19 +50,15 @@ type World struct {
 	scenario atomic.Pointer[scenario.Scenario]
 	waiting  atomic.Int64 // generations blocked waiting for their job
 
-	waitersMu      sync.Mutex
-	waitersChanged chan struct{} // closed when waiting changes, made by whoever watches it
+	waitingChanged signal
 
 	parkMu  sync.Mutex
 	parked  map[*Waiter]struct{} // generations waiting without a goroutine (WaitThen)
 	retired bool
 
-	// version counts changes to the world; changes is closed at the next one while watched
-	// (see events.go).
-	version   atomic.Uint64
-	watched   atomic.Bool
-	changesMu sync.Mutex
-	changes   chan struct{}
+	// version counts changes to the world; changed wakes whoever watches them (events.go).
+	version atomic.Uint64
+	changed signal
 
 	// gone is closed when a reset, a drop or shutdown retires this world, waking long waits.
 	gone     chan struct{}
@@ -171,12 +167,7 @@ func (w *World) Waiting() int64 { return w.waiting.Load() }
 // addWaiting changes the count of waiting generations and wakes whoever watches it.
 func (w *World) addWaiting(d int64) {
 	w.waiting.Add(d)
-	w.waitersMu.Lock()
-	if w.waitersChanged != nil {
-		close(w.waitersChanged)
-		w.waitersChanged = nil
-	}
-	w.waitersMu.Unlock()
+	w.waitingChanged.fire()
 }
 
 // AwaitWaiting blocks until at least n generations are waiting for their job, ctx ends, stop is
@@ -184,16 +175,10 @@ func (w *World) addWaiting(d int64) {
 // advance a manual clock only once their wait=true request has begun.
 func (w *World) AwaitWaiting(ctx context.Context, n int64, stop <-chan struct{}) (int64, bool) {
 	for {
-		w.waitersMu.Lock()
+		changed := w.waitingChanged.next()
 		if cur := w.waiting.Load(); cur >= n {
-			w.waitersMu.Unlock()
 			return cur, true
 		}
-		if w.waitersChanged == nil {
-			w.waitersChanged = make(chan struct{})
-		}
-		changed := w.waitersChanged
-		w.waitersMu.Unlock()
 		select {
 		case <-changed:
 		case <-ctx.Done():
