@@ -123,6 +123,7 @@ export interface Balance {
   available: number;
   held: number;
   charged: number;
+  refunded: number;
 }
 
 export interface JournalEntry {

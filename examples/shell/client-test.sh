@@ -203,7 +203,7 @@ end_test
 
 for how in header token; do
   start_test "a failure forced by the $how refunds the credits"
-  before=$(account_json)
+  before_available=$(balance available) before_refunded=$(balance refunded)
   if [[ $how == header ]]; then
     fail_input='{"prompt":"a red fox"}' outcome=("X-Emulator-Outcome: fail")
   else
@@ -221,7 +221,8 @@ for how in header token; do
   expect "job status" "$(jget '.status' <<<"$body")" failed
   expect "error code" "$(jget '.error.code' <<<"$body")" generation_failed
   expect "credit_status" "$(jget '.credit_status' <<<"$body")" refunded
-  expect "balance" "$(account_json)" "$before"
+  expect "available credits" "$(balance available)" "$before_available"
+  expect "refunded credits" "$(balance refunded)" "$((before_refunded + credits))"
   end_test
 done
 

@@ -127,7 +127,7 @@ describe('control', () => {
     const tenant = await own(t, emu);
     const { control } = tenant;
     assert.ok((await control.accounts()).some((b) => b.account === ACCOUNT));
-    assert.deepEqual(await control.setCredits(ACCOUNT, 0), { account: ACCOUNT, available: 0, held: 0, charged: 0 });
+    assert.deepEqual(await control.setCredits(ACCOUNT, 0), { account: ACCOUNT, available: 0, held: 0, charged: 0, refunded: 0 });
     const resp = await new Client(tenant).generate(await imageModel(tenant.baseUrl), { prompt: 'a red fox' }, 'broke');
     assert.equal(resp.status, 402);
     await assert.rejects(control.setCredits('acct_nobody', 5), (err) => err.status === 404);

@@ -73,7 +73,7 @@ async function exercise(tenant, i, arrive) {
   const listed = (await client.request('GET', '/v1/jobs?limit=500')).json;
   assert.deepEqual(new Set(listed.data.map((j) => j.id)), mine);
   assert.equal(listed.total, mine.size);
-  assert.deepEqual(await control.balance(ACCOUNT), { account: ACCOUNT, available: credits - spent, held: 0, charged: spent });
+  assert.deepEqual(await control.balance(ACCOUNT), { account: ACCOUNT, available: credits - spent, held: 0, charged: spent, refunded: 0 });
   const journal = await control.requests();
   assert.equal(journal.length, client.sent);
   assert.deepEqual(new Set(journal.filter((e) => e.job_id).map((e) => e.job_id)), mine);
@@ -81,7 +81,7 @@ async function exercise(tenant, i, arrive) {
   await control.reset();
   assert.deepEqual(await control.now(), start);
   assert.deepEqual((await client.request('GET', '/v1/jobs')).json.data, []);
-  assert.deepEqual(await control.balance(ACCOUNT), { account: ACCOUNT, available: 1_000_000, held: 0, charged: 0 });
+  assert.deepEqual(await control.balance(ACCOUNT), { account: ACCOUNT, available: 1_000_000, held: 0, charged: 0, refunded: 0 });
   assert.deepEqual((await control.faults()).filter((f) => f.source === 'api'), []);
   assert.deepEqual(await control.requests({ path: '/v1/generate' }), []);
 }

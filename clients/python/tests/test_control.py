@@ -142,7 +142,7 @@ def test_accounts_and_credits(own: Tenant):
     client, c, model = Client(own), own.control, image_model(own.base_url)
     names = {b["account"] for b in c.accounts()}
     assert ACCOUNT in names
-    assert c.set_credits(ACCOUNT, 0) == {"account": ACCOUNT, "available": 0, "held": 0, "charged": 0}
+    assert c.set_credits(ACCOUNT, 0) == {"account": ACCOUNT, "available": 0, "held": 0, "charged": 0, "refunded": 0}
     resp = client.generate(model, {"prompt": "a red fox"}, "broke")
     assert resp.status == 402 and resp.json()["code"] == "insufficient_credits"
     with pytest.raises(EmulatorError) as err:

@@ -74,7 +74,7 @@ def exercise(t: Tenant, i: int, barrier: threading.Barrier = None) -> None:
     listed = client.request("GET", "/v1/jobs?limit=500").json()
     assert {j["id"] for j in listed["data"]} == mine and listed["total"] == len(mine)
     assert all(j["status"] == "succeeded" for j in listed["data"])
-    assert c.balance(ACCOUNT) == {"account": ACCOUNT, "available": credits - spent, "held": 0, "charged": spent}
+    assert c.balance(ACCOUNT) == {"account": ACCOUNT, "available": credits - spent, "held": 0, "charged": spent, "refunded": 0}
     journal = c.requests()
     assert len(journal) == client.sent  # every /v1 request this test sent, and no other
     assert {e["job_id"] for e in journal if e.get("job_id")} == mine
@@ -84,7 +84,7 @@ def exercise(t: Tenant, i: int, barrier: threading.Barrier = None) -> None:
     c.reset()
     assert c.now() == start
     assert client.request("GET", "/v1/jobs").json()["data"] == []
-    assert c.balance(ACCOUNT) == {"account": ACCOUNT, "available": 1_000_000, "held": 0, "charged": 0}
+    assert c.balance(ACCOUNT) == {"account": ACCOUNT, "available": 1_000_000, "held": 0, "charged": 0, "refunded": 0}
     assert [f for f in c.faults() if f["source"] == "api"] == []
     assert c.requests(path="/v1/generate") == []
 

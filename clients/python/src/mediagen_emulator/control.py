@@ -234,7 +234,7 @@ class Control:
     # --- accounts -----------------------------------------------------------------------------
 
     def accounts(self) -> List[Balance]:
-        """Every account's available, held and charged credits."""
+        """Every account's available, held, charged and refunded credits."""
         return cast(List[Balance], self.call("GET", "/_emulator/accounts")["data"])
 
     def balance(self, account: str) -> Balance:

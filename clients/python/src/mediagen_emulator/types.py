@@ -99,12 +99,13 @@ class Scenario(TypedDict):
 
 
 class Balance(TypedDict):
-    """An account's credits: what it can spend, what jobs hold, what was charged."""
+    """An account's credits: what it can spend, what jobs hold, what was charged and refunded."""
 
     account: str
     available: int
     held: int
     charged: int
+    refunded: int
 
 
 class JournalEntry(TypedDict):
