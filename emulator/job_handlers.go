@@ -73,19 +73,9 @@ func (s *Server) listJobs() handlerFunc {
 		if err != nil {
 			return err
 		}
-		var f jobs.Filter
-		if v, ok, err := queryValue(r, "status"); err != nil {
+		f, err := jobFilter(r, false)
+		if err != nil {
 			return err
-		} else if ok {
-			f.Status = jobs.Status(v)
-			if !f.Status.Valid() {
-				return paramError("status", "status must be one of queued, running, succeeded, failed, canceled, expired")
-			}
-		}
-		if v, ok, err := queryValue(r, "model"); err != nil {
-			return err
-		} else if ok {
-			f.Model = v
 		}
 		views, total := worldOf(r).ListJobs(keyOf(r).Account, f, p.offset, p.limit)
 		items, err := encodeEach(views, func(v jobs.View) any { return s.jobBody(r, v) })
@@ -105,4 +95,24 @@ func (s *Server) cancelJob() handlerFunc {
 		}
 		return s.writeJSON(w, http.StatusOK, s.jobBody(r, v))
 	}
+}
+
+// jobFilter reads the status and model filters of a job listing. With emptyIsAny, status= with
+// no value means every status (as a form's "any" sends it); otherwise it is not a status.
+func jobFilter(r *http.Request, emptyIsAny bool) (jobs.Filter, error) {
+	var f jobs.Filter
+	if v, ok, err := queryValue(r, "status"); err != nil {
+		return f, err
+	} else if ok && (v != "" || !emptyIsAny) {
+		f.Status = jobs.Status(v)
+		if !f.Status.Valid() {
+			return f, paramError("status", "status must be one of queued, running, succeeded, failed, canceled, expired")
+		}
+	}
+	if v, ok, err := queryValue(r, "model"); err != nil {
+		return f, err
+	} else if ok {
+		f.Model = v
+	}
+	return f, nil
 }

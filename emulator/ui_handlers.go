@@ -182,19 +182,9 @@ func (s *Server) listAllJobs() handlerFunc {
 		if err != nil {
 			return err
 		}
-		var f jobs.Filter
-		if v, ok, err := queryValue(r, "status"); err != nil {
+		f, err := jobFilter(r, true)
+		if err != nil {
 			return err
-		} else if ok && v != "" {
-			f.Status = jobs.Status(v)
-			if !f.Status.Valid() {
-				return paramError("status", "status must be one of queued, running, succeeded, failed, canceled, expired")
-			}
-		}
-		if v, ok, err := queryValue(r, "model"); err != nil {
-			return err
-		} else if ok {
-			f.Model = v
 		}
 		views, total := worldOf(r).ListAllJobs(f, p.offset, p.limit)
 		items, err := encodeEach(views, func(v jobs.View) any {
