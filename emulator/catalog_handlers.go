@@ -94,7 +94,7 @@ func (p page) window(n int) (from, to int) {
 // writeList sends the list envelope around already encoded items.
 func writeList(w http.ResponseWriter, items []json.RawMessage, total int, p page) {
 	var b bytes.Buffer
-	size := 64
+	size := 65
 	for _, it := range items {
 		size += len(it) + 1
 	}
@@ -114,8 +114,8 @@ func writeList(w http.ResponseWriter, items []json.RawMessage, total int, p page
 	b.WriteString(strconv.Itoa(p.offset))
 	b.WriteString(`,"has_more":`)
 	b.WriteString(strconv.FormatBool(p.offset+len(items) < total))
-	b.WriteByte('}')
-	writeRaw(w, http.StatusOK, b.Bytes())
+	b.WriteString("}\n")
+	writeLine(w, http.StatusOK, b.Bytes())
 }
 
 // encodeEach encodes the items of a list page, each as view presents it.

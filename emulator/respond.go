@@ -146,22 +146,29 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) error {
 	if err != nil {
 		return err
 	}
-	writeRaw(w, status, b)
+	writeLine(w, status, append(b, '\n'))
 	return nil
 }
 
-// writeRaw sends already encoded JSON.
+// writeRaw sends already encoded JSON that the caller may share (a model's detail, say),
+// followed by a newline.
 func writeRaw(w http.ResponseWriter, status int, b []byte) {
-	keep(w, b)
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(b)+1))
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-	_, _ = w.Write(newline)
+	line := make([]byte, len(b)+1)
+	copy(line, b)
+	line[len(b)] = '\n'
+	writeLine(w, status, line)
 }
 
-var newline = []byte{'\n'}
+// writeLine sends encoded JSON that ends in a newline in one write: the answer then leaves in
+// as few system calls as it can, where a second write for the newline cost one more.
+func writeLine(w http.ResponseWriter, status int, line []byte) {
+	keep(w, line[:len(line)-1])
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(line)))
+	w.WriteHeader(status)
+	_, _ = w.Write(line)
+}
 
 // timestamp formats an instant as the API does: RFC 3339, UTC, Z.
 func timestamp(t time.Time) string { return sim.Timestamp(t) }
