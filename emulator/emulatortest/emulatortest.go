@@ -32,8 +32,9 @@
 //		os.Exit(code)
 //	}
 //
-// In each test, emu.For(t) reports control failures to that test, and emu.For(t).Reset() starts
-// it from a clean state (such tests share one emulator, so they cannot run in parallel).
+// In each test, emu.Tenant(t) gives the test a tenant of its own on that shared emulator — its
+// own clock, credits, jobs, journal and faults — so such tests run in parallel (t.Parallel())
+// and need no reset. emu.For(t) instead reports control failures to t on the default tenant.
 package emulatortest
 
 import (
