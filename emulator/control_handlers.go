@@ -31,14 +31,22 @@ const headerAdminToken = "X-Emulator-Admin-Token"
 // machines without a token, and behind the token when one is set.
 func (s *Server) control(next handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if s.cfg.ControlDisabled {
-			return problem.New(problem.ControlAPIDisabled, "the control API is off because the emulator listens beyond loopback without --admin-token; restart it with --admin-token (or MEDIAGEN_ADMIN_TOKEN) and send it as %s", headerAdminToken)
-		}
-		if s.cfg.AdminToken != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get(headerAdminToken)), []byte(s.cfg.AdminToken)) != 1 {
-			return problem.New(problem.AdminTokenRequired, "send the admin token as %s", headerAdminToken)
+		if err := s.controlDenied(r); err != nil {
+			return err
 		}
 		return next(w, r)
 	}
+}
+
+// controlDenied says why a request may not use the control API, or nil when it may.
+func (s *Server) controlDenied(r *http.Request) error {
+	if s.cfg.ControlDisabled {
+		return problem.New(problem.ControlAPIDisabled, "the control API is off because the emulator listens beyond loopback without --admin-token; restart it with --admin-token (or MEDIAGEN_ADMIN_TOKEN) and send it as %s", headerAdminToken)
+	}
+	if s.cfg.AdminToken != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get(headerAdminToken)), []byte(s.cfg.AdminToken)) != 1 {
+		return problem.New(problem.AdminTokenRequired, "send the admin token as %s", headerAdminToken)
+	}
+	return nil
 }
 
 // health answers once the emulator is ready: with its version, clock and catalog size, so a

@@ -265,6 +265,19 @@ func (s *Server) tenantOf(r *http.Request) (*sim.Tenant, string, error) {
 	if name == "" {
 		return s.tenants.Default(), token, nil
 	}
+	if t, ok := s.tenants.Lookup(name); ok {
+		return t, token, nil
+	}
+	// Only a request that could act in a tenant makes one, so a client without a key cannot
+	// use up --max-tenants.
+	if _, known := s.catalog.Key(token); !known {
+		if denied := s.controlDenied(r); denied != nil {
+			if strings.HasPrefix(r.URL.Path, "/_emulator/") {
+				return nil, token, denied
+			}
+			return nil, token, problem.New(problem.Unauthenticated, "tenant %q does not exist yet: a request makes it only with a valid API key, or with access to the control API", name)
+		}
+	}
 	t, err := s.tenants.Get(name)
 	return t, token, err
 }

@@ -320,3 +320,52 @@ func TestParkedWaitsAnswerAndJournal(t *testing.T) {
 		t.Errorf("waiting = %v after both answers", h["waiting"])
 	}
 }
+
+// TestOnlyAuthorisedRequestsMakeTenants: a client without a key (or, for the control API,
+// without the admin token) cannot make tenants, so it cannot use up --max-tenants.
+func TestOnlyAuthorisedRequestsMakeTenants(t *testing.T) {
+	hs := tenantServer(t, Config{AdminToken: "secret", MaxTenants: 2})
+	for _, c := range []wire{
+		{t: t, base: hs.URL, key: "nokey", header: "intruder1"},
+		{t: t, base: hs.URL, header: "intruder3"},
+	} {
+		for path, code := range map[string]string{"/v1/models": "unauthenticated", "/_emulator/health": "admin_token_required"} {
+			if status, out, _ := c.do("GET", path, nil); status != 401 || out["code"] != code {
+				t.Errorf("%s %s with key %q: %d %v, want 401 %s", path, c.header, c.key, status, out["code"], code)
+			}
+		}
+	}
+	// An unknown key names no tenant at all: the request is the default tenant's, and fails
+	// its authentication there.
+	if status, _, _ := (wire{t: t, base: hs.URL, key: "nokey.intruder2"}).do("GET", "/v1/models", nil); status != 401 {
+		t.Errorf("an unknown key with a tenant suffix: %d", status)
+	}
+	ok := wire{t: t, base: hs.URL, key: "key_a", header: "real"}
+	ok.must(200, "GET", "/v1/models", nil)
+	status, _, _ := (wire{t: t, base: hs.URL, header: "real"}).do("GET", "/_emulator/health", nil)
+	if status != 200 {
+		t.Errorf("an existing tenant's health without a key: %d", status)
+	}
+	req, _ := http.NewRequest("GET", hs.URL+"/_emulator/health", nil)
+	req.Header.Set(headerTenant, "by-admin")
+	req.Header.Set(headerAdminToken, "secret")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Errorf("the admin token makes a tenant: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	req, _ = http.NewRequest("GET", hs.URL+"/_emulator/tenants", nil)
+	req.Header.Set(headerAdminToken, "secret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Data []struct{ Name string } `json:"data"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&list)
+	if len(list.Data) != 3 {
+		t.Errorf("tenants: %+v, want default, by-admin and real", list.Data)
+	}
+}
