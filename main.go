@@ -200,7 +200,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return usageError("")
 	}
 	if fs.NArg() > 0 {
-		return usageError("mediagen-emulator: unexpected argument %q (commands: validate, healthcheck, version)", fs.Arg(0))
+		return usageError("mediagen-emulator: unexpected argument %q (commands: validate, import, drift, healthcheck, version)", fs.Arg(0))
 	}
 	fs.Visit(func(f *flag.Flag) {
 		delete(envErrs, f.Name)
