@@ -20,22 +20,21 @@ import (
 
 type ctxKey int
 
-// Context keys: what the frame learns of a request before routing, and the authenticated key.
-const (
-	ctxInfo ctxKey = iota
-	ctxKeyValue
-)
+// ctxInfo holds what the frame learns of a request before routing.
+const ctxInfo ctxKey = 0
 
 // headerTenant names the tenant a request belongs to.
 const headerTenant = "X-Emulator-Tenant"
 
-// reqInfo is what the frame settles about a request before it is routed; it does not change
-// afterwards. Everything else flows as arguments and return values.
+// reqInfo is what the frame settles about a request before it is routed, and the key that
+// requireKey authenticates before the handler runs; neither changes afterwards. Everything else
+// flows as arguments and return values.
 type reqInfo struct {
 	id     string
 	tenant *sim.Tenant
 	world  *sim.World // the world the request began with; a reset mid-request does not split it
 	token  string     // the bearer key, without a tenant suffix
+	key    *catalog.Key
 	query  url.Values
 	qerr   error
 }
@@ -54,10 +53,7 @@ func worldOf(r *http.Request) *sim.World { return infoOf(r).world }
 func requestID(r *http.Request) string { return infoOf(r).id }
 
 // keyOf returns the authenticated API key of a request, set by requireKey.
-func keyOf(r *http.Request) *catalog.Key {
-	k, _ := r.Context().Value(ctxKeyValue).(*catalog.Key)
-	return k
-}
+func keyOf(r *http.Request) *catalog.Key { return infoOf(r).key }
 
 // query returns the request's query parameters, parsed once by the frame. A query string that
 // does not parse (a bad %-escape, say) is an error rather than half read.
@@ -331,7 +327,8 @@ func (s *Server) requireKey(perm catalog.Permission, next handlerFunc) handlerFu
 		if err := s.rateLimit(w, r, key, peeked); err != nil {
 			return err
 		}
-		return next(w, r.WithContext(context.WithValue(r.Context(), ctxKeyValue, key)))
+		infoOf(r).key = key // set once, before the handler runs; no copy of the request for it
+		return next(w, r)
 	}
 }
 
