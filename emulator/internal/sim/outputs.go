@@ -79,9 +79,9 @@ func mediaSpec(o jobs.Output) media.Spec {
 		Duration: time.Duration(o.Duration * float64(time.Second))}
 }
 
-// Render makes an output's bytes; the same output always gives the same bytes, exactly
+// render makes an output's bytes; the same output always gives the same bytes, exactly
 // SizeBytes long.
-func (w *World) Render(o jobs.Output) ([]byte, error) { return w.cfg.maker.Render(mediaSpec(o)) }
+func (w *World) render(o jobs.Output) ([]byte, error) { return w.cfg.maker.Render(mediaSpec(o)) }
 
 // nearestVideoSize picks the supported video size closest in shape, then in size, to w×h, so a
 // catalog asking for a size the fixtures lack still gets a real video.
@@ -131,7 +131,7 @@ func (w *World) File(jobID, name string) (File, error) {
 		return File{}, problem.New(problem.OutputExpired, "this output expired at %s", Timestamp(v.OutputsExpireAt))
 	}
 	// Made once however many clients ask at the same time, and kept within the cache's bytes.
-	data, err := w.files.Do(o.Path, func() ([]byte, error) { return w.Render(o) })
+	data, err := w.files.Do(o.Path, func() ([]byte, error) { return w.render(o) })
 	if err != nil {
 		return File{}, err
 	}
