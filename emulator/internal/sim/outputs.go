@@ -131,7 +131,7 @@ func (w *World) File(jobID, name string) (File, error) {
 		return File{}, problem.New(problem.OutputExpired, "this output expired at %s", Timestamp(v.OutputsExpireAt))
 	}
 	// Made once however many clients ask at the same time, and kept within the cache's bytes.
-	data, err := w.files.Do(o.Path, func() ([]byte, error) { return w.render(o) })
+	data, err := w.files.Do(w.cacheKey+o.Path, func() ([]byte, error) { return w.render(o) })
 	if err != nil {
 		return File{}, err
 	}

@@ -522,3 +522,32 @@ func TestWaitThen(t *testing.T) {
 		}
 	})
 }
+
+// TestResetNeverServesAnEarlierWorldsFile: under a seed, ids start over after a reset, so a new
+// job can have an earlier job's id and file path; its download must be its own file, not the
+// earlier one still in the shared cache.
+func TestResetNeverServesAnEarlierWorldsFile(t *testing.T) {
+	tn := newTestTenants(t, testConfig(t)).Default()
+	download := func(w *World, input map[string]any) (int64, []byte) {
+		q, err := w.Quote("acct_a", "test/pixel", input)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _, err := w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: "k", Model: "test/pixel", QuoteID: q.ID, Input: input, Fingerprint: []byte("k")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustAdvance(t, w, 5*time.Second)
+		v, _ = w.Job("acct_a", v.ID)
+		f, err := w.File(v.ID, "0.png")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.Outputs[0].SizeBytes, f.Data
+	}
+	_, before := download(tn.World(), map[string]any{"prompt": "square", "image_size": "square"})
+	size, after := download(tn.Reset(), map[string]any{"prompt": "wide", "image_size": "landscape_16_9"})
+	if int64(len(after)) != size || string(after) == string(before) {
+		t.Errorf("after a reset the download is %d bytes (the job says %d): an earlier world's file", len(after), size)
+	}
+}

@@ -3,6 +3,7 @@ package sim
 import (
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -101,6 +102,8 @@ type Tenants struct {
 	max   int
 	idle  time.Duration
 
+	worlds atomic.Uint64 // numbers every world made, for its files' keys in the shared cache
+
 	mu        sync.Mutex
 	byName    map[string]*Tenant
 	lastSweep time.Time
@@ -135,7 +138,9 @@ func (ts *Tenants) newTenant(name string) *Tenant {
 	now := ts.cfg.Wall()
 	t := &Tenant{name: name, created: now.UTC(), ids: g, wall: ts.cfg.Wall}
 	t.lastUsed.Store(now.UnixNano())
-	t.make = func() *World { return newWorld(&ts.cfg, g, ts.files, path) }
+	t.make = func() *World {
+		return newWorld(&ts.cfg, g, ts.files, path, strconv.FormatUint(ts.worlds.Add(1), 10)+":")
+	}
 	t.current.Store(t.make())
 	return t
 }

@@ -37,6 +37,9 @@ type World struct {
 	ids   *ids.Generator
 	files *media.Cache
 	path  string // the prefix of the world's file paths: /files/ or /files/{tenant}/
+	// cacheKey sets this world's files apart in the shared cache: after a reset a seeded world
+	// makes the same ids, and so the same paths, for jobs that may be different.
+	cacheKey string
 
 	clock   *clock.Clock
 	ledger  *ledger.Ledger
@@ -69,7 +72,7 @@ type World struct {
 }
 
 // newWorld builds a world at the configured start.
-func newWorld(cfg *Config, g *ids.Generator, files *media.Cache, path string) *World {
+func newWorld(cfg *Config, g *ids.Generator, files *media.Cache, path, cacheKey string) *World {
 	var c *clock.Clock
 	if cfg.ManualClock {
 		c = clock.NewManual(cfg.Start)
@@ -83,12 +86,13 @@ func newWorld(cfg *Config, g *ids.Generator, files *media.Cache, path string) *W
 	l := ledger.New(start)
 	var w *World
 	w = &World{
-		cfg:    cfg,
-		ids:    g,
-		files:  files,
-		path:   path,
-		clock:  c,
-		ledger: l,
+		cfg:      cfg,
+		ids:      g,
+		files:    files,
+		cacheKey: cacheKey,
+		path:     path,
+		clock:    c,
+		ledger:   l,
 		quotes: quotes.NewBounded(c, quotes.Limits{PerAccount: QuotesPerAccount, PerAccountBytes: QuoteBytesPerAccount,
 			Remember: cfg.JobRetention, Markers: QuotesPerAccount}),
 		idem:     idempotency.NewStore(c, cfg.MaxJobs),
