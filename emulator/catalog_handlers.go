@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gorilla/mux"
-
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 )
@@ -206,12 +204,12 @@ func (s *Server) writeGrouped(w http.ResponseWriter, models []*catalog.Model, p 
 
 func (s *Server) getModel() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		id := mux.Vars(r)["model"]
+		id := pathVar(r, "model")
 		m, ok := s.catalog.Model(id)
 		if !ok {
 			return problem.New(problem.ModelNotFound, "no model %q; GET /v1/models lists them", id)
 		}
-		writeRaw(w, http.StatusOK, m.Detail)
+		writeLine(w, http.StatusOK, m.Detail)
 		return nil
 	}
 }

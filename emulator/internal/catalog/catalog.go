@@ -96,6 +96,7 @@ type Model struct {
 	Output  Output
 
 	// ListItem and Detail are the encoded bodies served for this model, built once at load.
+	// Detail ends in the newline every answer ends in, so it goes out in one write, uncopied.
 	ListItem json.RawMessage
 	Detail   json.RawMessage
 

@@ -48,7 +48,7 @@ func (m *Model) encode() error {
 	}
 	b.WriteString(`,"openapi":`)
 	m.writeOpenAPI(&b)
-	b.WriteByte('}')
+	b.WriteString("}\n")
 	m.Detail = b.Bytes()
 	return nil
 }

@@ -59,7 +59,7 @@ func referenceDetail(t *testing.T, m *Model) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return detail
+	return append(detail, '\n') // as served
 }
 
 // TestEncodeMatchesEncodingJSON: the hand-assembled bodies are what encoding/json would write,

@@ -21,7 +21,7 @@ import (
 
 // snapshotVersion changes whenever the snapshot's shape or the loader's output does, so that an
 // old snapshot is refused rather than misread.
-const snapshotVersion = 1
+const snapshotVersion = 2
 
 // ErrStaleSnapshot is LoadSnapshot's answer when the snapshot was not made from the given
 // catalog text, or by this version of the loader: parse the text instead.

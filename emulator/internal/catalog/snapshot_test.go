@@ -156,7 +156,7 @@ func TestSnapshotRefusesOtherSource(t *testing.T) {
 	if _, err := LoadSnapshot(snap, append(source, '\n')); !errors.Is(err, ErrStaleSnapshot) {
 		t.Errorf("changed source: %v; want ErrStaleSnapshot", err)
 	}
-	if _, err := LoadSnapshot(bytes.Replace(snap, []byte(`"version":1,`), []byte(`"version":0,`), 1), source); !errors.Is(err, ErrStaleSnapshot) {
+	if _, err := LoadSnapshot(bytes.Replace(snap, fmt.Appendf(nil, `"version":%d,`, snapshotVersion), []byte(`"version":0,`), 1), source); !errors.Is(err, ErrStaleSnapshot) {
 		t.Errorf("other version: %v; want ErrStaleSnapshot", err)
 	}
 	if _, err := LoadSnapshot(snap[:len(snap)/2], source); err == nil || errors.Is(err, ErrStaleSnapshot) {
