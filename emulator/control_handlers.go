@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gorilla/mux"
-
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/faults"
@@ -335,7 +333,7 @@ func (s *Server) clearFaults() handlerFunc {
 
 func (s *Server) deleteFault() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		id := mux.Vars(r)["id"]
+		id := pathVar(r, "id")
 		if !worldOf(r).Faults().Remove(id) {
 			return problem.New(problem.NotFound, "no fault %q", id)
 		}
@@ -353,7 +351,7 @@ func (s *Server) listAccounts() handlerFunc {
 // putAccount sets what an account can spend: {"credits": 500}. Held and charged credits stay.
 func (s *Server) putAccount() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		id := mux.Vars(r)["account"]
+		id := pathVar(r, "account")
 		body, err := s.decodeBody(w, r, bodyRequired)
 		if err != nil {
 			return err
@@ -399,7 +397,7 @@ func (s *Server) forceJob(status jobs.Status) handlerFunc {
 				}
 			}
 		}
-		v, err := worldOf(r).Force(mux.Vars(r)["id"], status, jerr)
+		v, err := worldOf(r).Force(pathVar(r, "id"), status, jerr)
 		if err != nil {
 			return err
 		}
@@ -411,7 +409,7 @@ func (s *Server) forceJob(status jobs.Status) handlerFunc {
 // their client made.
 func (s *Server) controlJob() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		v, err := worldOf(r).JobAny(mux.Vars(r)["id"])
+		v, err := worldOf(r).JobAny(pathVar(r, "id"))
 		if err != nil {
 			return err
 		}
@@ -448,7 +446,7 @@ func (s *Server) listTenants() handlerFunc {
 
 func (s *Server) deleteTenant() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if err := s.tenants.Delete(mux.Vars(r)["name"]); err != nil {
+		if err := s.tenants.Delete(pathVar(r, "name")); err != nil {
 			return err
 		}
 		w.WriteHeader(http.StatusNoContent)

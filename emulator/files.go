@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gorilla/mux"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 )
 
@@ -22,7 +21,7 @@ const fileCacheBytes = 256 << 20
 // conditional requests come from ServeContent.
 func (s *Server) serveFile() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		vars := mux.Vars(r)
+		vars := infoOf(r).vars
 		f, err := worldOf(r).File(vars["job"], vars["name"])
 		if err != nil {
 			return err

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/gorilla/mux"
-
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
@@ -59,7 +57,7 @@ func baseURL(r *http.Request) string {
 
 func (s *Server) getJob() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		v, err := worldOf(r).Job(keyOf(r).Account, mux.Vars(r)["id"])
+		v, err := worldOf(r).Job(keyOf(r).Account, pathVar(r, "id"))
 		if err != nil {
 			return err
 		}
@@ -89,7 +87,7 @@ func (s *Server) listJobs() handlerFunc {
 
 func (s *Server) cancelJob() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		v, err := worldOf(r).Cancel(keyOf(r).Account, mux.Vars(r)["id"])
+		v, err := worldOf(r).Cancel(keyOf(r).Account, pathVar(r, "id"))
 		if err != nil {
 			return err
 		}

@@ -37,6 +37,7 @@ type reqInfo struct {
 	key    *catalog.Key
 	query  url.Values
 	qerr   error
+	vars   map[string]string // the variables of the matched route's path
 }
 
 func infoOf(r *http.Request) *reqInfo {
@@ -61,6 +62,9 @@ func query(r *http.Request) (url.Values, error) {
 	n := infoOf(r)
 	return n.query, n.qerr
 }
+
+// pathVar returns a variable of the matched route's path, such as a model or job id.
+func pathVar(r *http.Request, name string) string { return infoOf(r).vars[name] }
 
 // maxRequestIDLen bounds an echoed X-Request-Id; longer or non-printable ones are replaced.
 const maxRequestIDLen = 200

@@ -68,7 +68,19 @@ func (s *Server) routes() http.Handler {
 		w.Header().Set("Allow", joinMethods(allowed))
 		return problem.New(problem.MethodNotAllowed, "%s does not answer %s; it answers %s", req.URL.Path, req.Method, joinMethods(allowed))
 	})
-	return s.cors(r, s.frame(s.traffic(r)))
+	return s.cors(r, s.frame(s.traffic(dispatch(r))))
+}
+
+// dispatch runs the handler of the route that matches, with the path's variables in the
+// request's record: the router only matches, so a request is not copied twice more to carry
+// them. The router always finds a handler, since it has both fallbacks set.
+func dispatch(r *mux.Router) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		var match mux.RouteMatch
+		r.Match(req, &match)
+		infoOf(req).vars = match.Vars
+		match.Handler.ServeHTTP(w, req)
+	})
 }
 
 // allowedMethods lists the methods some route answers for the request's path.
