@@ -215,7 +215,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return usageError("mediagen-emulator: %v", errors.Join(errs...))
 	}
-	cfg, logger, err := configure(o, stderr)
+	logs := newLineWriter(stderr, maxPendingLog)
+	defer logs.Close()
+	cfg, logger, err := configure(o, logs)
 	if err != nil {
 		return err
 	}
