@@ -96,31 +96,30 @@ func (e *LimitError) Error() string {
 // Unwrap makes errors.Is(err, ErrTooMany) hold.
 func (e *LimitError) Unwrap() error { return ErrTooMany }
 
-// Store holds quotes. It is safe for concurrent use.
+// Store holds quotes. It is safe for concurrent use. It sets no timers: an account's quotes
+// whose time is over become markers when the account is next touched, so making a quote costs
+// the clock nothing, and a quote's end is exact on the manual clock all the same.
 type Store struct {
 	clock    *clock.Clock
 	limits   Limits
 	mu       sync.Mutex
 	accounts map[string]*account
-	held     int
 }
 
 // account is one account's quotes and markers.
 type account struct {
 	quotes map[string]*entry
 	bytes  int64
+	ends   endHeap // the held quotes by when they end; an entry no longer held is skipped
 	marks  map[string]marker
 	queue  []queued // markers in the order they were made, which is the order they end
 	head   int
-	// first is when the first held quote ends, for the Retry-After of a refusal; zero when it
-	// must be found again (its quote went). So a client refused again and again costs one scan.
-	first time.Time
 }
 
 type entry struct {
 	quote Quote
 	size  int64
-	timer *clock.Timer
+	end   time.Time
 }
 
 // marker is what is left of an expired quote.
@@ -136,7 +135,7 @@ type queued struct {
 }
 
 // Overheads approximate what a quote and a marker cost beyond their text: the structs, the map
-// entries and the timer.
+// entries and the place in the heap of ends.
 const (
 	quoteOverhead  = 320
 	markerOverhead = 160
@@ -158,12 +157,12 @@ func NewBounded(c *clock.Clock, l Limits) *Store {
 	return &Store{clock: c, limits: l, accounts: map[string]*account{}}
 }
 
-// Add stores a quote and schedules its expiry. It returns a *LimitError (ErrTooMany) and stores
-// nothing when the quote's account is at its bound: a quote already handed out stays valid
-// until its expires_at, so no quote is dropped to make room.
+// Add stores a quote. It returns a *LimitError (ErrTooMany) and stores nothing when the quote's
+// account is at its bound: a quote already handed out stays valid until its expires_at, so no
+// quote is dropped to make room.
 func (s *Store) Add(q Quote) error {
 	q.digest = digestOf(q.Input)
-	e := &entry{quote: q, size: Size(q)}
+	e := &entry{quote: q, size: Size(q), end: s.end(q)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a := s.accounts[q.Account]
@@ -171,7 +170,7 @@ func (s *Store) Add(q Quote) error {
 		a = &account{quotes: map[string]*entry{}, marks: map[string]marker{}}
 		s.accounts[q.Account] = a
 	}
-	s.prune(a, s.clock.Now())
+	s.settle(a, s.clock.Now())
 	old := a.quotes[q.ID]
 	held, heldBytes := len(a.quotes), a.bytes
 	if old != nil {
@@ -188,11 +187,7 @@ func (s *Store) Add(q Quote) error {
 	delete(a.marks, q.ID)
 	a.quotes[q.ID] = e
 	a.bytes += e.size
-	if end := s.end(q); !a.first.IsZero() && end.Before(a.first) {
-		a.first = end
-	}
-	s.held++
-	e.timer = s.clock.AfterFunc(s.end(q), func() { s.expire(q.Account, q.ID, e) })
+	a.ends.push(e)
 	return nil
 }
 
@@ -202,53 +197,52 @@ func (s *Store) end(q Quote) time.Time { return q.ExpiresAt.Add(s.limits.Grace +
 
 // oldestEnd is when the first of an account's held quotes is dropped. Callers hold s.mu.
 func (s *Store) oldestEnd(a *account) time.Time {
-	if a.first.IsZero() {
-		for _, e := range a.quotes {
-			if end := s.end(e.quote); a.first.IsZero() || end.Before(a.first) {
-				a.first = end
+	a.ends.clean(a)
+	if len(a.ends) == 0 {
+		return time.Time{}
+	}
+	return a.ends[0].end
+}
+
+// settle turns the account's quotes whose end has come into markers, in the order they end,
+// and drops the markers whose time has come. Callers hold s.mu.
+func (s *Store) settle(a *account, now time.Time) {
+	for a.ends.clean(a); len(a.ends) > 0 && !now.Before(a.ends[0].end); a.ends.clean(a) {
+		e := a.ends.pop()
+		id := e.quote.ID
+		s.remove(a, id, e)
+		if end := e.quote.ExpiresAt.Add(s.limits.Remember); s.limits.Remember > s.limits.Grace {
+			for len(a.marks) >= s.limits.Markers && s.popMarker(a) {
 			}
+			a.marks[id] = marker{model: e.quote.Model, digest: e.quote.digest, expires: e.quote.ExpiresAt}
+			a.queue = append(a.queue, queued{id, end})
 		}
 	}
-	return a.first
-}
-
-// expire turns a held quote into its marker once its grace is over.
-func (s *Store) expire(accountID, id string, e *entry) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a := s.accounts[accountID]
-	if a == nil || a.quotes[id] != e {
-		return
-	}
-	s.remove(a, id, e)
-	if end := e.quote.ExpiresAt.Add(s.limits.Remember); s.limits.Remember > s.limits.Grace {
-		for len(a.marks) >= s.limits.Markers && s.popMarker(a) {
-		}
-		a.marks[id] = marker{model: e.quote.Model, digest: e.quote.digest, expires: e.quote.ExpiresAt}
-		a.queue = append(a.queue, queued{id, end})
-	}
-	s.prune(a, s.clock.Now())
-	s.dropIfEmpty(accountID, a)
-}
-
-// remove forgets a held quote and stops its timer. Callers hold s.mu.
-func (s *Store) remove(a *account, id string, e *entry) {
-	if s.end(e.quote).Equal(a.first) {
-		a.first = time.Time{}
-	}
-	delete(a.quotes, id)
-	a.bytes -= e.size
-	s.held--
-	if e.timer != nil {
-		e.timer.Stop()
-	}
-}
-
-// prune drops the markers whose time has come. Callers hold s.mu.
-func (s *Store) prune(a *account, now time.Time) {
 	for a.head < len(a.queue) && !now.Before(a.queue[a.head].end) {
 		s.popMarker(a)
 	}
+}
+
+// touch finds an account, settled as of now, or nil; an account left with nothing is dropped.
+// Callers hold s.mu.
+func (s *Store) touch(id string) *account {
+	a := s.accounts[id]
+	if a == nil {
+		return nil
+	}
+	s.settle(a, s.clock.Now())
+	if len(a.quotes) == 0 && len(a.marks) == 0 {
+		delete(s.accounts, id)
+		return nil
+	}
+	return a
+}
+
+// remove forgets a held quote; its place in the heap of ends is skipped when reached. Callers
+// hold s.mu.
+func (s *Store) remove(a *account, id string, e *entry) {
+	delete(a.quotes, id)
+	a.bytes -= e.size
 }
 
 // popMarker drops the oldest marker; it reports false when there is none. Callers hold s.mu.
@@ -280,12 +274,69 @@ func (s *Store) dropIfEmpty(id string, a *account) {
 	}
 }
 
+// endHeap orders held quotes by end, earliest first (ties by id, so the order is one order).
+type endHeap []*entry
+
+func (h endHeap) less(i, j int) bool {
+	if !h[i].end.Equal(h[j].end) {
+		return h[i].end.Before(h[j].end)
+	}
+	return h[i].quote.ID < h[j].quote.ID
+}
+
+func (h *endHeap) push(e *entry) {
+	*h = append(*h, e)
+	for i := len(*h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		(*h)[i], (*h)[p] = (*h)[p], (*h)[i]
+		i = p
+	}
+}
+
+func (h *endHeap) pop() *entry {
+	old := *h
+	top := old[0]
+	n := len(old) - 1
+	old[0] = old[n]
+	old[n] = nil
+	*h = old[:n]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && h.less(l, m) {
+			m = l
+		}
+		if r < n && h.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		(*h)[i], (*h)[m] = (*h)[m], (*h)[i]
+		i = m
+	}
+	if n == 0 {
+		*h = nil // an emptied account keeps no array
+	}
+	return top
+}
+
+// clean pops entries at the top that the account no longer holds (replaced by a quote of the
+// same id), so the top is a held quote.
+func (h *endHeap) clean(a *account) {
+	for len(*h) > 0 && a.quotes[(*h)[0].quote.ID] != (*h)[0] {
+		h.pop()
+	}
+}
+
 // Get returns a copy of an account's quote, while it is held whole (until Grace after it
 // expires).
 func (s *Store) Get(account, id string) (Quote, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if a := s.accounts[account]; a != nil {
+	if a := s.touch(account); a != nil {
 		if e, ok := a.quotes[id]; ok {
 			return e.quote, true
 		}
@@ -299,7 +350,7 @@ func (s *Store) Get(account, id string) (Quote, bool) {
 func (s *Store) Find(account, id string) (Quote, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a := s.accounts[account]
+	a := s.touch(account)
 	if a == nil {
 		return Quote{}, false
 	}
@@ -318,7 +369,7 @@ func (s *Store) Find(account, id string) (Quote, bool) {
 func (s *Store) Use(account, id, job string) (usedBy string, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a := s.accounts[account]
+	a := s.touch(account)
 	if a == nil {
 		return "", false
 	}
@@ -337,7 +388,7 @@ func (s *Store) Use(account, id, job string) (usedBy string, ok bool) {
 func (s *Store) Release(account, id, job string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if a := s.accounts[account]; a != nil {
+	if a := s.touch(account); a != nil {
 		if e, ok := a.quotes[id]; ok && e.quote.UsedBy == job {
 			e.quote.UsedBy = ""
 		}
@@ -348,5 +399,11 @@ func (s *Store) Release(account, id, job string) {
 func (s *Store) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.held
+	n := 0
+	for id := range s.accounts {
+		if a := s.touch(id); a != nil {
+			n += len(a.quotes)
+		}
+	}
+	return n
 }

@@ -164,15 +164,15 @@ func TestUseSingleWinner(t *testing.T) {
 }
 
 // TestQuotesForgotten: a quote is still known (so it can answer quote_expired) until Forget
-// after it expires, and forgotten at that instant, with no timer left behind.
+// after it expires, and forgotten at that instant; the store sets no timer for it.
 func TestQuotesForgotten(t *testing.T) {
 	t.Parallel()
 	s, c := newStore(t)
 	s.Add(quote("acct_a", "q1", t0))
 	advance(t, c, time.Minute)
 	s.Add(quote("acct_a", "q2", c.Now())) // expires a minute after q1
-	if s.Len() != 2 || c.Pending() != 2 {
-		t.Fatalf("Len = %d, Pending = %d; want 2 and 2", s.Len(), c.Pending())
+	if s.Len() != 2 || c.Pending() != 0 {
+		t.Fatalf("Len = %d, Pending = %d; want 2 quotes and no timer", s.Len(), c.Pending())
 	}
 	for _, step := range []struct {
 		to     time.Time
@@ -246,8 +246,8 @@ func TestAccountBoundRefusesNotEvicts(t *testing.T) {
 			t.Errorf("the account's own quote q%d was dropped", i)
 		}
 	}
-	if s.Len() != 4 || c.Pending() != 4 {
-		t.Errorf("Len = %d, Pending = %d; want 4 and 4 (refused quotes leave no timer)", s.Len(), c.Pending())
+	if s.Len() != 4 || c.Pending() != 0 {
+		t.Errorf("Len = %d, Pending = %d; want 4 quotes and no timer", s.Len(), c.Pending())
 	}
 	// Once the quotes expire, the account has room again.
 	advance(t, c, ttl+time.Nanosecond)
@@ -379,5 +379,53 @@ func BenchmarkAdd(b *testing.B) {
 			s = quotes.NewBounded(c, quotes.DefaultLimits)
 			b.StartTimer()
 		}
+	}
+}
+
+// TestQuotesEndByTheirOwnTime: quotes of different lifetimes end each at its own time, whatever
+// order they came in; a quote made again under the same id ends when the new one does; and a
+// refusal names the end of the oldest quote still held.
+func TestQuotesEndByTheirOwnTime(t *testing.T) {
+	t.Parallel()
+	c := clock.NewManual(t0)
+	s := quotes.NewBounded(c, quotes.Limits{PerAccount: 3, PerAccountBytes: 1 << 20, Remember: 24 * time.Hour, Markers: 10})
+	lasting := func(id string, d time.Duration) quotes.Quote {
+		q := quote("a", id, t0)
+		q.ExpiresAt = t0.Add(d)
+		return q
+	}
+	for _, q := range []quotes.Quote{lasting("long", 2*time.Hour), lasting("short", 10*time.Minute), lasting("again", 5*time.Minute), lasting("again", 30*time.Minute)} {
+		if err := s.Add(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var le *quotes.LimitError
+	if err := s.Add(lasting("extra", time.Hour)); !errors.As(err, &le) || !le.RetryAt.Equal(t0.Add(10*time.Minute+time.Nanosecond)) {
+		t.Fatalf("a fourth quote: %v (RetryAt %v); want refused until just after the short one ends", err, le)
+	}
+	for _, step := range []struct {
+		at                 time.Duration
+		long, short, again bool
+	}{
+		{5*time.Minute + time.Nanosecond, true, true, true}, // the first "again" was replaced
+		{10 * time.Minute, true, true, true},
+		{10*time.Minute + time.Nanosecond, true, false, true},
+		{30*time.Minute + time.Nanosecond, true, false, false},
+		{2*time.Hour + time.Nanosecond, false, false, false},
+	} {
+		if err := c.Set(t0.Add(step.at)); err != nil {
+			t.Fatal(err)
+		}
+		for id, want := range map[string]bool{"long": step.long, "short": step.short, "again": step.again} {
+			if _, held := s.Get("a", id); held != want {
+				t.Errorf("at +%v: %s held %v; want %v", step.at, id, held, want)
+			}
+			if _, known := s.Find("a", id); !known {
+				t.Errorf("at +%v: %s is not known as a quote or a marker", step.at, id)
+			}
+		}
+	}
+	if s.Len() != 0 {
+		t.Errorf("Len = %d after every quote ended", s.Len())
 	}
 }
