@@ -65,9 +65,8 @@ type Journal struct {
 	mu         sync.Mutex
 	maxEntries int
 	maxBytes   int64
-	entries    []Entry // oldest first from head
-	sizes      []int64 // the size of each entry, parallel to entries
-	head       int
+	ring       []Entry // a ring: n entries, oldest first from head, wrapping around
+	head, n    int
 	bytes      int64 // the sizes of the entries held
 	seq        uint64
 	onChange   func() // told after every Add and Clear, outside the lock
@@ -100,21 +99,38 @@ func (j *Journal) Add(e Entry) {
 	defer j.mu.Unlock()
 	j.seq++
 	e.Seq = j.seq
-	j.entries = append(j.entries, e)
-	j.sizes = append(j.sizes, size)
-	j.bytes += size
 	// The newest entry stays even alone over maxBytes: it is already capped.
-	for len(j.entries)-j.head > 1 && (len(j.entries)-j.head > j.maxEntries || j.bytes > j.maxBytes) {
-		j.bytes -= j.sizes[j.head]
-		j.entries[j.head] = Entry{}
-		j.head++
+	for j.n > 0 && (j.n >= j.maxEntries || j.bytes+size > j.maxBytes) {
+		j.dropOldest()
 	}
-	if j.head > 64 && j.head >= len(j.entries)/2 {
-		j.entries = append([]Entry(nil), j.entries[j.head:]...)
-		j.sizes = append([]int64(nil), j.sizes[j.head:]...)
-		j.head = 0
+	if j.n == len(j.ring) {
+		j.grow()
 	}
+	j.ring[(j.head+j.n)%len(j.ring)] = e
+	j.n++
+	j.bytes += size
 }
+
+// grow makes room for more entries, up to maxEntries: the ring doubles, so a quiet journal
+// stays small and a busy one stops copying once it is full.
+func (j *Journal) grow() {
+	ring := make([]Entry, min(max(16, 2*len(j.ring)), j.maxEntries))
+	for i := range j.n {
+		ring[i] = j.ring[(j.head+i)%len(j.ring)]
+	}
+	j.ring, j.head = ring, 0
+}
+
+// dropOldest forgets the oldest entry. Callers hold j.mu and know there is one.
+func (j *Journal) dropOldest() {
+	j.bytes -= Size(j.ring[j.head])
+	j.ring[j.head] = Entry{}
+	j.head = (j.head + 1) % len(j.ring)
+	j.n--
+}
+
+// at returns the i-th entry held, oldest first. Callers hold j.mu.
+func (j *Journal) at(i int) *Entry { return &j.ring[(j.head+i)%len(j.ring)] }
 
 // Size is what an entry counts against the journal's byte bound.
 func Size(e Entry) int64 {
@@ -193,8 +209,8 @@ func (j *Journal) List(f Filter, offset, limit int) ([]Entry, int) {
 	defer j.mu.Unlock()
 	var out []Entry
 	total := 0
-	for i := j.head; i < len(j.entries); i++ {
-		e := &j.entries[i]
+	for i := range j.n {
+		e := j.at(i)
 		if !f.matches(e) {
 			continue
 		}
@@ -220,7 +236,7 @@ func (j *Journal) Clear() {
 	defer j.changed()
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.entries, j.sizes, j.head, j.bytes = nil, nil, 0, 0
+	j.ring, j.head, j.n, j.bytes = nil, 0, 0, 0
 }
 
 func (f Filter) matches(e *Entry) bool {

@@ -172,3 +172,36 @@ func FuzzBody(f *testing.F) {
 		}
 	})
 }
+
+// TestRingMatchesAPlainList: as the ring grows, wraps and drops by count and by bytes, it holds
+// what a plain list trimmed from the front would.
+func TestRingMatchesAPlainList(t *testing.T) {
+	t.Parallel()
+	const maxEntries, maxBytes = 40, 40 * (entryOverhead + 40)
+	j := NewBounded(maxEntries, maxBytes)
+	var model []Entry
+	var bytes int64
+	for i := range 500 {
+		e := Entry{Path: fmt.Sprint("/v1/", i), Query: strings.Repeat("q", i*7%90)}
+		j.Add(e)
+		e.Seq = uint64(i + 1)
+		model = append(model, e)
+		bytes += Size(e)
+		for len(model) > 1 && (len(model) > maxEntries || bytes > maxBytes) {
+			bytes -= Size(model[0])
+			model = model[1:]
+		}
+		if i%37 != 0 {
+			continue
+		}
+		got, total := j.List(Filter{}, 0, maxEntries)
+		if total != len(model) || j.Bytes() != bytes {
+			t.Fatalf("after %d adds: %d entries, %d bytes; want %d, %d", i+1, total, j.Bytes(), len(model), bytes)
+		}
+		for k := range got {
+			if got[k].Seq != model[k].Seq || got[k].Path != model[k].Path {
+				t.Fatalf("after %d adds: entry %d is %d %s; want %d %s", i+1, k, got[k].Seq, got[k].Path, model[k].Seq, model[k].Path)
+			}
+		}
+	}
+}
