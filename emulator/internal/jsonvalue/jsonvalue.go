@@ -29,7 +29,7 @@ func write(b *bytes.Buffer, v any) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			b.WriteString(strconv.Quote(k))
+			b.Write(strconv.AppendQuote(b.AvailableBuffer(), k))
 			b.WriteByte(':')
 			write(b, x[k])
 		}
@@ -48,7 +48,7 @@ func write(b *bytes.Buffer, v any) {
 	case float64:
 		b.WriteString(canonicalNumber(strconv.FormatFloat(x, 'g', -1, 64)))
 	case string:
-		b.WriteString(strconv.Quote(x))
+		b.Write(strconv.AppendQuote(b.AvailableBuffer(), x))
 	case bool:
 		b.WriteString(strconv.FormatBool(x))
 	case nil:
@@ -63,6 +63,14 @@ func write(b *bytes.Buffer, v any) {
 // leading or trailing zeros, and a power of ten ("-125e-2" for -1.250). It works on the text,
 // so 1e999999 costs as little as 1 and stays distinct from 1e999998.
 func canonicalNumber(s string) string {
+	if small, ok := canonicalInt(s); ok {
+		return small
+	}
+	return canonicalAny(s)
+}
+
+// canonicalAny is canonicalNumber for any number, on the text with big exponents.
+func canonicalAny(s string) string {
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
 	mant, expText, _ := strings.Cut(strings.ToLower(s), "e")
@@ -86,6 +94,32 @@ func canonicalNumber(s string) string {
 		out = "-" + out
 	}
 	return out
+}
+
+// canonicalInt is canonicalNumber for the numbers inputs mostly hold, plain integers of up to
+// 18 digits, without big arithmetic; ok is false for any other number.
+func canonicalInt(s string) (string, bool) {
+	digits := strings.TrimPrefix(s, "-")
+	if digits == "" || len(digits) > 18 || (len(digits) > 1 && digits[0] == '0') {
+		return "", false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return "", false
+		}
+	}
+	if digits == "0" {
+		return "0", true
+	}
+	trimmed := strings.TrimRight(digits, "0")
+	out := make([]byte, 0, len(s)+4)
+	if len(digits) < len(s) {
+		out = append(out, '-')
+	}
+	out = append(out, trimmed...)
+	out = append(out, 'e')
+	out = strconv.AppendInt(out, int64(len(digits)-len(trimmed)), 10)
+	return string(out), true
 }
 
 // Equal reports whether two decoded JSON values are the same value.

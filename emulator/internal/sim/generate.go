@@ -382,6 +382,14 @@ func badToken(ptr, outcome string) error {
 
 // findToken walks the input in a fixed order (object keys sorted) for the first outcome token.
 func findToken(v any, ptr string) (string, string) {
+	if !hasToken(v) {
+		return "", "" // most inputs: no pointers built, no keys sorted
+	}
+	return locateToken(v, ptr)
+}
+
+// locateToken is findToken's walk, building the pointer as it goes.
+func locateToken(v any, ptr string) (string, string) {
 	switch x := v.(type) {
 	case string:
 		if m := outcomeToken.FindStringSubmatch(x); m != nil {
@@ -389,18 +397,39 @@ func findToken(v any, ptr string) (string, string) {
 		}
 	case []any:
 		for i, item := range x {
-			if p, o := findToken(item, ptr+"/"+strconv.Itoa(i)); o != "" {
+			if p, o := locateToken(item, ptr+"/"+strconv.Itoa(i)); o != "" {
 				return p, o
 			}
 		}
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(x)) {
-			if p, o := findToken(x[k], ptr+"/"+EscapePointer(k)); o != "" {
+			if p, o := locateToken(x[k], ptr+"/"+EscapePointer(k)); o != "" {
 				return p, o
 			}
 		}
 	}
 	return "", ""
+}
+
+// hasToken reports whether some string inside v may hold an outcome token.
+func hasToken(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return strings.Contains(x, "[emulator:")
+	case []any:
+		for _, item := range x {
+			if hasToken(item) {
+				return true
+			}
+		}
+	case map[string]any:
+		for _, item := range x {
+			if hasToken(item) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // EscapePointer escapes one JSON Pointer reference token.
