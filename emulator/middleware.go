@@ -189,7 +189,9 @@ func (s *Server) frame(next http.Handler) http.Handler {
 			id = world.RequestID()
 		}
 		info := &reqInfo{id: id, tenant: t, world: world, token: token}
-		info.query, info.qerr = url.ParseQuery(r.URL.RawQuery)
+		if r.URL.RawQuery != "" { // most requests have none; reading a nil map finds nothing
+			info.query, info.qerr = url.ParseQuery(r.URL.RawQuery)
+		}
 		r = r.WithContext(context.WithValue(r.Context(), ctxInfo, info))
 		h := w.Header()
 		h.Set("X-Request-Id", id)
