@@ -614,3 +614,60 @@ func BenchmarkValidate(b *testing.B) {
 		}
 	})
 }
+
+// TestVerdictNumbers: reading numbers without big.Rat agrees with big.Rat, which the library
+// uses, on integrality, order, equality and multipleOf, over numbers written many ways.
+func TestVerdictNumbers(t *testing.T) {
+	var texts []string
+	for _, mant := range []string{"0", "1", "-1", "8", "1.5", "0.25", "-0.1", "1024", "10.0", "0.07",
+		"12345678901234567890", "1234567890123456789", "0.30000000000000000001", "99999999999999999999.9"} {
+		for _, exp := range []string{"", "e0", "e1", "E+2", "e-1", "e-3", "e19", "e-20", "e300", "e-300"} {
+			texts = append(texts, mant+exp)
+		}
+	}
+	rat := func(s string) *big.Rat {
+		r, ok := new(big.Rat).SetString(s)
+		if !ok {
+			t.Fatalf("big.Rat cannot read %q", s)
+		}
+		return r
+	}
+	c := &checker{budget: verdictBudget}
+	for _, a := range texts {
+		na, ok := parseNumber(a)
+		if !ok {
+			t.Fatalf("parseNumber(%q) failed", a)
+		}
+		ra := rat(a)
+		if na.isInt() != ra.IsInt() {
+			t.Errorf("isInt(%q) = %v; big.Rat says %v", a, na.isInt(), ra.IsInt())
+		}
+		for _, b := range texts {
+			nb, _ := parseNumber(b)
+			rb := rat(b)
+			if na.fits && nb.fits {
+				if got, want := compareNumbers(na, nb), ra.Cmp(rb); got != want {
+					t.Errorf("compareNumbers(%q, %q) = %d; big.Rat says %d", a, b, got, want)
+				}
+			}
+			if got, want := c.equalNumbers(a, b), ra.Cmp(rb) == 0; got != want {
+				t.Errorf("equalNumbers(%q, %q) = %v; big.Rat says %v", a, b, got, want)
+			}
+			bnd, _ := newBound(rb)
+			f, _ := ra.Float64()
+			if got, want := c.compare(a, f, bnd), ra.Cmp(rb); got != want {
+				t.Errorf("compare(%q, bound %q) = %d; big.Rat says %d", a, b, got, want)
+			}
+			if rb.Sign() > 0 {
+				m, _ := newMultiple(rb)
+				want := new(big.Rat).Quo(ra, rb).IsInt()
+				if got := c.isMultiple(a, m); got != want {
+					t.Errorf("isMultiple(%q, %q) = %v; big.Rat says %v", a, b, got, want)
+				}
+			}
+		}
+	}
+	if c.unsure {
+		t.Errorf("the checker gave up on a number")
+	}
+}
