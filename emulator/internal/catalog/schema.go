@@ -57,17 +57,21 @@ type compiledSchema struct {
 
 	once   sync.Once
 	schema *jsonschema.Schema
+	fast   *verdict // says which inputs are certainly valid without the library; set with schema
 	err    error
 }
 
-// get returns the compiled schema, compiling it the first time.
-func (c *compiledSchema) get() (*jsonschema.Schema, error) {
+// get returns the compiled schema, compiling it the first time, and the verdict derived from it.
+func (c *compiledSchema) get() (*jsonschema.Schema, *verdict, error) {
 	c.once.Do(func() {
 		if c.schema == nil {
 			c.schema, c.err = compileRaw(c.raw)
 		}
+		if c.err == nil {
+			c.fast = newVerdict(c.schema)
+		}
 	})
-	return c.schema, c.err
+	return c.schema, c.fast, c.err
 }
 
 // compileRaw compiles a schema's JSON the one way the emulator does.

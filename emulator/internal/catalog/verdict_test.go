@@ -1,0 +1,673 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// The verdict's one rule: it says valid only when the library returns nil. For the schemas of
+// the default catalog, which use only keywords it implements, it should also say valid whenever
+// the library does; otherwise requests would not take the fast path.
+
+const defaultCatalogFile = "../../../fixtures/catalog/default.yaml"
+
+func loadDefaultCatalog(t testing.TB) *Catalog {
+	t.Helper()
+	data, err := os.ReadFile(defaultCatalogFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Parse("default.yaml", data)
+	if err != nil {
+		t.Fatalf("Parse(default.yaml):\n%v", err)
+	}
+	return c
+}
+
+func mustModel(t testing.TB, c *Catalog, id string) *Model {
+	t.Helper()
+	m, ok := c.Model(id)
+	if !ok {
+		t.Fatalf("no model %q", id)
+	}
+	return m
+}
+
+// verdicts gives the fast verdict and the library's answer for an input, and whether the
+// input reaches them at all (precheck refuses some first; the library must not see those).
+func verdicts(t testing.TB, m *Model, input any) (fast bool, lib error, reached bool) {
+	t.Helper()
+	schema, vd, err := m.input.get()
+	if err != nil {
+		t.Fatalf("model %q: %v", m.ID, err)
+	}
+	if len(precheck(schema, input)) > 0 {
+		return false, nil, false
+	}
+	return vd.valid(input), schema.Validate(input), true
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%#v", v)
+	}
+	return string(b)
+}
+
+// TestVerdictDefaultCatalog validates every model's examples and many inputs mutated from them
+// both ways: the verdict may never call valid what the library refuses, and for these schemas
+// it must call valid everything the library accepts.
+func TestVerdictDefaultCatalog(t *testing.T) {
+	c := loadDefaultCatalog(t)
+	var total, valid, fastValid int
+	for _, m := range c.Models {
+		schema, vd, err := m.input.get()
+		if err != nil {
+			t.Fatalf("model %q: %v", m.ID, err)
+		}
+		if vd == nil {
+			t.Errorf("model %q: the schema has no verdict; every input would go to the library", m.ID)
+			continue
+		}
+		if len(m.Examples) == 0 {
+			t.Errorf("model %q has no examples", m.ID)
+		}
+		for i, raw := range m.Examples {
+			ex := decodeInput(t, string(raw))
+			if !vd.valid(ex) {
+				t.Errorf("model %q: example %d is valid, but the verdict is not sure: the fast path is not taken", m.ID, i)
+			}
+			for _, input := range mutations(ex, schema) {
+				fast, lib, reached := verdicts(t, m, input)
+				if !reached {
+					continue
+				}
+				total++
+				if lib == nil {
+					valid++
+				}
+				if fast {
+					fastValid++
+				}
+				switch {
+				case fast && lib != nil:
+					t.Errorf("model %q: the verdict says valid, the library says %v\ninput: %s", m.ID, lib, jsonText(input))
+				case !fast && lib == nil:
+					t.Errorf("model %q: the library says valid, the verdict is not sure\ninput: %s", m.ID, jsonText(input))
+				}
+			}
+		}
+	}
+	t.Logf("%d inputs, %d valid, %d decided valid by the verdict", total, valid, fastValid)
+	if valid == 0 || valid == total {
+		t.Errorf("the mutations are all valid or all invalid (%d of %d valid): they test nothing", valid, total)
+	}
+}
+
+// mutations derives inputs from a valid example: each property (nested objects included)
+// replaced by values of every kind and by values at the edges of its schema, removed, and
+// joined by an unknown property.
+func mutations(ex any, s *jsonschema.Schema) []any {
+	obj, ok := ex.(map[string]any)
+	if !ok {
+		return nil
+	}
+	return mutateObject(obj, s, 0)
+}
+
+func mutateObject(obj map[string]any, s *jsonschema.Schema, depth int) []any {
+	with := func(k string, v any, drop bool) map[string]any {
+		out := make(map[string]any, len(obj)+1)
+		for key, val := range obj {
+			out[key] = val
+		}
+		if drop {
+			delete(out, k)
+		} else {
+			out[k] = v
+		}
+		return out
+	}
+	var out []any
+	props := map[string][]*jsonschema.Schema{}
+	for _, os := range reachable(s) {
+		for name, ps := range os.Properties {
+			props[name] = append(props[name], ps)
+		}
+	}
+	for _, name := range sortedKeys(props) {
+		for _, ps := range props[name] {
+			for _, v := range candidates(ps, depth) {
+				out = append(out, with(name, v, false))
+			}
+			if sub, ok := obj[name].(map[string]any); ok && depth < 2 {
+				for _, v := range mutateObject(sub, ps, depth+1) {
+					out = append(out, with(name, v, false))
+				}
+			}
+		}
+	}
+	for name := range obj {
+		out = append(out, with(name, nil, true))
+	}
+	out = append(out, with("unknown_property", "x", false), with("", json.Number("1"), false))
+	return out
+}
+
+// reachable lists s and the schemas that apply to the same value through $ref and applicators.
+func reachable(s *jsonschema.Schema) []*jsonschema.Schema {
+	seen := map[*jsonschema.Schema]bool{}
+	var out []*jsonschema.Schema
+	var walk func(s *jsonschema.Schema)
+	walk = func(s *jsonschema.Schema) {
+		if s == nil || seen[s] {
+			return
+		}
+		seen[s] = true
+		out = append(out, s)
+		walk(s.Ref)
+		for _, list := range [][]*jsonschema.Schema{s.AllOf, s.AnyOf, s.OneOf} {
+			for _, sub := range list {
+				walk(sub)
+			}
+		}
+	}
+	walk(s)
+	return out
+}
+
+// genericValues are values of every JSON kind, numbers that are integers only in some
+// notations, and strings of multibyte runes.
+var genericValues = []any{
+	nil, true, false, "", "x", "é", "漢字🦊", "\xff",
+	json.Number("0"), json.Number("-0"), json.Number("1"), json.Number("-1"), json.Number("1.0"),
+	json.Number("1e2"), json.Number("1E+2"), json.Number("1.5"), json.Number("0.30000000000000000001"),
+	json.Number("1e-400"), json.Number("1e300"), json.Number("123456789012345678901234567890"),
+	[]any{}, []any{"a"}, []any{json.Number("1"), nil}, map[string]any{}, map[string]any{"a": json.Number("1")},
+}
+
+// candidates lists values for a property of schema s: the generic ones and those at the edges
+// of everything s (and what it refers to) says.
+func candidates(s *jsonschema.Schema, depth int) []any {
+	out := append([]any(nil), genericValues...)
+	for _, rs := range reachable(s) {
+		out = append(out, rs.Enum...)
+		if len(rs.Constant) > 0 {
+			out = append(out, rs.Constant[0])
+		}
+		for _, r := range []*big.Rat{rs.Minimum, rs.Maximum, rs.ExclusiveMinimum, rs.ExclusiveMaximum} {
+			if r != nil {
+				out = append(out, numbersAround(r)...)
+			}
+		}
+		if rs.MultipleOf != nil {
+			for _, k := range []int64{0, 1, 2, 3, 7, 32, 128, 255, 256, -1} {
+				m := new(big.Rat).Mul(rs.MultipleOf, big.NewRat(k, 1))
+				out = append(out, numbersAround(m)...)
+			}
+		}
+		for _, n := range []int{rs.MinLength, rs.MaxLength} {
+			if n < 0 || n > 10000 {
+				continue
+			}
+			for _, l := range []int{n - 1, n, n + 1} {
+				if l >= 0 {
+					out = append(out, strings.Repeat("é", l), strings.Repeat("🦊", l), strings.Repeat("a", l))
+				}
+			}
+		}
+		if rs.Items2020 != nil && depth < 2 {
+			items := candidates(rs.Items2020, depth+1)
+			for _, n := range []int{0, 1, rs.MinItems - 1, rs.MinItems, rs.MaxItems - 1, rs.MaxItems, rs.MaxItems + 1} {
+				if n < 0 || n > 64 {
+					continue
+				}
+				for _, pick := range []int{0, len(genericValues), len(items) - 1} {
+					if pick >= len(items) {
+						continue
+					}
+					arr := make([]any, n)
+					for i := range arr {
+						arr[i] = items[(pick+i)%len(items)]
+					}
+					out = append(out, arr)
+				}
+			}
+		}
+		if len(rs.Properties) > 0 && depth < 2 {
+			// An object with each property at its first edge value, then each in turn varied.
+			base := map[string]any{}
+			for name, ps := range rs.Properties {
+				if c := candidates(ps, depth+1); len(c) > len(genericValues) {
+					base[name] = c[len(genericValues)]
+				}
+			}
+			out = append(out, base)
+			out = append(out, mutateObject(base, rs, depth+1)...)
+		}
+	}
+	return out
+}
+
+// numbersAround writes numbers at r and just either side of it, in several notations.
+func numbersAround(r *big.Rat) []any {
+	tiny := new(big.Rat).SetFrac64(1, 1)
+	tiny.SetString("1e-20")
+	var out []any
+	for _, x := range []*big.Rat{
+		r,
+		new(big.Rat).Add(r, tiny), new(big.Rat).Sub(r, tiny),
+		new(big.Rat).Add(r, big.NewRat(1, 2)), new(big.Rat).Sub(r, big.NewRat(1, 2)),
+		new(big.Rat).Add(r, big.NewRat(1, 1)), new(big.Rat).Sub(r, big.NewRat(1, 1)),
+	} {
+		s := strings.TrimRight(strings.TrimRight(x.FloatString(30), "0"), ".")
+		out = append(out, json.Number(s))
+		if x.IsInt() {
+			out = append(out, json.Number(s+".0"), json.Number(s+"e0"), json.Number(s+"0e-1"))
+		}
+		f, _ := x.Float64()
+		out = append(out, json.Number(fmt.Sprint(f)))
+	}
+	return out
+}
+
+// verdictCase is one schema and input whose answers are known.
+type verdictCase struct {
+	name   string
+	schema string // JSON
+	input  string // JSON, decoded with UseNumber; or use value
+	value  any
+	valid  bool // what the library says
+	fast   bool // whether the verdict decides it valid (only ever when valid)
+}
+
+func (vc verdictCase) run(t *testing.T) {
+	t.Helper()
+	s, err := compileRaw(json.RawMessage(vc.schema))
+	if err != nil {
+		t.Fatalf("%s: compile: %v", vc.name, err)
+	}
+	vd := newVerdict(s)
+	input := vc.value
+	if vc.input != "" {
+		input = decodeInput(t, vc.input)
+	}
+	libErr := s.Validate(input)
+	if (libErr == nil) != vc.valid {
+		t.Fatalf("%s: the library says %v; the case expects valid=%v", vc.name, libErr, vc.valid)
+	}
+	got := vd.valid(input)
+	if got && libErr != nil {
+		t.Fatalf("%s: the verdict says valid, the library says %v", vc.name, libErr)
+	}
+	if got != vc.fast {
+		t.Errorf("%s: verdict valid=%v; want %v", vc.name, got, vc.fast)
+	}
+}
+
+// TestVerdictSemantics: each case names what it checks of the library's semantics.
+func TestVerdictSemantics(t *testing.T) {
+	const (
+		integer   = `{"type": "integer"}`
+		min01     = `{"type": "number", "minimum": 0.1}`
+		max03     = `{"type": "number", "maximum": 0.3}`
+		exclMin0  = `{"type": "number", "exclusiveMinimum": 0}`
+		exclMax1  = `{"exclusiveMaximum": 1}`
+		mult001   = `{"type": "number", "multipleOf": 0.01}`
+		mult8     = `{"type": "integer", "multipleOf": 8}`
+		len3      = `{"type": "string", "minLength": 1, "maxLength": 3}`
+		numEnum   = `{"enum": [1, 2.5, "a", null, [1, "x"], {"k": 1}]}`
+		constObj  = `{"const": {"a": [1, "x"]}}`
+		closed    = `{"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": false}`
+		addlNum   = `{"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": {"type": "number"}}`
+		required  = `{"type": "object", "required": ["a", "b"]}`
+		sizeAnyOf = `{"type": "object", "properties": {"size": {"anyOf": [{"$ref": "#/$defs/wh"}, {"type": "string", "enum": ["square", "wide"]}]}},
+			"$defs": {"wh": {"type": "object", "required": ["w"], "additionalProperties": false, "properties": {"w": {"type": "integer", "minimum": 1}}}}}`
+		tree      = `{"$ref": "#/$defs/node", "$defs": {"node": {"type": "object", "properties": {"v": {"type": "integer"}, "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}}}`
+		oneOf     = `{"oneOf": [{"type": "integer"}, {"type": "number", "minimum": 10}]}`
+		allOfNot  = `{"allOf": [{"type": "string"}, {"not": {"enum": ["no"]}}]}`
+		ifThen    = `{"if": {"properties": {"k": {"const": "img"}}}, "then": {"required": ["size"]}, "else": {"required": ["len"]}}`
+		pattern   = `{"type": "string", "pattern": "[a-z]{2}"}`
+		anchored  = `{"type": "string", "pattern": "^[a-z]+$"}`
+		uri       = `{"format": "uri"}`
+		dateTime  = `{"type": "string", "format": "date-time"}`
+		unknownF  = `{"type": "string", "format": "not-a-registered-format"}`
+		unique    = `{"type": "array", "uniqueItems": true}`
+		tuple     = `{"type": "array", "prefixItems": [{"type": "string"}], "items": {"type": "integer"}, "minItems": 1, "maxItems": 3}`
+		contains  = `{"type": "array", "contains": {"const": 1}, "maxContains": 1}`
+		patProps  = `{"type": "object", "patternProperties": {"^x-": {"type": "string"}}, "additionalProperties": false}`
+		propNames = `{"type": "object", "propertyNames": {"maxLength": 2}}`
+		depReq    = `{"type": "object", "dependentRequired": {"a": ["b"]}}`
+		depSchema = `{"type": "object", "dependentSchemas": {"a": {"required": ["b"]}}}`
+		unevalP   = `{"type": "object", "properties": {"a": {}}, "unevaluatedProperties": false}`
+		boolItems = `{"type": "array", "items": false}`
+		typeList  = `{"type": ["integer", "string"]}`
+	)
+	for _, vc := range []verdictCase{
+		{name: "integer: 1.0 is an integer", schema: integer, input: `1.0`, valid: true, fast: true},
+		{name: "integer: 1e2 is an integer", schema: integer, input: `1e2`, valid: true, fast: true},
+		{name: "integer: 1.5e1 is an integer", schema: integer, input: `1.5e1`, valid: true, fast: true},
+		{name: "integer: -0.0 is an integer", schema: integer, input: `-0.0`, valid: true, fast: true},
+		{name: "integer: 100e-2 is an integer", schema: integer, input: `100e-2`, valid: true, fast: true},
+		{name: "integer: 1.5 is not", schema: integer, input: `1.5`},
+		{name: "integer: 1e-1 is not", schema: integer, input: `1e-1`},
+		{name: "integer: 1.00000000000000000001 is not, though it is 1 as a float", schema: integer, input: `1.00000000000000000001`},
+		{name: "integer: a 30-digit integer is one", schema: integer, input: `123456789012345678901234567890`, valid: true, fast: true},
+		{name: "integer: a string is not", schema: integer, input: `"1"`},
+		{name: "type list: string or integer takes a string", schema: typeList, input: `"1"`, valid: true, fast: true},
+		{name: "type list: string or integer takes 2.0", schema: typeList, input: `2.0`, valid: true, fast: true},
+		{name: "type list: string or integer refuses true", schema: typeList, input: `true`},
+		{name: "minimum: the bound itself", schema: min01, input: `0.1`, valid: true, fast: true},
+		{name: "minimum: 0.1 written long", schema: min01, input: `0.10000000000000000000`, valid: true, fast: true},
+		{name: "minimum: just below, the same float64", schema: min01, input: `0.09999999999999999999`},
+		{name: "minimum: just above, the same float64", schema: min01, input: `0.10000000000000000001`, valid: true, fast: true},
+		{name: "maximum: 0.30000000000000000001 is past 0.3", schema: max03, input: `0.30000000000000000001`},
+		{name: "maximum: 0.29999999999999999999 is within", schema: max03, input: `0.29999999999999999999`, valid: true, fast: true},
+		{name: "maximum: 1e300 is past", schema: max03, input: `1e300`},
+		{name: "maximum: 1e-400 is within", schema: max03, input: `1e-400`, valid: true, fast: true},
+		{name: "maximum: -1e400 is within", schema: max03, input: `-1e400`, valid: true, fast: true},
+		{name: "exclusiveMinimum: 0 is not above 0", schema: exclMin0, input: `0`},
+		{name: "exclusiveMinimum: -0.0 is not above 0", schema: exclMin0, input: `-0.0`},
+		{name: "exclusiveMinimum: 1e-400 is above 0", schema: exclMin0, input: `1e-400`, valid: true, fast: true},
+		{name: "exclusiveMaximum: 1 is not below 1", schema: exclMax1, input: `1.000`},
+		{name: "exclusiveMaximum: 0.99999999999999999999 is below 1", schema: exclMax1, input: `0.99999999999999999999`, valid: true, fast: true},
+		{name: "exclusiveMaximum: a string is not a number to bound", schema: exclMax1, input: `"9"`, valid: true, fast: true},
+		{name: "multipleOf 0.01: 0.07 (not a multiple in float64 arithmetic)", schema: mult001, input: `0.07`, valid: true, fast: true},
+		{name: "multipleOf 0.01: 1.1 is one", schema: mult001, input: `1.1`, valid: true, fast: true},
+		{name: "multipleOf 0.01: 0.075 is not", schema: mult001, input: `0.075`},
+		{name: "multipleOf 0.01: 7e-2 is one", schema: mult001, input: `7e-2`, valid: true, fast: true},
+		{name: "multipleOf 0.01: 0 is one", schema: mult001, input: `0.000`, valid: true, fast: true},
+		{name: "multipleOf 0.01: 25 digits past the point", schema: mult001, input: `0.0100000000000000000000001`},
+		{name: "multipleOf 8: 1024.0", schema: mult8, input: `1024.0`, valid: true, fast: true},
+		{name: "multipleOf 8: 1.024e3", schema: mult8, input: `1.024e3`, valid: true, fast: true},
+		{name: "multipleOf 8: -16", schema: mult8, input: `-16`, valid: true, fast: true},
+		{name: "multipleOf 8: 8e300", schema: mult8, input: `8e300`, valid: true, fast: true},
+		{name: "multipleOf 8: 1028 is not", schema: mult8, input: `1028`},
+		{name: "multipleOf 8: 1e400 (a 401-digit integer) is one", schema: mult8, input: `1e400`, valid: true, fast: true},
+		{name: "multipleOf 8: a 25-digit multiple", schema: mult8, input: `1000000000000000000000008`, valid: true, fast: true},
+		{name: "multipleOf 8: a 25-digit non-multiple", schema: mult8, input: `1000000000000000000000004`},
+		{name: "length: three two-byte runes", schema: len3, input: `"ééé"`, valid: true, fast: true},
+		{name: "length: four two-byte runes", schema: len3, input: `"éééé"`},
+		{name: "length: three four-byte runes", schema: len3, input: `"🦊🦊🦊"`, valid: true, fast: true},
+		{name: "length: an empty string is under minLength", schema: len3, input: `""`},
+		{name: "length: invalid UTF-8 counts a rune a byte", schema: len3, value: "\xff\xfe\xfd", valid: true, fast: true},
+		{name: "length: four invalid bytes", schema: len3, value: "\xff\xfe\xfd\xfc"},
+		{name: "enum: 1.0 equals 1", schema: numEnum, input: `1.0`, valid: true, fast: true},
+		{name: "enum: 25e-1 equals 2.5", schema: numEnum, input: `25e-1`, valid: true, fast: true},
+		{name: "enum: 2.50000000000000000001 does not equal 2.5", schema: numEnum, input: `2.50000000000000000001`},
+		{name: "enum: the string", schema: numEnum, input: `"a"`, valid: true, fast: true},
+		{name: "enum: null", schema: numEnum, input: `null`, valid: true, fast: true},
+		{name: "enum: an array equal item by item", schema: numEnum, input: `[1.0, "x"]`, valid: true, fast: true},
+		{name: "enum: an array in another order", schema: numEnum, input: `["x", 1]`},
+		{name: "enum: an object", schema: numEnum, input: `{"k": 1e0}`, valid: true, fast: true},
+		{name: "enum: a string that is a number", schema: numEnum, input: `"1"`},
+		{name: "const: a deep object", schema: constObj, input: `{"a": [10e-1, "x"]}`, valid: true, fast: true},
+		{name: "const: an extra member", schema: constObj, input: `{"a": [1, "x"], "b": 1}`},
+		{name: "additionalProperties false: known only", schema: closed, input: `{"a": "x"}`, valid: true, fast: true},
+		{name: "additionalProperties false: an unknown one", schema: closed, input: `{"a": "x", "b": 1}`},
+		{name: "additionalProperties schema: an extra number", schema: addlNum, input: `{"a": "x", "b": 1}`, valid: true, fast: true},
+		{name: "additionalProperties schema: an extra string", schema: addlNum, input: `{"b": "1"}`},
+		{name: "required: both", schema: required, input: `{"a": null, "b": 0}`, valid: true, fast: true},
+		{name: "required: one missing", schema: required, input: `{"a": 1}`},
+		{name: "required: not an object, nothing to require", schema: required, input: `[]`},
+		{name: "anyOf: the string branch after the object branch fails", schema: sizeAnyOf, input: `{"size": "wide"}`, valid: true, fast: true},
+		{name: "anyOf: the $ref branch", schema: sizeAnyOf, input: `{"size": {"w": 2.0}}`, valid: true, fast: true},
+		{name: "anyOf: no branch", schema: sizeAnyOf, input: `{"size": {"w": 0}}`},
+		{name: "anyOf: an extra member in the $ref branch", schema: sizeAnyOf, input: `{"size": {"w": 1, "h": 1}}`},
+		{name: "$ref: recursion through the input", schema: tree, input: `{"v": 1, "kids": [{"v": 2, "kids": [{"v": 3}]}]}`, valid: true, fast: true},
+		{name: "$ref: a bad leaf deep down", schema: tree, input: `{"v": 1, "kids": [{"v": 2, "kids": [{"v": 3.5}]}]}`},
+		{name: "oneOf: only the integer branch", schema: oneOf, input: `3`, valid: true, fast: true},
+		{name: "oneOf: both branches", schema: oneOf, input: `12`},
+		{name: "oneOf: only the second", schema: oneOf, input: `12.5`, valid: true, fast: true},
+		{name: "oneOf: neither", schema: oneOf, input: `2.5`},
+		{name: "allOf and not: allowed", schema: allOfNot, input: `"yes"`, valid: true, fast: true},
+		{name: "allOf and not: refused", schema: allOfNot, input: `"no"`},
+		{name: "if/then: then holds", schema: ifThen, input: `{"k": "img", "size": 1}`, valid: true, fast: true},
+		{name: "if/then: then fails", schema: ifThen, input: `{"k": "img", "len": 1}`},
+		{name: "if/else: else holds", schema: ifThen, input: `{"k": "vid", "len": 1}`, valid: true, fast: true},
+		{name: "pattern: unanchored, matches inside", schema: pattern, input: `"12ab34"`, valid: true, fast: true},
+		{name: "pattern: no match", schema: pattern, input: `"1a2"`},
+		{name: "pattern: anchored", schema: anchored, input: `"abc"`, valid: true, fast: true},
+		{name: "pattern: anchored, refused", schema: anchored, input: `"abc "`},
+		{name: "format uri: an absolute URL", schema: uri, input: `"https://example.com/a.png"`, valid: true, fast: true},
+		{name: "format uri: a relative reference", schema: uri, input: `"a.png"`},
+		{name: "format uri: a number is not checked", schema: uri, input: `5`, valid: true, fast: true},
+		{name: "format date-time: valid", schema: dateTime, input: `"2024-01-02T03:04:05Z"`, valid: true, fast: true},
+		{name: "format date-time: no zone", schema: dateTime, input: `"2024-01-02T03:04:05"`},
+		{name: "format: an unregistered name is not asserted", schema: unknownF, input: `"anything"`, valid: true, fast: true},
+		{name: "uniqueItems: 1 and 1.0 are equal", schema: unique, input: `[1, 1.0]`},
+		{name: "uniqueItems: distinct objects", schema: unique, input: `[{"a": 1}, {"a": 2}, 1, "1"]`, valid: true, fast: true},
+		{name: "prefixItems and items: fits", schema: tuple, input: `["a", 1, 2.0]`, valid: true, fast: true},
+		{name: "prefixItems: the first item wrong", schema: tuple, input: `[1, 1]`},
+		{name: "items: the rest wrong", schema: tuple, input: `["a", "b"]`},
+		{name: "maxItems: past it", schema: tuple, input: `["a", 1, 2, 3]`},
+		{name: "minItems: under it", schema: tuple, input: `[]`},
+		{name: "contains: one match", schema: contains, input: `[1, 2]`, valid: true, fast: true},
+		{name: "contains: no match", schema: contains, input: `[2, 3]`},
+		{name: "maxContains: two matches", schema: contains, input: `[1, 1.0]`},
+		{name: "patternProperties: matched names are not additional", schema: patProps, input: `{"x-a": "s"}`, valid: true, fast: true},
+		{name: "patternProperties: wrong value", schema: patProps, input: `{"x-a": 1}`},
+		{name: "patternProperties: unmatched name is additional", schema: patProps, input: `{"y": "s"}`},
+		{name: "propertyNames: short names", schema: propNames, input: `{"ab": 1}`, valid: true, fast: true},
+		{name: "propertyNames: a long name", schema: propNames, input: `{"abc": 1}`},
+		{name: "dependentRequired: satisfied", schema: depReq, input: `{"a": 1, "b": 2}`, valid: true, fast: true},
+		{name: "dependentRequired: missing", schema: depReq, input: `{"a": 1}`},
+		{name: "dependentSchemas: missing", schema: depSchema, input: `{"a": 1}`},
+		{name: "dependentSchemas: absent trigger", schema: depSchema, input: `{"c": 1}`, valid: true, fast: true},
+		{name: "unsupported keyword: unevaluatedProperties is left to the library", schema: unevalP, input: `{"a": 1}`, valid: true},
+		{name: "boolean schema: items false takes an empty array", schema: boolItems, input: `[]`, valid: true, fast: true},
+		{name: "boolean schema: items false refuses an item", schema: boolItems, input: `[1]`},
+		{name: "Go types: a float64 is left to the library", schema: mult8, value: float64(16), valid: true},
+		{name: "Go types: an int in an object is left to the library", schema: closed, value: map[string]any{"a": 3}},
+	} {
+		vc.run(t)
+	}
+}
+
+// TestVerdictUnsupportedSubtree: a keyword the verdict does not implement makes only inputs
+// that reach it go to the library.
+func TestVerdictUnsupportedSubtree(t *testing.T) {
+	schema := `{"type": "object", "properties": {"plain": {"type": "string"},
+		"odd": {"type": "object", "unevaluatedProperties": false}}}`
+	verdictCase{name: "the unsupported property absent", schema: schema, input: `{"plain": "x"}`, valid: true, fast: true}.run(t)
+	verdictCase{name: "the unsupported property present", schema: schema, input: `{"plain": "x", "odd": {}}`, valid: true}.run(t)
+}
+
+// fuzzSchemas are the schemas FuzzFastVerdict checks against: a default-catalog model with
+// anyOf and $ref, and models written here for numbers and for patterns and formats.
+const fuzzModelsYAML = `models:
+  - id: numbers
+    name: Numbers
+    description: A model with many kinds of numbers.
+    category: text-to-image
+    output_type: image
+    status: ready
+    input_schema:
+      type: object
+      additionalProperties: false
+      properties:
+        steps: {type: integer, minimum: 1, maximum: 50}
+        scale: {type: number, exclusiveMinimum: 0, maximum: 20, multipleOf: 0.25}
+        strength: {type: number, minimum: 0.01, exclusiveMaximum: 1}
+        price: {type: number, multipleOf: 0.01, minimum: -1e3}
+        size: {type: integer, multipleOf: 8, minimum: 256, maximum: 2048}
+        ratio: {enum: [1, 1.5, "1:1", null]}
+        weights: {type: array, minItems: 1, maxItems: 4, uniqueItems: true, items: {type: number, minimum: -1, maximum: 1}}
+        pick: {oneOf: [{type: integer}, {type: number, minimum: 100}]}
+        fixed: {const: {a: [1, 2.5]}}
+      examples:
+        - {steps: 28, scale: 3.5, strength: 0.5, price: 1.25, size: 1024, ratio: 1.5, weights: [0.5, -0.5], pick: 3, fixed: {a: [1, 2.5]}}
+  - id: strings
+    name: Strings
+    description: A model with patterns and formats.
+    category: text-to-image
+    output_type: image
+    status: ready
+    input_schema:
+      type: object
+      required: [prompt]
+      additionalProperties: {type: string, maxLength: 8}
+      properties:
+        prompt: {type: string, minLength: 1, maxLength: 12}
+        code: {type: string, pattern: "^[A-Z]{2}-[0-9]{3}$"}
+        slug: {type: string, pattern: "[a-z]"}
+        url: {type: string, format: uri}
+        email: {type: string, format: email}
+        when: {type: string, format: date-time}
+        tags: {type: array, items: {type: string, maxLength: 3}, maxItems: 3}
+      patternProperties:
+        "^x-": {type: integer}
+      examples:
+        - {prompt: "a fox", code: "AB-123", slug: "fox", url: "https://example.com/a.png", email: "a@example.com", when: "2024-01-02T03:04:05Z", tags: ["a", "é漢"], x-n: 3}
+`
+
+func fuzzModels(t testing.TB) []*Model {
+	c, err := Parse("fuzz.yaml", []byte(fuzzModelsYAML))
+	if err != nil {
+		t.Fatalf("Parse:\n%v", err)
+	}
+	return []*Model{
+		mustModel(t, loadDefaultCatalog(t), "fal-ai/flux/dev"),
+		mustModel(t, c, "numbers"),
+		mustModel(t, c, "strings"),
+	}
+}
+
+// FuzzFastVerdict: for any JSON input and any of the fuzz schemas, the verdict says valid only
+// when the library returns nil. Seeds: the schemas' examples and their mutations.
+//
+//	go test ./emulator/internal/catalog -run '^$' -fuzz FuzzFastVerdict -fuzztime 1m
+func FuzzFastVerdict(f *testing.F) {
+	models := fuzzModels(f)
+	for i, m := range models {
+		schema, _, err := m.input.get()
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, raw := range m.Examples {
+			f.Add(uint8(i), []byte(raw))
+			for j, mut := range mutations(decodeInput(f, string(raw)), schema) {
+				if j%7 == 0 { // a sample keeps the seed corpus quick to run
+					b, err := json.Marshal(mut)
+					if err == nil {
+						f.Add(uint8(i), b)
+					}
+				}
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
+		m := models[int(which)%len(models)]
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		var input any
+		if dec.Decode(&input) != nil {
+			return
+		}
+		fast, lib, reached := verdicts(t, m, input)
+		if reached && fast && lib != nil {
+			t.Fatalf("model %q: the verdict says valid, the library says %v\ninput: %s", m.ID, lib, data)
+		}
+	})
+}
+
+// BenchmarkValidate validates fal-ai/flux/dev's first example: "library" is Validate as it was
+// (the checks before the schema, then the library), "fast" is Validate, "verdict" the verdict
+// alone.
+func BenchmarkValidate(b *testing.B) {
+	m := mustModel(b, loadDefaultCatalog(b), "fal-ai/flux/dev")
+	input := decodeInput(b, string(m.Examples[0]))
+	schema, vd, err := m.input.get()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("library", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if len(precheck(schema, input)) > 0 || schema.Validate(input) != nil {
+				b.Fatal("invalid")
+			}
+		}
+	})
+	b.Run("fast", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if m.Validate(input) != nil {
+				b.Fatal("invalid")
+			}
+		}
+	})
+	b.Run("verdict", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if !vd.valid(input) {
+				b.Fatal("not sure")
+			}
+		}
+	})
+}
+
+// TestVerdictNumbers: reading numbers without big.Rat agrees with big.Rat, which the library
+// uses, on integrality, order, equality and multipleOf, over numbers written many ways.
+func TestVerdictNumbers(t *testing.T) {
+	var texts []string
+	for _, mant := range []string{"0", "1", "-1", "8", "1.5", "0.25", "-0.1", "1024", "10.0", "0.07",
+		"12345678901234567890", "1234567890123456789", "0.30000000000000000001", "99999999999999999999.9"} {
+		for _, exp := range []string{"", "e0", "e1", "E+2", "e-1", "e-3", "e19", "e-20", "e300", "e-300"} {
+			texts = append(texts, mant+exp)
+		}
+	}
+	rat := func(s string) *big.Rat {
+		r, ok := new(big.Rat).SetString(s)
+		if !ok {
+			t.Fatalf("big.Rat cannot read %q", s)
+		}
+		return r
+	}
+	c := &checker{budget: verdictBudget}
+	for _, a := range texts {
+		na, ok := parseNumber(a)
+		if !ok {
+			t.Fatalf("parseNumber(%q) failed", a)
+		}
+		ra := rat(a)
+		if na.isInt() != ra.IsInt() {
+			t.Errorf("isInt(%q) = %v; big.Rat says %v", a, na.isInt(), ra.IsInt())
+		}
+		for _, b := range texts {
+			nb, _ := parseNumber(b)
+			rb := rat(b)
+			if na.fits && nb.fits {
+				if got, want := compareNumbers(na, nb), ra.Cmp(rb); got != want {
+					t.Errorf("compareNumbers(%q, %q) = %d; big.Rat says %d", a, b, got, want)
+				}
+			}
+			if got, want := c.equalNumbers(a, b), ra.Cmp(rb) == 0; got != want {
+				t.Errorf("equalNumbers(%q, %q) = %v; big.Rat says %v", a, b, got, want)
+			}
+			bnd, _ := newBound(rb)
+			f, _ := ra.Float64()
+			if got, want := c.compare(a, f, bnd), ra.Cmp(rb); got != want {
+				t.Errorf("compare(%q, bound %q) = %d; big.Rat says %d", a, b, got, want)
+			}
+			if rb.Sign() > 0 {
+				m, _ := newMultiple(rb)
+				want := new(big.Rat).Quo(ra, rb).IsInt()
+				if got := c.isMultiple(a, m); got != want {
+					t.Errorf("isMultiple(%q, %q) = %v; big.Rat says %v", a, b, got, want)
+				}
+			}
+		}
+	}
+	if c.unsure {
+		t.Errorf("the checker gave up on a number")
+	}
+}
