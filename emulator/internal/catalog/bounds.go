@@ -50,7 +50,7 @@ func (vl violationList) Error() string {
 // MaxViolations.
 func precheck(schema *jsonschema.Schema, input any) violationList {
 	p := prechecker{}
-	p.walk(schema, input, "")
+	p.walk(schema, input)
 	return p.out
 }
 
@@ -58,6 +58,9 @@ type prechecker struct {
 	out    violationList
 	values int  // how many values the walk has met
 	stop   bool // the input has too many values: nothing more is worth reporting
+	// at is the way from the input to the value being walked, one reference token each, so a
+	// pointer is built only for a violation.
+	at []string
 }
 
 // maxSchemaHops bounds how many $ref and allOf steps one value follows, so a recursive schema
@@ -66,14 +69,18 @@ const maxSchemaHops = 64
 
 func (p *prechecker) full() bool { return p.stop || len(p.out) >= MaxViolations }
 
-func (p *prechecker) add(ptr, msg string) {
+func (p *prechecker) add(msg string) {
 	if !p.full() {
+		ptr := ""
+		for _, token := range p.at {
+			ptr += "/" + token
+		}
 		p.out = append(p.out, Violation{Pointer: ptr, Message: msg})
 	}
 }
 
-// walk checks v, which sits at ptr, against what schemas (s, possibly nil) say of its length.
-func (p *prechecker) walk(s *jsonschema.Schema, v any, ptr string) {
+// walk checks v, which sits at p.at, against what schemas (s, possibly nil) say of its length.
+func (p *prechecker) walk(s *jsonschema.Schema, v any) {
 	if p.full() {
 		return
 	}
@@ -85,19 +92,23 @@ func (p *prechecker) walk(s *jsonschema.Schema, v any, ptr string) {
 	switch x := v.(type) {
 	case json.Number:
 		if !acceptableNumber(string(x)) {
-			p.add(ptr, numberMessage)
+			p.add(numberMessage)
 		}
 	case map[string]any:
 		for k, item := range x {
-			p.walk(propertySchema(s, k), item, ptr+"/"+escapePointer(k))
+			p.at = append(p.at, escapePointer(k))
+			p.walk(propertySchema(s, k), item)
+			p.at = p.at[:len(p.at)-1]
 		}
 	case []any:
 		if limit, ok := maxItems(s); ok && len(x) > limit {
-			p.add(ptr, fmt.Sprintf("has %d items; at most %d are allowed", len(x), limit))
+			p.add(fmt.Sprintf("has %d items; at most %d are allowed", len(x), limit))
 			return // its items are not looked at: there are too many of them
 		}
 		for i, item := range x {
-			p.walk(itemSchema(s, i), item, ptr+"/"+strconv.Itoa(i))
+			p.at = append(p.at, strconv.Itoa(i))
+			p.walk(itemSchema(s, i), item)
+			p.at = p.at[:len(p.at)-1]
 		}
 	}
 }
