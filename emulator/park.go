@@ -1,11 +1,12 @@
 package emulator
 
 import (
-	"bufio"
 	"bytes"
+	"crypto/tls"
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -14,16 +15,29 @@ import (
 )
 
 // parking is a wait=true generation whose connection the emulator took over, so that it waits
-// without a goroutine, a stack or net/http's buffers: it costs a few kilobytes however long it
-// waits. Its answer is written when the job ends, the wait runs out, its tenant is reset or
-// dropped, or the emulator stops.
+// without a goroutine, a stack or net/http's buffers. It keeps only what its answer, its log
+// line and its journal entry need, not the request: that reaches the request's context, its
+// routing copies and their values, which would stay for as long as it waits. Its answer is
+// written when the job ends, the wait runs out, its tenant is reset or dropped, or the
+// emulator stops.
 type parking struct {
-	conn     net.Conn
-	header   http.Header
-	start    time.Time
+	s    *Server
+	rec  *recorder // what the journal entry is made from, once the status is known
+	conn net.Conn
+	// head is the answer's header lines as the handler left them, less those the answer sets:
+	// a few hundred bytes where a cloned http.Header costs twice that.
+	head  []byte
+	start time.Time
+	// What the answer's body (the outputs' base URL) and its log line need of the request.
+	method, path, host, tenant, id string
+	tls                            *tls.ConnectionState
+
 	released chan struct{} // closed once the request's handlers have all returned
 	answered bool          // guarded by Server.parkedMu
 }
+
+// answerSet names the headers a parked answer sets itself.
+var answerSet = map[string]bool{"Location": true, "Content-Type": true, "Content-Length": true, "Connection": true}
 
 // park takes over the request's connection and parks the generation; it reports false, and
 // changes nothing, where the connection cannot be taken over (HTTP/2, a test's recorder), and
@@ -33,7 +47,8 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, world *sim.World, 
 	if !ok || r.ProtoMajor != 1 {
 		return false
 	}
-	header := w.Header().Clone()
+	var head bytes.Buffer
+	_ = w.Header().WriteSubset(&head, answerSet)
 	conn, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		return false
@@ -43,21 +58,19 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, world *sim.World, 
 	// closes the connection.
 	_ = brw
 	rec.ResponseWriter = hijacked{}
+	// The journal's copy of the body stays for the answer's entry, but not the body under it,
+	// which has been read: that one reaches the connection's reader and, through a body guard's
+	// response controller, its writer and the whole response, some 9 KB a waiter.
+	if t, ok := r.Body.(*bodyTee); ok {
+		t.ReadCloser = http.NoBody
+	}
 	r.Body = http.NoBody
-	p := &parking{conn: conn, header: header, start: time.Now(), released: make(chan struct{})}
+	p := &parking{s: s, rec: rec, conn: conn, head: bytes.Clone(head.Bytes()), start: time.Now(),
+		method: r.Method, path: r.URL.Path, host: r.Host, tenant: infoOf(r).tenant.Name(), id: requestID(r),
+		tls: r.TLS, released: make(chan struct{})}
 	rec.parked = p
 	s.parkedWG.Add(1)
-	tenant := infoOf(r).tenant.Name()
-	id := requestID(r)
-	wt := world.WaitThen(view, func(v jobs.View) {
-		defer s.parkedWG.Done()
-		s.parkedMu.Lock()
-		p.answered = true
-		delete(s.parked, p)
-		s.parkedMu.Unlock()
-		status := s.answerParked(rec, r, p, v)
-		s.logRequest(r, tenant, status, p.start, id)
-	})
+	wt := world.WaitThen(view, p.answer)
 	s.parkedMu.Lock()
 	stopping := s.stopping
 	if !p.answered && !stopping {
@@ -70,10 +83,26 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, world *sim.World, 
 	return true
 }
 
+// answer sends the parked generation's answer with the job as it stands, logs it, and lets
+// the emulator stop once no answer is left.
+func (p *parking) answer(v jobs.View) {
+	s := p.s
+	defer s.parkedWG.Done()
+	s.parkedMu.Lock()
+	p.answered = true
+	delete(s.parked, p)
+	s.parkedMu.Unlock()
+	// Only what the answer's body and its log line read of a request.
+	r := &http.Request{Method: p.method, URL: &url.URL{Path: p.path}, Host: p.host, TLS: p.tls}
+	status := s.answerParked(r, p, v)
+	s.logRequest(r, p.tenant, status, p.start, p.id)
+}
+
 // answerParked writes a parked generation's answer, as respondJob would have, and closes the
 // connection. It returns the status sent.
-func (s *Server) answerParked(rec *recorder, r *http.Request, p *parking, v jobs.View) int {
+func (s *Server) answerParked(r *http.Request, p *parking, v jobs.View) int {
 	<-p.released
+	rec := p.rec
 	body, err := json.Marshal(s.jobBody(r, v))
 	if err != nil {
 		s.log.Error("cannot encode a job", "job", v.ID, "error", err)
@@ -82,7 +111,7 @@ func (s *Server) answerParked(rec *recorder, r *http.Request, p *parking, v jobs
 	}
 	body = append(body, '\n')
 	status := http.StatusOK
-	h := p.header
+	h := http.Header{}
 	if !v.Status.Terminal() {
 		status = http.StatusAccepted
 		h.Set("Location", "/v1/jobs/"+v.ID)
@@ -95,14 +124,14 @@ func (s *Server) answerParked(rec *recorder, r *http.Request, p *parking, v jobs
 	rec.sending() // the journal entry, before the client can read the answer
 
 	var out bytes.Buffer
+	out.Grow(64 + len(p.head) + 128 + len(body))
 	out.WriteString("HTTP/1.1 " + strconv.Itoa(status) + " " + http.StatusText(status) + "\r\n")
+	out.Write(p.head)
 	_ = h.Write(&out)
 	out.WriteString("\r\n")
 	out.Write(body)
 	_ = p.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	bw := bufio.NewWriterSize(p.conn, out.Len())
-	_, _ = bw.Write(out.Bytes())
-	_ = bw.Flush()
+	_, _ = p.conn.Write(out.Bytes())
 	_ = p.conn.Close()
 	return status
 }

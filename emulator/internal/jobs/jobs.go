@@ -364,20 +364,22 @@ func (e *Engine) terminate(j *job, status Status, jerr *Error, at time.Time) {
 	j.notify()
 	if calls := e.onEnd[j]; calls != nil {
 		delete(e.onEnd, j)
+		v := j.view(at)
 		for _, c := range calls {
-			go c.f() // never under the engine's lock, never on the clock's goroutine
+			go c.f(v) // never under the engine's lock, never on the clock's goroutine
 		}
 	}
 	e.changed()
 }
 
 // endCall is one function OnEnd runs.
-type endCall struct{ f func() }
+type endCall struct{ f func(View) }
 
-// OnEnd arranges for f to run once, in a goroutine of its own, when the job turns terminal, so
-// a waiter needs no goroutine of its own while it waits. It reports false, and never runs f,
-// when the engine does not hold the job or it has already ended. cancel withdraws f.
-func (e *Engine) OnEnd(id string, f func()) (cancel func(), ok bool) {
+// OnEnd arranges for f to run once, in a goroutine of its own, with the job as it ended when
+// it turns terminal, so a waiter needs no goroutine of its own while it waits, nor to find the
+// job again (a later clock step may have dropped it). It reports false, and never runs f, when
+// the engine does not hold the job or it has already ended. cancel withdraws f.
+func (e *Engine) OnEnd(id string, f func(View)) (cancel func(), ok bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	j, found := e.byID[id]

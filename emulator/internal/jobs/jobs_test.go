@@ -1164,10 +1164,10 @@ func TestOnEnd(t *testing.T) {
 	w := newWorld(t, retention)
 	v := w.create(jobs.New{ID: "j1", Plan: jobs.Plan{Queue: time.Second, Run: 2 * time.Second, Ending: jobs.Ending{Status: jobs.Succeeded}}})
 	ended := make(chan string, 4)
-	if _, ok := w.engine.OnEnd(v.ID, func() { ended <- "kept" }); !ok {
+	if _, ok := w.engine.OnEnd(v.ID, func(v jobs.View) { ended <- "kept " + string(v.Status) }); !ok {
 		t.Fatal("OnEnd refused a live job")
 	}
-	cancel, _ := w.engine.OnEnd(v.ID, func() { ended <- "withdrawn" })
+	cancel, _ := w.engine.OnEnd(v.ID, func(jobs.View) { ended <- "withdrawn" })
 	cancel()
 	w.advance(time.Second) // it starts: not an end
 	select {
@@ -1176,13 +1176,13 @@ func TestOnEnd(t *testing.T) {
 	default:
 	}
 	w.advance(2 * time.Second)
-	if got := <-ended; got != "kept" {
+	if got := <-ended; got != "kept succeeded" {
 		t.Fatalf("ran %q", got)
 	}
-	if _, ok := w.engine.OnEnd(v.ID, func() { ended <- "late" }); ok {
+	if _, ok := w.engine.OnEnd(v.ID, func(jobs.View) { ended <- "late" }); ok {
 		t.Error("OnEnd accepted a job that has ended")
 	}
-	if _, ok := w.engine.OnEnd("nope", func() {}); ok {
+	if _, ok := w.engine.OnEnd("nope", func(jobs.View) {}); ok {
 		t.Error("OnEnd accepted an unknown job")
 	}
 	select {

@@ -4,21 +4,24 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 )
 
 // Waiter is a generation parked until its job ends: Wait without a goroutine of its own. Ten
-// thousand clients waiting on wait=true then cost the emulator a few kilobytes each rather than
-// a blocked goroutine and its stack each.
+// thousand clients waiting on wait=true then cost the emulator a few hundred bytes each here
+// rather than a blocked goroutine and its stack each. It keeps the job's id, not its view: the
+// answer is the job as it stands when the wait ends, or as it ended, which the job's end hands
+// over.
 type Waiter struct {
 	w    *World
-	last jobs.View
+	id   string
 	then func(jobs.View)
-	once sync.Once
 
 	mu        sync.Mutex
-	cancelEnd func()
-	limit     interface{ Stop() bool }
+	done      bool   // then has been called, or is about to be
+	cancelEnd func() // set once the job's end is to answer; withdraws that
+	limit     *clock.Timer
 	wall      *time.Timer
 }
 
@@ -28,10 +31,10 @@ type Waiter struct {
 // already ended is answered at once. The waiter counts among the world's waiting generations
 // until then has been called.
 func (w *World) WaitThen(view jobs.View, then func(jobs.View)) *Waiter {
-	wt := &Waiter{w: w, last: view, then: then}
+	wt := &Waiter{w: w, id: view.ID, then: then}
 	w.addWaiting(1)
 	if view.Status.Terminal() {
-		go wt.End()
+		go wt.finish(view, true)
 		return wt
 	}
 	w.parkMu.Lock()
@@ -42,14 +45,17 @@ func (w *World) WaitThen(view jobs.View, then func(jobs.View)) *Waiter {
 	retired := w.retired
 	w.parkMu.Unlock()
 	if retired {
-		go wt.End()
+		go wt.finish(view, false)
 		return wt
 	}
 	wt.mu.Lock()
 	defer wt.mu.Unlock()
-	cancel, ok := w.jobs.OnEnd(view.ID, wt.End)
+	if wt.done {
+		return wt // the world was retired meanwhile, and has answered
+	}
+	cancel, ok := w.jobs.OnEnd(view.ID, wt.ended)
 	if !ok {
-		go wt.End() // it ended, or went, between the view and now
+		go wt.finish(view, false) // it ended, or went, between the view and now
 		return wt
 	}
 	wt.cancelEnd = cancel
@@ -58,31 +64,61 @@ func (w *World) WaitThen(view jobs.View, then func(jobs.View)) *Waiter {
 	return wt
 }
 
-// End stops the wait now and answers with the job as it stands; later calls do nothing.
+// End stops the wait now and answers with the job as it stands; later calls do nothing. Where
+// the job has gone meanwhile, it ended first, and its end answers with the job as it ended.
 func (wt *Waiter) End() {
-	wt.once.Do(func() {
-		wt.mu.Lock()
-		if wt.cancelEnd != nil {
-			wt.cancelEnd()
-		}
-		if wt.limit != nil {
-			wt.limit.Stop()
-		}
-		if wt.wall != nil {
-			wt.wall.Stop()
-		}
+	wt.mu.Lock()
+	if wt.done {
 		wt.mu.Unlock()
-		w := wt.w
-		w.parkMu.Lock()
-		delete(w.parked, wt)
-		w.parkMu.Unlock()
-		v := wt.last
-		if now, ok := w.jobs.Get("", v.ID); ok {
+		return
+	}
+	v, ok := wt.w.jobs.Get("", wt.id)
+	if !ok {
+		// Only an ended job goes, and only a waiter with the job's end (or WaitThen, with the
+		// view) still to answer can find it gone.
+		wt.mu.Unlock()
+		return
+	}
+	wt.answer(v)
+}
+
+// ended answers with the job as it ended.
+func (wt *Waiter) ended(v jobs.View) { wt.finish(v, true) }
+
+// finish answers with v where exact, else with the job as it stands, or v where it has gone.
+func (wt *Waiter) finish(v jobs.View, exact bool) {
+	wt.mu.Lock()
+	if wt.done {
+		wt.mu.Unlock()
+		return
+	}
+	if !exact {
+		if now, ok := wt.w.jobs.Get("", wt.id); ok {
 			v = now
 		}
-		w.addWaiting(-1)
-		wt.then(v)
-	})
+	}
+	wt.answer(v)
+}
+
+// answer stops the wait and calls then with v. Callers hold wt.mu, which answer releases.
+func (wt *Waiter) answer(v jobs.View) {
+	wt.done = true
+	if wt.cancelEnd != nil {
+		wt.cancelEnd()
+	}
+	if wt.limit != nil {
+		wt.limit.Stop()
+	}
+	if wt.wall != nil {
+		wt.wall.Stop()
+	}
+	wt.mu.Unlock()
+	w := wt.w
+	w.parkMu.Lock()
+	delete(w.parked, wt)
+	w.parkMu.Unlock()
+	w.addWaiting(-1)
+	wt.then(v)
 }
 
 // endParked answers every parked generation of a world being retired.

@@ -504,6 +504,23 @@ func TestWaitThen(t *testing.T) {
 			t.Errorf("answered with %s; a slow job is still going", v.Status)
 		}
 	})
+	t.Run("the job ends and goes in one step", func(t *testing.T) {
+		// The answer is the job as it ended, though the same clock step also dropped it.
+		cfg := testConfig(t)
+		cfg.MaxWait = time.Hour
+		cfg.JobRetention = time.Minute
+		w := newTestTenants(t, cfg).Default().World()
+		answered := make(chan jobs.View, 2)
+		v := generateOne(t, w, "")
+		w.WaitThen(v, func(v jobs.View) { answered <- v })
+		mustAdvance(t, w, 10*time.Minute)
+		if _, err := w.JobAny(v.ID); err == nil {
+			t.Fatal("the job is still held; the test needs it gone")
+		}
+		if v := <-answered; v.Status != jobs.Succeeded || len(v.Outputs) == 0 {
+			t.Errorf("answered with %s, %d outputs", v.Status, len(v.Outputs))
+		}
+	})
 	t.Run("a reset", func(t *testing.T) {
 		ts := newTestTenants(t, testConfig(t))
 		tn := ts.Default()

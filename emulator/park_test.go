@@ -1,0 +1,136 @@
+package emulator
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// lockedBuffer is a log destination the server's goroutines may share.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) lines() []map[string]any {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(b.buf.String()), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// TestParkedAnswerKeepsWhatTheRequestSaid: a parked generation keeps only parts of its request,
+// yet its answer carries the headers the frame set, outputs addressed by the host the client
+// used and Connection: close, and its log line and journal entry name the request as any
+// other answer's do.
+func TestParkedAnswerKeepsWhatTheRequestSaid(t *testing.T) {
+	logs := &lockedBuffer{}
+	s, err := NewServer(Config{CatalogFile: "../testdata/catalogs/small.yaml", ManualClock: true,
+		Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() { hs.Close(); _ = s.Close() })
+	c := wire{t: t, base: hs.URL, key: "key_a"}
+	input := map[string]any{"prompt": "x"}
+	q := c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})
+
+	raw, _ := json.Marshal(map[string]any{"model": "test/pixel", "input": input, "quote_id": q["quote_id"]})
+	req, err := http.NewRequest("POST", hs.URL+"/v1/generate?wait=true", bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer key_a")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", "parked-key")
+	req.Header.Set("X-Request-Id", "req-parked-1")
+	type answer struct {
+		resp *http.Response
+		body []byte
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- answer{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		done <- answer{resp, body, err}
+	}()
+	if w := c.must(200, "GET", "/_emulator/waiting?count=1&timeout=20s", nil); w["reached"] != true {
+		t.Fatalf("the wait never began: %v", w)
+	}
+	c.must(200, "POST", "/_emulator/clock", map[string]any{"advance": "5s"})
+	a := <-done
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	h := a.resp.Header
+	if a.resp.StatusCode != 200 || !a.resp.Close || h.Get("Content-Type") != "application/json" ||
+		h.Get("X-Request-Id") != "req-parked-1" || h.Get("X-Emulator-Version") != Version || h.Get("Date") == "" {
+		t.Errorf("parked answer: %d, closing %v, headers %v", a.resp.StatusCode, a.resp.Close, h)
+	}
+	var job struct {
+		ID      string
+		Status  string
+		Outputs []struct{ URL string }
+	}
+	if err := json.Unmarshal(a.body, &job); err != nil || job.Status != "succeeded" || len(job.Outputs) == 0 {
+		t.Fatalf("parked answer's body %s: %v", a.body, err)
+	}
+	if !strings.HasPrefix(job.Outputs[0].URL, hs.URL+"/files/") {
+		t.Errorf("output URL %q is not under %s", job.Outputs[0].URL, hs.URL)
+	}
+
+	entries := c.must(200, "GET", "/_emulator/requests?path=/v1/generate", nil)["data"].([]any)
+	if len(entries) != 1 {
+		t.Fatalf("journal: %v", entries)
+	}
+	e := entries[0].(map[string]any)
+	if e["method"] != "POST" || e["query"] != "wait=true" || e["status"] != 200.0 || e["request_id"] != "req-parked-1" ||
+		e["idempotency_key"] != "parked-key" || e["job_id"] != job.ID || e["account"] == nil || e["request_body"] == nil {
+		t.Errorf("journal entry of the parked generation: %v", e)
+	}
+	if body, _ := e["response_body"].(map[string]any); body["id"] != job.ID {
+		t.Errorf("journal entry's response body: %v", e["response_body"])
+	}
+
+	var quoteLine, parkedLine map[string]any
+	for _, l := range logs.lines() {
+		switch {
+		case l["msg"] == "request" && l["path"] == "/v1/quotes":
+			quoteLine = l
+		case l["msg"] == "request" && l["path"] == "/v1/generate":
+			parkedLine = l
+		}
+	}
+	if parkedLine == nil || quoteLine == nil {
+		t.Fatalf("log lines: quote %v, generate %v", quoteLine, parkedLine)
+	}
+	if parkedLine["method"] != "POST" || parkedLine["status"] != 200.0 || parkedLine["request_id"] != "req-parked-1" ||
+		parkedLine["tenant"] != quoteLine["tenant"] {
+		t.Errorf("parked generation's log line: %v (the quote's: %v)", parkedLine, quoteLine)
+	}
+}
