@@ -58,12 +58,6 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, world *sim.World, 
 	// closes the connection.
 	_ = brw
 	rec.ResponseWriter = hijacked{}
-	// The journal's copy of the body stays for the answer's entry, but not the body under it,
-	// which has been read: that one reaches the connection's reader and, through a body guard's
-	// response controller, its writer and the whole response, some 9 KB a waiter.
-	if t, ok := r.Body.(*bodyTee); ok {
-		t.ReadCloser = http.NoBody
-	}
 	r.Body = http.NoBody
 	p := &parking{s: s, rec: rec, conn: conn, head: bytes.Clone(head.Bytes()), start: time.Now(),
 		method: r.Method, path: r.URL.Path, host: r.Host, tenant: infoOf(r).tenant.Name(), id: requestID(r),

@@ -47,11 +47,14 @@ func (s *Server) traffic(next http.Handler) http.Handler {
 			rec.peeked = s.peekModel(r, world)
 			// The entry is written as the answer starts, so a client that reads the journal right
 			// after its request finds it; an answer that never starts (a reset) is written last.
+			// It keeps what it needs of the request rather than the request, which a parked
+			// generation would otherwise hold on to with its headers and context.
+			method, path, rawQuery, id, idem := r.Method, r.URL.Path, r.URL.RawQuery, requestID(r), r.Header.Get("Idempotency-Key")
 			rec.beforeSend = func() {
 				world.Journal().Add(journal.Entry{
-					Time: world.Now(), Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
+					Time: world.Now(), Method: method, Path: path, Query: rawQuery,
 					Status: rec.status, Code: rec.code, Account: rec.account, Model: rec.model, JobID: rec.jobID,
-					RequestID: requestID(r), Idempotent: r.Header.Get("Idempotency-Key"), Fault: rec.fault,
+					RequestID: id, Idempotent: idem, Fault: rec.fault,
 					DurationMS:  math.Round(float64(time.Since(start).Microseconds())) / 1000,
 					RequestBody: sent.recorded(), ResponseBody: json.RawMessage(rec.body), // the journal caps both
 				})
@@ -180,9 +183,14 @@ type bodyTee struct {
 	kept []byte
 }
 
-// Read reads from the body and keeps a bounded copy.
+// Read reads from the body and keeps a bounded copy. At the body's end it lets go of the body:
+// that reaches net/http's connection and its buffers, which a generation parked for a while
+// would otherwise keep, some 9 KB each.
 func (t *bodyTee) Read(p []byte) (int, error) {
 	n, err := t.ReadCloser.Read(p)
+	if err == io.EOF {
+		t.ReadCloser = http.NoBody // every later read finds the end again
+	}
 	if room := journal.MaxBody + 1 - len(t.kept); room > 0 {
 		t.kept = append(t.kept, p[:min(n, room)]...)
 	}
