@@ -58,7 +58,7 @@ func NewReal() *Clock {
 // NewManual returns a clock stopped at start until Advance or Set moves it.
 func NewManual(start time.Time) *Clock {
 	c := &Clock{manual: true, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
-	c.now.Store(nanos(start))
+	c.now.Store(Nanos(start))
 	return c
 }
 
@@ -72,11 +72,12 @@ func (c *Clock) nowNanos() int64 {
 	if c.manual {
 		return c.now.Load()
 	}
-	return nanos(c.base) + int64(time.Since(c.base)) + c.offset.Load()
+	return Nanos(c.base) + int64(time.Since(c.base)) + c.offset.Load()
 }
 
-// nanos is t in nanoseconds since 1970, clamped to what an int64 holds.
-func nanos(t time.Time) int64 {
+// Nanos is t in nanoseconds since 1970, clamped to what an int64 holds: a number to compare
+// times by on a hot path.
+func Nanos(t time.Time) int64 {
 	switch {
 	case t.Before(minTime):
 		return math.MinInt64
@@ -104,7 +105,7 @@ func (c *Clock) Advance(d time.Duration) error {
 	if target.After(Latest) {
 		return ErrTooFar
 	}
-	c.runUntil(nanos(target), d)
+	c.runUntil(Nanos(target), d)
 	return nil
 }
 
@@ -119,7 +120,7 @@ func (c *Clock) Set(t time.Time) error {
 	if d < 0 {
 		return ErrBackwards
 	}
-	c.runUntil(nanos(t), d)
+	c.runUntil(Nanos(t), d)
 	return nil
 }
 
@@ -166,7 +167,7 @@ func (c *Clock) runUntil(target int64, d time.Duration) {
 // AfterFunc runs f at emulator time at (at once, on the next firing, when at has passed).
 // Callbacks run one at a time; one may schedule others.
 func (c *Clock) AfterFunc(at time.Time, f func()) *Timer {
-	t := &Timer{c: c, at: nanos(at), f: f}
+	t := &Timer{c: c, at: Nanos(at), f: f}
 	c.mu.Lock()
 	c.seq++
 	t.seq = c.seq

@@ -119,7 +119,7 @@ type account struct {
 type entry struct {
 	quote Quote
 	size  int64
-	end   time.Time
+	end   int64 // Unix nanoseconds; compared as a number, since the heap compares often
 }
 
 // marker is what is left of an expired quote.
@@ -162,7 +162,7 @@ func NewBounded(c *clock.Clock, l Limits) *Store {
 // quote is dropped to make room.
 func (s *Store) Add(q Quote) error {
 	q.digest = digestOf(q.Input)
-	e := &entry{quote: q, size: Size(q), end: s.end(q)}
+	e := &entry{quote: q, size: Size(q), end: clock.Nanos(s.end(q))}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a := s.accounts[q.Account]
@@ -201,13 +201,14 @@ func (s *Store) oldestEnd(a *account) time.Time {
 	if len(a.ends) == 0 {
 		return time.Time{}
 	}
-	return a.ends[0].end
+	return s.end(a.ends[0].quote)
 }
 
 // settle turns the account's quotes whose end has come into markers, in the order they end,
 // and drops the markers whose time has come. Callers hold s.mu.
 func (s *Store) settle(a *account, now time.Time) {
-	for a.ends.clean(a); len(a.ends) > 0 && !now.Before(a.ends[0].end); a.ends.clean(a) {
+	nowNs := clock.Nanos(now)
+	for a.ends.clean(a); len(a.ends) > 0 && nowNs >= a.ends[0].end; a.ends.clean(a) {
 		e := a.ends.pop()
 		id := e.quote.ID
 		s.remove(a, id, e)
@@ -278,8 +279,8 @@ func (s *Store) dropIfEmpty(id string, a *account) {
 type endHeap []*entry
 
 func (h endHeap) less(i, j int) bool {
-	if !h[i].end.Equal(h[j].end) {
-		return h[i].end.Before(h[j].end)
+	if h[i].end != h[j].end {
+		return h[i].end < h[j].end
 	}
 	return h[i].quote.ID < h[j].quote.ID
 }
