@@ -36,7 +36,8 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, rule bodyRul
 	var body []byte
 	if r.Body != nil {
 		var err error
-		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+		body, err = readAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), r.ContentLength, s.cfg.MaxBodyBytes)
+		keepSent(w, body) // the journal's copy: what was read, even of a body refused
 		if err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
@@ -49,6 +50,30 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, rule bodyRul
 		return nil, nil
 	}
 	return parseObject(body)
+}
+
+// readAll reads a body to its end, into a buffer the size the request announced when it
+// announced one, so a small body costs one small allocation. What is set aside before any byte
+// arrives is bounded well below limit: an announcement is only a claim.
+func readAll(r io.Reader, announced, limit int64) ([]byte, error) {
+	size := int64(512)
+	if announced >= 0 {
+		size = min(announced, limit, 64<<10) + 1 // one more byte finds the end without growing
+	}
+	b := make([]byte, 0, size)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grow, as io.ReadAll does
+		}
+	}
 }
 
 // maxDepth bounds nesting so a hostile body cannot make validation or hashing recurse deeply.

@@ -93,9 +93,10 @@ type recorder struct {
 	peeked                       *catalog.Model // the model found before routing, for rules that match models
 
 	// keepBody asks the writers of JSON answers to leave their body in body for the journal
-	// before the answer starts.
+	// before the answer starts, and the reader of request bodies to leave what it read in sent.
 	keepBody bool
 	body     []byte
+	sent     []byte
 
 	// beforeSend, when set, runs once with the status known and before anything reaches the
 	// client, so what it records is in place by the time the client reads the answer.
@@ -144,6 +145,13 @@ func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
 func keep(w http.ResponseWriter, body []byte) {
 	if rec, ok := w.(*recorder); ok && rec.keepBody {
 		rec.body = body
+	}
+}
+
+// keepSent leaves what was read of a request's body for the journal, when it wants it.
+func keepSent(w http.ResponseWriter, body []byte) {
+	if rec, ok := w.(*recorder); ok && rec.keepBody {
+		rec.sent = body
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
 )
 
 // wire is a small client of a served emulator, bound to one tenant.
@@ -277,6 +279,34 @@ func TestJournalRecordsBodies(t *testing.T) {
 	raw, _ := json.Marshal(entries)
 	if strings.Contains(string(raw), "key_a") {
 		t.Error("the journal holds the API key")
+	}
+
+	// A body no handler reads, since a fault that matches on its model answers first, is
+	// journaled as it was read to find the model.
+	c.must(201, "POST", "/_emulator/faults", map[string]any{"match": map[string]any{"model": "test/pixel"}, "status": 503, "count": 1})
+	c.must(503, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": map[string]any{"prompt": "faulted"}})
+	faulted := c.must(200, "GET", "/_emulator/requests?status=503", nil)["data"].([]any)
+	if len(faulted) != 1 {
+		t.Fatalf("%d entries answered 503", len(faulted))
+	}
+	if sent, _ := faulted[0].(map[string]any)["request_body"].(map[string]any); sent["model"] != "test/pixel" {
+		t.Errorf("the faulted request's body: %v", faulted[0].(map[string]any)["request_body"])
+	}
+}
+
+// TestJournalRecordsRefusedBodies: a body over the size limit is refused, and the journal shows
+// what was read of it, cut to its bound.
+func TestJournalRecordsRefusedBodies(t *testing.T) {
+	hs := tenantServer(t, Config{MaxBodyBytes: 64 << 10})
+	c := wire{t: t, base: hs.URL, key: "key_a", header: "refused"}
+	c.must(413, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": map[string]any{"prompt": strings.Repeat("a", 100<<10)}})
+	entries := c.must(200, "GET", "/_emulator/requests?path=/v1/quotes", nil)["data"].([]any)
+	if len(entries) != 1 {
+		t.Fatalf("%d entries", len(entries))
+	}
+	sent, ok := entries[0].(map[string]any)["request_body"].(string)
+	if !ok || !strings.HasPrefix(sent, `{"input":{"prompt":"aaaa`) || !strings.HasSuffix(sent, journal.Truncated) {
+		t.Errorf("the refused body is journaled as %.80q…", entries[0].(map[string]any)["request_body"])
 	}
 }
 

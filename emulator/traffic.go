@@ -38,13 +38,8 @@ func (s *Server) traffic(next http.Handler) http.Handler {
 			rec = &recorder{ResponseWriter: w}
 		}
 		if api {
-			var sent *bodyTee
-			if r.Body != nil && r.Body != http.NoBody {
-				sent = &bodyTee{ReadCloser: r.Body}
-				r.Body = sent
-			}
 			rec.keepBody = true
-			rec.peeked = s.peekModel(r, world)
+			rec.peeked = s.peekModel(rec, r, world)
 			// The entry is written as the answer starts, so a client that reads the journal right
 			// after its request finds it; an answer that never starts (a reset) is written last.
 			// It keeps what it needs of the request rather than the request, which a parked
@@ -56,7 +51,7 @@ func (s *Server) traffic(next http.Handler) http.Handler {
 					Status: rec.status, Code: rec.code, Account: rec.account, Model: rec.model, JobID: rec.jobID,
 					RequestID: id, Idempotent: idem, Fault: rec.fault,
 					DurationMS:  math.Round(float64(time.Since(start).Microseconds())) / 1000,
-					RequestBody: sent.recorded(), ResponseBody: json.RawMessage(rec.body), // the journal caps both
+					RequestBody: rec.sent, ResponseBody: rec.body, // the journal caps both
 				})
 			}
 			defer rec.sending()
@@ -74,8 +69,8 @@ func (s *Server) traffic(next http.Handler) http.Handler {
 
 // peekModel finds the model a request is about, when a rule in force matches on models: from
 // the path for model details, from the body's "model" field for quotes and generations. The
-// body is put back for the handler.
-func (s *Server) peekModel(r *http.Request, world *sim.World) *catalog.Model {
+// body is put back for the handler, and kept for the journal in case no handler reads it.
+func (s *Server) peekModel(rec *recorder, r *http.Request, world *sim.World) *catalog.Model {
 	if !world.NeedsModel() {
 		return nil
 	}
@@ -88,6 +83,7 @@ func (s *Server) peekModel(r *http.Request, world *sim.World) *catalog.Model {
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
 	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	rec.sent = body
 	if err != nil {
 		return nil
 	}
@@ -174,33 +170,4 @@ func resetConnection(w http.ResponseWriter) {
 		_ = tcp.SetLinger(0)
 	}
 	_ = conn.Close()
-}
-
-// bodyTee keeps the first journal.MaxBody+1 bytes of a request body as the handler reads it, so
-// the journal can show what the client sent (headers, and so the key, are never recorded).
-type bodyTee struct {
-	io.ReadCloser
-	kept []byte
-}
-
-// Read reads from the body and keeps a bounded copy. At the body's end it lets go of the body:
-// that reaches net/http's connection and its buffers, which a generation parked for a while
-// would otherwise keep, some 9 KB each.
-func (t *bodyTee) Read(p []byte) (int, error) {
-	n, err := t.ReadCloser.Read(p)
-	if err == io.EOF {
-		t.ReadCloser = http.NoBody // every later read finds the end again
-	}
-	if room := journal.MaxBody + 1 - len(t.kept); room > 0 {
-		t.kept = append(t.kept, p[:min(n, room)]...)
-	}
-	return n, err
-}
-
-// recorded is what was read of the body, for the journal to cap.
-func (t *bodyTee) recorded() json.RawMessage {
-	if t == nil {
-		return nil
-	}
-	return t.kept
 }
