@@ -49,22 +49,30 @@ func (s *Server) controlDenied(r *http.Request) error {
 
 // health answers once the emulator is ready: with its version, clock and catalog size, so a
 // client suite can check what it is talking to.
+// healthBody is the health answer; its fields are in the order a map's keys would be, as it
+// was first written.
+type healthBody struct {
+	Clock    string `json:"clock"`
+	Control  bool   `json:"control"`
+	Models   int    `json:"models"`
+	Now      string `json:"now"`
+	Scenario string `json:"scenario"`
+	Seeded   bool   `json:"seeded"`
+	Status   string `json:"status"`
+	Tenant   string `json:"tenant"`
+	Version  string `json:"version"`
+	// Waiting counts the tenant's wait=true requests blocked on a job, so a test can advance
+	// the manual clock only once its wait has begun.
+	Waiting int64 `json:"waiting"`
+}
+
 func (s *Server) health() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		world := worldOf(r)
-		return s.writeJSON(w, http.StatusOK, map[string]any{
-			"status":   "ok",
-			"version":  Version,
-			"tenant":   infoOf(r).tenant.Name(),
-			"clock":    s.clockMode(),
-			"now":      timestamp(world.Now()),
-			"models":   len(s.catalog.Models),
-			"scenario": world.Scenario().Name,
-			"seeded":   s.cfg.Seeded,
-			"control":  !s.cfg.ControlDisabled,
-			// waiting counts the tenant's wait=true requests blocked on a job, so a test can
-			// advance the manual clock only once its wait has begun.
-			"waiting": world.Waiting(),
+		return s.writeJSON(w, http.StatusOK, healthBody{
+			Clock: s.clockMode(), Control: !s.cfg.ControlDisabled, Models: len(s.catalog.Models),
+			Now: timestamp(world.Now()), Scenario: world.Scenario().Name, Seeded: s.cfg.Seeded,
+			Status: "ok", Tenant: infoOf(r).tenant.Name(), Version: Version, Waiting: world.Waiting(),
 		})
 	}
 }
