@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
@@ -206,7 +207,7 @@ func (s *Server) frame(next http.Handler) http.Handler {
 		h.Set("X-Emulator-Version", Version)
 		// Date follows the emulator's clock, like every timestamp in a body, so a client that
 		// compares the two (expires_at against Date, say) sees one timeline.
-		h.Set("Date", world.Now().Format(http.TimeFormat))
+		h.Set("Date", httpDate(world.Now()))
 		defer func() {
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
@@ -230,15 +231,43 @@ func (s *Server) frame(next http.Handler) http.Handler {
 	})
 }
 
-// logRequest writes the one log line of an answered request.
+// lastDate is the Date header last made, reused while the second lasts: every answer has one.
+var lastDate atomic.Pointer[dateText]
+
+type dateText struct {
+	unix int64
+	text string
+}
+
+// httpDate formats t for a Date header.
+func httpDate(t time.Time) string {
+	unix := t.Unix()
+	if d := lastDate.Load(); d != nil && d.unix == unix {
+		return d.text
+	}
+	text := t.UTC().Format(http.TimeFormat)
+	lastDate.Store(&dateText{unix, text})
+	return text
+}
+
+// logRequest writes the one log line of an answered request. The record is handed to the
+// handler directly, without the caller's program counter, which no handler of the emulator's
+// reports and which costs the logger a stack walk on every request.
 func (s *Server) logRequest(r *http.Request, tenant string, status int, start time.Time, id string) {
-	s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+	h := s.log.Handler()
+	if !h.Enabled(r.Context(), slog.LevelInfo) {
+		return
+	}
+	now := time.Now()
+	rec := slog.NewRecord(now, slog.LevelInfo, "request", 0)
+	rec.AddAttrs(
 		slog.String("method", r.Method),
 		slog.String("path", r.URL.Path),
 		slog.String("tenant", tenant),
 		slog.Int("status", status),
-		slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+		slog.Float64("duration_ms", float64(now.Sub(start).Microseconds())/1000),
 		slog.String("request_id", id))
+	_ = h.Handle(r.Context(), rec) // a log line that cannot be written has nowhere to go
 }
 
 // tenantOf finds the tenant a request names, by X-Emulator-Tenant or by a key of the form

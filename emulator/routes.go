@@ -16,6 +16,12 @@ import (
 // turn a POST into a GET), so such paths answer 404. Model ids keep their slashes, and an id
 // sent with %2F in place of "/" names the same model.
 func (s *Server) routes() http.Handler {
+	r := s.router()
+	return s.cors(r, s.frame(s.traffic(dispatch(r))))
+}
+
+// router matches every endpoint; see routes.
+func (s *Server) router() *mux.Router {
 	r := mux.NewRouter()
 	r.SkipClean(true)
 	read, gen := catalog.PermModelsRead, catalog.PermGenerate
@@ -68,7 +74,7 @@ func (s *Server) routes() http.Handler {
 		w.Header().Set("Allow", joinMethods(allowed))
 		return problem.New(problem.MethodNotAllowed, "%s does not answer %s; it answers %s", req.URL.Path, req.Method, joinMethods(allowed))
 	})
-	return s.cors(r, s.frame(s.traffic(dispatch(r))))
+	return r
 }
 
 // dispatch runs the handler of the route that matches, with the path's variables in the
