@@ -5,7 +5,6 @@ package jsonvalue
 import (
 	"bytes"
 	"encoding/json"
-	"maps"
 	"math/big"
 	"slices"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 // sorted, numbers exact in one spelling, strings escaped the same way every time.
 func Canonical(v any) []byte {
 	var b bytes.Buffer
+	b.Grow(256) // most inputs fit, so the buffer is allocated once
 	write(&b, v)
 	return b.Bytes()
 }
@@ -23,7 +23,11 @@ func Canonical(v any) []byte {
 func write(b *bytes.Buffer, v any) {
 	switch x := v.(type) {
 	case map[string]any:
-		keys := slices.Sorted(maps.Keys(x))
+		keys := make([]string, 0, len(x)) // one allocation, where collecting an iterator grows
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
 		b.WriteByte('{')
 		for i, k := range keys {
 			if i > 0 {
@@ -44,7 +48,11 @@ func write(b *bytes.Buffer, v any) {
 		}
 		b.WriteByte(']')
 	case json.Number:
-		b.WriteString(canonicalNumber(x.String()))
+		if small, ok := appendCanonicalInt(b.AvailableBuffer(), string(x)); ok {
+			b.Write(small)
+		} else {
+			b.WriteString(canonicalAny(string(x)))
+		}
 	case float64:
 		b.WriteString(canonicalNumber(strconv.FormatFloat(x, 'g', -1, 64)))
 	case string:
@@ -99,27 +107,31 @@ func canonicalAny(s string) string {
 // canonicalInt is canonicalNumber for the numbers inputs mostly hold, plain integers of up to
 // 18 digits, without big arithmetic; ok is false for any other number.
 func canonicalInt(s string) (string, bool) {
+	b, ok := appendCanonicalInt(nil, s)
+	return string(b), ok
+}
+
+// appendCanonicalInt appends canonicalInt's form of s to dst.
+func appendCanonicalInt(dst []byte, s string) ([]byte, bool) {
 	digits := strings.TrimPrefix(s, "-")
 	if digits == "" || len(digits) > 18 || (len(digits) > 1 && digits[0] == '0') {
-		return "", false
+		return dst, false
 	}
 	for i := 0; i < len(digits); i++ {
 		if digits[i] < '0' || digits[i] > '9' {
-			return "", false
+			return dst, false
 		}
 	}
 	if digits == "0" {
-		return "0", true
+		return append(dst, '0'), true
 	}
 	trimmed := strings.TrimRight(digits, "0")
-	out := make([]byte, 0, len(s)+4)
 	if len(digits) < len(s) {
-		out = append(out, '-')
+		dst = append(dst, '-')
 	}
-	out = append(out, trimmed...)
-	out = append(out, 'e')
-	out = strconv.AppendInt(out, int64(len(digits)-len(trimmed)), 10)
-	return string(out), true
+	dst = append(dst, trimmed...)
+	dst = append(dst, 'e')
+	return strconv.AppendInt(dst, int64(len(digits)-len(trimmed)), 10), true
 }
 
 // Equal reports whether two decoded JSON values are the same value.
