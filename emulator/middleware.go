@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/observe"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
@@ -99,9 +100,15 @@ type recorder struct {
 	body     []byte
 	sent     []byte
 
-	// beforeSend, when set, runs once with the status known and before anything reaches the
-	// client, so what it records is in place by the time the client reads the answer.
-	beforeSend func()
+	// info is what the frame settled about the request; the request's context points here.
+	info  reqInfo
+	start time.Time
+
+	// entry, while journaled is set, is the request's journal entry as far as it is known
+	// before the answer: it is completed and recorded once, with the status known and before
+	// anything reaches the client, so it is in place by the time the client reads the answer.
+	journaled bool
+	entry     journal.Entry
 
 	// parked, once a wait=true generation has taken over the connection to answer later, is
 	// what the answer needs; until then nothing is journaled or logged for the request.
@@ -132,9 +139,15 @@ func (rec *recorder) sending() {
 	if rec.parked != nil && rec.status == 0 {
 		return // the answer comes later, from the parked generation
 	}
-	if f := rec.beforeSend; f != nil {
-		rec.beforeSend = nil
-		f()
+	if rec.journaled {
+		rec.journaled = false
+		e := rec.entry
+		world := rec.info.world
+		e.Time, e.Status, e.Code, e.Fault = world.Now(), rec.status, rec.code, rec.fault
+		e.Account, e.Model, e.JobID = rec.account, rec.model, rec.jobID
+		e.DurationMS = math.Round(float64(time.Since(rec.start).Microseconds())) / 1000
+		e.RequestBody, e.ResponseBody = rec.sent, rec.body // the journal caps both
+		world.Journal().Add(e)
 	}
 }
 
@@ -172,8 +185,7 @@ func about(w http.ResponseWriter, model, jobID string) {
 // the headers every response carries, turns a panic into internal_error, and logs one line.
 func (s *Server) frame(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		rec := &recorder{ResponseWriter: w}
+		rec := &recorder{ResponseWriter: w, start: time.Now()}
 		// Registered first so it runs last: a parked generation's answer touches rec only
 		// once every layer of this request is done with it.
 		defer func() {
@@ -197,7 +209,8 @@ func (s *Server) frame(next http.Handler) http.Handler {
 		if !validRequestID(id) {
 			id = world.RequestID()
 		}
-		info := &reqInfo{id: id, tenant: t, world: world, token: token}
+		info := &rec.info
+		*info = reqInfo{id: id, tenant: t, world: world, token: token}
 		if r.URL.RawQuery != "" { // most requests have none; reading a nil map finds nothing
 			info.query, info.qerr = url.ParseQuery(r.URL.RawQuery)
 		}
@@ -220,7 +233,7 @@ func (s *Server) frame(next http.Handler) http.Handler {
 				}
 			}
 			if rec.parked == nil { // a parked answer logs itself when it goes out
-				s.logRequest(r, t.Name(), rec.status, start, id)
+				s.logRequest(r, t.Name(), rec.status, rec.start, id)
 			}
 		}()
 		if terr != nil {

@@ -58,6 +58,7 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, world *sim.World, 
 	// closes the connection.
 	_ = brw
 	rec.ResponseWriter = hijacked{}
+	rec.info.query, rec.info.vars = nil, nil // read by the handler, which is done with them
 	r.Body = http.NoBody
 	p := &parking{s: s, rec: rec, conn: conn, head: bytes.Clone(head.Bytes()), start: time.Now(),
 		method: r.Method, path: r.URL.Path, host: r.Host, tenant: infoOf(r).tenant.Name(), id: requestID(r),

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -32,28 +31,21 @@ func (s *Server) traffic(next http.Handler) http.Handler {
 			return
 		}
 		world := worldOf(r)
-		start := time.Now()
 		rec, _ := w.(*recorder)
 		if rec == nil {
-			rec = &recorder{ResponseWriter: w}
+			rec = &recorder{ResponseWriter: w, start: time.Now()}
+			rec.info.world = world
 		}
 		if api {
 			rec.keepBody = true
 			rec.peeked = s.peekModel(rec, r, world)
-			// The entry is written as the answer starts, so a client that reads the journal right
-			// after its request finds it; an answer that never starts (a reset) is written last.
-			// It keeps what it needs of the request rather than the request, which a parked
-			// generation would otherwise hold on to with its headers and context.
-			method, path, rawQuery, id, idem := r.Method, r.URL.Path, r.URL.RawQuery, requestID(r), r.Header.Get("Idempotency-Key")
-			rec.beforeSend = func() {
-				world.Journal().Add(journal.Entry{
-					Time: world.Now(), Method: method, Path: path, Query: rawQuery,
-					Status: rec.status, Code: rec.code, Account: rec.account, Model: rec.model, JobID: rec.jobID,
-					RequestID: id, Idempotent: idem, Fault: rec.fault,
-					DurationMS:  math.Round(float64(time.Since(start).Microseconds())) / 1000,
-					RequestBody: rec.sent, ResponseBody: rec.body, // the journal caps both
-				})
-			}
+			// The entry is recorded as the answer starts (see recorder.sending), so a client that
+			// reads the journal right after its request finds it; an answer that never starts (a
+			// reset) is recorded last. It keeps what it needs of the request rather than the
+			// request, which a parked generation would otherwise hold on to.
+			rec.journaled = true
+			rec.entry = journal.Entry{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
+				RequestID: requestID(r), Idempotent: r.Header.Get("Idempotency-Key")}
 			defer rec.sending()
 		}
 		if f, id, ok := world.PickFault(r.Method, r.URL.Path, rec.peeked); ok {
