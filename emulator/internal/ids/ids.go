@@ -101,5 +101,8 @@ func (g *Generator) RequestID() string {
 		binary.BigEndian.PutUint64(b[:8], rand.Uint64())
 		binary.BigEndian.PutUint32(b[8:], rand.Uint32())
 	}
-	return "req_" + hex.EncodeToString(b[:])
+	var out [4 + 2*len(b)]byte
+	copy(out[:], "req_")
+	hex.Encode(out[4:], b[:])
+	return string(out[:])
 }
