@@ -3,6 +3,7 @@ package quotes_test
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -29,7 +30,7 @@ func quote(account, id string, at time.Time) quotes.Quote {
 	}
 }
 
-func advance(t *testing.T, c *clock.Clock, d time.Duration) {
+func advance(t testing.TB, c *clock.Clock, d time.Duration) {
 	t.Helper()
 	if err := c.Advance(d); err != nil {
 		t.Fatal(err)
@@ -428,4 +429,119 @@ func TestQuotesEndByTheirOwnTime(t *testing.T) {
 	if s.Len() != 0 {
 		t.Errorf("Len = %d after every quote ended", s.Len())
 	}
+}
+
+// BenchmarkAddSteady is the load benchmark's steady state: 8 accounts, each making about 2,000
+// quotes a second that live a second, so each holds about 2,000 quotes and its 10,000 markers,
+// and every Add ends one quote and drops one marker. The limits are the emulator's: the
+// defaults without a grace, so a quote ends as it expires.
+func BenchmarkAddSteady(b *testing.B) {
+	const (
+		accounts = 8
+		perSec   = 2000                       // quotes per second per account
+		life     = time.Second                // how long a quote lives
+		step     = life / (accounts * perSec) // between two Adds, whatever the account
+		ring     = 16384                      // ids per account, reused once long forgotten
+		prefill  = accounts * perSec * 7      // seven seconds: 2,000 held and 10,000 markers each
+	)
+	l := quotes.DefaultLimits
+	l.Grace = 0
+	c := clock.NewManual(t0)
+	s := quotes.NewBounded(c, l)
+	names := make([]string, accounts)
+	ids := make([][]string, accounts)
+	for a := range accounts {
+		names[a] = fmt.Sprintf("acct_%016x", uint64(a+1)*0x9e3779b97f4a7c15)
+		ids[a] = make([]string, ring)
+		for i := range ring {
+			ids[a][i] = fmt.Sprintf("quote_%08x-%04x-%04x-%04x-%012x", a, i>>16, i&0xffff, a*31+i%7, i*2654435761)
+		}
+	}
+	input := []byte(`{"aspect_ratio":"16:9","prompt":"a lighthouse on a cliff at dusk, long exposure","seed":42}`)
+	n := 0
+	add := func() {
+		a := n % accounts
+		now := c.Now()
+		q := quotes.Quote{ID: ids[a][(n/accounts)%ring], Account: names[a], Model: "image-fast", Input: input, Credits: 4, CreatedAt: now, ExpiresAt: now.Add(life)}
+		if err := s.Add(q); err != nil {
+			b.Fatal(err)
+		}
+		n++
+		if err := c.Advance(step); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for range prefill {
+		add()
+	}
+	if held := s.Len(); held < accounts*perSec*9/10 || held > accounts*perSec*11/10 {
+		b.Fatalf("%d quotes held after the warm-up; want about %d", held, accounts*perSec)
+	}
+	// The oldest of the 10,000 markers is there; the one before it is gone.
+	last := n/accounts - 1 // account 0's last quote
+	if _, ok := s.Find(names[0], ids[0][last-perSec-9999]); !ok {
+		b.Fatal("the oldest marker is missing")
+	}
+	if _, ok := s.Find(names[0], ids[0][last-perSec-10001]); ok {
+		b.Fatal("more than 10,000 markers are kept")
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		add()
+	}
+}
+
+// BenchmarkFootprint reports what one account's held quote and marker cost in memory beyond
+// their text (id, input): 10,000 quotes held at once, then 10,000 markers made 100 at a time
+// (so few quotes are held beside them). The time per op is meaningless.
+func BenchmarkFootprint(b *testing.B) {
+	const n, batch = 10_000, 100
+	l := quotes.DefaultLimits
+	l.Grace = 0
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("quote_%032x", i)
+	}
+	input := []byte(`{"prompt":"a lighthouse"}`)
+	heap := func() int64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return int64(m.HeapAlloc)
+	}
+	add := func(s *quotes.Store, c *clock.Clock, id string) {
+		if err := s.Add(quotes.Quote{ID: id, Account: "acct", Model: "m", Input: input, CreatedAt: c.Now(), ExpiresAt: c.Now().Add(time.Second)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var perQuote, perMarker float64
+	for b.Loop() {
+		c := clock.NewManual(t0)
+		before := heap()
+		s := quotes.NewBounded(c, l)
+		for _, id := range ids {
+			add(s, c, id)
+		}
+		perQuote = float64(heap()-before) / n
+		runtime.KeepAlive(s)
+
+		before = heap()
+		s = quotes.NewBounded(c, l)
+		for i, id := range ids {
+			add(s, c, id)
+			if i%batch == batch-1 {
+				advance(b, c, time.Second+time.Nanosecond)
+			}
+		}
+		if s.Len() != 0 {
+			b.Fatal("quotes are still held")
+		}
+		perMarker = float64(heap()-before) / n
+		if _, ok := s.Find("acct", ids[0]); !ok {
+			b.Fatal("the first marker is missing")
+		}
+	}
+	runtime.KeepAlive(ids)
+	b.ReportMetric(perQuote, "B/quote")
+	b.ReportMetric(perMarker, "B/marker")
 }
