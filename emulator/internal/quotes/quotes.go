@@ -104,38 +104,52 @@ type Store struct {
 	limits   Limits
 	mu       sync.Mutex
 	accounts map[string]*account
+	seq      uint64 // counts the quotes stored, to order quotes that end at the same instant
 }
 
-// account is one account's quotes and markers.
+// account is one account's quotes and markers. A quote and then its marker are one record
+// under one key, so a quote's end touches no map: in steady state an Add costs a lookup and an
+// insert for the new quote, and a delete for the marker the bound then forgets.
 type account struct {
-	quotes map[string]*entry
-	bytes  int64
-	ends   endHeap // the held quotes by when they end; an entry no longer held is skipped
-	marks  map[string]marker
-	queue  []queued // markers in the order they were made, which is the order they end
-	head   int
+	known   map[string]*record // held quotes and markers, by id
+	held    int                // how many of them are held quotes
+	bytes   int64              // the held quotes' size
+	markers int                // how many are markers
+	ends    endHeap            // held quotes by when they end; a dead record's place is skipped
+	queue   ring               // markers in the order they were made, the order they end
 }
 
-type entry struct {
-	quote Quote
-	size  int64
-	end   int64 // Unix nanoseconds; compared as a number, since the heap compares often
-}
-
-// marker is what is left of an expired quote.
-type marker struct {
+// record is a quote an account knows: held whole, then, once its end has come, a marker (held
+// dropped, the rest kept), until it is forgotten or replaced by a quote of the same id.
+type record struct {
+	id      string
 	model   string
 	digest  [digestSize]byte
 	expires time.Time
+	until   int64 // Unix nanoseconds: when a held quote ends, or when a marker is forgotten
+	held    *held // nil once only the marker is left
+	dead    bool  // replaced by another quote of the same id, or forgotten
 }
 
-type queued struct {
-	id  string
-	end time.Time
+// held is what only a held quote has; apart from the record, so a marker is small.
+type held struct {
+	input   []byte
+	credits int64
+	created time.Time
+	usedBy  string
+	size    int64 // what it counts against the byte bound, fixed when it was stored
 }
 
-// Overheads approximate what a quote and a marker cost beyond their text: the structs, the map
-// entries and the place in the heap of ends.
+// quote is the record as a Quote of account, while it is held.
+func (r *record) quote(account string) Quote {
+	h := r.held
+	return Quote{ID: r.id, Account: account, Model: r.model, Input: h.input, Credits: h.credits,
+		CreatedAt: h.created, ExpiresAt: r.expires, UsedBy: h.usedBy, digest: r.digest}
+}
+
+// Overheads approximate what a held quote and a marker cost beyond their text (see
+// BenchmarkFootprint): the record, the held part, the map entry and the place in the heap of
+// ends or in the queue of markers. Size counts the quote's.
 const (
 	quoteOverhead  = 320
 	markerOverhead = 160
@@ -161,67 +175,111 @@ func NewBounded(c *clock.Clock, l Limits) *Store {
 // account is at its bound: a quote already handed out stays valid until its expires_at, so no
 // quote is dropped to make room.
 func (s *Store) Add(q Quote) error {
-	q.digest = digestOf(q.Input)
-	e := &entry{quote: q, size: Size(q), end: clock.Nanos(s.end(q))}
+	h := &held{input: q.Input, credits: q.Credits, created: q.CreatedAt, usedBy: q.UsedBy, size: Size(q)}
+	r := &record{id: q.ID, model: q.Model, digest: digestOf(q.Input), expires: q.ExpiresAt, held: h,
+		until: clock.Nanos(s.end(q.ExpiresAt))}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a := s.accounts[q.Account]
 	if a == nil {
-		a = &account{quotes: map[string]*entry{}, marks: map[string]marker{}}
+		a = &account{known: map[string]*record{}}
 		s.accounts[q.Account] = a
 	}
-	s.settle(a, s.clock.Now())
-	old := a.quotes[q.ID]
-	held, heldBytes := len(a.quotes), a.bytes
-	if old != nil {
-		held, heldBytes = held-1, heldBytes-old.size
+	s.settle(a, clock.Nanos(s.clock.Now()))
+	old := a.known[q.ID]
+	count, bytes := a.held, a.bytes
+	if old != nil && old.held != nil {
+		count, bytes = count-1, bytes-old.held.size
 	}
-	if held+1 > s.limits.PerAccount || heldBytes+e.size > s.limits.PerAccountBytes {
-		err := &LimitError{Held: len(a.quotes), HeldBytes: a.bytes, Limits: s.limits, RetryAt: s.oldestEnd(a)}
+	if count+1 > s.limits.PerAccount || bytes+h.size > s.limits.PerAccountBytes {
+		err := &LimitError{Held: a.held, HeldBytes: a.bytes, Limits: s.limits, RetryAt: s.oldestEnd(a)}
 		s.dropIfEmpty(q.Account, a)
 		return err
 	}
 	if old != nil {
-		s.remove(a, q.ID, old)
+		a.kill(old)
 	}
-	delete(a.marks, q.ID)
-	a.quotes[q.ID] = e
-	a.bytes += e.size
-	a.ends.push(e)
+	a.known[q.ID] = r
+	a.held++
+	a.bytes += h.size
+	s.seq++
+	a.ends.push(item{end: r.until, seq: s.seq, r: r})
 	return nil
 }
 
 // end is when a held quote turns into its marker: just after its grace is over, since a quote
 // is valid until its expires_at and invalid only after it, so at that very instant it still buys.
-func (s *Store) end(q Quote) time.Time { return q.ExpiresAt.Add(s.limits.Grace + time.Nanosecond) }
+func (s *Store) end(expires time.Time) time.Time {
+	return expires.Add(s.limits.Grace + time.Nanosecond)
+}
 
 // oldestEnd is when the first of an account's held quotes is dropped. Callers hold s.mu.
 func (s *Store) oldestEnd(a *account) time.Time {
-	a.ends.clean(a)
+	a.ends.clean()
 	if len(a.ends) == 0 {
 		return time.Time{}
 	}
-	return s.end(a.ends[0].quote)
+	return s.end(a.ends[0].r.expires)
 }
 
-// settle turns the account's quotes whose end has come into markers, in the order they end,
-// and drops the markers whose time has come. Callers hold s.mu.
-func (s *Store) settle(a *account, now time.Time) {
-	nowNs := clock.Nanos(now)
-	for a.ends.clean(a); len(a.ends) > 0 && nowNs >= a.ends[0].end; a.ends.clean(a) {
-		e := a.ends.pop()
-		id := e.quote.ID
-		s.remove(a, id, e)
-		if end := e.quote.ExpiresAt.Add(s.limits.Remember); s.limits.Remember > s.limits.Grace {
-			for len(a.marks) >= s.limits.Markers && s.popMarker(a) {
-			}
-			a.marks[id] = marker{model: e.quote.Model, digest: e.quote.digest, expires: e.quote.ExpiresAt}
-			a.queue = append(a.queue, queued{id, end})
+// settle turns the account's quotes whose end has come (now, in Unix nanoseconds) into
+// markers, in the order they end, and forgets the markers whose time has come. Callers hold
+// s.mu.
+func (s *Store) settle(a *account, now int64) {
+	for len(a.ends) > 0 && (a.ends[0].r.dead || now >= a.ends[0].end) {
+		r := a.ends.pop().r
+		if r.dead {
+			continue
 		}
+		a.held--
+		a.bytes -= r.held.size
+		r.held = nil
+		if s.limits.Remember <= s.limits.Grace {
+			delete(a.known, r.id)
+			r.dead = true
+			continue
+		}
+		for a.markers >= s.limits.Markers && a.forgetOldest() {
+		}
+		r.until = clock.Nanos(r.expires.Add(s.limits.Remember))
+		a.markers++
+		a.queue.push(r)
 	}
-	for a.head < len(a.queue) && !now.Before(a.queue[a.head].end) {
-		s.popMarker(a)
+	for a.queue.n > 0 && (a.queue.peek().dead || now >= a.queue.peek().until) {
+		a.forgetOldest()
 	}
+}
+
+// kill ends a record that a new quote of the same id replaces; its places in the heap of ends
+// and the queue of markers are skipped when reached, or dropped when they pile up.
+func (a *account) kill(r *record) {
+	if r.held != nil {
+		a.held--
+		a.bytes -= r.held.size
+		r.held = nil
+	} else {
+		a.markers--
+	}
+	r.dead = true
+	if len(a.ends) > 2*a.held+64 {
+		a.ends.compact()
+	}
+	if a.queue.n > 2*a.markers+64 {
+		a.queue.compact()
+	}
+}
+
+// forgetOldest drops the oldest marker; it reports false when there is none.
+func (a *account) forgetOldest() bool {
+	if a.queue.n == 0 {
+		return false
+	}
+	if r := a.queue.pop(); !r.dead {
+		delete(a.known, r.id)
+		a.markers--
+		r.dead = true
+	}
+	return true
 }
 
 // touch finds an account, settled as of now, or nil; an account left with nothing is dropped.
@@ -231,104 +289,165 @@ func (s *Store) touch(id string) *account {
 	if a == nil {
 		return nil
 	}
-	s.settle(a, s.clock.Now())
-	if len(a.quotes) == 0 && len(a.marks) == 0 {
+	s.settle(a, clock.Nanos(s.clock.Now()))
+	if a.held == 0 && a.markers == 0 {
 		delete(s.accounts, id)
 		return nil
 	}
 	return a
 }
 
-// remove forgets a held quote; its place in the heap of ends is skipped when reached. Callers
-// hold s.mu.
-func (s *Store) remove(a *account, id string, e *entry) {
-	delete(a.quotes, id)
-	a.bytes -= e.size
-}
-
-// popMarker drops the oldest marker; it reports false when there is none. Callers hold s.mu.
-func (s *Store) popMarker(a *account) bool {
-	if a.head == len(a.queue) {
-		return false
-	}
-	q := a.queue[a.head]
-	a.queue[a.head] = queued{}
-	a.head++
-	// A marker replaced by a new quote of the same id, or made again since, is not this one.
-	if m, ok := a.marks[q.id]; ok && m.expires.Add(s.limits.Remember).Equal(q.end) {
-		delete(a.marks, q.id)
-	}
-	if a.head > 1024 && a.head > len(a.queue)/2 {
-		a.queue = append([]queued(nil), a.queue[a.head:]...)
-		a.head = 0
-	}
-	if a.head == len(a.queue) {
-		a.queue, a.head = nil, 0
-	}
-	return true
-}
-
 // dropIfEmpty forgets an account that holds nothing. Callers hold s.mu.
 func (s *Store) dropIfEmpty(id string, a *account) {
-	if len(a.quotes) == 0 && len(a.marks) == 0 {
+	if a.held == 0 && a.markers == 0 {
 		delete(s.accounts, id)
 	}
 }
 
-// endHeap orders held quotes by end, earliest first (ties by id, so the order is one order).
-type endHeap []*entry
-
-func (h endHeap) less(i, j int) bool {
-	if h[i].end != h[j].end {
-		return h[i].end < h[j].end
-	}
-	return h[i].quote.ID < h[j].quote.ID
+// item is a held quote's place in the heap of ends, with what orders it at hand, so ordering
+// reads no record.
+type item struct {
+	end int64  // Unix nanoseconds
+	seq uint64 // the store's count when it was added: of quotes that end together, the first made ends first
+	r   *record
 }
 
-func (h *endHeap) push(e *entry) {
-	*h = append(*h, e)
-	for i := len(*h) - 1; i > 0; {
+// endHeap orders held quotes by end, earliest first.
+type endHeap []item
+
+func (h endHeap) less(i, j int) bool {
+	return h[i].end < h[j].end || h[i].end == h[j].end && h[i].seq < h[j].seq
+}
+
+func (h *endHeap) push(it item) {
+	*h = append(*h, it)
+	h.up(len(*h) - 1)
+}
+
+func (h endHeap) up(i int) {
+	for i > 0 {
 		p := (i - 1) / 2
 		if !h.less(i, p) {
 			break
 		}
-		(*h)[i], (*h)[p] = (*h)[p], (*h)[i]
+		h[i], h[p] = h[p], h[i]
 		i = p
 	}
 }
 
-func (h *endHeap) pop() *entry {
+func (h endHeap) down(i int) {
+	for n := len(h); ; {
+		l, m := 2*i+1, i
+		if l >= n {
+			return
+		}
+		if h.less(l, m) {
+			m = l
+		}
+		if r := l + 1; r < n && h.less(r, m) {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+func (h *endHeap) pop() item {
 	old := *h
 	top := old[0]
 	n := len(old) - 1
 	old[0] = old[n]
-	old[n] = nil
+	old[n] = item{}
 	*h = old[:n]
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < n && h.less(l, m) {
-			m = l
-		}
-		if r < n && h.less(r, m) {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		(*h)[i], (*h)[m] = (*h)[m], (*h)[i]
-		i = m
-	}
-	if n == 0 {
+	h.down(0)
+	switch {
+	case n == 0:
 		*h = nil // an emptied account keeps no array
+	case cap(old) > 256 && n < cap(old)/4:
+		*h = append(make(endHeap, 0, cap(old)/2), (*h)...)
 	}
 	return top
 }
 
-// clean pops entries at the top that the account no longer holds (replaced by a quote of the
-// same id), so the top is a held quote.
-func (h *endHeap) clean(a *account) {
-	for len(*h) > 0 && a.quotes[(*h)[0].quote.ID] != (*h)[0] {
+// clean pops the dead records at the top, so the top is a held quote.
+func (h *endHeap) clean() {
+	for len(*h) > 0 && (*h)[0].r.dead {
 		h.pop()
+	}
+}
+
+// compact drops the places of dead records and restores the heap; the order of what is left is
+// the same, since (end, seq) orders every place apart.
+func (h *endHeap) compact() {
+	live := (*h)[:0]
+	for _, it := range *h {
+		if !it.r.dead {
+			live = append(live, it)
+		}
+	}
+	clear((*h)[len(live):])
+	*h = live
+	for i := len(live)/2 - 1; i >= 0; i-- {
+		live.down(i)
+	}
+}
+
+// ring is a queue of records: a circular buffer whose length is a power of two.
+type ring struct {
+	buf  []*record
+	head int
+	n    int
+}
+
+func (q *ring) push(r *record) {
+	if q.n == len(q.buf) {
+		q.resize(max(16, 2*len(q.buf)))
+	}
+	q.buf[(q.head+q.n)&(len(q.buf)-1)] = r
+	q.n++
+}
+
+func (q *ring) peek() *record { return q.buf[q.head] }
+
+func (q *ring) pop() *record {
+	r := q.buf[q.head]
+	q.buf[q.head] = nil
+	q.head = (q.head + 1) & (len(q.buf) - 1)
+	q.n--
+	switch {
+	case q.n == 0:
+		q.buf, q.head = nil, 0
+	case len(q.buf) > 256 && q.n < len(q.buf)/4:
+		q.resize(len(q.buf) / 2)
+	}
+	return r
+}
+
+// resize moves the queue, in order, to a buffer of size (a power of two, at least q.n).
+func (q *ring) resize(size int) {
+	buf := make([]*record, size)
+	for i := range q.n {
+		buf[i] = q.buf[(q.head+i)&(len(q.buf)-1)]
+	}
+	q.buf, q.head = buf, 0
+}
+
+// compact drops the dead records, keeping the others in order.
+func (q *ring) compact() {
+	buf := make([]*record, len(q.buf))
+	n := 0
+	for i := range q.n {
+		if r := q.buf[(q.head+i)&(len(q.buf)-1)]; !r.dead {
+			buf[n] = r
+			n++
+		}
+	}
+	q.buf, q.head, q.n = buf, 0, n
+	if n == 0 {
+		q.buf = nil
 	}
 }
 
@@ -337,12 +456,20 @@ func (h *endHeap) clean(a *account) {
 func (s *Store) Get(account, id string) (Quote, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if a := s.touch(account); a != nil {
-		if e, ok := a.quotes[id]; ok {
-			return e.quote, true
-		}
+	if r := s.heldRecord(account, id); r != nil {
+		return r.quote(account), true
 	}
 	return Quote{}, false
+}
+
+// heldRecord finds an account's held quote, or nil. Callers hold s.mu.
+func (s *Store) heldRecord(account, id string) *record {
+	if a := s.touch(account); a != nil {
+		if r := a.known[id]; r != nil && r.held != nil {
+			return r
+		}
+	}
+	return nil
 }
 
 // Find is Get that also finds a quote of which only the marker is left (until Remember after it
@@ -355,14 +482,14 @@ func (s *Store) Find(account, id string) (Quote, bool) {
 	if a == nil {
 		return Quote{}, false
 	}
-	if e, ok := a.quotes[id]; ok {
-		return e.quote, true
-	}
-	m, ok := a.marks[id]
-	if !ok || !s.clock.Now().Before(m.expires.Add(s.limits.Remember)) {
+	r := a.known[id]
+	switch {
+	case r == nil || r.dead:
 		return Quote{}, false
+	case r.held != nil:
+		return r.quote(account), true
 	}
-	return Quote{ID: id, Account: account, Model: m.model, ExpiresAt: m.expires, digest: m.digest}, true
+	return Quote{ID: id, Account: account, Model: r.model, ExpiresAt: r.expires, digest: r.digest}, true
 }
 
 // Use marks a quote as spent on a job. It reports false, and the job that used it, when the
@@ -370,18 +497,14 @@ func (s *Store) Find(account, id string) (Quote, bool) {
 func (s *Store) Use(account, id, job string) (usedBy string, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a := s.touch(account)
-	if a == nil {
+	r := s.heldRecord(account, id)
+	if r == nil {
 		return "", false
 	}
-	e, found := a.quotes[id]
-	if !found {
-		return "", false
+	if r.held.usedBy != "" {
+		return r.held.usedBy, false
 	}
-	if e.quote.UsedBy != "" {
-		return e.quote.UsedBy, false
-	}
-	e.quote.UsedBy = job
+	r.held.usedBy = job
 	return job, true
 }
 
@@ -389,10 +512,8 @@ func (s *Store) Use(account, id, job string) (usedBy string, ok bool) {
 func (s *Store) Release(account, id, job string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if a := s.touch(account); a != nil {
-		if e, ok := a.quotes[id]; ok && e.quote.UsedBy == job {
-			e.quote.UsedBy = ""
-		}
+	if r := s.heldRecord(account, id); r != nil && r.held.usedBy == job {
+		r.held.usedBy = ""
 	}
 }
 
@@ -403,7 +524,7 @@ func (s *Store) Len() int {
 	n := 0
 	for id := range s.accounts {
 		if a := s.touch(id); a != nil {
-			n += len(a.quotes)
+			n += a.held
 		}
 	}
 	return n
