@@ -115,8 +115,8 @@ type account struct {
 	held    int                // how many of them are held quotes
 	bytes   int64              // the held quotes' size
 	markers int                // how many are markers
-	ends    endHeap            // held quotes by when they end; a dead record's place is skipped
-	queue   ring               // markers in the order they were made, the order they end
+	ends    ends               // held quotes by when they end; a dead record's place is skipped
+	queue   ring[*record]      // markers in the order they were made, the order they end
 }
 
 // record is a quote an account knows: held whole, then, once its end has come, a marker (held
@@ -216,17 +216,17 @@ func (s *Store) end(expires time.Time) time.Time {
 // oldestEnd is when the first of an account's held quotes is dropped. Callers hold s.mu.
 func (s *Store) oldestEnd(a *account) time.Time {
 	a.ends.clean()
-	if len(a.ends) == 0 {
+	if a.ends.len() == 0 {
 		return time.Time{}
 	}
-	return s.end(a.ends[0].r.expires)
+	return s.end(a.ends.top().r.expires)
 }
 
 // settle turns the account's quotes whose end has come (now, in Unix nanoseconds) into
 // markers, in the order they end, and forgets the markers whose time has come. Callers hold
 // s.mu.
 func (s *Store) settle(a *account, now int64) {
-	for len(a.ends) > 0 && (a.ends[0].r.dead || now >= a.ends[0].end) {
+	for a.ends.len() > 0 && (a.ends.top().r.dead || now >= a.ends.top().end) {
 		r := a.ends.pop().r
 		if r.dead {
 			continue
@@ -261,11 +261,11 @@ func (a *account) kill(r *record) {
 		a.markers--
 	}
 	r.dead = true
-	if len(a.ends) > 2*a.held+64 {
+	if a.ends.len() > 2*a.held+64 {
 		a.ends.compact()
 	}
 	if a.queue.n > 2*a.markers+64 {
-		a.queue.compact()
+		a.queue.compact(func(r *record) bool { return !r.dead })
 	}
 }
 
@@ -312,12 +312,66 @@ type item struct {
 	r   *record
 }
 
-// endHeap orders held quotes by end, earliest first.
-type endHeap []item
-
-func (h endHeap) less(i, j int) bool {
-	return h[i].end < h[j].end || h[i].end == h[j].end && h[i].seq < h[j].seq
+// ends orders held quotes by end, earliest first. Quotes mostly come in the order they end
+// (most share one lifetime), and those wait in run, a queue that costs nothing to keep in
+// order; the others wait in a heap.
+type ends struct {
+	run  ring[item] // sorted
+	heap endHeap
 }
+
+func (e *ends) len() int { return e.run.n + len(e.heap) }
+
+func (e *ends) push(it item) {
+	if e.run.n == 0 || !it.less(e.run.last()) {
+		e.run.push(it)
+	} else {
+		e.heap.push(it)
+	}
+}
+
+// fromRun reports whether the earliest item is the run's. Callers check len() > 0.
+func (e *ends) fromRun() bool {
+	return len(e.heap) == 0 || e.run.n > 0 && e.run.peek().less(e.heap[0])
+}
+
+// top is the earliest item. Callers check len() > 0.
+func (e *ends) top() item {
+	if e.fromRun() {
+		return e.run.peek()
+	}
+	return e.heap[0]
+}
+
+// pop removes the earliest item. Callers check len() > 0.
+func (e *ends) pop() item {
+	if e.fromRun() {
+		return e.run.pop()
+	}
+	return e.heap.pop()
+}
+
+// clean pops the dead records at the top, so the top is a held quote.
+func (e *ends) clean() {
+	for e.len() > 0 && e.top().r.dead {
+		e.pop()
+	}
+}
+
+// compact drops the places of dead records; the order of what is left is the same, since
+// (end, seq) orders every place apart.
+func (e *ends) compact() {
+	live := func(it item) bool { return !it.r.dead }
+	e.run.compact(live)
+	e.heap.compact(live)
+}
+
+func (it item) less(than item) bool {
+	return it.end < than.end || it.end == than.end && it.seq < than.seq
+}
+
+// endHeap is a binary heap of items, earliest first.
+type endHeap []item
 
 func (h *endHeap) push(it item) {
 	*h = append(*h, it)
@@ -327,7 +381,7 @@ func (h *endHeap) push(it item) {
 func (h endHeap) up(i int) {
 	for i > 0 {
 		p := (i - 1) / 2
-		if !h.less(i, p) {
+		if !h[i].less(h[p]) {
 			break
 		}
 		h[i], h[p] = h[p], h[i]
@@ -341,10 +395,10 @@ func (h endHeap) down(i int) {
 		if l >= n {
 			return
 		}
-		if h.less(l, m) {
+		if h[l].less(h[m]) {
 			m = l
 		}
-		if r := l + 1; r < n && h.less(r, m) {
+		if r := l + 1; r < n && h[r].less(h[m]) {
 			m = r
 		}
 		if m == i {
@@ -372,49 +426,48 @@ func (h *endHeap) pop() item {
 	return top
 }
 
-// clean pops the dead records at the top, so the top is a held quote.
-func (h *endHeap) clean() {
-	for len(*h) > 0 && (*h)[0].r.dead {
-		h.pop()
-	}
-}
-
-// compact drops the places of dead records and restores the heap; the order of what is left is
-// the same, since (end, seq) orders every place apart.
-func (h *endHeap) compact() {
-	live := (*h)[:0]
+// compact keeps the items keep accepts and restores the heap.
+func (h *endHeap) compact(keep func(item) bool) {
+	kept := (*h)[:0]
 	for _, it := range *h {
-		if !it.r.dead {
-			live = append(live, it)
+		if keep(it) {
+			kept = append(kept, it)
 		}
 	}
-	clear((*h)[len(live):])
-	*h = live
-	for i := len(live)/2 - 1; i >= 0; i-- {
-		live.down(i)
+	clear((*h)[len(kept):])
+	*h = kept
+	for i := len(kept)/2 - 1; i >= 0; i-- {
+		kept.down(i)
+	}
+	if len(kept) == 0 {
+		*h = nil
 	}
 }
 
-// ring is a queue of records: a circular buffer whose length is a power of two.
-type ring struct {
-	buf  []*record
+// ring is a queue: a circular buffer whose length is a power of two, or nil when empty.
+type ring[T any] struct {
+	buf  []T
 	head int
 	n    int
 }
 
-func (q *ring) push(r *record) {
+func (q *ring[T]) push(v T) {
 	if q.n == len(q.buf) {
 		q.resize(max(16, 2*len(q.buf)))
 	}
-	q.buf[(q.head+q.n)&(len(q.buf)-1)] = r
+	q.buf[(q.head+q.n)&(len(q.buf)-1)] = v
 	q.n++
 }
 
-func (q *ring) peek() *record { return q.buf[q.head] }
+// peek is the first value; last is the last. Callers check n > 0.
+func (q *ring[T]) peek() T { return q.buf[q.head] }
+func (q *ring[T]) last() T { return q.buf[(q.head+q.n-1)&(len(q.buf)-1)] }
 
-func (q *ring) pop() *record {
-	r := q.buf[q.head]
-	q.buf[q.head] = nil
+// pop removes the first value. Callers check n > 0.
+func (q *ring[T]) pop() T {
+	v := q.buf[q.head]
+	var zero T
+	q.buf[q.head] = zero
 	q.head = (q.head + 1) & (len(q.buf) - 1)
 	q.n--
 	switch {
@@ -423,25 +476,25 @@ func (q *ring) pop() *record {
 	case len(q.buf) > 256 && q.n < len(q.buf)/4:
 		q.resize(len(q.buf) / 2)
 	}
-	return r
+	return v
 }
 
 // resize moves the queue, in order, to a buffer of size (a power of two, at least q.n).
-func (q *ring) resize(size int) {
-	buf := make([]*record, size)
+func (q *ring[T]) resize(size int) {
+	buf := make([]T, size)
 	for i := range q.n {
 		buf[i] = q.buf[(q.head+i)&(len(q.buf)-1)]
 	}
 	q.buf, q.head = buf, 0
 }
 
-// compact drops the dead records, keeping the others in order.
-func (q *ring) compact() {
-	buf := make([]*record, len(q.buf))
+// compact keeps the values keep accepts, in order.
+func (q *ring[T]) compact(keep func(T) bool) {
+	buf := make([]T, len(q.buf))
 	n := 0
 	for i := range q.n {
-		if r := q.buf[(q.head+i)&(len(q.buf)-1)]; !r.dead {
-			buf[n] = r
+		if v := q.buf[(q.head+i)&(len(q.buf)-1)]; keep(v) {
+			buf[n] = v
 			n++
 		}
 	}
