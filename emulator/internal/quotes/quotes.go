@@ -117,6 +117,7 @@ type account struct {
 	markers int                // how many are markers
 	ends    ends               // held quotes by when they end; a dead record's place is skipped
 	queue   ring[*record]      // markers in the order they were made, the order they end
+	spare   *held              // the held part of the last quote ended, for the next one made
 }
 
 // record is a quote an account knows: held whole, then, once its end has come, a marker (held
@@ -175,8 +176,8 @@ func NewBounded(c *clock.Clock, l Limits) *Store {
 // account is at its bound: a quote already handed out stays valid until its expires_at, so no
 // quote is dropped to make room.
 func (s *Store) Add(q Quote) error {
-	h := &held{input: q.Input, credits: q.Credits, created: q.CreatedAt, usedBy: q.UsedBy, size: Size(q)}
-	r := &record{id: q.ID, model: q.Model, digest: digestOf(q.Input), expires: q.ExpiresAt, held: h,
+	size := Size(q)
+	r := &record{id: q.ID, model: q.Model, digest: digestOf(q.Input), expires: q.ExpiresAt,
 		until: clock.Nanos(s.end(q.ExpiresAt))}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -191,7 +192,7 @@ func (s *Store) Add(q Quote) error {
 	if old != nil && old.held != nil {
 		count, bytes = count-1, bytes-old.held.size
 	}
-	if count+1 > s.limits.PerAccount || bytes+h.size > s.limits.PerAccountBytes {
+	if count+1 > s.limits.PerAccount || bytes+size > s.limits.PerAccountBytes {
 		err := &LimitError{Held: a.held, HeldBytes: a.bytes, Limits: s.limits, RetryAt: s.oldestEnd(a)}
 		s.dropIfEmpty(q.Account, a)
 		return err
@@ -199,9 +200,15 @@ func (s *Store) Add(q Quote) error {
 	if old != nil {
 		a.kill(old)
 	}
+	r.held = a.spare
+	if r.held == nil {
+		r.held = new(held)
+	}
+	a.spare = nil
+	*r.held = held{input: q.Input, credits: q.Credits, created: q.CreatedAt, usedBy: q.UsedBy, size: size}
 	a.known[q.ID] = r
 	a.held++
-	a.bytes += h.size
+	a.bytes += size
 	s.seq++
 	a.ends.push(item{end: r.until, seq: s.seq, r: r})
 	return nil
@@ -233,6 +240,10 @@ func (s *Store) settle(a *account, now int64) {
 		}
 		a.held--
 		a.bytes -= r.held.size
+		if a.spare == nil {
+			*r.held = held{}
+			a.spare = r.held
+		}
 		r.held = nil
 		if s.limits.Remember <= s.limits.Grace {
 			delete(a.known, r.id)
