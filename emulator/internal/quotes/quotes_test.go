@@ -369,6 +369,26 @@ func TestMarkersAreBounded(t *testing.T) {
 	}
 }
 
+// TestQuotesEndingTogetherEndInTheOrderMade: quotes that end at the same instant turn into
+// markers in the order they were made, whatever their ids, so the marker bound forgets the
+// first made first.
+func TestQuotesEndingTogetherEndInTheOrderMade(t *testing.T) {
+	t.Parallel()
+	c := clock.NewManual(t0)
+	s := quotes.NewBounded(c, quotes.Limits{PerAccount: 10, PerAccountBytes: 1 << 20, Remember: time.Hour, Markers: 2})
+	for _, id := range []string{"c", "b", "a"} {
+		if err := s.Add(quote("acct_a", id, t0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	advance(t, c, ttl+time.Nanosecond)
+	for id, want := range map[string]bool{"c": false, "b": true, "a": true} {
+		if _, known := s.Find("acct_a", id); known != want {
+			t.Errorf("%s known %v; want %v", id, known, want)
+		}
+	}
+}
+
 func BenchmarkAdd(b *testing.B) {
 	c := clock.NewManual(t0)
 	s := quotes.NewBounded(c, quotes.DefaultLimits)
