@@ -148,9 +148,10 @@ func (r *record) quote(account string) Quote {
 		CreatedAt: h.created, ExpiresAt: r.expires, UsedBy: h.usedBy, digest: r.digest}
 }
 
-// Overheads approximate what a held quote and a marker cost beyond their text (see
-// BenchmarkFootprint): the record, the held part, the map entry and the place in the heap of
-// ends or in the queue of markers. Size counts the quote's.
+// Overheads are what a held quote and a marker cost beyond their text (id, model, input),
+// rounded up from BenchmarkFootprint: a held quote is its record (96 bytes), its held part (80),
+// its map entry and its place among the ends, about 260 bytes in all; a marker is the record,
+// its map entry and its place in the queue, about 150. Size counts the quote's.
 const (
 	quoteOverhead  = 320
 	markerOverhead = 160
