@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +18,8 @@ import (
 	"time"
 	_ "time/tzdata" // the zones below exist on every machine
 	"unicode/utf8"
+
+	"github.com/mediagen/mediagen-emulator/emulator"
 )
 
 // logFormat is one way the emulator can be configured to log, with the standard handler it
@@ -618,6 +622,40 @@ func BenchmarkRequestLine(b *testing.B) {
 				ctx := context.Background()
 				for b.Loop() {
 					_ = h.handler.Handle(ctx, r)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkRequestLogged measures a whole request (the health check, the cheapest) through
+// the emulator's handler, logged by each handler, to show the log line's share of a request.
+func BenchmarkRequestLogged(b *testing.B) {
+	for _, f := range logFormats[:2] {
+		for _, h := range []struct {
+			name    string
+			handler slog.Handler
+		}{
+			{"standard", f.std(io.Discard)},
+			{"fast", newFastHandler(io.Discard, f.json, f.opts)},
+		} {
+			b.Run(f.name+"/"+h.name, func(b *testing.B) {
+				srv, err := emulator.NewServer(emulator.Config{CatalogFile: smallCatalog, ManualClock: true, Seeded: true, Seed: 1, Logger: slog.New(h.handler)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer srv.Close()
+				req := httptest.NewRequest(http.MethodGet, "/_emulator/health", nil)
+				b.ReportAllocs()
+				for b.Loop() {
+					rec := httptest.NewRecorder()
+					srv.ServeHTTP(rec, req)
+					if rec.Code != http.StatusOK {
+						b.Fatalf("health: %d", rec.Code)
+					}
+				}
+				if fast, ok := h.handler.(*fastHandler); ok && fast.fallbacks.Load() != 0 {
+					b.Fatalf("%d request lines went to the standard handler", fast.fallbacks.Load())
 				}
 			})
 		}
