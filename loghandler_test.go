@@ -661,3 +661,29 @@ func BenchmarkRequestLogged(b *testing.B) {
 		}
 	}
 }
+
+// TestConfigureFastHandler checks that both log formats of the emulator write through the
+// fast handler, and that the request line it logs takes the fast path.
+func TestConfigureFastHandler(t *testing.T) {
+	for _, format := range []string{"text", "json"} {
+		fs, o, _ := flagSet("mediagen-emulator", func(string) string { return "" }, io.Discard)
+		if err := fs.Parse([]string{"--log-format", format}); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		_, logger, err := configure(o, &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, ok := logger.Handler().(*fastHandler)
+		if !ok {
+			t.Fatalf("--log-format %s: the logger's handler is %T", format, logger.Handler())
+		}
+		if err := h.Handle(context.Background(), requestRecord(time.Now())); err != nil {
+			t.Fatal(err)
+		}
+		if h.fallbacks.Load() != 0 || !strings.Contains(out.String(), "req_0123456789abcdef") {
+			t.Errorf("--log-format %s: the request line was not written by the fast path: %q", format, out.String())
+		}
+	}
+}
