@@ -352,9 +352,9 @@ func configure(o *options, stderr io.Writer) (emulator.Config, *slog.Logger, err
 	var handler slog.Handler
 	switch o.logFormat {
 	case "text":
-		handler = slog.NewTextHandler(stderr, nil)
+		handler = newFastHandler(stderr, false, nil)
 	case "json":
-		handler = slog.NewJSONHandler(stderr, &slog.HandlerOptions{ReplaceAttr: millis})
+		handler = newFastHandler(stderr, true, &slog.HandlerOptions{ReplaceAttr: millis})
 	default:
 		return cfg, nil, usageError("mediagen-emulator: --log-format %q: want text or json", o.logFormat)
 	}
