@@ -141,16 +141,23 @@ func Size(e Entry) int64 {
 }
 
 // capped returns the entry with every text field cut to MaxString and every body to at most
-// MaxBody+1 bytes as sent. Bodies are kept as they came, without a copy (the caller hands over
-// bytes nobody changes), and put in their journal form (see Body) only when read: recording a
-// request then costs no JSON work on the request's path.
+// MaxBody+1 bytes as sent. A body that fits is kept as it came, without a copy (the caller hands
+// over bytes nobody changes); of a longer one only those first bytes are copied, so the journal
+// does not hold the rest. Bodies are put in their journal form (see Body) only when read:
+// recording a request then costs no JSON work on the request's path.
 func capped(e Entry) Entry {
 	for _, s := range []*string{&e.Method, &e.Path, &e.Query, &e.Code, &e.Account, &e.Model, &e.JobID, &e.RequestID, &e.Idempotent, &e.Fault} {
 		*s = Cut(*s, MaxString)
 	}
-	e.RequestBody = e.RequestBody[:min(len(e.RequestBody), MaxBody+1):min(len(e.RequestBody), MaxBody+1)]
-	e.ResponseBody = e.ResponseBody[:min(len(e.ResponseBody), MaxBody+1):min(len(e.ResponseBody), MaxBody+1)]
+	e.RequestBody, e.ResponseBody = cappedBody(e.RequestBody), cappedBody(e.ResponseBody)
 	return e
+}
+
+func cappedBody(b json.RawMessage) json.RawMessage {
+	if len(b) > MaxBody+1 {
+		return bytes.Clone(b[:MaxBody+1])
+	}
+	return b[:len(b):len(b)]
 }
 
 // Cut returns s when it fits in limit bytes, or else its longest prefix that leaves room for
