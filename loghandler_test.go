@@ -605,18 +605,26 @@ func FuzzFastHandler(f *testing.F) {
 	})
 }
 
+// namedHandler is a handler a benchmark compares, with its name.
+type namedHandler struct {
+	name    string
+	handler slog.Handler
+}
+
+// bothHandlers returns the standard handler of a format and the fast one, writing nowhere.
+func bothHandlers(f logFormat) []namedHandler {
+	return []namedHandler{
+		{"standard", f.std(io.Discard)},
+		{"fast", newFastHandler(io.Discard, f.json, f.opts)},
+	}
+}
+
 // BenchmarkRequestLine measures the handler alone on the request line the middleware logs
 // (the record is made once: the middleware pays for that with either handler).
 func BenchmarkRequestLine(b *testing.B) {
 	r := requestRecord(time.Now())
 	for _, f := range logFormats[:2] {
-		for _, h := range []struct {
-			name    string
-			handler slog.Handler
-		}{
-			{"standard", f.std(io.Discard)},
-			{"fast", newFastHandler(io.Discard, f.json, f.opts)},
-		} {
+		for _, h := range bothHandlers(f) {
 			b.Run(f.name+"/"+h.name, func(b *testing.B) {
 				b.ReportAllocs()
 				ctx := context.Background()
@@ -632,13 +640,7 @@ func BenchmarkRequestLine(b *testing.B) {
 // the emulator's handler, logged by each handler, to show the log line's share of a request.
 func BenchmarkRequestLogged(b *testing.B) {
 	for _, f := range logFormats[:2] {
-		for _, h := range []struct {
-			name    string
-			handler slog.Handler
-		}{
-			{"standard", f.std(io.Discard)},
-			{"fast", newFastHandler(io.Discard, f.json, f.opts)},
-		} {
+		for _, h := range bothHandlers(f) {
 			b.Run(f.name+"/"+h.name, func(b *testing.B) {
 				srv, err := emulator.NewServer(emulator.Config{CatalogFile: smallCatalog, ManualClock: true, Seeded: true, Seed: 1, Logger: slog.New(h.handler)})
 				if err != nil {

@@ -1,39 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 )
-
-// lockedBuffer is a bytes.Buffer safe to read while another goroutine writes.
-type lockedBuffer struct {
-	mu     sync.Mutex
-	b      bytes.Buffer
-	writes int
-}
-
-func (lb *lockedBuffer) Write(p []byte) (int, error) {
-	lb.mu.Lock()
-	defer lb.mu.Unlock()
-	lb.writes++
-	return lb.b.Write(p)
-}
-
-func (lb *lockedBuffer) String() string {
-	lb.mu.Lock()
-	defer lb.mu.Unlock()
-	return lb.b.String()
-}
 
 // TestLineWriterKeepsOrderAndFlushes: every line arrives, in order, by the time Close returns,
 // and a line written after Close is written directly.
 func TestLineWriterKeepsOrderAndFlushes(t *testing.T) {
 	t.Parallel()
-	var out lockedBuffer
+	var out syncBuffer
 	lw := newLineWriter(&out, 1<<10)
 	var want strings.Builder
 	for i := range 1000 {
@@ -61,7 +39,7 @@ func TestLineWriterKeepsOrderAndFlushes(t *testing.T) {
 func TestLineWriterWritesAtOnceWhenQuiet(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		var out lockedBuffer
+		var out syncBuffer
 		lw := newLineWriter(&out, 1<<10)
 		defer lw.Close()
 		_, _ = lw.Write([]byte("one\n"))
@@ -72,15 +50,17 @@ func TestLineWriterWritesAtOnceWhenQuiet(t *testing.T) {
 	})
 }
 
-// blockedWriter holds every write until released.
+// blockedWriter holds every write until released, and counts them.
 type blockedWriter struct {
 	release chan struct{}
-	lockedBuffer
+	writes  int // read once the writer is closed
+	syncBuffer
 }
 
 func (bw *blockedWriter) Write(p []byte) (int, error) {
 	<-bw.release
-	return bw.lockedBuffer.Write(p)
+	bw.writes++ // only the line writer's goroutine writes
+	return bw.syncBuffer.Write(p)
 }
 
 // TestLineWriterBoundsWhatWaits: while the output is stuck, lines queue up to the limit and

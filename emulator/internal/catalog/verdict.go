@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
 	"math/big"
@@ -620,11 +621,11 @@ func compareNumbers(a, b number) int {
 	}
 	sa, sb := sign(a), sign(b)
 	if sa != sb || sa == 0 {
-		return cmpInt(sa, sb)
+		return cmp.Compare(sa, sb)
 	}
 	// Same sign: compare magnitudes, first by the place of the leading digit.
 	da, db := digits(a.sig), digits(b.sig)
-	mag := cmpInt(da+a.exp, db+b.exp)
+	mag := cmp.Compare(da+a.exp, db+b.exp)
 	if mag == 0 {
 		// The same leading place: scale the shorter to as many digits as the longer (at
 		// most 19, which fit in uint64) and compare.
@@ -643,16 +644,6 @@ func compareNumbers(a, b number) int {
 		}
 	}
 	return mag * sa
-}
-
-func cmpInt(a, b int) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // digits counts the decimal digits of x > 0.
