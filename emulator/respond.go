@@ -163,9 +163,10 @@ func writeRaw(w http.ResponseWriter, status int, b []byte) {
 // as few system calls as it can, where a second write for the newline cost one more.
 func writeLine(w http.ResponseWriter, status int, line []byte) {
 	keep(w, line[:len(line)-1])
+	// Both values share one allocation; the names are already canonical.
+	vs := [...]string{"application/json", strconv.Itoa(len(line))}
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(line)))
+	h["Content-Type"], h["Content-Length"] = vs[0:1:1], vs[1:2:2]
 	w.WriteHeader(status)
 	_, _ = w.Write(line)
 }
