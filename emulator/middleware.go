@@ -104,11 +104,12 @@ type recorder struct {
 	info  reqInfo
 	start time.Time
 
-	// entry, while journaled is set, is the request's journal entry as far as it is known
-	// before the answer: it is completed and recorded once, with the status known and before
-	// anything reaches the client, so it is in place by the time the client reads the answer.
-	journaled bool
-	entry     journal.Entry
+	// journaled asks for the request's journal entry, recorded once, with the status known and
+	// before anything reaches the client, so it is in place by the time the client reads the
+	// answer. It keeps these parts of the request rather than the request, which a parked
+	// generation would otherwise hold on to.
+	journaled                       bool
+	method, path, rawQuery, idemKey string
 
 	// parked, once a wait=true generation has taken over the connection to answer later, is
 	// what the answer needs; until then nothing is journaled or logged for the request.
@@ -141,13 +142,14 @@ func (rec *recorder) sending() {
 	}
 	if rec.journaled {
 		rec.journaled = false
-		e := rec.entry
 		world := rec.info.world
-		e.Time, e.Status, e.Code, e.Fault = world.Now(), rec.status, rec.code, rec.fault
-		e.Account, e.Model, e.JobID = rec.account, rec.model, rec.jobID
-		e.DurationMS = math.Round(float64(time.Since(rec.start).Microseconds())) / 1000
-		e.RequestBody, e.ResponseBody = rec.sent, rec.body // the journal caps both
-		world.Journal().Add(e)
+		world.Journal().Add(journal.Entry{
+			Time: world.Now(), Method: rec.method, Path: rec.path, Query: rec.rawQuery,
+			Status: rec.status, Code: rec.code, Account: rec.account, Model: rec.model, JobID: rec.jobID,
+			RequestID: rec.info.id, Idempotent: rec.idemKey, Fault: rec.fault,
+			DurationMS:  math.Round(float64(time.Since(rec.start).Microseconds())) / 1000,
+			RequestBody: rec.sent, ResponseBody: rec.body, // the journal caps both
+		})
 	}
 }
 

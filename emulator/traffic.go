@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
@@ -39,13 +38,11 @@ func (s *Server) traffic(next http.Handler) http.Handler {
 		if api {
 			rec.keepBody = true
 			rec.peeked = s.peekModel(rec, r, world)
-			// The entry is recorded as the answer starts (see recorder.sending), so a client that
-			// reads the journal right after its request finds it; an answer that never starts (a
-			// reset) is recorded last. It keeps what it needs of the request rather than the
-			// request, which a parked generation would otherwise hold on to.
+			// The entry is recorded as the answer starts (see recorder.sending); an answer that
+			// never starts (a reset) is recorded last.
 			rec.journaled = true
-			rec.entry = journal.Entry{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
-				RequestID: requestID(r), Idempotent: r.Header.Get("Idempotency-Key")}
+			rec.method, rec.path, rec.rawQuery = r.Method, r.URL.Path, r.URL.RawQuery
+			rec.idemKey = r.Header.Get("Idempotency-Key")
 			defer rec.sending()
 		}
 		if f, id, ok := world.PickFault(r.Method, r.URL.Path, rec.peeked); ok {
