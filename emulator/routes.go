@@ -1,7 +1,9 @@
 package emulator
 
 import (
+	"hash/maphash"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/gorilla/mux"
 
@@ -80,13 +82,46 @@ func (s *Server) router() *mux.Router {
 // dispatch runs the handler of the route that matches, with the path's variables in the
 // request's record: the router only matches, so a request is not copied twice more to carry
 // them. The router always finds a handler, since it has both fallbacks set.
+//
+// A route depends on nothing but the method and the path, so recent answers are remembered in
+// a small table: a client asks for the same few paths again and again, and matching runs the
+// router's regular expressions (a model's id, which may hold slashes, twice). The table holds
+// routeSlots entries at most, each overwritten by the next path hashing to its slot, so paths
+// seen once (job ids, a client's typos) cost it nothing more than the space they take.
 func dispatch(r *mux.Router) http.Handler {
+	var (
+		seed  = maphash.MakeSeed()
+		slots [routeSlots]atomic.Pointer[routed]
+	)
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		var match mux.RouteMatch
-		r.Match(req, &match)
-		infoOf(req).vars = match.Vars
-		match.Handler.ServeHTTP(w, req)
+		path := req.URL.Path
+		slot := &slots[maphash.String(seed, path)%routeSlots]
+		hit := slot.Load()
+		if hit == nil || hit.method != req.Method || hit.path != path {
+			var match mux.RouteMatch
+			r.Match(req, &match)
+			hit = &routed{method: req.Method, path: path, handler: match.Handler, vars: match.Vars}
+			if len(path) <= maxRoutedPath {
+				slot.Store(hit)
+			}
+		}
+		infoOf(req).vars = hit.vars // shared by every request to the path: only read
+		hit.handler.ServeHTTP(w, req)
 	})
+}
+
+// routeSlots is how many recent routes dispatch remembers; maxRoutedPath bounds the path it
+// remembers one for, so the table holds at most a few hundred kilobytes.
+const (
+	routeSlots    = 512
+	maxRoutedPath = 256
+)
+
+// routed is the router's answer for a method and a path.
+type routed struct {
+	method, path string
+	handler      http.Handler
+	vars         map[string]string
 }
 
 // allowedMethods lists the methods some route answers for the request's path.
