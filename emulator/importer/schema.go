@@ -6,20 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
-)
 
-// draft202012 is the only $schema the catalog accepts.
-const draft202012 = "https://json-schema.org/draft/2020-12/schema"
-
-// Keywords whose values are subschemas, lists of them, or maps of names to them (as the catalog
-// reads them); everything else in a schema is data, where "$ref" is just a key.
-var (
-	oneSchema = map[string]bool{"additionalProperties": true, "items": true, "contains": true, "propertyNames": true,
-		"if": true, "then": true, "else": true, "not": true, "unevaluatedItems": true, "unevaluatedProperties": true,
-		"additionalItems": true, "contentSchema": true}
-	schemaList = map[string]bool{"allOf": true, "anyOf": true, "oneOf": true, "prefixItems": true}
-	schemaMap  = map[string]bool{"properties": true, "patternProperties": true, "$defs": true, "definitions": true,
-		"dependentSchemas": true}
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 )
 
 // inputSchema is a model's input schema as the catalog will hold it, with what was done to it.
@@ -100,7 +88,7 @@ func extractSchema(openapi *node) (*inputSchema, error) {
 	if lc.droppedIDs > 0 {
 		out.notes = append(out.notes, "$id keywords were dropped: references are local to the model")
 	}
-	if s := root.get("$schema"); s != nil && (s.kind != kString || s.text != draft202012) {
+	if s := root.get("$schema"); s != nil && (s.kind != kString || s.text != catalog.Draft202012) {
 		root.remove("$schema")
 		out.notes = append(out.notes, "a $schema other than draft 2020-12 was dropped")
 	}
@@ -198,15 +186,15 @@ func (lc *localizer) walk(n *node, at, root string) {
 			if child.kind == kString {
 				child.text = lc.rewrite(child.text, root)
 			}
-		case oneSchema[k]:
+		case catalog.KeywordHolds(k) == catalog.HoldsSchema:
 			lc.walk(child, childAt, root)
-		case schemaList[k]:
+		case catalog.KeywordHolds(k) == catalog.HoldsSchemaList:
 			if child.kind == kArray {
 				for j, sub := range child.vals {
 					lc.walk(sub, childAt+"/"+strconv.Itoa(j), root)
 				}
 			}
-		case schemaMap[k]:
+		case catalog.KeywordHolds(k) == catalog.HoldsSchemaMap:
 			if child.kind == kObject {
 				for j, name := range child.keys {
 					lc.walk(child.vals[j], childAt+"/"+escapePointer(name), root)

@@ -62,7 +62,7 @@ func (m *Model) writeOpenAPI(b *bytes.Buffer) {
 		enc, _ := json.Marshal(s) // a string always encodes
 		b.Write(enc)
 	}
-	b.WriteString(`{"openapi":"3.1.0","jsonSchemaDialect":"` + draft202012 + `","info":{"title":`)
+	b.WriteString(`{"openapi":"3.1.0","jsonSchemaDialect":"` + Draft202012 + `","info":{"title":`)
 	str(m.Name)
 	b.WriteString(`,"version":"1.0.0","description":`)
 	str(m.Description)

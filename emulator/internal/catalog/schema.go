@@ -19,8 +19,11 @@ import (
 const (
 	defaultRun          = time.Second
 	defaultQueueTimeout = 10 * time.Minute
-	draft202012         = "https://json-schema.org/draft/2020-12/schema"
 )
+
+// Draft202012 is the JSON Schema dialect of every input schema: the only $schema a catalog
+// accepts.
+const Draft202012 = "https://json-schema.org/draft/2020-12/schema"
 
 // errNoRemoteRefs is what every attempt of a schema to load a URL or file gets.
 var errNoRemoteRefs = errors.New("schemas may not load files or URLs; only local references (#/...) are allowed")
@@ -128,8 +131,8 @@ func compileSchema(r *Reporter, m *Model, n *yaml.Node, cache *schemaCache, trus
 		r.Node(n, "model %q: input_schema must have type: object (an input is a JSON object)", m.ID)
 		return false
 	}
-	if s, ok := root["$schema"]; ok && s != draft202012 {
-		r.At(doc.LineOf("/$schema"), "model %q: $schema must be %s or absent", m.ID, draft202012)
+	if s, ok := root["$schema"]; ok && s != Draft202012 {
+		r.At(doc.LineOf("/$schema"), "model %q: $schema must be %s or absent", m.ID, Draft202012)
 		return false
 	}
 	var refPlaces []string
@@ -189,16 +192,29 @@ func orRoot(ptr string) string {
 	return ptr
 }
 
-// Keywords whose values are subschemas, lists of them, or maps of names to them; everything else
-// in a schema (examples, enum, const, default, ...) is data, where "$ref" is just a key.
-var (
-	oneSchema = map[string]bool{"additionalProperties": true, "items": true, "contains": true, "propertyNames": true,
-		"if": true, "then": true, "else": true, "not": true, "unevaluatedItems": true, "unevaluatedProperties": true,
-		"additionalItems": true, "contentSchema": true}
-	schemaList = map[string]bool{"allOf": true, "anyOf": true, "oneOf": true, "prefixItems": true}
-	schemaMap  = map[string]bool{"properties": true, "patternProperties": true, "$defs": true, "definitions": true,
-		"dependentSchemas": true}
+// Holding says what a schema keyword's value holds, for walks that must visit subschemas and
+// nothing else (in data such as examples, enum or default, "$ref" is just a key).
+type Holding int
+
+// What a keyword's value may hold.
+const (
+	HoldsData       Holding = iota // examples, enum, const, default, ...
+	HoldsSchema                    // one subschema (items, not, additionalProperties, ...)
+	HoldsSchemaList                // a list of them (allOf, anyOf, oneOf, prefixItems)
+	HoldsSchemaMap                 // a map of names to them (properties, $defs, ...)
 )
+
+var keywordHolds = map[string]Holding{
+	"additionalProperties": HoldsSchema, "items": HoldsSchema, "contains": HoldsSchema, "propertyNames": HoldsSchema,
+	"if": HoldsSchema, "then": HoldsSchema, "else": HoldsSchema, "not": HoldsSchema, "unevaluatedItems": HoldsSchema,
+	"unevaluatedProperties": HoldsSchema, "additionalItems": HoldsSchema, "contentSchema": HoldsSchema,
+	"allOf": HoldsSchemaList, "anyOf": HoldsSchemaList, "oneOf": HoldsSchemaList, "prefixItems": HoldsSchemaList,
+	"properties": HoldsSchemaMap, "patternProperties": HoldsSchemaMap, "$defs": HoldsSchemaMap, "definitions": HoldsSchemaMap,
+	"dependentSchemas": HoldsSchemaMap,
+}
+
+// KeywordHolds says what the value of a schema keyword holds.
+func KeywordHolds(keyword string) Holding { return keywordHolds[keyword] }
 
 // openAPISchemaPointer is where a model's input schema sits inside its OpenAPI document.
 func openAPISchemaPointer(m *Model) string {
@@ -271,14 +287,14 @@ func checkRefs(r *Reporter, m *Model, doc *jsonDoc, v any, ptr string, refs *[]s
 		case k == "$id":
 			r.At(doc.LineOf(at), "model %q: $id is not allowed in input schemas; references are local to the model", m.ID)
 			ok = false
-		case oneSchema[k]:
+		case KeywordHolds(k) == HoldsSchema:
 			ok = checkRefs(r, m, doc, child, at, refs) && ok
-		case schemaList[k]:
+		case KeywordHolds(k) == HoldsSchemaList:
 			list, _ := child.([]any)
 			for i, sub := range list {
 				ok = checkRefs(r, m, doc, sub, fmt.Sprintf("%s/%d", at, i), refs) && ok
 			}
-		case schemaMap[k]:
+		case KeywordHolds(k) == HoldsSchemaMap:
 			named, _ := child.(map[string]any)
 			for _, name := range sortedKeys(named) {
 				ok = checkRefs(r, m, doc, named[name], at+"/"+escapePointer(name), refs) && ok
