@@ -30,11 +30,7 @@ func (s *Server) traffic(next http.Handler) http.Handler {
 			return
 		}
 		world := worldOf(r)
-		rec, _ := w.(*recorder)
-		if rec == nil {
-			rec = &recorder{ResponseWriter: w, start: time.Now()}
-			rec.info.world = world
-		}
+		rec := w.(*recorder) // the frame's: traffic runs only inside it (see routes)
 		if api {
 			rec.keepBody = true
 			rec.peeked = s.peekModel(rec, r, world)
@@ -51,8 +47,7 @@ func (s *Server) traffic(next http.Handler) http.Handler {
 				return
 			}
 		}
-		w = rec
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(rec, r)
 	})
 }
 
