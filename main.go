@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator"
-	"github.com/mediagen/mediagen-emulator/emulator/importer"
 )
 
 func main() {
@@ -184,7 +183,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		case "healthcheck":
 			return healthcheck(ctx, args[1:], getenv, stderr)
 		case "import", "drift":
-			if code := importer.Main(ctx, args[0], args[1:], getenv, stdout, stderr); code != 0 {
+			if code := emulator.ImportCommand(ctx, args[0], args[1:], getenv, stdout, stderr); code != 0 {
 				return &exitError{code: code}
 			}
 			return nil

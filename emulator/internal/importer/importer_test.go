@@ -1,4 +1,4 @@
-package importer
+package importer_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/importer"
 )
 
 // liveKey is the source catalog's own key, which must never reach the imported file.
@@ -53,8 +54,8 @@ func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
 	return ctx.Err()
 }
 
-func importOptions(url string, sl *sleeps, progress io.Writer) Options {
-	return Options{
+func importOptions(url string, sl *sleeps, progress io.Writer) importer.Options {
+	return importer.Options{
 		From: url, Key: liveKey, Grouped: true, ProbePrices: true, PageLimit: 3,
 		Models:   append([]string{"*"}, nonReady...),
 		Progress: progress, Sleep: sl.sleep,
@@ -62,9 +63,9 @@ func importOptions(url string, sl *sleeps, progress io.Writer) Options {
 }
 
 // importFile imports from a service into a temporary file.
-func importFile(t *testing.T, o Options) (string, *Result) {
+func importFile(t *testing.T, o importer.Options) (string, *importer.Result) {
 	t.Helper()
-	res, err := Import(context.Background(), o)
+	res, err := importer.Import(context.Background(), o)
 	if err != nil {
 		t.Fatalf("import: %v", err)
 	}
@@ -127,7 +128,7 @@ func TestImportServesTheSameCatalog(t *testing.T) {
 			t.Errorf("progress lacks %q:\n%s", want, progress.String())
 		}
 	}
-	again, err := Import(context.Background(), importOptions(src.URL, sl, nil))
+	again, err := importer.Import(context.Background(), importOptions(src.URL, sl, nil))
 	if err != nil || !bytes.Equal(again.YAML, res.YAML) {
 		t.Errorf("a second import of the same service differs (err %v)", err)
 	}
@@ -199,7 +200,7 @@ func TestImportTheDefaultCatalog(t *testing.T) {
 		src.Close()
 		srv.Close()
 	})
-	o := Options{From: src.URL, Key: "mg_test_all", Grouped: true, ProbePrices: true, Sleep: (&sleeps{}).sleep}
+	o := importer.Options{From: src.URL, Key: "mg_test_all", Grouped: true, ProbePrices: true, Sleep: (&sleeps{}).sleep}
 	path, res := importFile(t, o)
 	if len(res.Warnings) > 0 {
 		t.Errorf("warnings: %q", res.Warnings)
@@ -261,7 +262,7 @@ func sampleInputs(detail map[string]any, rng *rand.Rand, n int) []map[string]any
 				lo, hi := num(p["minimum"], 0), num(p["maximum"], 10)
 				in[name] = lo + float64(rng.IntN(int(2*(hi-lo))+1))/2
 			case p["type"] == "string" && p["format"] == nil:
-				in[name] = filler(1 + rng.IntN(3000))
+				in[name] = importer.Filler(1 + rng.IntN(3000))
 			}
 		}
 		out = append(out, in)
@@ -280,7 +281,7 @@ func addFault(t *testing.T, url string, fault map[string]any) {
 func TestImportSurvivesFaults(t *testing.T) {
 	t.Parallel()
 	clean := startService(t, "testdata/source.yaml")
-	want, err := Import(context.Background(), importOptions(clean.URL, &sleeps{}, nil))
+	want, err := importer.Import(context.Background(), importOptions(clean.URL, &sleeps{}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +292,7 @@ func TestImportSurvivesFaults(t *testing.T) {
 	addFault(t, src.URL, map[string]any{"match": map[string]any{"path": "/v1/models/acme/*"}, "action": "reset", "count": 2})
 	addFault(t, src.URL, map[string]any{"match": map[string]any{"path": "/v1/models/categories"}, "action": "malformed", "count": 1})
 	sl := &sleeps{}
-	got, err := Import(context.Background(), importOptions(src.URL, sl, nil))
+	got, err := importer.Import(context.Background(), importOptions(src.URL, sl, nil))
 	if err != nil {
 		t.Fatalf("import through faults: %v", err)
 	}
@@ -315,7 +316,7 @@ func TestImportSurvivesFaults(t *testing.T) {
 	waits := map[time.Duration]int{}
 	for _, d := range sl.all {
 		waits[d]++
-		if d > maxBackoff {
+		if d > importer.MaxBackoff {
 			t.Errorf("waited %v, more than the bound", d)
 		}
 	}
@@ -329,18 +330,18 @@ func TestImportGivesUpOnAPersistentOutage(t *testing.T) {
 	src := startService(t, "testdata/source.yaml")
 	addFault(t, src.URL, map[string]any{"match": map[string]any{"path": "/v1/*"}, "status": 503})
 	sl := &sleeps{}
-	_, err := Import(context.Background(), importOptions(src.URL, sl, nil))
-	var ce *ConnectError
+	_, err := importer.Import(context.Background(), importOptions(src.URL, sl, nil))
+	var ce *importer.ConnectError
 	if !asConnect(err, &ce) || !strings.Contains(err.Error(), "503") {
 		t.Fatalf("err = %v, want a connection error naming 503", err)
 	}
-	if len(sl.all) != maxAttempts-1 {
-		t.Errorf("retried %d times, want %d", len(sl.all), maxAttempts-1)
+	if len(sl.all) != importer.MaxAttempts-1 {
+		t.Errorf("retried %d times, want %d", len(sl.all), importer.MaxAttempts-1)
 	}
 }
 
-func asConnect(err error, target **ConnectError) bool {
-	ce, ok := err.(*ConnectError)
+func asConnect(err error, target **importer.ConnectError) bool {
+	ce, ok := err.(*importer.ConnectError)
 	if ok {
 		*target = ce
 	}
@@ -399,19 +400,19 @@ func TestDrift(t *testing.T) {
 	t.Parallel()
 	src := startService(t, "testdata/source.yaml")
 	path, _ := importFile(t, importOptions(src.URL, &sleeps{}, nil))
-	o := Options{From: src.URL + "/v1/", Key: liveKey, Grouped: true, Sleep: (&sleeps{}).sleep}
-	diffs, err := Drift(context.Background(), o, path)
+	o := importer.Options{From: src.URL + "/v1/", Key: liveKey, Grouped: true, Sleep: (&sleeps{}).sleep}
+	diffs, err := importer.Drift(context.Background(), o, path)
 	if err != nil || len(diffs) != 0 {
 		t.Fatalf("drift against the service imported from: %v, %v", diffs, err)
 	}
 
 	changed := startService(t, modified(t))
 	o.From = changed.URL
-	diffs, err = Drift(context.Background(), o, path)
+	diffs, err = importer.Drift(context.Background(), o, path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	report := Report(diffs)
+	report := importer.Report(diffs)
 	want := []string{
 		`renamed  acme/pix/v1: name "Pix v1" -> "Pix One"`,
 		`status   acme/upscale: ready -> maintenance`,
@@ -438,7 +439,7 @@ func TestMainExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "cat.yaml")
 	env := func(k string) string {
-		if k == KeyVariable {
+		if k == importer.KeyVariable {
 			return liveKey
 		}
 		return ""
@@ -446,7 +447,7 @@ func TestMainExitCodes(t *testing.T) {
 	noEnv := func(string) string { return "" }
 	run := func(getenv func(string) string, args ...string) (int, string, string) {
 		var stdout, stderr bytes.Buffer
-		code := Main(context.Background(), args[0], args[1:], getenv, &stdout, &stderr)
+		code := importer.Main(context.Background(), args[0], args[1:], getenv, &stdout, &stderr)
 		return code, stdout.String(), stderr.String()
 	}
 	cases := []struct {
