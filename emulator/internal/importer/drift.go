@@ -196,7 +196,7 @@ func compareModel(ctx context.Context, c *client, l *listing, m *catalog.Model, 
 		case !ok:
 			add("price", "example %d is refused by the live service (invalid input)", i)
 		case got != want:
-			add("price", "example %d: %d credits in the file, %d live", i, want, got)
+			add("price", "example %d: %s in the file, %d live", i, credits(want), got)
 		}
 	}
 	return out, nil
@@ -243,7 +243,18 @@ func Report(diffs []Difference) string {
 	if len(diffs) == 0 {
 		b.WriteString("no drift: the catalog matches the live service\n")
 	} else {
-		fmt.Fprintf(&b, "%d differences\n", len(diffs))
+		fmt.Fprintf(&b, "%s\n", plural(len(diffs), "difference"))
 	}
 	return b.String()
 }
+
+// plural is n with the noun, in the plural unless n is 1.
+func plural[N int | int64](n N, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// credits is n credits, in words.
+func credits(n int64) string { return plural(n, "credit") }

@@ -492,7 +492,7 @@ func priceModel(ctx context.Context, c *client, o *Options, lm *liveModel, all [
 		lm.priceDoc = append(lm.priceDoc, fmt.Sprintf("no rule of the catalog format reproduces all %d quotes; this is the closest (it misses %d):", len(lm.obs), len(f.bad)))
 		for _, i := range f.bad {
 			ob := lm.obs[i]
-			lm.priceDoc = append(lm.priceDoc, fmt.Sprintf("  observed %d credits for %s", ob.credits, ob.input.marshal()))
+			lm.priceDoc = append(lm.priceDoc, fmt.Sprintf("  observed %s for %s", credits(ob.credits), ob.input.marshal()))
 		}
 		warns = append(warns, fmt.Sprintf("model %q: no pricing rule reproduces all %d quotes; wrote the closest (misses %d)", lm.id, len(lm.obs), len(f.bad)))
 	case o.ProbePrices:
