@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -276,11 +277,10 @@ func (n *node) toYAML() *yaml.Node {
 	case kBool:
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: n.text}
 	case kNumber:
-		tag := "!!int"
 		if strings.ContainsAny(n.text, ".eE") {
-			tag = "!!float"
+			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: yaml11Float(n.text)}
 		}
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: n.text}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: n.text}
 	case kString:
 		return strNode(n.text)
 	case kArray:
@@ -316,14 +316,49 @@ func scalarsOnly(vals []*node) bool {
 	return total <= 100
 }
 
-// strNode is a YAML string scalar; the encoder quotes it when it would otherwise read as
-// something else.
+// strNode is a YAML string scalar, quoted when any reader could take it for something else.
+// The encoder already quotes what YAML 1.2 would misread; YAML 1.1 readers (PyYAML among them)
+// also read yes/no/on/off, 16:9 (base 60), 0755 (octal), 1_000 and dates as other types.
 func strNode(s string) *yaml.Node {
 	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
-	if strings.ContainsAny(s, "\n\r\t") || strings.TrimSpace(s) != s {
+	if strings.ContainsAny(s, "\n\r\t") || strings.TrimSpace(s) != s || yaml11NonString(s) {
 		n.Style = yaml.DoubleQuotedStyle
 	}
 	return n
+}
+
+var (
+	// yaml11Words are the plain scalars YAML 1.1 reads as booleans, nulls, merge keys, values,
+	// infinities and not-a-numbers (compared in lower case).
+	yaml11Words = map[string]bool{"y": true, "n": true, "yes": true, "no": true, "on": true, "off": true,
+		"true": true, "false": true, "null": true, "~": true, "<<": true, "=": true,
+		".inf": true, "-.inf": true, "+.inf": true, ".nan": true}
+	// yaml11Numberish is every spelling of YAML 1.1 integers and floats (decimal, 0b, 0o, 0x,
+	// 0-led octal, base 60, underscores, exponents), and more: quoting too much costs nothing.
+	yaml11Numberish = regexp.MustCompile(`^[-+]?(0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|\.?[0-9][0-9_:.]*([eE][-+]?[0-9]+)?)$`)
+	// yaml11Time is the start of a YAML 1.1 timestamp.
+	yaml11Time = regexp.MustCompile(`^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}`)
+)
+
+// yaml11NonString reports whether a plain scalar s would not read as a string in YAML 1.1.
+func yaml11NonString(s string) bool {
+	return s == "" || yaml11Words[strings.ToLower(s)] || yaml11Numberish.MatchString(s) || yaml11Time.MatchString(s)
+}
+
+// yaml11Float spells a JSON number so that YAML 1.1 and 1.2 readers both read a float: 1.0e+5,
+// never 1e5 (a string to YAML 1.1).
+func yaml11Float(text string) string {
+	mant, exp, ok := strings.Cut(strings.ToLower(text), "e")
+	if !ok {
+		return text
+	}
+	if !strings.Contains(mant, ".") {
+		mant += ".0"
+	}
+	if exp != "" && exp[0] != '-' && exp[0] != '+' {
+		exp = "+" + exp
+	}
+	return mant + "e" + exp
 }
 
 // change is one difference between two JSON documents, at a JSON Pointer.

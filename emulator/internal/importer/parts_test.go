@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 )
 
@@ -228,5 +230,34 @@ func TestDiffJSONNamesPointers(t *testing.T) {
 	want := "changed /properties/a~1b/maximum|removed /properties/gone|added /properties/new~0|added /required/1"
 	if strings.Join(got, "|") != want {
 		t.Errorf("diff %q, want %q", strings.Join(got, "|"), want)
+	}
+}
+
+func TestStrNodeQuotesWhatYAML11ReadsAsOtherTypes(t *testing.T) {
+	t.Parallel()
+	quoted := []string{"", "y", "Y", "n", "N", "yes", "Yes", "YES", "no", "NO", "on", "On", "ON", "off", "Off",
+		"true", "False", "null", "NULL", "~", "<<", "=", "16:9", "190:20:30", "-1:30", "0755", "0o17", "0x1F",
+		"0b101", "1_000", "+12", "12", "-3", ".5", "1.", "1e3", "6.02E+23", ".inf", "-.Inf", "+.INF", ".NaN",
+		"2024-01-02", "2001-12-14t21:59:43.10-05:00", "2001-12-14 21:59:43.10 -5", " lead", "trail ", "a\nb"}
+	for _, s := range quoted {
+		n := strNode(s)
+		if n.Style != yaml.DoubleQuotedStyle {
+			t.Errorf("%q is not quoted", s)
+		}
+		b, err := encodeYAML(n)
+		var back string
+		if err != nil || yaml.Unmarshal(b, &back) != nil || back != s {
+			t.Errorf("%q reads back as %q (%v)", s, back, err)
+		}
+	}
+	for _, s := range []string{"square_hd", "a fox", "text-to-image", "acme/pix/v1", "1024x1024", "720p", "4k", "yesterday", "online", "no-op", "v2"} {
+		if n := strNode(s); n.Style != 0 {
+			t.Errorf("%q is quoted though no reader misreads it", s)
+		}
+	}
+	for in, want := range map[string]string{"1e5": "1.0e+5", "1E-3": "1.0e-3", "2.5e+3": "2.5e+3", "0.5": "0.5", "7": "7"} {
+		if got := yaml11Float(in); got != want {
+			t.Errorf("yaml11Float(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
