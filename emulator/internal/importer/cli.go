@@ -14,7 +14,7 @@ import (
 // KeyVariable is the environment variable that holds the live key when --key is not given.
 const KeyVariable = "MEDIAGEN_IMPORT_KEY"
 
-const importUsage = `Usage: mediagen-emulator import --from URL [--key KEY] [--out FILE] [--models GLOB,...] [--grouped] [--probe-prices]
+const importUsage = `Usage: mediagen-emulator import --from URL [--key KEY] [--out FILE] [--models GLOB,...] [--grouped] [--probe-prices] [--timeout D]
 
 Reads a live service's catalog (models, categories, details, free quotes) and writes a catalog
 file the emulator serves. The key comes from --key or ` + KeyVariable + ` and is never written.
@@ -22,7 +22,7 @@ file the emulator serves. The key comes from --key or ` + KeyVariable + ` and is
 Flags:
 `
 
-const driftUsage = `Usage: mediagen-emulator drift --from URL [--key KEY] --catalog FILE [--models GLOB,...] [--grouped]
+const driftUsage = `Usage: mediagen-emulator drift --from URL [--key KEY] --catalog FILE [--models GLOB,...] [--grouped] [--timeout D]
 
 Compares a catalog file with the live service and prints every difference. Exit status: 0 when
 nothing differs, 1 when something does, 2 on a usage or connection error.
@@ -40,6 +40,7 @@ func Main(ctx context.Context, command string, args []string, getenv func(string
 	fs.StringVar(&o.Key, "key", "", "API key of the live service (default $"+KeyVariable+")")
 	fs.StringVar(&models, "models", "", "comma-separated id globs to keep (* matches slashes too); an id without wildcards is fetched even when unlisted")
 	fs.BoolVar(&o.Grouped, "grouped", false, "read product names and modes from the grouped listing")
+	timeout := fs.Duration("timeout", DefaultTimeout, "give up when the whole command takes longer than this")
 	switch command {
 	case "import":
 		fs.StringVar(&out, "out", "-", "file to write (- for standard output)")
@@ -76,14 +77,25 @@ func Main(ctx context.Context, command string, args []string, getenv func(string
 			o.Models = append(o.Models, m)
 		}
 	}
+	if *timeout <= 0 {
+		return fail("--timeout must be positive")
+	}
 	o.Progress = stderr
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	failed := func(err error) int {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fail("gave up after %v (--timeout): %s", *timeout, redact(err.Error(), o.Key))
+		}
+		return fail("%s", redact(err.Error(), o.Key))
+	}
 	if command == "drift" {
 		if catalogFile == "" {
 			return fail("--catalog is required")
 		}
 		diffs, err := Drift(ctx, o, catalogFile)
 		if err != nil {
-			return fail("%s", redact(err.Error(), o.Key))
+			return failed(err)
 		}
 		fmt.Fprint(stdout, Report(diffs))
 		if len(diffs) > 0 {
@@ -91,19 +103,33 @@ func Main(ctx context.Context, command string, args []string, getenv func(string
 		}
 		return 0
 	}
+	// An --out that cannot be written is found before the service is read, not after.
+	var file *os.File
+	if out != "-" {
+		if fi, err := os.Stat(out); err == nil && !fi.Mode().IsRegular() {
+			return fail("--out %s: not a regular file", out)
+		}
+		f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*")
+		if err != nil {
+			return fail("--out: %v", err)
+		}
+		defer os.Remove(f.Name())
+		defer f.Close()
+		file = f
+	}
 	res, err := Import(ctx, o)
 	if err != nil {
-		return fail("%s", redact(err.Error(), o.Key))
+		return failed(err)
 	}
-	if out == "-" {
+	if file == nil {
 		_, err = stdout.Write(res.YAML)
 	} else {
-		err = writeFileAtomic(out, res.YAML)
+		err = replaceWith(file, out, res.YAML)
 	}
 	if err != nil {
 		return fail("%v", err)
 	}
-	fmt.Fprintf(stderr, "imported %d models with %d quotes; %d warnings\n", res.Models, res.Quotes, len(res.Warnings))
+	fmt.Fprintf(stderr, "imported %s with %s; %s\n", plural(res.Models, "model"), plural(res.Quotes, "quote"), plural(len(res.Warnings), "warning"))
 	return 0
 }
 
@@ -115,20 +141,13 @@ func redact(msg, key string) string {
 	return strings.ReplaceAll(msg, key, "[key]")
 }
 
-// writeFileAtomic replaces a file only once the new content is fully written, so a failed
-// import never leaves half a catalog behind.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
+// replaceWith writes data to tmp and only then moves it over path, so a failed import never
+// leaves half a catalog behind.
+func replaceWith(tmp *os.File, path string, data []byte) error {
 	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
 		return err
 	}
 	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
 		return err
 	}
 	if err := tmp.Close(); err != nil {

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -15,22 +17,33 @@ import (
 
 // Limits of talking to the live service.
 const (
-	maxBodyBytes = 32 << 20         // a response larger than this is refused
-	maxAttempts  = 8                // tries of one request before giving up
-	maxBackoff   = 30 * time.Second // the longest wait between tries of a failed request
-	maxRetryWait = 2 * time.Minute  // the longest Retry-After honoured
-	pageLimit    = 100              // models per listing page
+	maxBodyBytes   = 32 << 20         // a response larger than this is refused
+	maxAttempts    = 8                // tries of one request before giving up
+	maxBackoff     = 30 * time.Second // the longest wait between tries of a failed request
+	maxRetryWait   = 2 * time.Minute  // a longer Retry-After is not waited for: the import stops
+	attemptTimeout = time.Minute      // one try of a request, its whole body included
+	waitNotice     = 10 * time.Second // how often a slow request says it is still waiting
+	maxRedirects   = 5                // redirects followed by one request
+	pageLimit      = 100              // models per listing page
+	maxListed      = 20_000           // listing entries read; a longer listing is refused
+	// DefaultTimeout is how long a whole import or drift may take.
+	DefaultTimeout = 30 * time.Minute
 )
 
 // client reads the live service with one key, retrying what a well-behaved client retries:
-// 429 after its Retry-After, 5xx and broken connections with bounded exponential backoff.
+// 429 after its Retry-After, 5xx, broken connections and cut answers with bounded exponential
+// backoff. What retrying cannot fix (a redirect away from /v1, a document too large or too
+// deep, a request that timed out, a wait longer than maxRetryWait) stops at once.
 type client struct {
 	base  *url.URL
 	key   string
 	http  *http.Client
 	sleep func(context.Context, time.Duration) error
+	logf  func(format string, args ...any)
 	// pageLimit is the listing page size; tests make it small to force many pages.
 	pageLimit int
+	// notice is how often a slow request reports that it is still waiting.
+	notice time.Duration
 	// requests counts requests sent, retries included.
 	requests int
 }
@@ -62,6 +75,12 @@ func statusOf(err error) int {
 	return 0
 }
 
+// permanentError is a failure that trying again cannot fix.
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
+
 // sleepContext waits d or until ctx ends.
 func sleepContext(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
@@ -74,35 +93,68 @@ func sleepContext(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// checkRedirect follows a redirect only within the service's /v1 and only a few times, so no
+// redirect can send the key elsewhere or loop.
+func (c *client) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return &permanentError{fmt.Errorf("more than %d redirects", maxRedirects)}
+	}
+	if err := c.inside(req.URL); err != nil {
+		return &permanentError{fmt.Errorf("redirected to %s: %w", req.URL.Redacted(), err)}
+	}
+	return nil
+}
+
+// inside checks that u is on the service and under its /v1.
+func (c *client) inside(u *url.URL) error {
+	if u.Scheme != c.base.Scheme || u.Host != c.base.Host {
+		return errors.New("not the service")
+	}
+	p := u.EscapedPath()
+	if !strings.HasPrefix(p, c.base.EscapedPath()+"/v1/") || strings.Contains(p+"/", "/../") ||
+		strings.Contains(p+"/", "/./") || strings.Contains(p, "//") || strings.Contains(strings.ToLower(p), "%2e") {
+		return errors.New("outside the API's /v1")
+	}
+	return nil
+}
+
 // do sends one request (retrying as above) and returns the body of its 2xx answer, which must
-// be a JSON document.
+// be a JSON object.
 func (c *client) do(ctx context.Context, method, path string, query url.Values, body []byte) (*node, error) {
 	target := strings.TrimSuffix(c.base.String(), "/") + path
 	if len(query) > 0 {
 		target += "?" + query.Encode()
 	}
 	label := method + " " + path
+	if u, err := url.Parse(target); err != nil || c.inside(u) != nil {
+		return nil, fmt.Errorf("%s: not a path under /v1 of the service", label)
+	}
 	backoff := 250 * time.Millisecond
-	var last error
 	for attempt := 1; ; attempt++ {
 		wait, err := c.once(ctx, method, target, label, body)
 		if err == nil {
 			return wait.doc, nil
 		}
-		last = err
-		if !wait.retry || attempt >= maxAttempts || ctx.Err() != nil {
-			break
+		var perm *permanentError
+		if !wait.retry || errors.As(err, &perm) || attempt >= maxAttempts || ctx.Err() != nil {
+			return nil, err
 		}
 		d := wait.after
 		if d <= 0 {
 			d = backoff
 			backoff = min(2*backoff, maxBackoff)
 		}
+		if d > maxRetryWait {
+			return nil, fmt.Errorf("%w; the service asks to wait %v, more than %v: stopping", err, d.Round(time.Second), maxRetryWait)
+		}
+		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < d {
+			return nil, fmt.Errorf("%w; waiting %v more would pass the deadline (--timeout)", err, d.Round(time.Millisecond))
+		}
+		c.logf("%v; try %d of %d in %v", err, attempt+1, maxAttempts, d.Round(time.Millisecond))
 		if err := c.sleep(ctx, d); err != nil {
 			return nil, err
 		}
 	}
-	return nil, last
 }
 
 // outcome is what one try of a request gave: a document, or whether and when to try again.
@@ -127,34 +179,37 @@ func (c *client) once(ctx context.Context, method, target, label string, body []
 		req.Header.Set("Content-Type", "application/json")
 	}
 	c.requests++
+	// A slow answer says it is still coming, so a long wait is never silent.
+	start := time.Now()
+	var notice *time.Timer
+	notice = time.AfterFunc(c.notice, func() {
+		c.logf("%s: still waiting after %v", label, time.Since(start).Round(time.Second))
+		notice.Reset(c.notice)
+	})
+	defer notice.Stop()
 	resp, err := c.http.Do(req)
 	if err != nil {
-		// A dropped or refused connection: the service may be restarting.
-		return outcome{retry: true}, fmt.Errorf("%s: %w", label, scrub(err))
+		return outcome{retry: transient(err)}, fmt.Errorf("%s: %w", label, scrub(err))
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes+1))
-	if err != nil {
-		return outcome{retry: true}, fmt.Errorf("%s: reading the answer: %w", label, scrub(err))
-	}
-	if len(data) > maxBodyBytes {
-		return outcome{}, fmt.Errorf("%s: the answer is larger than %d MiB", label, maxBodyBytes>>20)
+	doc, err := decodeJSON(resp.Body)
+	if errors.Is(err, errTooLarge) || errors.Is(err, errTooDeep) || errors.Is(err, errTooMany) {
+		return outcome{}, fmt.Errorf("%s: %w", label, err)
 	}
 	if resp.StatusCode/100 != 2 {
 		se := &statusError{Status: resp.StatusCode}
-		if doc, err := parseJSON(data); err == nil {
+		if err == nil {
 			se.Code, se.Detail = doc.str("code"), doc.str("detail")
 		}
 		err := fmt.Errorf("%s: %w", label, se)
-		switch {
-		case resp.StatusCode == http.StatusTooManyRequests:
-			return outcome{retry: true, after: retryAfter(resp.Header.Get("Retry-After"), time.Now())}, err
-		case resp.StatusCode >= 500:
+		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
 			return outcome{retry: true, after: retryAfter(resp.Header.Get("Retry-After"), time.Now())}, err
 		}
 		return outcome{}, err
 	}
-	doc, err := parseJSON(data)
+	if err != nil && !transient(err) {
+		return outcome{}, fmt.Errorf("%s: reading the answer: %w", label, scrub(err))
+	}
 	if err != nil || doc.kind != kObject {
 		// A 2xx whose body does not parse was cut or garbled on the way: try again.
 		return outcome{retry: true}, fmt.Errorf("%s: the answer is not a JSON object", label)
@@ -162,15 +217,32 @@ func (c *client) once(ctx context.Context, method, target, label string, body []
 	return outcome{doc: doc}, nil
 }
 
-// retryAfter reads a Retry-After header (seconds or an HTTP date), bounded; 0 when absent.
+// transient reports whether a transport error may pass: a refused or dropped connection may
+// be a restart, but a timeout, a refused redirect or a TLS failure will happen again.
+func transient(err error) bool {
+	var perm *permanentError
+	var ne net.Error
+	switch {
+	case errors.As(err, &perm), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return false
+	case errors.As(err, &ne) && ne.Timeout():
+		return false
+	case strings.Contains(err.Error(), "tls:") || strings.Contains(err.Error(), "x509:"):
+		return false
+	}
+	return true
+}
+
+// retryAfter reads a Retry-After header (seconds or an HTTP date); 0 when absent.
 func retryAfter(h string, now time.Time) time.Duration {
 	h = strings.TrimSpace(h)
 	if h == "" {
 		return 0
 	}
 	var d time.Duration
-	if n, err := strconv.ParseFloat(h, 64); err == nil {
-		d = time.Duration(n * float64(time.Second))
+	if n, err := strconv.ParseFloat(h, 64); err == nil && n > 0 {
+		// Past a day every wait is too long alike; the bound keeps the conversion in range.
+		d = time.Duration(min(n, 86400) * float64(time.Second))
 	} else if t, err := http.ParseTime(h); err == nil {
 		d = t.Sub(now)
 	}
@@ -181,7 +253,7 @@ func retryAfter(h string, now time.Time) time.Duration {
 	if d == 0 {
 		d = time.Millisecond
 	}
-	return min(d, maxRetryWait)
+	return d
 }
 
 // scrub keeps only the last part of a transport error, so no URL with a query (or anything a
@@ -194,7 +266,16 @@ func scrub(err error) error {
 	return err
 }
 
-// modelPath is the detail path of a model id: slashes kept, each segment escaped.
+// modelIDPattern is what the catalog accepts as a model id; validID adds that no segment is
+// "." or "..". An id from the service is checked before it becomes part of a path.
+var modelIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9._-]+)*$`)
+
+func validID(id string) bool {
+	return modelIDPattern.MatchString(id) && !strings.Contains("/"+id+"/", "/../") && !strings.Contains("/"+id+"/", "/./")
+}
+
+// modelPath is the detail path of a model id (checked with validID): slashes kept, each
+// segment escaped.
 func modelPath(id string) string {
 	segs := strings.Split(id, "/")
 	for i, s := range segs {
@@ -237,9 +318,9 @@ func (c *client) listAll(ctx context.Context, query url.Values, progress func(n,
 		if len(data.vals) == 0 || (more != nil && more.text != "true") || (more == nil && len(items) >= total) {
 			return items, nil
 		}
-		offset += len(data.vals)
-		if offset > 10_000_000 {
-			return nil, errors.New("GET /v1/models: the listing does not end")
+		if len(items) >= maxListed {
+			return nil, fmt.Errorf("GET /v1/models: the listing goes on past %d entries, more than the importer reads", maxListed)
 		}
+		offset += len(data.vals)
 	}
 }

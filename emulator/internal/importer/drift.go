@@ -57,6 +57,9 @@ func Drift(ctx context.Context, o Options, catalogFile string) ([]Difference, er
 	if err != nil {
 		return nil, err
 	}
+	for _, w := range l.warnings {
+		o.logf("warning: %s", w)
+	}
 	var diffs []Difference
 	add := func(kind, model, format string, args ...any) {
 		diffs = append(diffs, Difference{Kind: kind, Model: model, Detail: fmt.Sprintf(format, args...)})

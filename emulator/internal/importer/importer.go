@@ -5,6 +5,7 @@ package importer
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -43,6 +45,9 @@ type Options struct {
 	Sleep func(context.Context, time.Duration) error
 	// PageLimit is the listing page size (default 100).
 	PageLimit int
+
+	// attemptTimeout and notice replace attemptTimeout and waitNotice in tests.
+	attemptTimeout, notice time.Duration
 }
 
 func (o *Options) client() (*client, error) {
@@ -56,21 +61,40 @@ func (o *Options) client() (*client, error) {
 	if o.Key == "" {
 		return nil, errors.New("no key: pass --key or set MEDIAGEN_IMPORT_KEY")
 	}
-	hc := o.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Timeout: 60 * time.Second}
+	hc := &http.Client{Timeout: cmp.Or(o.attemptTimeout, attemptTimeout)}
+	if o.HTTPClient != nil {
+		copied := *o.HTTPClient
+		hc = &copied
 	}
-	sleep := o.Sleep
-	if sleep == nil {
-		sleep = sleepContext
+	if o.Progress != nil {
+		// Slow requests report from a timer's goroutine.
+		o.Progress = &lockedWriter{w: o.Progress}
 	}
-	return &client{base: u, key: o.Key, http: hc, sleep: sleep, pageLimit: o.PageLimit}, nil
+	c := &client{base: u, key: o.Key, http: hc, sleep: o.Sleep, logf: o.logf,
+		pageLimit: o.PageLimit, notice: cmp.Or(o.notice, waitNotice)}
+	if c.sleep == nil {
+		c.sleep = sleepContext
+	}
+	hc.CheckRedirect = c.checkRedirect
+	return c, nil
 }
 
 func (o *Options) logf(format string, args ...any) {
 	if o.Progress != nil {
 		fmt.Fprintf(o.Progress, format+"\n", args...)
 	}
+}
+
+// lockedWriter writes from one goroutine at a time.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // ConnectError is a failure to read the live service (after retries), as opposed to a problem
@@ -157,6 +181,7 @@ type listing struct {
 	categories map[string]string // category → output type
 	products   []*node           // grouped entries, in order
 	modeOf     map[string][2]string
+	warnings   []string // listed entries skipped
 }
 
 func readListing(ctx context.Context, c *client, o *Options) (*listing, error) {
@@ -171,7 +196,15 @@ func readListing(ctx context.Context, c *client, o *Options) (*listing, error) {
 	}
 	for _, it := range items {
 		id := it.str("id")
-		if id == "" || l.byID[id] != nil {
+		if !validID(id) {
+			text := "none"
+			if v := it.get("id"); v != nil {
+				text = short(v)
+			}
+			l.warnings = append(l.warnings, fmt.Sprintf("a listed model's id (%s) is not a valid model id; skipped", text))
+			continue
+		}
+		if l.byID[id] != nil {
 			continue
 		}
 		l.byID[id] = it
@@ -227,12 +260,15 @@ func Import(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	for _, id := range o.literalModels() {
+		if !validID(id) {
+			return nil, fmt.Errorf("--models: %q is not a model id", id)
+		}
 		if !slices.Contains(ids, id) {
 			ids = append(ids, id)
 		}
 	}
 	o.logf("importing %d models", len(ids))
-	res := &Result{}
+	res := &Result{Warnings: l.warnings}
 	var models []*liveModel
 	for i, id := range ids {
 		lm, warn, err := readModel(ctx, c, &o, l, id)

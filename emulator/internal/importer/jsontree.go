@@ -13,8 +13,18 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// maxDepth bounds how deeply a document from the live service may nest.
-const maxDepth = 128
+// Bounds of one document from the live service.
+const (
+	maxDepth    = 128     // nesting
+	maxDocNodes = 500_000 // values, about 100 bytes each once read
+)
+
+// Errors of a document that reading again cannot fix.
+var (
+	errTooDeep  = errors.New("the document nests more than 128 levels deep")
+	errTooMany  = fmt.Errorf("the document holds more than %d values", maxDocNodes)
+	errTooLarge = fmt.Errorf("the answer is larger than %d MiB", maxBodyBytes>>20)
+)
 
 // kind is the JSON type of a node.
 type kind int
@@ -39,22 +49,53 @@ type node struct {
 }
 
 // parseJSON reads one JSON value, keeping member order. Duplicate keys keep the last value.
-func parseJSON(data []byte) (*node, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
+func parseJSON(data []byte) (*node, error) { return decodeJSON(bytes.NewReader(data)) }
+
+// decodeJSON reads one JSON value from r as it arrives, within maxDepth and maxDocNodes, and
+// at most maxBodyBytes of it.
+func decodeJSON(r io.Reader) (*node, error) {
+	lr := &limitedReader{r: r, left: maxBodyBytes}
+	dec := json.NewDecoder(lr)
 	dec.UseNumber()
-	n, err := readNode(dec, 0)
-	if err != nil {
-		return nil, err
+	budget := maxDocNodes
+	n, err := readNode(dec, 0, &budget)
+	if err == nil {
+		if _, tail := dec.Token(); tail != io.EOF {
+			err = errors.New("trailing data after the JSON value")
+		}
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("trailing data after the JSON value")
+	if lr.over {
+		return nil, errTooLarge
 	}
-	return n, nil
+	return n, err
 }
 
-func readNode(dec *json.Decoder, depth int) (*node, error) {
+// limitedReader reads at most left bytes and notes when there was more.
+type limitedReader struct {
+	r    io.Reader
+	left int64
+	over bool
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		l.over = true
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
+}
+
+func readNode(dec *json.Decoder, depth int, budget *int) (*node, error) {
 	if depth > maxDepth {
-		return nil, errors.New("the document nests too deeply")
+		return nil, errTooDeep
+	}
+	if *budget--; *budget < 0 {
+		return nil, errTooMany
 	}
 	tok, err := dec.Token()
 	if err != nil {
@@ -71,7 +112,7 @@ func readNode(dec *json.Decoder, depth int) (*node, error) {
 					return nil, err
 				}
 				k, _ := kt.(string)
-				v, err := readNode(dec, depth+1)
+				v, err := readNode(dec, depth+1, budget)
 				if err != nil {
 					return nil, err
 				}
@@ -84,7 +125,7 @@ func readNode(dec *json.Decoder, depth int) (*node, error) {
 		case '[':
 			n := &node{kind: kArray}
 			for dec.More() {
-				v, err := readNode(dec, depth+1)
+				v, err := readNode(dec, depth+1, budget)
 				if err != nil {
 					return nil, err
 				}
