@@ -96,7 +96,7 @@ func sleepContext(ctx context.Context, d time.Duration) error {
 // checkRedirect follows a redirect only within the service's /v1 and only a few times, so no
 // redirect can send the key elsewhere or loop.
 func (c *client) checkRedirect(req *http.Request, via []*http.Request) error {
-	if len(via) >= maxRedirects {
+	if len(via) > maxRedirects {
 		return &permanentError{fmt.Errorf("more than %d redirects", maxRedirects)}
 	}
 	if err := c.inside(req.URL); err != nil {
@@ -180,13 +180,21 @@ func (c *client) once(ctx context.Context, method, target, label string, body []
 	}
 	c.requests++
 	// A slow answer says it is still coming, so a long wait is never silent.
-	start := time.Now()
-	var notice *time.Timer
-	notice = time.AfterFunc(c.notice, func() {
-		c.logf("%s: still waiting after %v", label, time.Since(start).Round(time.Second))
-		notice.Reset(c.notice)
-	})
-	defer notice.Stop()
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		start, tick := time.Now(), time.NewTicker(c.notice)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				c.logf("%s: still waiting after %v", label, time.Since(start).Round(time.Second))
+			}
+		}
+	}()
+	defer func() { close(stop); <-stopped }()
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return outcome{retry: transient(err)}, fmt.Errorf("%s: %w", label, scrub(err))
