@@ -185,13 +185,24 @@ type tableRule struct {
 
 func (r *rule) clone() *rule {
 	c := &rule{base: r.base, units: slices.Clone(r.units), by: slices.Clone(r.by), minimum: r.minimum}
-	for _, t := range r.tables {
-		c.tables = append(c.tables, tableRule{t.field, t.keys, slices.Clone(t.values)})
+	cloneAll := func(ts []tableRule) (out []tableRule) {
+		for _, t := range ts {
+			out = append(out, tableRule{t.field, t.keys, slices.Clone(t.values)})
+		}
+		return out
 	}
-	for _, t := range r.mults {
-		c.mults = append(c.mults, tableRule{t.field, t.keys, slices.Clone(t.values)})
-	}
+	c.tables, c.mults = cloneAll(r.tables), cloneAll(r.mults)
 	return c
+}
+
+// at is the table's value for the input's (or the default's) value of its field.
+func (t tableRule) at(m *catalog.Model, in map[string]any) (float64, bool) {
+	if v, ok := fieldValue(m, in, t.field); ok {
+		if i := slices.Index(t.keys, catalog.EnumKey(v)); i >= 0 {
+			return t.values[i], true
+		}
+	}
+	return 0, false
 }
 
 // params are pointers to the rule's free numbers.
@@ -200,14 +211,11 @@ func (r *rule) params() []*float64 {
 	for i := range r.units {
 		ps = append(ps, &r.units[i].credits)
 	}
-	for i := range r.tables {
-		for j := range r.tables[i].values {
-			ps = append(ps, &r.tables[i].values[j])
-		}
-	}
-	for i := range r.mults {
-		for j := range r.mults[i].values {
-			ps = append(ps, &r.mults[i].values[j])
+	for _, ts := range [][]tableRule{r.tables, r.mults} {
+		for i := range ts {
+			for j := range ts[i].values {
+				ps = append(ps, &ts[i].values[j])
+			}
 		}
 	}
 	return ps
@@ -223,19 +231,17 @@ func (r *rule) pricing() catalog.Pricing {
 		}
 		p.PerUnit = append(p.PerUnit, up)
 	}
-	table := func(t tableRule) catalog.ValueTable {
-		v := catalog.ValueTable{Field: t.field, Values: map[string]float64{}}
-		for i, k := range t.keys {
-			v.Values[k] = t.values[i]
+	tables := func(ts []tableRule) (out []catalog.ValueTable) {
+		for _, t := range ts {
+			v := catalog.ValueTable{Field: t.field, Values: map[string]float64{}}
+			for i, k := range t.keys {
+				v.Values[k] = t.values[i]
+			}
+			out = append(out, v)
 		}
-		return v
+		return out
 	}
-	for _, t := range r.tables {
-		p.Tables = append(p.Tables, table(t))
-	}
-	for _, t := range r.mults {
-		p.Multipliers = append(p.Multipliers, table(t))
-	}
+	p.Tables, p.Multipliers = tables(r.tables), tables(r.mults)
 	return p
 }
 
@@ -301,17 +307,13 @@ func (r *rule) raw(m *catalog.Model, in map[string]any) float64 {
 		}
 	}
 	for _, t := range r.tables {
-		if v, ok := fieldValue(m, in, t.field); ok {
-			if i := slices.Index(t.keys, catalog.EnumKey(v)); i >= 0 {
-				sub += t.values[i]
-			}
+		if v, ok := t.at(m, in); ok {
+			sub += v
 		}
 	}
 	for _, t := range r.mults {
-		if v, ok := fieldValue(m, in, t.field); ok {
-			if i := slices.Index(t.keys, catalog.EnumKey(v)); i >= 0 {
-				sub *= t.values[i]
-			}
+		if v, ok := t.at(m, in); ok {
+			sub *= v
 		}
 	}
 	for _, f := range r.by {
@@ -522,6 +524,22 @@ func estimate(m *catalog.Model, obs []observation, fields []string, choice []rol
 		}
 		return catalog.NumberOf(v)
 	}
+	// tableOf lays out a table over f's enum: the price seen with each value when f alone
+	// varies (the base input's where none was seen), converted by value.
+	tableOf := func(f string, value func(credits float64) float64) tableRule {
+		t := tableRule{field: f}
+		for _, e := range m.Properties[f].Enum {
+			k, c := catalog.EnumKey(e), c0
+			for _, o := range variationsOf(obs, f) {
+				if v, ok := fieldValue(m, o.value, f); ok && catalog.EnumKey(v) == k {
+					c = float64(o.credits)
+				}
+			}
+			t.keys = append(t.keys, k)
+			t.values = append(t.values, value(c))
+		}
+		return t
+	}
 	// Multiplicative rules first: they scale everything else.
 	m0 := 1.0
 	for i, f := range fields {
@@ -532,22 +550,7 @@ func estimate(m *catalog.Model, obs []observation, fields []string, choice []rol
 				m0 *= n
 			}
 		case roleMultiplier:
-			t := tableRule{field: f}
-			baseKey := ""
-			if v, ok := fieldValue(m, base.value, f); ok {
-				baseKey = catalog.EnumKey(v)
-			}
-			for _, e := range m.Properties[f].Enum {
-				k := catalog.EnumKey(e)
-				val := 1.0
-				for _, o := range variationsOf(obs, f) {
-					if v, ok := fieldValue(m, o.value, f); ok && catalog.EnumKey(v) == k {
-						val = float64(o.credits) / c0
-					}
-				}
-				t.keys = append(t.keys, k)
-				t.values = append(t.values, val)
-			}
+			t := tableOf(f, func(c float64) float64 { return c / c0 })
 			scale := 1.0
 			switch norm {
 			case normMax:
@@ -561,8 +564,8 @@ func estimate(m *catalog.Model, obs []observation, fields []string, choice []rol
 			for j := range t.values {
 				t.values[j] /= scale
 			}
-			if j := slices.Index(t.keys, baseKey); j >= 0 {
-				m0 *= t.values[j]
+			if v, ok := t.at(m, base.value); ok {
+				m0 *= v
 			}
 			r.mults = append(r.mults, t)
 		}
@@ -600,28 +603,13 @@ func estimate(m *catalog.Model, obs []observation, fields []string, choice []rol
 			r.units = append(r.units, unitRule{field: f, length: length, credits: u})
 			additive += u * g0
 		case roleTable:
-			t := tableRule{field: f}
-			baseKey := ""
-			if v, ok := fieldValue(m, base.value, f); ok {
-				baseKey = catalog.EnumKey(v)
-			}
-			for _, e := range m.Properties[f].Enum {
-				k := catalog.EnumKey(e)
-				val := 0.0
-				for _, o := range variationsOf(obs, f) {
-					if v, ok := fieldValue(m, o.value, f); ok && catalog.EnumKey(v) == k {
-						val = (float64(o.credits) - c0) / m0
-					}
-				}
-				t.keys = append(t.keys, k)
-				t.values = append(t.values, val)
-			}
+			t := tableOf(f, func(c float64) float64 { return (c - c0) / m0 })
 			low := slices.Min(t.values)
 			for j := range t.values {
 				t.values[j] -= low
 			}
-			if j := slices.Index(t.keys, baseKey); j >= 0 {
-				additive += t.values[j]
+			if v, ok := t.at(m, base.value); ok {
+				additive += v
 			}
 			r.tables = append(r.tables, t)
 		}
