@@ -296,9 +296,6 @@ func modelPath(id string) string {
 func (c *client) listAll(ctx context.Context, query url.Values, progress func(n, total int)) ([]*node, error) {
 	var items []*node
 	limit := c.pageLimit
-	if limit <= 0 {
-		limit = pageLimit
-	}
 	for offset := 0; ; {
 		q := url.Values{}
 		for k, v := range query {

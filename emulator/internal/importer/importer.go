@@ -71,7 +71,7 @@ func (o *Options) client() (*client, error) {
 		o.Progress = &lockedWriter{w: o.Progress}
 	}
 	c := &client{base: u, key: o.Key, http: hc, sleep: o.Sleep, logf: o.logf,
-		pageLimit: o.PageLimit, notice: cmp.Or(o.notice, waitNotice)}
+		pageLimit: cmp.Or(o.PageLimit, pageLimit), notice: cmp.Or(o.notice, waitNotice)}
 	if c.sleep == nil {
 		c.sleep = sleepContext
 	}
@@ -129,6 +129,7 @@ type liveModel struct {
 	obs      []observation
 	rule     *rule
 	priceDoc []string // comments for the pricing block
+	quotes   int      // quotes observed (obs is dropped once priced)
 	output   []field
 }
 
@@ -187,7 +188,7 @@ type listing struct {
 func readListing(ctx context.Context, c *client, o *Options) (*listing, error) {
 	l := &listing{byID: map[string]*node{}, categories: map[string]string{}, modeOf: map[string][2]string{}}
 	items, err := c.listAll(ctx, nil, func(n, total int) {
-		if total > c.pageLimitOr() {
+		if total > c.pageLimit {
 			o.logf("listing models: %d/%d", n, total)
 		}
 	})
@@ -236,13 +237,6 @@ func readListing(ctx context.Context, c *client, o *Options) (*listing, error) {
 	return l, nil
 }
 
-func (c *client) pageLimitOr() int {
-	if c.pageLimit > 0 {
-		return c.pageLimit
-	}
-	return pageLimit
-}
-
 // Import reads the live catalog and returns it as a catalog file.
 func Import(ctx context.Context, o Options) (*Result, error) {
 	c, err := o.client()
@@ -269,7 +263,17 @@ func Import(ctx context.Context, o Options) (*Result, error) {
 	}
 	o.logf("importing %d models", len(ids))
 	res := &Result{Warnings: l.warnings}
-	var models []*liveModel
+	var models, unready []*liveModel
+	price := func(lm *liveModel) error {
+		warn, err := priceModel(ctx, c, &o, lm, models)
+		res.Warnings = append(res.Warnings, warn...)
+		res.Quotes += lm.quotes
+		// Only the file's parts stay: a compiled schema is many times its size.
+		lm.model, lm.obs, lm.examples = nil, nil, nil
+		return err
+	}
+	// A ready model is priced as soon as it is read; one that cannot be quoted waits for the
+	// ready models it may borrow a rule from.
 	for i, id := range ids {
 		lm, warn, err := readModel(ctx, c, &o, l, id)
 		if err != nil {
@@ -278,20 +282,19 @@ func Import(ctx context.Context, o Options) (*Result, error) {
 		res.Warnings = append(res.Warnings, warn...)
 		if lm != nil {
 			models = append(models, lm)
+			if lm.status != catalog.StatusReady {
+				unready = append(unready, lm)
+			} else if err := price(lm); err != nil {
+				return nil, err
+			}
 		}
 		if (i+1)%25 == 0 || i+1 == len(ids) {
-			o.logf("read %d/%d models (%d requests)", i+1, len(ids), c.requests)
+			o.logf("read %d/%d models (%d requests, %d quotes)", i+1, len(ids), c.requests, res.Quotes)
 		}
 	}
-	for i, lm := range models {
-		warn, err := priceModel(ctx, c, &o, lm, models)
-		if err != nil {
+	for _, lm := range unready {
+		if err := price(lm); err != nil {
 			return nil, err
-		}
-		res.Warnings = append(res.Warnings, warn...)
-		res.Quotes += len(lm.obs)
-		if (i+1)%25 == 0 || i+1 == len(models) {
-			o.logf("priced %d/%d models (%d quotes)", i+1, len(models), res.Quotes)
 		}
 	}
 	for _, w := range res.Warnings {
@@ -488,7 +491,7 @@ func priceModel(ctx context.Context, c *client, o *Options, lm *liveModel, all [
 	}
 	if len(lm.obs) == 0 {
 		for _, other := range all {
-			if other != lm && other.product == lm.product && other.rule != nil && len(other.obs) > 0 && fieldsPresent(other.rule, lm.model) {
+			if other != lm && other.product == lm.product && other.rule != nil && other.quotes > 0 && fieldsPresent(other.rule, lm.model) {
 				lm.rule = other.rule.clone()
 				lm.priceDoc = []string{fmt.Sprintf("not observed: the model is %s and cannot be quoted; copied from %s (inferred)", lm.status, other.id)}
 				warns = append(warns, fmt.Sprintf("model %q: price not observed (%s); copied from %s", lm.id, lm.status, other.id))
@@ -516,6 +519,7 @@ func priceModel(ctx context.Context, c *client, o *Options, lm *liveModel, all [
 			return nil, &ConnectError{err}
 		}
 	}
+	lm.quotes = len(lm.obs)
 	f := fitPrice(lm.model, lm.obs, relevant)
 	lm.rule = f.rule
 	for _, t := range append(f.rule.tables, f.rule.mults...) {
