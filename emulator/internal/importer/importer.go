@@ -130,7 +130,7 @@ type liveModel struct {
 	rule     *rule
 	priceDoc []string // comments for the pricing block
 	quotes   int      // quotes observed (obs is dropped once priced)
-	output   []field
+	output   *node // the output block, or nil
 }
 
 // globMatch matches s against a pattern where * is any run of characters and ? one character.
@@ -385,7 +385,7 @@ func readModel(ctx context.Context, c *client, o *Options, l *listing, id string
 	lm.model = m
 	lm.output = inferOutput(lm.outputType, properties(lm.schema.root))
 	if m2, _ := lm.load(lm.output); m2 == nil {
-		lm.output = lm.output[:1]
+		lm.output = obj(lm.output.keys[0], lm.output.vals[0])
 		warn("the outputs inferred from the schema do not fit the catalog's rules; only the format is kept")
 	}
 	return lm, warns, nil
@@ -451,12 +451,9 @@ func compile(root *node) (interface{ Validate(any) error }, error) {
 
 // load parses the model alone as a catalog, to check the catalog can hold it and to get the
 // emulator's own view of it (properties and examples) for pricing.
-func (lm *liveModel) load(output []field) (*catalog.Model, string) {
-	doc := &yaml.Node{Kind: yaml.MappingNode}
-	prod := mapping("id", strNode(lm.product), "name", strNode(lm.product))
-	mn := lm.modelNode(output, &rule{base: 1})
-	doc.Content = append(doc.Content, strNode("products"), seq(prod), strNode("models"), seq(mn))
-	data, err := encodeYAML(doc)
+func (lm *liveModel) load(output *node) (*catalog.Model, string) {
+	doc := obj("products", arr(obj("id", lm.product, "name", lm.product)), "models", arr(lm.modelNode(output, &rule{base: 1})))
+	data, err := encodeYAML(doc.toYAML())
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -770,99 +767,68 @@ func encodeYAML(doc *yaml.Node) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func mapping(kv ...any) *yaml.Node {
-	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-	for i := 0; i+1 < len(kv); i += 2 {
-		k := strNode(kv[i].(string))
-		v, ok := kv[i+1].(*yaml.Node)
-		if !ok {
-			v = scalar(kv[i+1])
-		}
-		m.Content = append(m.Content, k, v)
-	}
-	return m
-}
-
-func seq(items ...*yaml.Node) *yaml.Node {
-	return &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: items}
-}
-
 // modelNode is the model's entry in the file.
-func (lm *liveModel) modelNode(output []field, r *rule) *yaml.Node {
-	m := mapping("id", lm.id, "name", lm.name, "description", lm.description, "category", lm.category,
+func (lm *liveModel) modelNode(output *node, r *rule) *node {
+	m := obj("id", lm.id, "name", lm.name, "description", lm.description, "category", lm.category,
 		"product", lm.product, "mode", lm.mode, "output_type", lm.outputType, "status", lm.status,
-		"input_schema", lm.schema.root.toYAML(), "pricing", pricingNode(r))
-	if len(output) > 0 {
-		o := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-		for _, f := range output {
-			o.Content = append(o.Content, strNode(f.key), f.value)
-		}
-		m.Content = append(m.Content, strNode("output"), o)
+		"input_schema", lm.schema.root, "pricing", r.node())
+	if output != nil {
+		m.set("output", output)
 	}
 	return m
 }
 
-func pricingNode(r *rule) *yaml.Node {
-	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-	add := func(k string, v *yaml.Node) { m.Content = append(m.Content, strNode(k), v) }
+// node is the rule as the file's pricing block.
+func (r *rule) node() *node {
+	p := &node{kind: kObject}
 	if r.base != 0 || (len(r.units) == 0 && len(r.tables) == 0) {
-		add("base", scalar(r.base))
+		p.set("base", jsonOf(r.base))
 	}
 	if len(r.units) > 0 {
-		s := seq()
+		units := arr()
 		for _, u := range r.units {
-			e := mapping("field", u.field, "credits", u.credits)
+			e := obj("field", u.field, "credits", u.credits)
 			if u.length {
-				e.Content = append(e.Content, strNode("measure"), strNode("length"))
+				e.set("measure", jsonOf("length"))
 			}
-			e.Style = yaml.FlowStyle
-			s.Content = append(s.Content, e)
+			units.vals = append(units.vals, e)
 		}
-		add("per_unit", s)
+		p.set("per_unit", units)
 	}
-	tables := func(name string, ts []tableRule) {
-		if len(ts) == 0 {
-			return
+	for _, ts := range []struct {
+		name  string
+		rules []tableRule
+	}{{"tables", r.tables}, {"multipliers", r.mults}} {
+		if len(ts.rules) == 0 {
+			continue
 		}
-		s := seq()
-		for _, t := range ts {
-			vals := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle}
+		list := arr()
+		for _, t := range ts.rules {
+			vals := &node{kind: kObject}
 			for i, k := range t.keys {
-				vals.Content = append(vals.Content, strNode(k), scalar(t.values[i]))
+				vals.set(k, jsonOf(t.values[i]))
 			}
-			s.Content = append(s.Content, mapping("field", t.field, "values", vals))
+			list.vals = append(list.vals, obj("field", t.field, "values", vals))
 		}
-		add(name, s)
+		p.set(ts.name, list)
 	}
-	tables("tables", r.tables)
-	tables("multipliers", r.mults)
 	if len(r.by) > 0 {
-		s := seq()
-		s.Style = yaml.FlowStyle
+		by := arr()
 		for _, f := range r.by {
-			s.Content = append(s.Content, strNode(f))
+			by.vals = append(by.vals, jsonOf(f))
 		}
-		add("multiply_by", s)
+		p.set("multiply_by", by)
 	}
 	if r.minimum != nil {
-		add("minimum", scalar(*r.minimum))
+		p.set("minimum", jsonOf(*r.minimum))
 	}
-	return m
+	return p
 }
 
 // render writes the catalog file: products, models, and the emulator's standard test accounts
 // and keys (never the live key).
 func render(models []*liveModel, l *listing) ([]byte, error) {
-	doc := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-	doc.HeadComment = strings.Join([]string{
-		"Imported from a live Media Generation Service by `mediagen-emulator import`.",
-		"Models, products, statuses, input schemas and examples are as the service describes them;",
-		"prices are rules fitted to free quotes (each model's pricing comment says how well);",
-		"outputs and timing cannot be observed without spending credits, so they are inferred",
-		"from the schema (outputs) or left to the emulator's defaults (timing).",
-		"Check with: mediagen-emulator validate FILE; compare later with: mediagen-emulator drift",
-	}, "\n")
-	products := seq()
+	products := arr()
 	seen := map[string]bool{}
 	used := map[string]bool{}
 	for _, lm := range models {
@@ -874,61 +840,58 @@ func render(models []*liveModel, l *listing) ([]byte, error) {
 			continue
 		}
 		seen[id] = true
-		name := g.str("name")
-		if name == "" {
-			name = id
-		}
-		p := mapping("id", id, "name", name)
+		p := obj("id", id, "name", cmp.Or(g.str("name"), id))
 		if d := g.str("description"); d != "" {
-			p.Content = append(p.Content, strNode("description"), strNode(d))
+			p.set("description", jsonOf(d))
 		}
-		products.Content = append(products.Content, p)
+		products.vals = append(products.vals, p)
 	}
+	grouped := len(products.vals)
 	for _, lm := range models {
-		if seen[lm.product] {
-			continue
+		if !seen[lm.product] {
+			seen[lm.product] = true
+			products.vals = append(products.vals, obj("id", lm.product, "name", lm.product))
 		}
-		seen[lm.product] = true
-		p := mapping("id", lm.product, "name", lm.product)
-		p.Content[0].HeadComment = "not in the grouped listing: name inferred from the id"
-		products.Content = append(products.Content, p)
 	}
-	list := seq()
+	list := arr()
 	for _, lm := range models {
-		mn := lm.modelNode(lm.output, lm.rule)
-		if len(lm.notes) > 0 {
-			mn.Content[0].HeadComment = strings.Join(lm.notes, "\n")
+		list.vals = append(list.vals, lm.modelNode(lm.output, lm.rule))
+	}
+	accounts, keys := arr(), arr()
+	for _, a := range catalog.DefaultAccounts() {
+		accounts.vals = append(accounts.vals, obj("id", a.ID, "credits", a.Credits))
+	}
+	for _, k := range catalog.DefaultKeys() {
+		perms := arr()
+		for _, p := range k.Permissions {
+			perms.vals = append(perms.vals, jsonOf(string(p)))
 		}
-		for i := 0; i+1 < len(mn.Content); i += 2 {
-			switch mn.Content[i].Value {
+		keys.vals = append(keys.vals, obj("key", k.Key, "account", k.Account, "permissions", perms))
+	}
+	doc := obj("products", products, "models", list, "accounts", accounts, "keys", keys).toYAML()
+	doc.HeadComment = strings.Join([]string{
+		"Imported from a live Media Generation Service by `mediagen-emulator import`.",
+		"Models, products, statuses, input schemas and examples are as the service describes them;",
+		"prices are rules fitted to free quotes (each model's pricing comment says how well);",
+		"outputs and timing cannot be observed without spending credits, so they are inferred",
+		"from the schema (outputs) or left to the emulator's defaults (timing).",
+		"Check with: mediagen-emulator validate FILE; compare later with: mediagen-emulator drift",
+	}, "\n")
+	for _, p := range doc.Content[1].Content[grouped:] {
+		p.HeadComment = "not in the grouped listing: name inferred from the id"
+	}
+	for i, mn := range doc.Content[3].Content {
+		lm := models[i]
+		mn.Content[0].HeadComment = strings.Join(lm.notes, "\n")
+		for j := 0; j+1 < len(mn.Content); j += 2 {
+			switch mn.Content[j].Value {
 			case "pricing":
-				mn.Content[i].HeadComment = strings.Join(lm.priceDoc, "\n")
+				mn.Content[j].HeadComment = strings.Join(lm.priceDoc, "\n")
 			case "output":
-				mn.Content[i].HeadComment = "inferred from the input schema: outputs are not observed (that would spend credits)"
+				mn.Content[j].HeadComment = "inferred from the input schema: outputs are not observed (that would spend credits)"
 			}
 		}
-		list.Content = append(list.Content, mn)
 	}
-	accounts := seq()
-	for _, a := range catalog.DefaultAccounts() {
-		m := mapping("id", a.ID, "credits", a.Credits)
-		m.Style = yaml.FlowStyle
-		accounts.Content = append(accounts.Content, m)
-	}
-	keys := seq()
-	for _, k := range catalog.DefaultKeys() {
-		perms := seq()
-		perms.Style = yaml.FlowStyle
-		for _, p := range k.Permissions {
-			perms.Content = append(perms.Content, strNode(string(p)))
-		}
-		m := mapping("key", k.Key, "account", k.Account, "permissions", perms)
-		m.Style = yaml.FlowStyle
-		keys.Content = append(keys.Content, m)
-	}
-	accKey := strNode("accounts")
-	accKey.HeadComment = "The emulator's standard test accounts and keys (see the README), not the live service's."
-	doc.Content = append(doc.Content, strNode("products"), products, strNode("models"), list,
-		accKey, accounts, strNode("keys"), keys)
+	doc.Content[4].HeadComment = "The emulator's standard test accounts and keys (see the README), not the live service's."
 	return encodeYAML(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{doc}})
 }

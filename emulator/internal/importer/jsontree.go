@@ -329,7 +329,7 @@ func (n *node) toYAML() *yaml.Node {
 		for _, v := range n.vals {
 			y.Content = append(y.Content, v.toYAML())
 		}
-		if len(y.Content) == 0 || scalarsOnly(n.vals) {
+		if n.flat() {
 			y.Style = yaml.FlowStyle
 		}
 		return y
@@ -338,23 +338,51 @@ func (n *node) toYAML() *yaml.Node {
 		for i, k := range n.keys {
 			y.Content = append(y.Content, strNode(k), n.vals[i].toYAML())
 		}
-		if len(y.Content) == 0 {
+		if n.flat() {
 			y.Style = yaml.FlowStyle
 		}
 		return y
 	}
 }
 
-// scalarsOnly reports whether a list holds only short scalars, which read best on one line.
-func scalarsOnly(vals []*node) bool {
-	total := 0
-	for _, v := range vals {
-		if v.kind == kArray || v.kind == kObject || strings.ContainsAny(v.text, "\n\r") {
+// flat reports whether a list of scalars, or an object of scalars and such lists, is short
+// and on one line: it then reads best as one line of YAML.
+func (n *node) flat() bool {
+	for _, v := range n.vals {
+		if v.kind == kObject || strings.ContainsAny(v.text, "\n\r") || (v.kind == kArray && (n.kind == kArray || !v.flat())) {
 			return false
 		}
-		total += len(v.text) + 2
 	}
-	return total <= 100
+	return len(n.marshal()) <= 100
+}
+
+// obj is an object of the given keys and values (nodes, strings or numbers), in order.
+func obj(kv ...any) *node {
+	n := &node{kind: kObject}
+	for i := 0; i+1 < len(kv); i += 2 {
+		n.set(kv[i].(string), jsonOf(kv[i+1]))
+	}
+	return n
+}
+
+// arr is an array of the given items.
+func arr(items ...*node) *node { return &node{kind: kArray, vals: items} }
+
+// jsonOf is a node for a node, a string or a number.
+func jsonOf(v any) *node {
+	switch x := v.(type) {
+	case *node:
+		return x
+	case string:
+		return &node{kind: kString, text: x}
+	case int:
+		return &node{kind: kNumber, text: strconv.Itoa(x)}
+	case int64:
+		return &node{kind: kNumber, text: strconv.FormatInt(x, 10)}
+	case float64:
+		return &node{kind: kNumber, text: strconv.FormatFloat(x, 'f', -1, 64)}
+	}
+	panic(fmt.Sprintf("jsonOf(%T)", v))
 }
 
 // strNode is a YAML string scalar, quoted when any reader could take it for something else.

@@ -1,12 +1,9 @@
 package importer
 
 import (
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 )
 
 // namedSizes are the image sizes that named size enums conventionally stand for.
@@ -22,15 +19,9 @@ var (
 	resValue   = regexp.MustCompile(`^(?i)([1-9][0-9]{2,3}p|[248]k)$`)
 )
 
-// field is one key of the output block being written.
-type field struct {
-	key   string
-	value *yaml.Node
-}
-
 // inferOutput derives the output block from the input schema: what kind of file, how many, what
 // size and how long — all inferred, since observing outputs would mean spending credits.
-func inferOutput(outputType string, props []prop) []field {
+func inferOutput(outputType string, props []prop) *node {
 	byName := map[string]prop{}
 	for _, p := range props {
 		byName[p.name] = p
@@ -68,10 +59,8 @@ func inferOutput(outputType string, props []prop) []field {
 		}
 		return true
 	}
-	var out []field
-	add := func(k string, v any) {
-		out = append(out, field{k, scalar(v)})
-	}
+	out := &node{kind: kObject}
+	add := func(k string, v any) { out.set(k, jsonOf(v)) }
 	formats := map[string][]string{"image": {"png", "jpeg"}, "video": {"mp4"}, "audio": {"wav"}}[outputType]
 	format := formats[0]
 	if p, ok := find(func(p prop) bool {
@@ -95,17 +84,19 @@ func inferOutput(outputType string, props []prop) []field {
 		if outputType == "video" {
 			w, h = 1280, 720
 		}
-		var sizeFields []field
+		sizeFields := &node{kind: kObject}
 		if pw, ok := find(func(p prop) bool { return p.typ == "integer" || p.typ == "number" }, "width"); ok {
 			if ph, ok := find(func(p prop) bool { return p.typ == "integer" || p.typ == "number" }, "height"); ok {
-				sizeFields = append(sizeFields, field{"width_field", scalar(pw.name)}, field{"height_field", scalar(ph.name)})
+				sizeFields.set("width_field", jsonOf(pw.name))
+				sizeFields.set("height_field", jsonOf(ph.name))
 			}
 		}
 		if p, ok := find(func(prop) bool { return true }, "image_size", "size", "video_size"); ok {
 			sizes, known := sizesOf(p)
 			switch {
 			case len(p.enum) > 0 && known:
-				sizeFields = append(sizeFields, field{"size_field", scalar(p.name)}, field{"sizes", sizes})
+				sizeFields.set("size_field", jsonOf(p.name))
+				sizeFields.set("sizes", sizes)
 				if p.def != nil {
 					if m := sizeName.FindStringSubmatch(sizeOf(p.def.text)); m != nil {
 						w, _ = strconv.Atoi(m[1])
@@ -113,21 +104,23 @@ func inferOutput(outputType string, props []prop) []field {
 					}
 				}
 			case len(p.enum) == 0 && (p.typ == "object" || p.schema.get("anyOf") != nil || p.schema.get("oneOf") != nil):
-				sizeFields = append(sizeFields, field{"size_field", scalar(p.name)})
-				if len(sizes.Content) > 0 {
-					sizeFields = append(sizeFields, field{"sizes", sizes})
+				sizeFields.set("size_field", jsonOf(p.name))
+				if len(sizes.keys) > 0 {
+					sizeFields.set("sizes", sizes)
 				}
 			}
 		}
 		if p, ok := find(func(p prop) bool { return len(p.enum) == 0 || enumOf(p, ratioValue.MatchString) }, "aspect_ratio"); ok && (p.typ == "string" || len(p.enum) > 0) {
-			sizeFields = append(sizeFields, field{"aspect_ratio_field", scalar(p.name)})
+			sizeFields.set("aspect_ratio_field", jsonOf(p.name))
 		}
 		if p, ok := find(func(p prop) bool { return enumOf(p, resValue.MatchString) }, "resolution"); ok {
-			sizeFields = append(sizeFields, field{"resolution_field", scalar(p.name)})
+			sizeFields.set("resolution_field", jsonOf(p.name))
 		}
 		add("width", w)
 		add("height", h)
-		out = append(out, sizeFields...)
+		for i, k := range sizeFields.keys {
+			out.set(k, sizeFields.vals[i])
+		}
 	}
 	if outputType != "image" {
 		d := 5.0
@@ -163,7 +156,7 @@ func sizeOf(name string) string {
 // sizesOf maps the size names a property offers (in its enum, or in the enums of its anyOf or
 // oneOf branches) to sizes; known is false when some name stands for no size the importer
 // knows.
-func sizesOf(p prop) (*yaml.Node, bool) {
+func sizesOf(p prop) (*node, bool) {
 	names := p.enum
 	for _, k := range []string{"anyOf", "oneOf"} {
 		if list := p.schema.get(k); list != nil && list.kind == kArray {
@@ -174,7 +167,7 @@ func sizesOf(p prop) (*yaml.Node, bool) {
 			}
 		}
 	}
-	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle}
+	m := &node{kind: kObject}
 	known := true
 	seen := map[string]bool{}
 	for _, n := range names {
@@ -195,27 +188,7 @@ func sizesOf(p prop) (*yaml.Node, bool) {
 				continue
 			}
 		}
-		m.Content = append(m.Content, strNode(n.text), strNode(s))
+		m.set(n.text, jsonOf(s))
 	}
 	return m, known
-}
-
-// scalar is a YAML scalar for a Go value.
-func scalar(v any) *yaml.Node {
-	switch x := v.(type) {
-	case string:
-		return strNode(x)
-	case int:
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(x)}
-	case int64:
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.FormatInt(x, 10)}
-	case float64:
-		s := strconv.FormatFloat(x, 'f', -1, 64)
-		tag := "!!float"
-		if !strings.Contains(s, ".") {
-			tag = "!!int"
-		}
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: s}
-	}
-	return strNode(fmt.Sprint(v))
 }
