@@ -130,7 +130,7 @@ type liveModel struct {
 	rule     *rule
 	priceDoc []string // comments for the pricing block
 	quotes   int      // quotes observed (obs is dropped once priced)
-	output   *node // the output block, or nil
+	output   *node    // the output block, or nil
 }
 
 // globMatch matches s against a pattern where * is any run of characters and ? one character.
