@@ -32,22 +32,17 @@ func (d Difference) String() string {
 	return fmt.Sprintf("%-8s %s: %s", d.Kind, d.Model, d.Detail)
 }
 
-// FileError is a catalog file that does not load.
-type FileError struct{ Err error }
-
-func (e *FileError) Error() string { return e.Err.Error() }
-
 // Drift compares the catalog file with the live service and lists every difference: models
 // added, removed or renamed, changes of status and of the other listed fields, input schema
 // changes (as JSON Pointers), and price changes on the file's example inputs.
 func Drift(ctx context.Context, o Options, catalogFile string) ([]Difference, error) {
 	data, err := os.ReadFile(catalogFile)
 	if err != nil {
-		return nil, &FileError{err}
+		return nil, err
 	}
 	cat, err := catalog.Parse(catalogFile, data)
 	if err != nil {
-		return nil, &FileError{err}
+		return nil, err
 	}
 	c, err := o.client()
 	if err != nil {
@@ -82,7 +77,7 @@ func Drift(ctx context.Context, o Options, catalogFile string) ([]Difference, er
 				removed = append(removed, m)
 				continue
 			}
-			return nil, &ConnectError{err}
+			return nil, err
 		}
 		both = append(both, pair{m, doc})
 	}
@@ -98,7 +93,7 @@ func Drift(ctx context.Context, o Options, catalogFile string) ([]Difference, er
 		}
 		doc, err := c.do(ctx, http.MethodGet, modelPath(id), nil, nil)
 		if err != nil {
-			return nil, &ConnectError{err}
+			return nil, err
 		}
 		added = append(added, fresh{id, doc})
 	}
@@ -195,7 +190,7 @@ func compareModel(ctx context.Context, c *client, l *listing, m *catalog.Model, 
 		switch {
 		case err != nil && statusOf(err) == http.StatusConflict:
 		case err != nil:
-			return nil, &ConnectError{err}
+			return nil, err
 		case !ok:
 			add("price", "example %d is refused by the live service (invalid input)", i)
 		case got != want:

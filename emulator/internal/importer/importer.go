@@ -97,15 +97,6 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// ConnectError is a failure to read the live service (after retries), as opposed to a problem
-// with what it said.
-type ConnectError struct{ Err error }
-
-func (e *ConnectError) Error() string { return e.Err.Error() }
-
-// Unwrap returns the underlying error.
-func (e *ConnectError) Unwrap() error { return e.Err }
-
 // Result is an imported catalog.
 type Result struct {
 	// YAML is the catalog file.
@@ -193,7 +184,7 @@ func readListing(ctx context.Context, c *client, o *Options) (*listing, error) {
 		}
 	})
 	if err != nil {
-		return nil, &ConnectError{err}
+		return nil, err
 	}
 	for _, it := range items {
 		id := it.str("id")
@@ -213,7 +204,7 @@ func readListing(ctx context.Context, c *client, o *Options) (*listing, error) {
 	}
 	cats, err := c.do(ctx, http.MethodGet, "/v1/models/categories", nil, nil)
 	if err != nil {
-		return nil, &ConnectError{err}
+		return nil, err
 	}
 	if data := cats.get("data"); data != nil && data.kind == kArray {
 		for _, cat := range data.vals {
@@ -223,7 +214,7 @@ func readListing(ctx context.Context, c *client, o *Options) (*listing, error) {
 	if o.Grouped {
 		groups, err := c.listAll(ctx, url.Values{"grouped": {"true"}}, nil)
 		if err != nil {
-			return nil, &ConnectError{err}
+			return nil, err
 		}
 		l.products = groups
 		for _, g := range groups {
@@ -322,7 +313,7 @@ func readModel(ctx context.Context, c *client, o *Options, l *listing, id string
 		if statusOf(err) == http.StatusNotFound {
 			return nil, []string{fmt.Sprintf("model %q: not found on the service; skipped", id)}, nil
 		}
-		return nil, nil, &ConnectError{err}
+		return nil, nil, err
 	}
 	item := l.byID[id]
 	pick := func(k string) string {
@@ -480,7 +471,7 @@ func priceModel(ctx context.Context, c *client, o *Options, lm *liveModel, all [
 	if lm.status == catalog.StatusReady {
 		if err := observe(ctx, c, o, lm); err != nil {
 			if statusOf(err) != http.StatusConflict {
-				return nil, &ConnectError{err}
+				return nil, err
 			}
 			lm.obs = nil
 			lm.notes = append(lm.notes, "listed as ready, but refused quotes as unavailable")
@@ -505,7 +496,7 @@ func priceModel(ctx context.Context, c *client, o *Options, lm *liveModel, all [
 		// The examples disagree on the price: learn how just the fields they differ in drive
 		// it, so the rule reproduces the examples at least.
 		if err := probe(ctx, c, lm, differ); err != nil {
-			return nil, &ConnectError{err}
+			return nil, err
 		}
 		probed = true
 		lm.priceDoc = append(lm.priceDoc, "the examples are priced differently: the fields they differ in were probed")
@@ -513,7 +504,7 @@ func priceModel(ctx context.Context, c *client, o *Options, lm *liveModel, all [
 	relevant := relevantFields(lm)
 	if probed && len(relevant) > 0 {
 		if err := observeCombinations(ctx, c, lm, relevant); err != nil {
-			return nil, &ConnectError{err}
+			return nil, err
 		}
 	}
 	lm.quotes = len(lm.obs)

@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -434,16 +435,6 @@ func starts(m *catalog.Model, obs []observation, fields []string, choice []role)
 	return out
 }
 
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // minimumCandidates are the minimums worth trying: the default (1), and the lowest price seen
 // when it repeats (a floor) or is 0.
 func minimumCandidates(obs []observation) []*float64 {
@@ -589,7 +580,7 @@ func estimate(m *catalog.Model, obs []observation, fields []string, choice []rol
 					pts = append(pts, point{g, float64(o.credits)})
 				}
 			}
-			slices.SortFunc(pts, func(a, b point) int { return cmpFloat(b.g, a.g) })
+			slices.SortFunc(pts, func(a, b point) int { return cmp.Compare(b.g, a.g) })
 			u := 0.0
 			if len(pts) >= 2 && pts[0].g != pts[1].g {
 				u = math.Max(0, (pts[0].c-pts[1].c)/(pts[0].g-pts[1].g)/m0)
