@@ -298,7 +298,9 @@ func Import(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := catalog.Parse("imported catalog", res.YAML); err != nil {
+	// Each model's schema and examples were compiled and checked when it was read; the whole
+	// file is checked for the rest without compiling every schema again at once.
+	if _, err := catalog.ParseWith("imported catalog", res.YAML, catalog.Options{Trusted: true}); err != nil {
 		return nil, fmt.Errorf("the imported catalog does not load; this is a bug in the importer:\n%v", err)
 	}
 	res.Models = len(models)
