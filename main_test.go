@@ -806,7 +806,7 @@ func TestImportAndDrift(t *testing.T) {
 	keyed := map[string]string{"MEDIAGEN_IMPORT_KEY": "mg_test_all"}
 	out := filepath.Join(t.TempDir(), "live.yaml")
 	r := runSync(t, keyed, "import", "--from", from, "--models", "fal-ai/flux/dev", "--grouped", "--out", out)
-	if r.code != 0 || !strings.Contains(r.stderr, "imported 1 models") {
+	if r.code != 0 || !strings.Contains(r.stderr, "imported 1 model with") {
 		t.Fatalf("import: exit %d, stderr %q", r.code, r.stderr)
 	}
 	r = runSync(t, keyed, "drift", "--from", from, "--models", "fal-ai/flux/dev", "--grouped", "--catalog", out)

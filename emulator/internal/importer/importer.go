@@ -252,7 +252,7 @@ func Import(ctx context.Context, o Options) (*Result, error) {
 			ids = append(ids, id)
 		}
 	}
-	o.logf("importing %d models", len(ids))
+	o.logf("importing %s", plural(len(ids), "model"))
 	res := &Result{Warnings: l.warnings}
 	var models, unready []*liveModel
 	price := func(lm *liveModel) error {
