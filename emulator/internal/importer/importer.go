@@ -846,10 +846,6 @@ func render(models []*liveModel, l *listing) ([]byte, error) {
 			products.vals = append(products.vals, obj("id", lm.product, "name", lm.product))
 		}
 	}
-	list := arr()
-	for _, lm := range models {
-		list.vals = append(list.vals, lm.modelNode(lm.output, lm.rule))
-	}
 	accounts, keys := arr(), arr()
 	for _, a := range catalog.DefaultAccounts() {
 		accounts.vals = append(accounts.vals, obj("id", a.ID, "credits", a.Credits))
@@ -861,8 +857,8 @@ func render(models []*liveModel, l *listing) ([]byte, error) {
 		}
 		keys.vals = append(keys.vals, obj("key", k.Key, "account", k.Account, "permissions", perms))
 	}
-	doc := obj("products", products, "models", list, "accounts", accounts, "keys", keys).toYAML()
-	doc.HeadComment = strings.Join([]string{
+	head := obj("products", products).toYAML()
+	head.HeadComment = strings.Join([]string{
 		"Imported from a live Media Generation Service by `mediagen-emulator import`.",
 		"Models, products, statuses, input schemas and examples are as the service describes them;",
 		"prices are rules fitted to free quotes (each model's pricing comment says how well);",
@@ -870,11 +866,18 @@ func render(models []*liveModel, l *listing) ([]byte, error) {
 		"from the schema (outputs) or left to the emulator's defaults (timing).",
 		"Check with: mediagen-emulator validate FILE; compare later with: mediagen-emulator drift",
 	}, "\n")
-	for _, p := range doc.Content[1].Content[grouped:] {
+	for _, p := range head.Content[1].Content[grouped:] {
 		p.HeadComment = "not in the grouped listing: name inferred from the id"
 	}
-	for i, mn := range doc.Content[3].Content {
-		lm := models[i]
+	out, err := encodeYAML(head)
+	if err != nil {
+		return nil, err
+	}
+	// One model at a time, so the YAML tree of only one is held.
+	out = append(out, "models:\n"...)
+	for _, lm := range models {
+		y := obj("models", arr(lm.modelNode(lm.output, lm.rule))).toYAML()
+		mn := y.Content[1].Content[0]
 		mn.Content[0].HeadComment = strings.Join(lm.notes, "\n")
 		for j := 0; j+1 < len(mn.Content); j += 2 {
 			switch mn.Content[j].Value {
@@ -884,7 +887,14 @@ func render(models []*liveModel, l *listing) ([]byte, error) {
 				mn.Content[j].HeadComment = "inferred from the input schema: outputs are not observed (that would spend credits)"
 			}
 		}
+		one, err := encodeYAML(y)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, one[len("models:\n"):]...)
 	}
-	doc.Content[4].HeadComment = "The emulator's standard test accounts and keys (see the README), not the live service's."
-	return encodeYAML(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{doc}})
+	tail := obj("accounts", accounts, "keys", keys).toYAML()
+	tail.Content[0].HeadComment = "The emulator's standard test accounts and keys (see the README), not the live service's."
+	rest, err := encodeYAML(tail)
+	return append(out, rest...), err
 }
