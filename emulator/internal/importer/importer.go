@@ -371,13 +371,13 @@ func readModel(ctx context.Context, c *client, o *Options, l *listing, id string
 	if err := lm.settleExamples(doc, warn); err != nil {
 		return nil, []string{fmt.Sprintf("model %q: %v; skipped", id, err)}, nil
 	}
-	m, problems := lm.load(nil)
+	m, problems := lm.load(nil, &rule{base: 1})
 	if m == nil {
 		return nil, []string{fmt.Sprintf("model %q: the catalog cannot hold it (%s); skipped", id, problems)}, nil
 	}
 	lm.model = m
 	lm.output = inferOutput(lm.outputType, properties(lm.schema.root))
-	if m2, _ := lm.load(lm.output); m2 == nil {
+	if !lm.accepts(&rule{base: 1}) {
 		lm.output = obj(lm.output.keys[0], lm.output.vals[0])
 		warn("the outputs inferred from the schema do not fit the catalog's rules; only the format is kept")
 	}
@@ -442,10 +442,17 @@ func compile(root *node) (interface{ Validate(any) error }, error) {
 	return c.Compile(u)
 }
 
+// accepts reports whether the catalog takes the model priced by r (its fields present, its
+// tables covering their enums).
+func (lm *liveModel) accepts(r *rule) bool {
+	m, _ := lm.load(lm.output, r)
+	return m != nil
+}
+
 // load parses the model alone as a catalog, to check the catalog can hold it and to get the
 // emulator's own view of it (properties and examples) for pricing.
-func (lm *liveModel) load(output *node) (*catalog.Model, string) {
-	doc := obj("products", arr(obj("id", lm.product, "name", lm.product)), "models", arr(lm.modelNode(output, &rule{base: 1})))
+func (lm *liveModel) load(output *node, r *rule) (*catalog.Model, string) {
+	doc := obj("products", arr(obj("id", lm.product, "name", lm.product)), "models", arr(lm.modelNode(output, r)))
 	data, err := encodeYAML(doc.toYAML())
 	if err != nil {
 		return nil, err.Error()
@@ -481,7 +488,7 @@ func priceModel(ctx context.Context, c *client, o *Options, lm *liveModel, all [
 	}
 	if len(lm.obs) == 0 {
 		for _, other := range all {
-			if other != lm && other.product == lm.product && other.rule != nil && other.quotes > 0 && fieldsPresent(other.rule, lm.model) {
+			if other != lm && other.product == lm.product && other.rule != nil && other.quotes > 0 && lm.accepts(other.rule) {
 				lm.rule = other.rule.clone()
 				lm.priceDoc = []string{fmt.Sprintf("not observed: the model is %s and cannot be quoted; copied from %s (inferred)", lm.status, other.id)}
 				warns = append(warns, fmt.Sprintf("model %q: price not observed (%s); copied from %s", lm.id, lm.status, other.id))
@@ -533,33 +540,6 @@ func priceModel(ctx context.Context, c *client, o *Options, lm *liveModel, all [
 		lm.priceDoc = append(lm.priceDoc, fmt.Sprintf("fitted to %d quote(s) of the examples; how other inputs change it was not probed (--probe-prices)", len(lm.obs)))
 	}
 	return warns, nil
-}
-
-func fieldsPresent(r *rule, m *catalog.Model) bool {
-	p := r.pricing()
-	var fields []string
-	for _, u := range p.PerUnit {
-		fields = append(fields, u.Field)
-	}
-	for _, t := range append(p.Tables, p.Multipliers...) {
-		fields = append(fields, t.Field)
-		prop, ok := m.Properties[t.Field]
-		if !ok || len(prop.Enum) != len(t.Values) {
-			return false
-		}
-		for _, e := range prop.Enum {
-			if _, ok := t.Values[catalog.EnumKey(e)]; !ok {
-				return false
-			}
-		}
-	}
-	fields = append(fields, p.MultiplyBy...)
-	for _, f := range fields {
-		if _, ok := m.Properties[f]; !ok {
-			return false
-		}
-	}
-	return true
 }
 
 // quote asks the service to price one input. A 422 (an input the service refuses) is not an
