@@ -204,15 +204,11 @@ func compareModel(ctx context.Context, c *client, l *listing, m *catalog.Model, 
 // it. When the live schema carries no examples, the file's (which import had to supply) are
 // not counted as a change.
 func schemaChanges(m *catalog.Model, live *node, limit int) []change {
-	ls, err := extractSchema(live.get("openapi"))
-	var liveRoot *node
-	if err == nil {
-		liveRoot = ls.root
-	} else if is := live.get("input_schema"); is != nil && is.kind == kObject {
-		liveRoot = is.clone()
-	} else {
+	ls, err := modelSchema(live)
+	if err != nil {
 		return []change{{Pointer: "", What: "changed", Old: "(a schema)", New: "(no readable schema: " + err.Error() + ")"}}
 	}
+	liveRoot := ls.root
 	fileRoot, err := parseJSON(m.SchemaJSON)
 	if err != nil {
 		return nil

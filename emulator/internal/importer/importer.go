@@ -358,13 +358,9 @@ func readModel(ctx context.Context, c *client, o *Options, l *listing, id string
 		lm.product = id
 		lm.notes = append(lm.notes, "the service names no product; the model is its own")
 	}
-	schema, err := extractSchema(doc.get("openapi"))
+	schema, err := modelSchema(doc)
 	if err != nil {
-		if is := doc.get("input_schema"); is != nil && is.kind == kObject {
-			schema = &inputSchema{root: is.clone(), notes: []string{"schema read from input_schema: " + err.Error()}}
-		} else {
-			return nil, []string{fmt.Sprintf("model %q: %v; skipped", id, err)}, nil
-		}
+		return nil, []string{fmt.Sprintf("model %q: %v; skipped", id, err)}, nil
 	}
 	lm.schema = schema
 	lm.notes = append(lm.notes, schema.notes...)

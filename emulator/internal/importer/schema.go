@@ -18,6 +18,16 @@ type inputSchema struct {
 	bodyExamples []*node
 }
 
+// modelSchema is the input schema of a model's details: from its OpenAPI document, else its
+// input_schema.
+func modelSchema(details *node) (*inputSchema, error) {
+	s, err := extractSchema(details.get("openapi"))
+	if is := details.get("input_schema"); err != nil && is != nil && is.kind == kObject {
+		return &inputSchema{root: is.clone(), notes: []string{"schema read from input_schema: " + err.Error()}}, nil
+	}
+	return s, err
+}
+
 // extractSchema finds the request body schema of a model's OpenAPI document and makes it
 // self-contained: references into the schema are made relative to it, references elsewhere in
 // the document are copied into $defs, so the catalog can load it on its own.
