@@ -1,4 +1,4 @@
-package catalog
+package schema
 
 import (
 	"encoding/json"
@@ -39,7 +39,7 @@ type violationList []Violation
 func (vl violationList) Error() string {
 	parts := make([]string, len(vl))
 	for i, v := range vl {
-		parts[i] = orRoot(v.Pointer) + ": " + v.Message
+		parts[i] = OrRoot(v.Pointer) + ": " + v.Message
 	}
 	return strings.Join(parts, "; ")
 }
