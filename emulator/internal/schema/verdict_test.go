@@ -3,6 +3,8 @@ package schema
 import (
 	"math/big"
 	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
 // verdictCase is one schema and input whose answers are known.
@@ -260,5 +262,91 @@ func TestVerdictNumbers(t *testing.T) {
 	}
 	if c.unsure {
 		t.Errorf("the checker gave up on a number")
+	}
+}
+
+// TestVerdictKeywords: for every keyword the verdict implements, a schema and two inputs that
+// differ only in what that keyword says. The verdict must take the first as valid (so the
+// schema is one it checks) and must not take the second, which the library refuses: a verdict
+// that ignored the keyword would accept it.
+func TestVerdictKeywords(t *testing.T) {
+	cases := []struct{ keyword, schema, valid, invalid string }{
+		{"false schema", `{"properties": {"a": false}}`, `{}`, `{"a": 1}`},
+		{"type", `{"type": "string"}`, `"x"`, `1`},
+		{"type integer", `{"type": "integer"}`, `2.0`, `2.5`},
+		{"const", `{"const": 1}`, `1.0`, `2`},
+		{"enum", `{"enum": ["a", 1]}`, `"a"`, `"b"`},
+		{"format", `{"format": "date"}`, `"2024-01-02"`, `"2024-13-02"`},
+		{"minProperties", `{"minProperties": 2}`, `{"a": 1, "b": 2}`, `{"a": 1}`},
+		{"maxProperties", `{"maxProperties": 1}`, `{"a": 1}`, `{"a": 1, "b": 2}`},
+		{"required", `{"required": ["a"]}`, `{"a": 1}`, `{"b": 1}`},
+		{"properties", `{"properties": {"a": {"type": "string"}}}`, `{"a": "x"}`, `{"a": 1}`},
+		{"patternProperties", `{"patternProperties": {"^x-": {"type": "string"}}}`, `{"x-a": "s"}`, `{"x-a": 1}`},
+		{"additionalProperties false", `{"properties": {"a": {}}, "additionalProperties": false}`, `{"a": 1}`, `{"a": 1, "b": 1}`},
+		{"additionalProperties schema", `{"additionalProperties": {"type": "string"}}`, `{"b": "x"}`, `{"b": 1}`},
+		{"propertyNames", `{"propertyNames": {"maxLength": 2}}`, `{"ab": 1}`, `{"abc": 1}`},
+		{"dependentRequired", `{"dependentRequired": {"a": ["b"]}}`, `{"a": 1, "b": 1}`, `{"a": 1}`},
+		{"dependentSchemas", `{"dependentSchemas": {"a": {"required": ["b"]}}}`, `{"a": 1, "b": 1}`, `{"a": 1}`},
+		{"dependencies list", `{"dependencies": {"a": ["b"]}}`, `{"a": 1, "b": 1}`, `{"a": 1}`},
+		{"dependencies schema", `{"dependencies": {"a": {"required": ["b"]}}}`, `{"a": 1, "b": 1}`, `{"a": 1}`},
+		{"minItems", `{"minItems": 2}`, `[1, 2]`, `[1]`},
+		{"maxItems", `{"maxItems": 1}`, `[1]`, `[1, 2]`},
+		{"uniqueItems", `{"uniqueItems": true}`, `[1, 2]`, `[1, 1.0]`},
+		{"prefixItems", `{"prefixItems": [{"type": "string"}]}`, `["a", 1]`, `[1, 1]`},
+		{"items", `{"prefixItems": [{}], "items": {"type": "string"}}`, `[1, "a"]`, `[1, 2]`},
+		{"contains", `{"contains": {"const": 1}}`, `[2, 1]`, `[2, 3]`},
+		{"minContains", `{"contains": {"const": 1}, "minContains": 2}`, `[1, 1]`, `[1, 2]`},
+		{"maxContains", `{"contains": {"const": 1}, "maxContains": 1}`, `[1, 2]`, `[1, 1]`},
+		{"minLength", `{"minLength": 2}`, `"ab"`, `"a"`},
+		{"maxLength", `{"maxLength": 2}`, `"ab"`, `"abc"`},
+		{"pattern", `{"pattern": "^a"}`, `"ab"`, `"ba"`},
+		{"minimum", `{"minimum": 1}`, `1`, `0.5`},
+		{"exclusiveMinimum", `{"exclusiveMinimum": 1}`, `1.5`, `1`},
+		{"maximum", `{"maximum": 1}`, `1`, `1.5`},
+		{"exclusiveMaximum", `{"exclusiveMaximum": 1}`, `0.5`, `1`},
+		{"multipleOf", `{"multipleOf": 0.5}`, `1.5`, `1.25`},
+		{"$ref", `{"$ref": "#/$defs/s", "$defs": {"s": {"type": "string"}}}`, `"x"`, `1`},
+		{"allOf", `{"allOf": [{"type": "string"}, {"minLength": 2}]}`, `"ab"`, `"a"`},
+		{"anyOf", `{"anyOf": [{"type": "string"}, {"type": "boolean"}]}`, `true`, `1`},
+		{"oneOf: none", `{"oneOf": [{"type": "string"}, {"type": "boolean"}]}`, `true`, `1`},
+		{"oneOf: two", `{"oneOf": [{"type": "integer"}, {"minimum": 5}]}`, `3`, `6`},
+		{"not", `{"not": {"const": "no"}}`, `"yes"`, `"no"`},
+		{"if/then", `{"if": {"required": ["a"]}, "then": {"required": ["b"]}}`, `{"a": 1, "b": 1}`, `{"a": 1}`},
+		{"if/else", `{"if": {"required": ["a"]}, "else": {"required": ["b"]}}`, `{"b": 1}`, `{"c": 1}`},
+	}
+	for _, c := range cases {
+		verdictCase{name: c.keyword + ": allowed", schema: c.schema, input: c.valid, valid: true, fast: true}.run(t)
+		verdictCase{name: c.keyword + ": refused", schema: c.schema, input: c.invalid}.run(t)
+	}
+}
+
+// TestVerdictFormats: for every format the compiler asserts, the verdict checks it exactly as
+// the library does, and some input of each is refused.
+func TestVerdictFormats(t *testing.T) {
+	values := []string{"", "x", "a b", "1", "-", "[", "{", "%zz", "/a", "a@b.c", "::1", "1.2.3.4",
+		"P1D", "2024-01-02", "03:04:05Z", "2024-01-02T03:04:05Z", "http://a/b", "http://a/b c",
+		"http://a/{b}", "c:\\d", "urn:x", "a|b", "123e4567-e89b-12d3-a456-426614174000"}
+	names := []string{"not-a-registered-format"}
+	for name := range jsonschema.Formats {
+		names = append(names, name)
+	}
+	for name := range formats {
+		names = append(names, name)
+	}
+	for _, name := range names {
+		s := mustCompile(t, `{"format": "`+name+`"}`)
+		refused := 0
+		for _, v := range values {
+			lib, fast := s.lib.Validate(v) == nil, s.fast.valid(v)
+			if lib != fast {
+				t.Errorf("format %q, %q: the library says valid=%v, the verdict %v", name, v, lib, fast)
+			}
+			if !lib {
+				refused++
+			}
+		}
+		if refused == 0 && name != "not-a-registered-format" {
+			t.Errorf("format %q: no value is refused; the test says nothing of it", name)
+		}
 	}
 }
