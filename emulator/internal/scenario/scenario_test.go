@@ -248,6 +248,8 @@ func TestProblemsSpeakTheEmulatorsWords(t *testing.T) {
 		{"{\n  \"name\": [1]\n}", `request body:2: name: want text, got a list`},
 		{"defaults:\n  slow_rate: .nan\n", `request body:2: defaults.slow_rate: want a finite number, got ".nan"`},
 		{"defaults:\n  queue_timeout: -5s\n", `request body:2: defaults.queue_timeout: want a duration of 0 or more, got "-5s"`},
+		{"{\n  \"defaults\": {\"queue\": {\"uniform\": {\"max\": 0}}}\n}", `request body:2: defaults.queue: uniform.max: want a duration with a unit such as 0s or 500ms, got "0"`},
+		{"defaults:\n  queue_timeout: 0\n", `request body:2: defaults.queue_timeout: want a duration with a unit such as 0s or 500ms, got "0"`},
 	}
 	for _, c := range scenarios {
 		_, err := Parse("request body", []byte(c.src))
@@ -293,6 +295,8 @@ func FuzzParseInline(f *testing.F) {
 	f.Add([]byte(`{"status": 503, "retry_after": 5, "match": {"path": "/v1/*"}}`))
 	f.Add([]byte(`{"defaults": {"queue": {"uniform": {"min": "1s", "max": "2s"}}, "failure_codes": {"provider_error": 1}}}`))
 	f.Add([]byte(`{"overrides": [{"match": {"model": "m*"}, "run": {"scale": 2}, "failure_at": [0.1, 0.2]}]}`))
+	f.Add([]byte(`{"defaults": {"queue": {"uniform": {"max": 0}}}}`))
+	f.Add([]byte(`{"status": 503, "delay": 0}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, err := range []error{second(Parse("request body", data)), second(ParseFault("request body", data))} {
 			if err != nil && (strings.Contains(err.Error(), "unmarshal") || strings.Contains(err.Error(), "!!")) {
