@@ -107,29 +107,20 @@ type Model struct {
 	openAPISchema json.RawMessage // SchemaJSON with its references relocated into the OpenAPI document
 }
 
-// Validate checks an input (as decoded with json.Decoder.UseNumber) against the model's schema;
-// Violations lists what is wrong. It is safe for concurrent use; a trusted catalog compiles the
-// schema on first use. Its cost is bounded whatever the input: numbers past what the service
-// accepts and arrays longer than their maxItems are refused before the schema looks at them.
+// Validate checks an input against the model's schema, as schema.Schema.Validate does. It is
+// safe for concurrent use; a trusted catalog compiles the schema on first use.
 func (m *Model) Validate(input any) error {
-	schema, fast, err := m.input.get()
+	s, err := m.input.get()
 	if err != nil {
 		return err
 	}
-	if vl := precheck(schema, input); len(vl) > 0 {
-		return vl
-	}
-	if fast.valid(input) {
-		// Certainly valid: the library would say nil, after allocating for every value.
-		return nil
-	}
-	return schema.Validate(input)
+	return s.Validate(input)
 }
 
 // Compile compiles every model's schema now rather than on first use.
 func (c *Catalog) Compile() error {
 	for _, m := range c.Models {
-		if _, _, err := m.input.get(); err != nil {
+		if _, err := m.input.get(); err != nil {
 			return fmt.Errorf("model %q: %w", m.ID, err)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 )
 
 // listItem is a model as it appears in GET /v1/models.
@@ -62,7 +64,7 @@ func (m *Model) writeOpenAPI(b *bytes.Buffer) {
 		enc, _ := json.Marshal(s) // a string always encodes
 		b.Write(enc)
 	}
-	b.WriteString(`{"openapi":"3.1.0","jsonSchemaDialect":"` + Draft202012 + `","info":{"title":`)
+	b.WriteString(`{"openapi":"3.1.0","jsonSchemaDialect":"` + schema.Draft202012 + `","info":{"title":`)
 	str(m.Name)
 	b.WriteString(`,"version":"1.0.0","description":`)
 	str(m.Description)

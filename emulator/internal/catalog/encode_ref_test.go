@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalogtest"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 )
 
 // referenceDetail is a model's detail body as encoding/json writes it, the way encode wrote it
@@ -29,7 +30,7 @@ func referenceDetail(t *testing.T, m *Model) []byte {
 			Description string `json:"description"`
 		} `json:"info"`
 		Paths map[string]map[string]any `json:"paths"`
-	}{OpenAPI: "3.1.0", JSONSchemaDialect: Draft202012}
+	}{OpenAPI: "3.1.0", JSONSchemaDialect: schema.Draft202012}
 	doc.Info.Title, doc.Info.Version, doc.Info.Description = m.Name, "1.0.0", m.Description
 	doc.Paths = map[string]map[string]any{"/" + m.ID: {"post": map[string]any{
 		"operationId": "generate_" + strings.NewReplacer("/", "_", "-", "_", ".", "_").Replace(m.ID),

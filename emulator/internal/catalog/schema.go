@@ -4,43 +4,21 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
 	"gopkg.in/yaml.v3"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 )
 
 const (
 	defaultRun          = time.Second
 	defaultQueueTimeout = 10 * time.Minute
 )
-
-// Draft202012 is the JSON Schema dialect of every input schema: the only $schema a catalog
-// accepts.
-const Draft202012 = "https://json-schema.org/draft/2020-12/schema"
-
-// errNoRemoteRefs is what every attempt of a schema to load a URL or file gets.
-var errNoRemoteRefs = errors.New("schemas may not load files or URLs; only local references (#/...) are allowed")
-
-// NewCompiler returns a JSON Schema compiler set up the one way the emulator uses: draft
-// 2020-12, formats asserted, and no loading of anything outside the schema itself.
-func NewCompiler() *jsonschema.Compiler {
-	c := jsonschema.NewCompiler()
-	c.Draft = jsonschema.Draft2020
-	c.AssertFormat = true
-	c.LoadURL = func(string) (io.ReadCloser, error) { return nil, errNoRemoteRefs }
-	return c
-}
-
-// schemaURL names every input schema while it compiles; each has a compiler of its own, and a
-// name that cannot resolve keeps references from reaching anything real.
-const schemaURL = "https://mediagen-emulator.invalid/schemas/input.json"
 
 // schemaCache shares what a schema compiles to among the models that have the same one, as the
 // variants of a product often do: a compiled schema is safe for concurrent use. Only schemas
@@ -59,31 +37,18 @@ type compiledSchema struct {
 	refs       map[string]string // the JSON Pointers of its references, to the references
 
 	once   sync.Once
-	schema *jsonschema.Schema
-	fast   *verdict // says which inputs are certainly valid without the library; set with schema
+	schema *schema.Schema
 	err    error
 }
 
-// get returns the compiled schema, compiling it the first time, and the verdict derived from it.
-func (c *compiledSchema) get() (*jsonschema.Schema, *verdict, error) {
+// get returns the compiled schema, compiling it the first time.
+func (c *compiledSchema) get() (*schema.Schema, error) {
 	c.once.Do(func() {
 		if c.schema == nil {
-			c.schema, c.err = compileRaw(c.raw)
-		}
-		if c.err == nil {
-			c.fast = newVerdict(c.schema)
+			c.schema, c.err = schema.Compile(c.raw)
 		}
 	})
-	return c.schema, c.fast, c.err
-}
-
-// compileRaw compiles a schema's JSON the one way the emulator does.
-func compileRaw(raw json.RawMessage) (*jsonschema.Schema, error) {
-	c := NewCompiler()
-	if err := c.AddResource(schemaURL, bytes.NewReader(raw)); err != nil {
-		return nil, err
-	}
-	return c.Compile(schemaURL)
+	return c.schema, c.err
 }
 
 func newSchemaCache() *schemaCache {
@@ -131,8 +96,8 @@ func compileSchema(r *Reporter, m *Model, n *yaml.Node, cache *schemaCache, trus
 		r.Node(n, "model %q: input_schema must have type: object (an input is a JSON object)", m.ID)
 		return false
 	}
-	if s, ok := root["$schema"]; ok && s != Draft202012 {
-		r.At(doc.LineOf("/$schema"), "model %q: $schema must be %s or absent", m.ID, Draft202012)
+	if s, ok := root["$schema"]; ok && s != schema.Draft202012 {
+		r.At(doc.LineOf("/$schema"), "model %q: $schema must be %s or absent", m.ID, schema.Draft202012)
 		return false
 	}
 	var refPlaces []string
@@ -158,7 +123,7 @@ func compileSchema(r *Reporter, m *Model, n *yaml.Node, cache *schemaCache, trus
 		cache.put(key, m.input)
 		return true
 	}
-	schema, err := compileRaw(doc.Raw)
+	compiled, err := schema.Compile(doc.Raw)
 	if err != nil {
 		reportCompileError(r, m, doc, n, err)
 		return false
@@ -168,53 +133,22 @@ func compileSchema(r *Reporter, m *Model, n *yaml.Node, cache *schemaCache, trus
 		r.Node(n, "model %q: input_schema has no examples; give at least one whole valid input", m.ID)
 	}
 	for i, ex := range examples {
-		if err := schema.Validate(ex); err != nil {
+		if err := compiled.Validate(ex); err != nil {
 			valid = false
-			for _, fe := range Violations(err) {
-				r.At(doc.LineOf(fmt.Sprintf("/examples/%d", i)), "model %q: example %d is not valid: %s: %s", m.ID, i, orRoot(fe.Pointer), fe.Message)
+			for _, fe := range schema.Violations(err) {
+				r.At(doc.LineOf(fmt.Sprintf("/examples/%d", i)), "model %q: example %d is not valid: %s: %s", m.ID, i, schema.OrRoot(fe.Pointer), fe.Message)
 			}
 			continue
 		}
 		raw, _ := json.Marshal(ex)
 		m.Examples = append(m.Examples, raw)
 	}
-	m.input = &compiledSchema{raw: doc.Raw, properties: m.Properties, examples: m.Examples, refs: refs, schema: schema}
+	m.input = &compiledSchema{raw: doc.Raw, properties: m.Properties, examples: m.Examples, refs: refs, schema: compiled}
 	if valid {
 		cache.put(key, m.input)
 	}
 	return true
 }
-
-func orRoot(ptr string) string {
-	if ptr == "" {
-		return "(the input)"
-	}
-	return ptr
-}
-
-// Holding says what a schema keyword's value holds, for walks that must visit subschemas and
-// nothing else (in data such as examples, enum or default, "$ref" is just a key).
-type Holding int
-
-// What a keyword's value may hold.
-const (
-	HoldsData       Holding = iota // examples, enum, const, default, ...
-	HoldsSchema                    // one subschema (items, not, additionalProperties, ...)
-	HoldsSchemaList                // a list of them (allOf, anyOf, oneOf, prefixItems)
-	HoldsSchemaMap                 // a map of names to them (properties, $defs, ...)
-)
-
-var keywordHolds = map[string]Holding{
-	"additionalProperties": HoldsSchema, "items": HoldsSchema, "contains": HoldsSchema, "propertyNames": HoldsSchema,
-	"if": HoldsSchema, "then": HoldsSchema, "else": HoldsSchema, "not": HoldsSchema, "unevaluatedItems": HoldsSchema,
-	"unevaluatedProperties": HoldsSchema, "additionalItems": HoldsSchema, "contentSchema": HoldsSchema,
-	"allOf": HoldsSchemaList, "anyOf": HoldsSchemaList, "oneOf": HoldsSchemaList, "prefixItems": HoldsSchemaList,
-	"properties": HoldsSchemaMap, "patternProperties": HoldsSchemaMap, "$defs": HoldsSchemaMap, "definitions": HoldsSchemaMap,
-	"dependentSchemas": HoldsSchemaMap,
-}
-
-// KeywordHolds says what the value of a schema keyword holds.
-func KeywordHolds(keyword string) Holding { return keywordHolds[keyword] }
 
 // openAPISchemaPointer is where a model's input schema sits inside its OpenAPI document.
 func openAPISchemaPointer(m *Model) string {
@@ -268,13 +202,13 @@ func lookup(v any, ptr string) any {
 // subschemas live; the compiler would refuse them too, but this names the line. It collects the
 // pointers of the references it passes in refs.
 func checkRefs(r *Reporter, m *Model, doc *jsonDoc, v any, ptr string, refs *[]string) bool {
-	schema, isObject := v.(map[string]any)
+	obj, isObject := v.(map[string]any)
 	if !isObject {
 		return true
 	}
 	ok := true
-	for _, k := range sortedKeys(schema) {
-		child, at := schema[k], ptr+"/"+escapePointer(k)
+	for _, k := range sortedKeys(obj) {
+		child, at := obj[k], ptr+"/"+escapePointer(k)
 		switch {
 		case k == "$ref" || k == "$dynamicRef":
 			s, isString := child.(string)
@@ -287,14 +221,14 @@ func checkRefs(r *Reporter, m *Model, doc *jsonDoc, v any, ptr string, refs *[]s
 		case k == "$id":
 			r.At(doc.LineOf(at), "model %q: $id is not allowed in input schemas; references are local to the model", m.ID)
 			ok = false
-		case KeywordHolds(k) == HoldsSchema:
+		case schema.KeywordHolds(k) == schema.HoldsSchema:
 			ok = checkRefs(r, m, doc, child, at, refs) && ok
-		case KeywordHolds(k) == HoldsSchemaList:
+		case schema.KeywordHolds(k) == schema.HoldsSchemaList:
 			list, _ := child.([]any)
 			for i, sub := range list {
 				ok = checkRefs(r, m, doc, sub, fmt.Sprintf("%s/%d", at, i), refs) && ok
 			}
-		case KeywordHolds(k) == HoldsSchemaMap:
+		case schema.KeywordHolds(k) == schema.HoldsSchemaMap:
 			named, _ := child.(map[string]any)
 			for _, name := range sortedKeys(named) {
 				ok = checkRefs(r, m, doc, named[name], at+"/"+escapePointer(name), refs) && ok
@@ -305,81 +239,13 @@ func checkRefs(r *Reporter, m *Model, doc *jsonDoc, v any, ptr string, refs *[]s
 }
 
 func reportCompileError(r *Reporter, m *Model, doc *jsonDoc, n *yaml.Node, err error) {
-	var se *jsonschema.SchemaError
-	if errors.As(err, &se) {
-		var ve *jsonschema.ValidationError
-		if errors.As(se.Err, &ve) {
-			for _, leaf := range leaves(ve) {
-				r.At(doc.LineOf(leaf.InstanceLocation), "model %q: input_schema is not a valid JSON Schema: at %s: %s", m.ID, orRoot(leaf.InstanceLocation), leaf.Message)
-			}
-			return
-		}
+	invalid, msg := schema.CompileProblems(err)
+	for _, v := range invalid {
+		r.At(doc.LineOf(v.Pointer), "model %q: input_schema is not a valid JSON Schema: at %s: %s", m.ID, schema.OrRoot(v.Pointer), v.Message)
 	}
-	r.Node(n, "model %q: input_schema does not compile: %s", m.ID, schemaMessage(err))
-}
-
-// schemaMessage strips the library's prefixes and our invented URL from a compile error.
-func schemaMessage(err error) string {
-	msg := err.Error()
-	msg = strings.ReplaceAll(msg, "jsonschema: ", "")
-	if i := strings.Index(msg, "compilation failed: "); i >= 0 {
-		msg = msg[i+len("compilation failed: "):]
+	if invalid == nil {
+		r.Node(n, "model %q: input_schema does not compile: %s", m.ID, msg)
 	}
-	for {
-		i := strings.Index(msg, "https://mediagen-emulator.invalid/schemas/")
-		if i < 0 {
-			break
-		}
-		j := strings.IndexAny(msg[i:], "#' \"")
-		if j < 0 {
-			j = len(msg) - i
-		}
-		msg = msg[:i] + msg[i+j:]
-	}
-	return msg
-}
-
-// Violation is one reason an input fails its schema, located by a JSON Pointer into the input.
-type Violation struct {
-	Pointer string
-	Message string
-}
-
-// Violations lists the leaf causes of a validation error, each once, in a stable order, and at
-// most MaxViolations of them.
-func Violations(err error) []Violation {
-	var vl violationList
-	if errors.As(err, &vl) {
-		return vl[:min(len(vl), MaxViolations)]
-	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return []Violation{{Message: "is not valid"}}
-	}
-	var out []Violation
-	seen := map[Violation]bool{}
-	for _, leaf := range leaves(ve) {
-		v := Violation{Pointer: leaf.InstanceLocation, Message: leaf.Message}
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
-			if len(out) == MaxViolations {
-				break
-			}
-		}
-	}
-	return out
-}
-
-func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if len(ve.Causes) == 0 {
-		return []*jsonschema.ValidationError{ve}
-	}
-	var out []*jsonschema.ValidationError
-	for _, c := range ve.Causes {
-		out = append(out, leaves(c)...)
-	}
-	return out
 }
 
 // properties reads the top-level properties that pricing and outputs look at, following one

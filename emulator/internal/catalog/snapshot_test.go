@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 	"github.com/mediagen/mediagen-emulator/fixtures"
 )
 
@@ -60,7 +61,7 @@ func TestSnapshotAnswersAsParsed(t *testing.T) {
 	compareCatalogs(t, parsed, loaded)
 
 	// And for a catalog with every kind of rule, own products and no declared accounts.
-	for name, src := range map[string][]byte{"small": readCatalogFile(t, "small.yaml"), "models only": []byte(boundsYAML)} {
+	for name, src := range map[string][]byte{"small": readCatalogFile(t, "small.yaml"), "models only": []byte(modelsOnlyYAML)} {
 		snap, err := BuildSnapshot(name, src)
 		if err != nil {
 			t.Fatal(err)
@@ -125,11 +126,49 @@ func rawStrings(raws []json.RawMessage) []string {
 	return out
 }
 
-func violationsOrNil(err error) []Violation {
+func violationsOrNil(err error) []schema.Violation {
 	if err == nil {
 		return nil
 	}
-	return Violations(err)
+	return schema.Violations(err)
+}
+
+// modelsOnlyYAML is a catalog of one model and nothing else, whose schema has numbers, arrays and
+// a $ref.
+const modelsOnlyYAML = `models:
+  - id: b
+    name: B
+    description: A model with numbers in many places.
+    category: text-to-image
+    output_type: image
+    status: ready
+    input_schema:
+      type: object
+      properties:
+        prompt: {type: string}
+        num_images: {type: integer, minimum: 1, maximum: 4}
+        guidance: {type: number, minimum: 0, maximum: 20}
+        tags: {type: array, maxItems: 4, items: {type: number}}
+        refs: {$ref: "#/$defs/short"}
+        scores: {type: array, items: {type: number, maximum: 1}}
+        nested:
+          type: object
+          properties:
+            sizes: {type: array, maxItems: 2, items: {type: object, properties: {w: {type: integer}}}}
+      $defs:
+        short: {type: array, maxItems: 2, items: {type: integer}}
+      examples: [{prompt: "a fox"}]
+`
+
+func decodeInput(t testing.TB, src string) any {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(src))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("decode %.80s: %v", src, err)
+	}
+	return v
 }
 
 func ids(ms []*Model) []string {

@@ -21,6 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 )
 
 // Options say where the live service is and how to read it.
@@ -430,7 +431,7 @@ func (lm *liveModel) settleExamples(doc *node, warn func(string, ...any)) error 
 }
 
 func compile(root *node) (interface{ Validate(any) error }, error) {
-	c := catalog.NewCompiler()
+	c := schema.NewCompiler()
 	const u = "https://mediagen-emulator.invalid/import/input.json"
 	if err := c.AddResource(u, bytes.NewReader(root.marshal())); err != nil {
 		return nil, err

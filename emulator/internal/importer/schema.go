@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 )
 
 // inputSchema is a model's input schema as the catalog will hold it, with what was done to it.
@@ -98,7 +98,7 @@ func extractSchema(openapi *node) (*inputSchema, error) {
 	if lc.droppedIDs > 0 {
 		out.notes = append(out.notes, "$id keywords were dropped: references are local to the model")
 	}
-	if s := root.get("$schema"); s != nil && (s.kind != kString || s.text != catalog.Draft202012) {
+	if s := root.get("$schema"); s != nil && (s.kind != kString || s.text != schema.Draft202012) {
 		root.remove("$schema")
 		out.notes = append(out.notes, "a $schema other than draft 2020-12 was dropped")
 	}
@@ -196,15 +196,15 @@ func (lc *localizer) walk(n *node, at, root string) {
 			if child.kind == kString {
 				child.text = lc.rewrite(child.text, root)
 			}
-		case catalog.KeywordHolds(k) == catalog.HoldsSchema:
+		case schema.KeywordHolds(k) == schema.HoldsSchema:
 			lc.walk(child, childAt, root)
-		case catalog.KeywordHolds(k) == catalog.HoldsSchemaList:
+		case schema.KeywordHolds(k) == schema.HoldsSchemaList:
 			if child.kind == kArray {
 				for j, sub := range child.vals {
 					lc.walk(sub, childAt+"/"+strconv.Itoa(j), root)
 				}
 			}
-		case catalog.KeywordHolds(k) == catalog.HoldsSchemaMap:
+		case schema.KeywordHolds(k) == schema.HoldsSchemaMap:
 			if child.kind == kObject {
 				for j, name := range child.keys {
 					lc.walk(child.vals[j], childAt+"/"+escapePointer(name), root)

@@ -59,9 +59,14 @@ func (c *typeChecker) check(n *yaml.Node, t reflect.Type, where string) {
 	}
 	switch {
 	case t == durationType:
-		if d, err := time.ParseDuration(n.Value); n.Kind != yaml.ScalarNode || err != nil {
+		d, err := time.ParseDuration(n.Value)
+		switch {
+		case n.Kind != yaml.ScalarNode || err != nil:
 			r.Node(n, "%swant a duration such as 500ms or 2s, got %s", field(where), got(n))
-		} else if d < 0 {
+		case n.ShortTag() != "!!str":
+			// A bare 0 parses as a duration, but the decoder reads durations from text only.
+			r.Node(n, "%swant a duration with a unit such as 0s or 500ms, got %s", field(where), got(n))
+		case d < 0:
 			r.Node(n, "%swant a duration of 0 or more, got %s", field(where), got(n))
 		}
 		return

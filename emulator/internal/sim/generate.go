@@ -22,6 +22,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/quotes"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 )
 
 // MaxIdempotencyKey is the longest Idempotency-Key accepted, in characters.
@@ -147,7 +148,7 @@ func (w *World) validInput(id string, input map[string]any) (*catalog.Model, err
 		return nil, problem.New(problem.ModelNotFound, "no model %q; GET /v1/models lists them", id)
 	}
 	if err := m.Validate(input); err != nil {
-		vs := catalog.Violations(err)
+		vs := schema.Violations(err)
 		e := &problem.Error{Code: problem.InvalidInput, Detail: "the input does not match the schema of " + m.ID + ": " + describeViolations(vs)}
 		for _, v := range vs {
 			e.Errors = append(e.Errors, problem.FieldError{Pointer: "/input" + v.Pointer, Message: v.Message})
@@ -157,7 +158,7 @@ func (w *World) validInput(id string, input map[string]any) (*catalog.Model, err
 	return m, nil
 }
 
-func describeViolations(vs []catalog.Violation) string {
+func describeViolations(vs []schema.Violation) string {
 	if len(vs) == 1 {
 		where := vs[0].Pointer
 		if where == "" {

@@ -1,4 +1,4 @@
-package catalog
+package schema
 
 import (
 	"encoding/json"
@@ -28,8 +28,8 @@ const MaxInputValues = 10_000
 const MaxViolations = 50
 
 // numberMessage is what an input hears about a number past the bounds.
-var numberMessage = fmt.Sprintf("is not a number this service accepts (at most %d characters and an exponent within ±%d)",
-	maxNumberChars, maxNumberExponent)
+var numberMessage = fmt.Sprintf("is a number this service refuses whatever the schema allows: it takes numbers of at most %d characters with an exponent from -%d to %d",
+	maxNumberChars, maxNumberExponent, maxNumberExponent)
 
 var tooManyValues = fmt.Sprintf("holds more than %d values (members and items counted together), more than this service accepts in one input", MaxInputValues)
 
@@ -39,7 +39,7 @@ type violationList []Violation
 func (vl violationList) Error() string {
 	parts := make([]string, len(vl))
 	for i, v := range vl {
-		parts[i] = orRoot(v.Pointer) + ": " + v.Message
+		parts[i] = OrRoot(v.Pointer) + ": " + v.Message
 	}
 	return strings.Join(parts, "; ")
 }

@@ -1,283 +1,11 @@
-package catalog
+package schema
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"math/big"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
-
-// The verdict's one rule: it says valid only when the library returns nil. For the schemas of
-// the default catalog, which use only keywords it implements, it should also say valid whenever
-// the library does; otherwise requests would not take the fast path.
-
-const defaultCatalogFile = "../../../fixtures/catalog/default.yaml"
-
-func loadDefaultCatalog(t testing.TB) *Catalog {
-	t.Helper()
-	data, err := os.ReadFile(defaultCatalogFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := Parse("default.yaml", data)
-	if err != nil {
-		t.Fatalf("Parse(default.yaml):\n%v", err)
-	}
-	return c
-}
-
-func mustModel(t testing.TB, c *Catalog, id string) *Model {
-	t.Helper()
-	m, ok := c.Model(id)
-	if !ok {
-		t.Fatalf("no model %q", id)
-	}
-	return m
-}
-
-// verdicts gives the fast verdict and the library's answer for an input, and whether the
-// input reaches them at all (precheck refuses some first; the library must not see those).
-func verdicts(t testing.TB, m *Model, input any) (fast bool, lib error, reached bool) {
-	t.Helper()
-	schema, vd, err := m.input.get()
-	if err != nil {
-		t.Fatalf("model %q: %v", m.ID, err)
-	}
-	if len(precheck(schema, input)) > 0 {
-		return false, nil, false
-	}
-	return vd.valid(input), schema.Validate(input), true
-}
-
-func jsonText(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprintf("%#v", v)
-	}
-	return string(b)
-}
-
-// TestVerdictDefaultCatalog validates every model's examples and many inputs mutated from them
-// both ways: the verdict may never call valid what the library refuses, and for these schemas
-// it must call valid everything the library accepts.
-func TestVerdictDefaultCatalog(t *testing.T) {
-	c := loadDefaultCatalog(t)
-	var total, valid, fastValid int
-	for _, m := range c.Models {
-		schema, vd, err := m.input.get()
-		if err != nil {
-			t.Fatalf("model %q: %v", m.ID, err)
-		}
-		if vd == nil {
-			t.Errorf("model %q: the schema has no verdict; every input would go to the library", m.ID)
-			continue
-		}
-		if len(m.Examples) == 0 {
-			t.Errorf("model %q has no examples", m.ID)
-		}
-		for i, raw := range m.Examples {
-			ex := decodeInput(t, string(raw))
-			if !vd.valid(ex) {
-				t.Errorf("model %q: example %d is valid, but the verdict is not sure: the fast path is not taken", m.ID, i)
-			}
-			for _, input := range mutations(ex, schema) {
-				fast, lib, reached := verdicts(t, m, input)
-				if !reached {
-					continue
-				}
-				total++
-				if lib == nil {
-					valid++
-				}
-				if fast {
-					fastValid++
-				}
-				switch {
-				case fast && lib != nil:
-					t.Errorf("model %q: the verdict says valid, the library says %v\ninput: %s", m.ID, lib, jsonText(input))
-				case !fast && lib == nil:
-					t.Errorf("model %q: the library says valid, the verdict is not sure\ninput: %s", m.ID, jsonText(input))
-				}
-			}
-		}
-	}
-	t.Logf("%d inputs, %d valid, %d decided valid by the verdict", total, valid, fastValid)
-	if valid == 0 || valid == total {
-		t.Errorf("the mutations are all valid or all invalid (%d of %d valid): they test nothing", valid, total)
-	}
-}
-
-// mutations derives inputs from a valid example: each property (nested objects included)
-// replaced by values of every kind and by values at the edges of its schema, removed, and
-// joined by an unknown property.
-func mutations(ex any, s *jsonschema.Schema) []any {
-	obj, ok := ex.(map[string]any)
-	if !ok {
-		return nil
-	}
-	return mutateObject(obj, s, 0)
-}
-
-func mutateObject(obj map[string]any, s *jsonschema.Schema, depth int) []any {
-	with := func(k string, v any, drop bool) map[string]any {
-		out := make(map[string]any, len(obj)+1)
-		for key, val := range obj {
-			out[key] = val
-		}
-		if drop {
-			delete(out, k)
-		} else {
-			out[k] = v
-		}
-		return out
-	}
-	var out []any
-	props := map[string][]*jsonschema.Schema{}
-	for _, os := range reachable(s) {
-		for name, ps := range os.Properties {
-			props[name] = append(props[name], ps)
-		}
-	}
-	for _, name := range sortedKeys(props) {
-		for _, ps := range props[name] {
-			for _, v := range candidates(ps, depth) {
-				out = append(out, with(name, v, false))
-			}
-			if sub, ok := obj[name].(map[string]any); ok && depth < 2 {
-				for _, v := range mutateObject(sub, ps, depth+1) {
-					out = append(out, with(name, v, false))
-				}
-			}
-		}
-	}
-	for name := range obj {
-		out = append(out, with(name, nil, true))
-	}
-	out = append(out, with("unknown_property", "x", false), with("", json.Number("1"), false))
-	return out
-}
-
-// reachable lists s and the schemas that apply to the same value through $ref and applicators.
-func reachable(s *jsonschema.Schema) []*jsonschema.Schema {
-	seen := map[*jsonschema.Schema]bool{}
-	var out []*jsonschema.Schema
-	var walk func(s *jsonschema.Schema)
-	walk = func(s *jsonschema.Schema) {
-		if s == nil || seen[s] {
-			return
-		}
-		seen[s] = true
-		out = append(out, s)
-		walk(s.Ref)
-		for _, list := range [][]*jsonschema.Schema{s.AllOf, s.AnyOf, s.OneOf} {
-			for _, sub := range list {
-				walk(sub)
-			}
-		}
-	}
-	walk(s)
-	return out
-}
-
-// genericValues are values of every JSON kind, numbers that are integers only in some
-// notations, and strings of multibyte runes.
-var genericValues = []any{
-	nil, true, false, "", "x", "é", "漢字🦊", "\xff",
-	json.Number("0"), json.Number("-0"), json.Number("1"), json.Number("-1"), json.Number("1.0"),
-	json.Number("1e2"), json.Number("1E+2"), json.Number("1.5"), json.Number("0.30000000000000000001"),
-	json.Number("1e-400"), json.Number("1e300"), json.Number("123456789012345678901234567890"),
-	[]any{}, []any{"a"}, []any{json.Number("1"), nil}, map[string]any{}, map[string]any{"a": json.Number("1")},
-}
-
-// candidates lists values for a property of schema s: the generic ones and those at the edges
-// of everything s (and what it refers to) says.
-func candidates(s *jsonschema.Schema, depth int) []any {
-	out := append([]any(nil), genericValues...)
-	for _, rs := range reachable(s) {
-		out = append(out, rs.Enum...)
-		if len(rs.Constant) > 0 {
-			out = append(out, rs.Constant[0])
-		}
-		for _, r := range []*big.Rat{rs.Minimum, rs.Maximum, rs.ExclusiveMinimum, rs.ExclusiveMaximum} {
-			if r != nil {
-				out = append(out, numbersAround(r)...)
-			}
-		}
-		if rs.MultipleOf != nil {
-			for _, k := range []int64{0, 1, 2, 3, 7, 32, 128, 255, 256, -1} {
-				m := new(big.Rat).Mul(rs.MultipleOf, big.NewRat(k, 1))
-				out = append(out, numbersAround(m)...)
-			}
-		}
-		for _, n := range []int{rs.MinLength, rs.MaxLength} {
-			if n < 0 || n > 10000 {
-				continue
-			}
-			for _, l := range []int{n - 1, n, n + 1} {
-				if l >= 0 {
-					out = append(out, strings.Repeat("é", l), strings.Repeat("🦊", l), strings.Repeat("a", l))
-				}
-			}
-		}
-		if rs.Items2020 != nil && depth < 2 {
-			items := candidates(rs.Items2020, depth+1)
-			for _, n := range []int{0, 1, rs.MinItems - 1, rs.MinItems, rs.MaxItems - 1, rs.MaxItems, rs.MaxItems + 1} {
-				if n < 0 || n > 64 {
-					continue
-				}
-				for _, pick := range []int{0, len(genericValues), len(items) - 1} {
-					if pick >= len(items) {
-						continue
-					}
-					arr := make([]any, n)
-					for i := range arr {
-						arr[i] = items[(pick+i)%len(items)]
-					}
-					out = append(out, arr)
-				}
-			}
-		}
-		if len(rs.Properties) > 0 && depth < 2 {
-			// An object with each property at its first edge value, then each in turn varied.
-			base := map[string]any{}
-			for name, ps := range rs.Properties {
-				if c := candidates(ps, depth+1); len(c) > len(genericValues) {
-					base[name] = c[len(genericValues)]
-				}
-			}
-			out = append(out, base)
-			out = append(out, mutateObject(base, rs, depth+1)...)
-		}
-	}
-	return out
-}
-
-// numbersAround writes numbers at r and just either side of it, in several notations.
-func numbersAround(r *big.Rat) []any {
-	tiny := new(big.Rat).SetFrac64(1, 1)
-	tiny.SetString("1e-20")
-	var out []any
-	for _, x := range []*big.Rat{
-		r,
-		new(big.Rat).Add(r, tiny), new(big.Rat).Sub(r, tiny),
-		new(big.Rat).Add(r, big.NewRat(1, 2)), new(big.Rat).Sub(r, big.NewRat(1, 2)),
-		new(big.Rat).Add(r, big.NewRat(1, 1)), new(big.Rat).Sub(r, big.NewRat(1, 1)),
-	} {
-		s := strings.TrimRight(strings.TrimRight(x.FloatString(30), "0"), ".")
-		out = append(out, json.Number(s))
-		if x.IsInt() {
-			out = append(out, json.Number(s+".0"), json.Number(s+"e0"), json.Number(s+"0e-1"))
-		}
-		f, _ := x.Float64()
-		out = append(out, json.Number(fmt.Sprint(f)))
-	}
-	return out
-}
 
 // verdictCase is one schema and input whose answers are known.
 type verdictCase struct {
@@ -291,11 +19,11 @@ type verdictCase struct {
 
 func (vc verdictCase) run(t *testing.T) {
 	t.Helper()
-	s, err := compileRaw(json.RawMessage(vc.schema))
+	compiled, err := Compile([]byte(vc.schema))
 	if err != nil {
 		t.Fatalf("%s: compile: %v", vc.name, err)
 	}
-	vd := newVerdict(s)
+	s, vd := compiled.lib, compiled.fast
 	input := vc.value
 	if vc.input != "" {
 		input = decodeInput(t, vc.input)
@@ -481,141 +209,6 @@ func TestVerdictUnsupportedSubtree(t *testing.T) {
 	verdictCase{name: "the unsupported property present", schema: schema, input: `{"plain": "x", "odd": {}}`, valid: true}.run(t)
 }
 
-// fuzzSchemas are the schemas FuzzFastVerdict checks against: a default-catalog model with
-// anyOf and $ref, and models written here for numbers and for patterns and formats.
-const fuzzModelsYAML = `models:
-  - id: numbers
-    name: Numbers
-    description: A model with many kinds of numbers.
-    category: text-to-image
-    output_type: image
-    status: ready
-    input_schema:
-      type: object
-      additionalProperties: false
-      properties:
-        steps: {type: integer, minimum: 1, maximum: 50}
-        scale: {type: number, exclusiveMinimum: 0, maximum: 20, multipleOf: 0.25}
-        strength: {type: number, minimum: 0.01, exclusiveMaximum: 1}
-        price: {type: number, multipleOf: 0.01, minimum: -1e3}
-        size: {type: integer, multipleOf: 8, minimum: 256, maximum: 2048}
-        ratio: {enum: [1, 1.5, "1:1", null]}
-        weights: {type: array, minItems: 1, maxItems: 4, uniqueItems: true, items: {type: number, minimum: -1, maximum: 1}}
-        pick: {oneOf: [{type: integer}, {type: number, minimum: 100}]}
-        fixed: {const: {a: [1, 2.5]}}
-      examples:
-        - {steps: 28, scale: 3.5, strength: 0.5, price: 1.25, size: 1024, ratio: 1.5, weights: [0.5, -0.5], pick: 3, fixed: {a: [1, 2.5]}}
-  - id: strings
-    name: Strings
-    description: A model with patterns and formats.
-    category: text-to-image
-    output_type: image
-    status: ready
-    input_schema:
-      type: object
-      required: [prompt]
-      additionalProperties: {type: string, maxLength: 8}
-      properties:
-        prompt: {type: string, minLength: 1, maxLength: 12}
-        code: {type: string, pattern: "^[A-Z]{2}-[0-9]{3}$"}
-        slug: {type: string, pattern: "[a-z]"}
-        url: {type: string, format: uri}
-        email: {type: string, format: email}
-        when: {type: string, format: date-time}
-        tags: {type: array, items: {type: string, maxLength: 3}, maxItems: 3}
-      patternProperties:
-        "^x-": {type: integer}
-      examples:
-        - {prompt: "a fox", code: "AB-123", slug: "fox", url: "https://example.com/a.png", email: "a@example.com", when: "2024-01-02T03:04:05Z", tags: ["a", "é漢"], x-n: 3}
-`
-
-func fuzzModels(t testing.TB) []*Model {
-	c, err := Parse("fuzz.yaml", []byte(fuzzModelsYAML))
-	if err != nil {
-		t.Fatalf("Parse:\n%v", err)
-	}
-	return []*Model{
-		mustModel(t, loadDefaultCatalog(t), "fal-ai/flux/dev"),
-		mustModel(t, c, "numbers"),
-		mustModel(t, c, "strings"),
-	}
-}
-
-// FuzzFastVerdict: for any JSON input and any of the fuzz schemas, the verdict says valid only
-// when the library returns nil. Seeds: the schemas' examples and their mutations.
-//
-//	go test ./emulator/internal/catalog -run '^$' -fuzz FuzzFastVerdict -fuzztime 1m
-func FuzzFastVerdict(f *testing.F) {
-	models := fuzzModels(f)
-	for i, m := range models {
-		schema, _, err := m.input.get()
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, raw := range m.Examples {
-			f.Add(uint8(i), []byte(raw))
-			for j, mut := range mutations(decodeInput(f, string(raw)), schema) {
-				if j%7 == 0 { // a sample keeps the seed corpus quick to run
-					b, err := json.Marshal(mut)
-					if err == nil {
-						f.Add(uint8(i), b)
-					}
-				}
-			}
-		}
-	}
-	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
-		m := models[int(which)%len(models)]
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.UseNumber()
-		var input any
-		if dec.Decode(&input) != nil {
-			return
-		}
-		fast, lib, reached := verdicts(t, m, input)
-		if reached && fast && lib != nil {
-			t.Fatalf("model %q: the verdict says valid, the library says %v\ninput: %s", m.ID, lib, data)
-		}
-	})
-}
-
-// BenchmarkValidate validates fal-ai/flux/dev's first example: "library" is Validate as it was
-// (the checks before the schema, then the library), "fast" is Validate, "verdict" the verdict
-// alone.
-func BenchmarkValidate(b *testing.B) {
-	m := mustModel(b, loadDefaultCatalog(b), "fal-ai/flux/dev")
-	input := decodeInput(b, string(m.Examples[0]))
-	schema, vd, err := m.input.get()
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("library", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if len(precheck(schema, input)) > 0 || schema.Validate(input) != nil {
-				b.Fatal("invalid")
-			}
-		}
-	})
-	b.Run("fast", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if m.Validate(input) != nil {
-				b.Fatal("invalid")
-			}
-		}
-	})
-	b.Run("verdict", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if !vd.valid(input) {
-				b.Fatal("not sure")
-			}
-		}
-	})
-}
-
-// TestVerdictNumbers: reading numbers without big.Rat agrees with big.Rat, which the library
 // uses, on integrality, order, equality and multipleOf, over numbers written many ways.
 func TestVerdictNumbers(t *testing.T) {
 	var texts []string
@@ -669,5 +262,91 @@ func TestVerdictNumbers(t *testing.T) {
 	}
 	if c.unsure {
 		t.Errorf("the checker gave up on a number")
+	}
+}
+
+// TestVerdictKeywords: for every keyword the verdict implements, a schema and two inputs that
+// differ only in what that keyword says. The verdict must take the first as valid (so the
+// schema is one it checks) and must not take the second, which the library refuses: a verdict
+// that ignored the keyword would accept it.
+func TestVerdictKeywords(t *testing.T) {
+	cases := []struct{ keyword, schema, valid, invalid string }{
+		{"false schema", `{"properties": {"a": false}}`, `{}`, `{"a": 1}`},
+		{"type", `{"type": "string"}`, `"x"`, `1`},
+		{"type integer", `{"type": "integer"}`, `2.0`, `2.5`},
+		{"const", `{"const": 1}`, `1.0`, `2`},
+		{"enum", `{"enum": ["a", 1]}`, `"a"`, `"b"`},
+		{"format", `{"format": "date"}`, `"2024-01-02"`, `"2024-13-02"`},
+		{"minProperties", `{"minProperties": 2}`, `{"a": 1, "b": 2}`, `{"a": 1}`},
+		{"maxProperties", `{"maxProperties": 1}`, `{"a": 1}`, `{"a": 1, "b": 2}`},
+		{"required", `{"required": ["a"]}`, `{"a": 1}`, `{"b": 1}`},
+		{"properties", `{"properties": {"a": {"type": "string"}}}`, `{"a": "x"}`, `{"a": 1}`},
+		{"patternProperties", `{"patternProperties": {"^x-": {"type": "string"}}}`, `{"x-a": "s"}`, `{"x-a": 1}`},
+		{"additionalProperties false", `{"properties": {"a": {}}, "additionalProperties": false}`, `{"a": 1}`, `{"a": 1, "b": 1}`},
+		{"additionalProperties schema", `{"additionalProperties": {"type": "string"}}`, `{"b": "x"}`, `{"b": 1}`},
+		{"propertyNames", `{"propertyNames": {"maxLength": 2}}`, `{"ab": 1}`, `{"abc": 1}`},
+		{"dependentRequired", `{"dependentRequired": {"a": ["b"]}}`, `{"a": 1, "b": 1}`, `{"a": 1}`},
+		{"dependentSchemas", `{"dependentSchemas": {"a": {"required": ["b"]}}}`, `{"a": 1, "b": 1}`, `{"a": 1}`},
+		{"dependencies list", `{"dependencies": {"a": ["b"]}}`, `{"a": 1, "b": 1}`, `{"a": 1}`},
+		{"dependencies schema", `{"dependencies": {"a": {"required": ["b"]}}}`, `{"a": 1, "b": 1}`, `{"a": 1}`},
+		{"minItems", `{"minItems": 2}`, `[1, 2]`, `[1]`},
+		{"maxItems", `{"maxItems": 1}`, `[1]`, `[1, 2]`},
+		{"uniqueItems", `{"uniqueItems": true}`, `[1, 2]`, `[1, 1.0]`},
+		{"prefixItems", `{"prefixItems": [{"type": "string"}]}`, `["a", 1]`, `[1, 1]`},
+		{"items", `{"prefixItems": [{}], "items": {"type": "string"}}`, `[1, "a"]`, `[1, 2]`},
+		{"contains", `{"contains": {"const": 1}}`, `[2, 1]`, `[2, 3]`},
+		{"minContains", `{"contains": {"const": 1}, "minContains": 2}`, `[1, 1]`, `[1, 2]`},
+		{"maxContains", `{"contains": {"const": 1}, "maxContains": 1}`, `[1, 2]`, `[1, 1]`},
+		{"minLength", `{"minLength": 2}`, `"ab"`, `"a"`},
+		{"maxLength", `{"maxLength": 2}`, `"ab"`, `"abc"`},
+		{"pattern", `{"pattern": "^a"}`, `"ab"`, `"ba"`},
+		{"minimum", `{"minimum": 1}`, `1`, `0.5`},
+		{"exclusiveMinimum", `{"exclusiveMinimum": 1}`, `1.5`, `1`},
+		{"maximum", `{"maximum": 1}`, `1`, `1.5`},
+		{"exclusiveMaximum", `{"exclusiveMaximum": 1}`, `0.5`, `1`},
+		{"multipleOf", `{"multipleOf": 0.5}`, `1.5`, `1.25`},
+		{"$ref", `{"$ref": "#/$defs/s", "$defs": {"s": {"type": "string"}}}`, `"x"`, `1`},
+		{"allOf", `{"allOf": [{"type": "string"}, {"minLength": 2}]}`, `"ab"`, `"a"`},
+		{"anyOf", `{"anyOf": [{"type": "string"}, {"type": "boolean"}]}`, `true`, `1`},
+		{"oneOf: none", `{"oneOf": [{"type": "string"}, {"type": "boolean"}]}`, `true`, `1`},
+		{"oneOf: two", `{"oneOf": [{"type": "integer"}, {"minimum": 5}]}`, `3`, `6`},
+		{"not", `{"not": {"const": "no"}}`, `"yes"`, `"no"`},
+		{"if/then", `{"if": {"required": ["a"]}, "then": {"required": ["b"]}}`, `{"a": 1, "b": 1}`, `{"a": 1}`},
+		{"if/else", `{"if": {"required": ["a"]}, "else": {"required": ["b"]}}`, `{"b": 1}`, `{"c": 1}`},
+	}
+	for _, c := range cases {
+		verdictCase{name: c.keyword + ": allowed", schema: c.schema, input: c.valid, valid: true, fast: true}.run(t)
+		verdictCase{name: c.keyword + ": refused", schema: c.schema, input: c.invalid}.run(t)
+	}
+}
+
+// TestVerdictFormats: for every format the compiler asserts, the verdict checks it exactly as
+// the library does, and some input of each is refused.
+func TestVerdictFormats(t *testing.T) {
+	values := []string{"", "x", "a b", "1", "-", "[", "{", "%zz", "/a", "a@b.c", "::1", "1.2.3.4",
+		"P1D", "2024-01-02", "03:04:05Z", "2024-01-02T03:04:05Z", "http://a/b", "http://a/b c",
+		"http://a/{b}", "c:\\d", "urn:x", "a|b", "123e4567-e89b-12d3-a456-426614174000"}
+	names := []string{"not-a-registered-format"}
+	for name := range jsonschema.Formats {
+		names = append(names, name)
+	}
+	for name := range formats {
+		names = append(names, name)
+	}
+	for _, name := range names {
+		s := mustCompile(t, `{"format": "`+name+`"}`)
+		refused := 0
+		for _, v := range values {
+			lib, fast := s.lib.Validate(v) == nil, s.fast.valid(v)
+			if lib != fast {
+				t.Errorf("format %q, %q: the library says valid=%v, the verdict %v", name, v, lib, fast)
+			}
+			if !lib {
+				refused++
+			}
+		}
+		if refused == 0 && name != "not-a-registered-format" {
+			t.Errorf("format %q: no value is refused; the test says nothing of it", name)
+		}
 	}
 }

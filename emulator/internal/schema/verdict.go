@@ -1,11 +1,10 @@
-package catalog
+package schema
 
 import (
 	"cmp"
 	"encoding/json"
 	"math"
 	"math/big"
-	"reflect"
 	"regexp"
 	"strconv"
 	"unicode/utf8"
@@ -20,10 +19,11 @@ import (
 // when it says valid, the library would have returned nil; when it is not sure, the library
 // decides, so every error an input hears is still the library's own.
 //
-// It mirrors the library's semantics keyword by keyword (jsonschema v5.3.1, schema.go): the
-// same checks on the same values, numbers compared exactly, the same format functions and
-// regular expressions. A subschema with a keyword it does not implement is not sure whenever an
-// input reaches it. "Not sure" is sticky: once any check is not sure, nothing the library would
+// It mirrors the library's semantics keyword by keyword (jsonschema v5.3.1, schema.go; a test
+// fails when the pinned version changes): the same checks on the same values, numbers compared
+// exactly, the same format functions (picked as the compiler picks them) and regular
+// expressions. A subschema with a keyword it does not implement is not sure whenever an input
+// reaches it. "Not sure" is sticky: once any check is not sure, nothing the library would
 // evaluate can be trusted not to fail, so the whole input goes to the library.
 
 // verdict is the checker of one compiled schema.
@@ -165,11 +165,7 @@ func (b *builder) node(s *jsonschema.Schema) *vnode {
 			n.bad = true
 		}
 	}
-	format, ok := assertedFormat(s)
-	if !ok {
-		n.bad = true
-	}
-	n.format = format
+	n.format = formatCheck(s.Format)
 
 	n.minProps, n.maxProps = s.MinProperties, s.MaxProperties
 	n.required = s.Required
@@ -288,25 +284,6 @@ func supported(s *jsonschema.Schema) bool {
 		return false
 	}
 	return true
-}
-
-// assertedFormat returns the function the library checks s's format with, nil when it checks
-// none. The library keeps it in an unexported field; reading whether that is set, and which
-// function it is, needs reflection. Any doubt (a field renamed by another version of the
-// library, a function other than the registered one) is not ok: the subschema is not checked.
-func assertedFormat(s *jsonschema.Schema) (func(any) bool, bool) {
-	f := reflect.ValueOf(s).Elem().FieldByName("format")
-	if !f.IsValid() || f.Kind() != reflect.Func {
-		return nil, false
-	}
-	if f.IsNil() {
-		return nil, true
-	}
-	fn := jsonschema.Formats[s.Format]
-	if fn == nil || reflect.ValueOf(fn).Pointer() != f.Pointer() {
-		return nil, false
-	}
-	return fn, true
 }
 
 // inPlaceCycle reports whether some subschema reaches itself through keywords that apply to the

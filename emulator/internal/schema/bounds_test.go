@@ -1,4 +1,4 @@
-package catalog
+package schema
 
 import (
 	"bytes"
@@ -10,41 +10,28 @@ import (
 	"testing"
 )
 
-// boundsYAML has integer, number, array and nested fields, with maxItems written directly, behind
-// a $ref and nowhere, so the checks before schema validation meet each shape.
-const boundsYAML = `models:
-  - id: b
-    name: B
-    description: A model with numbers in many places.
-    category: text-to-image
-    output_type: image
-    status: ready
-    input_schema:
-      type: object
-      properties:
-        prompt: {type: string}
-        num_images: {type: integer, minimum: 1, maximum: 4}
-        guidance: {type: number, minimum: 0, maximum: 20}
-        tags: {type: array, maxItems: 4, items: {type: number}}
-        refs: {$ref: "#/$defs/short"}
-        scores: {type: array, items: {type: number, maximum: 1}}
-        nested:
-          type: object
-          properties:
-            sizes: {type: array, maxItems: 2, items: {type: object, properties: {w: {type: integer}}}}
-      $defs:
-        short: {type: array, maxItems: 2, items: {type: integer}}
-      examples: [{prompt: "a fox"}]
-`
+// boundsSchema has integer, number, array and nested fields, with maxItems written directly,
+// behind a $ref and nowhere, so the checks before schema validation meet each shape.
+const boundsSchema = `{"type": "object",
+	"properties": {
+		"prompt": {"type": "string"},
+		"num_images": {"type": "integer", "minimum": 1, "maximum": 4},
+		"guidance": {"type": "number", "minimum": 0, "maximum": 20},
+		"tags": {"type": "array", "maxItems": 4, "items": {"type": "number"}},
+		"refs": {"$ref": "#/$defs/short"},
+		"scores": {"type": "array", "items": {"type": "number", "maximum": 1}},
+		"nested": {"type": "object", "properties": {
+			"sizes": {"type": "array", "maxItems": 2, "items": {"type": "object", "properties": {"w": {"type": "integer"}}}}}}
+	},
+	"$defs": {"short": {"type": "array", "maxItems": 2, "items": {"type": "integer"}}}}`
 
-func boundsModel(t testing.TB) *Model {
+func mustCompile(t testing.TB, src string) *Schema {
 	t.Helper()
-	c, err := Parse("bounds.yaml", []byte(boundsYAML))
+	s, err := Compile([]byte(src))
 	if err != nil {
-		t.Fatalf("Parse:\n%v", err)
+		t.Fatalf("Compile(%.80s): %v", src, err)
 	}
-	m, _ := c.Model("b")
-	return m
+	return s
 }
 
 func decodeInput(t testing.TB, src string) any {
@@ -63,7 +50,7 @@ func decodeInput(t testing.TB, src string) any {
 // refused at the array without their items being validated.
 func TestValidateHostileNumbers(t *testing.T) {
 	t.Parallel()
-	m := boundsModel(t)
+	m := mustCompile(t, boundsSchema)
 	many := "[" + strings.TrimSuffix(strings.Repeat("1e999999,", 1000), ",") + "]"
 	tests := []struct {
 		name, input string
@@ -103,7 +90,7 @@ func TestValidateHostileNumbers(t *testing.T) {
 // TestViolationsAreCapped: an input built to fail in many places reports MaxViolations of them.
 func TestViolationsAreCapped(t *testing.T) {
 	t.Parallel()
-	m := boundsModel(t)
+	m := mustCompile(t, boundsSchema)
 	items := strings.TrimSuffix(strings.Repeat("5,", 3*MaxViolations), ",")
 	if got := len(Violations(m.Validate(decodeInput(t, `{"scores": [`+items+`]}`)))); got != MaxViolations {
 		t.Errorf("%d violations reported; want %d", got, MaxViolations)
@@ -117,7 +104,7 @@ func TestViolationsAreCapped(t *testing.T) {
 // TestValidateTooManyValues: an input past MaxInputValues is refused whole, at the root.
 func TestValidateTooManyValues(t *testing.T) {
 	t.Parallel()
-	m := boundsModel(t)
+	m := mustCompile(t, boundsSchema)
 	items := strings.TrimSuffix(strings.Repeat("0.5,", MaxInputValues), ",")
 	want := []Violation{{"", tooManyValues}}
 	if got := Violations(m.Validate(decodeInput(t, `{"scores": [`+items+`]}`))); !reflect.DeepEqual(got, want) {
@@ -145,7 +132,7 @@ func TestAcceptableNumber(t *testing.T) {
 // FuzzValidate: any JSON input validates or yields between one and MaxViolations violations,
 // each with a message; it never panics. Seeds: testdata/fuzz/FuzzValidate.
 //
-//	go test ./emulator/internal/catalog -run '^$' -fuzz FuzzValidate -fuzztime 1m
+//	go test ./emulator/internal/schema -run '^$' -fuzz FuzzValidate -fuzztime 1m
 func FuzzValidate(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("../../../testdata/fuzz/FuzzValidate", "*"))
 	for _, file := range files {
@@ -155,7 +142,7 @@ func FuzzValidate(f *testing.F) {
 		}
 		f.Add(data)
 	}
-	m := boundsModel(f)
+	m := mustCompile(f, boundsSchema)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.UseNumber()
@@ -182,7 +169,7 @@ func FuzzValidate(f *testing.F) {
 // BenchmarkValidateWorstCase validates an input of as many values as it may hold, numbers at the
 // bound in an array with no maxItems, each failing its maximum: the most one input can cost.
 func BenchmarkValidateWorstCase(b *testing.B) {
-	m := boundsModel(b)
+	m := mustCompile(b, boundsSchema)
 	items := strings.TrimSuffix(strings.Repeat("9e400,", MaxInputValues-2), ",")
 	input := decodeInput(b, `{"scores": [`+items+`]}`)
 	b.ReportAllocs()
