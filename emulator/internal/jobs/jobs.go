@@ -125,6 +125,9 @@ type New struct {
 // DefaultMaxJobs is the retained-job cap when Options.MaxJobs is not set.
 const DefaultMaxJobs = 100_000
 
+// DefaultMaxInputBytes is the cap on the inputs held when Options.MaxInputBytes is not set.
+const DefaultMaxInputBytes = 64 << 20
+
 // Options bound what an engine keeps.
 type Options struct {
 	// Retention is how long a finished job is kept before it is dropped.
@@ -134,6 +137,11 @@ type Options struct {
 	// dropped (their credits are held), so the cap bounds finished jobs: when every held job is
 	// live the new one is admitted anyway, and live jobs are bounded by their plans' lifetimes.
 	MaxJobs int
+	// MaxInputBytes caps the bytes of the inputs of the jobs held, which a job answers with
+	// (DefaultMaxInputBytes when ≤ 0): an input may be up to a request body, and the rest of a
+	// job is small and bounded by MaxJobs. Past it, exactly as past MaxJobs, a new job first
+	// drops the oldest finished jobs, and live jobs are never dropped.
+	MaxInputBytes int64
 	// OnChange, when set, is told of every change to the jobs held: a job created, started,
 	// ended or dropped. It runs under the engine's lock, so it must be quick and must not call
 	// back into the engine.
@@ -188,6 +196,7 @@ type Engine struct {
 	ledger    *ledger.Ledger
 	retention time.Duration
 	maxJobs   int
+	maxBytes  int64
 	onChange  func()
 
 	mu        sync.Mutex
@@ -199,6 +208,7 @@ type Engine struct {
 	doneTail  *job
 	counts    Counts
 	held      int                 // jobs held, shadowed duplicates included
+	heldBytes int64               // the bytes of their inputs
 	onEnd     map[*job][]*endCall // what to run when a job ends; only jobs someone waits for
 
 	// timer is the one clock callback the engine has scheduled, at timerAt, for the earliest
@@ -222,8 +232,11 @@ func NewEngine(c *clock.Clock, l *ledger.Ledger, o Options) *Engine {
 	if o.MaxJobs <= 0 {
 		o.MaxJobs = DefaultMaxJobs
 	}
+	if o.MaxInputBytes <= 0 {
+		o.MaxInputBytes = DefaultMaxInputBytes
+	}
 	return &Engine{
-		clock: c, ledger: l, retention: o.Retention, maxJobs: o.MaxJobs, onChange: o.OnChange,
+		clock: c, ledger: l, retention: o.Retention, maxJobs: o.MaxJobs, maxBytes: o.MaxInputBytes, onChange: o.OnChange,
 		byID: map[string]*job{}, byAccount: map[string]*accountJobs{},
 	}
 }
@@ -234,7 +247,7 @@ func NewEngine(c *clock.Clock, l *ledger.Ledger, o Options) *Engine {
 func (e *Engine) Create(n New) View {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for e.held >= e.maxJobs && e.doneHead != nil {
+	for (e.held >= e.maxJobs || e.heldBytes+int64(len(n.Input)) > e.maxBytes) && e.doneHead != nil {
 		e.drop()
 	}
 	now := e.clock.Now()
@@ -242,6 +255,7 @@ func (e *Engine) Create(n New) View {
 	j := &job{New: n, status: Queued, createdAt: now.UnixNano(), startedAt: unset, finishedAt: unset}
 	j.live.Seq, j.live.Value = e.seq, j
 	e.held++
+	e.heldBytes += int64(len(j.Input))
 	e.counts.add(Queued, 1)
 	e.byID[j.ID] = j
 	acc := e.byAccount[j.Account]
@@ -413,6 +427,7 @@ func (e *Engine) drop() {
 		e.doneTail = nil
 	}
 	e.held--
+	e.heldBytes -= int64(len(j.Input))
 	e.counts.add(j.status, -1)
 	if e.byID[j.ID] == j {
 		delete(e.byID, j.ID)
