@@ -1,11 +1,11 @@
-// Package due is the emulator's one ordered queue of what comes due: an indexed heap of entries
-// ordered by their instant, then by a sequence number the caller gives, so entries due
+// Package due is the emulator's one ordered queue of what comes due: an indexed binary heap of
+// entries ordered by their instant, then by a sequence number the caller gives, so entries due
 // together leave in a fixed order. The clock's timers, the jobs engine's live jobs and the quote
 // store's unused quotes and markers each wait in one.
 //
 // An entry lives inside the caller's own record (no allocation per push) and knows its place in
 // the heap, so removing or moving one costs O(log n) without a search. Ordering compares two
-// integers kept beside each entry: no comparison function, no interface call.
+// integers read from the entries: no comparison function, no interface call.
 package due
 
 // Entry is one place in a Queue: when it is due, its tie-break and the value it stands for.
@@ -25,19 +25,8 @@ func (e *Entry[T]) Queued() bool { return e.index > 0 }
 
 // Queue is a heap of entries, earliest first. The zero value is empty and ready. It is not
 // safe for concurrent use: its owner's lock guards it.
-//
-// It is a 4-ary heap whose slots carry each entry's (At, Seq), so ordering reads contiguous
-// memory rather than the entries themselves, and a sift touches half the levels a binary heap
-// would: with thousands of entries, each record elsewhere in memory, that is what costs.
 type Queue[T any] struct {
-	items []slot[T]
-}
-
-// slot is an entry's place in the heap, with its order at hand.
-type slot[T any] struct {
-	at  int64
-	seq uint64
-	e   *Entry[T]
+	items []*Entry[T]
 }
 
 // Len counts the entries queued.
@@ -48,7 +37,7 @@ func (q *Queue[T]) Peek() *Entry[T] {
 	if len(q.items) == 0 {
 		return nil
 	}
-	return q.items[0].e
+	return q.items[0]
 }
 
 // Push queues an entry that is not queued.
@@ -56,7 +45,8 @@ func (q *Queue[T]) Push(e *Entry[T]) {
 	if e.index != 0 {
 		panic("due: Push of an entry already queued")
 	}
-	q.items = append(q.items, slot[T]{e.At, e.Seq, e})
+	q.items = append(q.items, e)
+	e.index = len(q.items)
 	q.up(len(q.items) - 1)
 }
 
@@ -80,20 +70,15 @@ func (q *Queue[T]) Remove(e *Entry[T]) bool {
 
 // Fix restores the order after a queued entry's At or Seq changed.
 func (q *Queue[T]) Fix(e *Entry[T]) {
-	i := e.index - 1
-	if i < 0 {
-		return
-	}
-	q.items[i].at, q.items[i].seq = e.At, e.Seq
-	if !q.down(i) {
+	if i := e.index - 1; i >= 0 && !q.down(i) {
 		q.up(i)
 	}
 }
 
 // Clear empties the queue, leaving every entry unqueued.
 func (q *Queue[T]) Clear() {
-	for _, s := range q.items {
-		s.e.index = 0
+	for _, e := range q.items {
+		e.index = 0
 	}
 	q.items = nil
 }
@@ -101,11 +86,12 @@ func (q *Queue[T]) Clear() {
 func (q *Queue[T]) removeAt(i int) *Entry[T] {
 	h := q.items
 	last := len(h) - 1
-	e := h[i].e
+	e := h[i]
 	if i != last {
 		h[i] = h[last]
+		h[i].index = i + 1
 	}
-	h[last] = slot[T]{}
+	h[last] = nil
 	q.items = h[:last]
 	if i != last && !q.down(i) {
 		q.up(i)
@@ -116,62 +102,56 @@ func (q *Queue[T]) removeAt(i int) *Entry[T] {
 	case n == 0 && cap(h) > 64:
 		q.items = nil
 	case cap(h) > 1024 && n < cap(h)/4:
-		q.items = append(make([]slot[T], 0, cap(h)/2), q.items...)
+		q.items = append(make([]*Entry[T], 0, cap(h)/2), q.items...)
 	}
 	return e
 }
 
-// before orders two slots by (At, Seq).
-func (a *slot[T]) before(b *slot[T]) bool {
-	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
+// less orders two entries by (At, Seq).
+func less[T any](a, b *Entry[T]) bool {
+	return a.At < b.At || (a.At == b.At && a.Seq < b.Seq)
 }
 
-// arity is how many children a node has.
-const arity = 4
-
-// up moves the slot at i towards the root while it is earlier than its parent.
+// up moves the entry at i towards the root while it is earlier than its parent.
 func (q *Queue[T]) up(i int) {
 	h := q.items
-	s := h[i]
+	e := h[i]
 	for i > 0 {
-		p := (i - 1) / arity
-		if !s.before(&h[p]) {
+		p := (i - 1) / 2
+		if !less(e, h[p]) {
 			break
 		}
 		h[i] = h[p]
-		h[i].e.index = i + 1
+		h[i].index = i + 1
 		i = p
 	}
-	h[i] = s
-	s.e.index = i + 1
+	h[i] = e
+	e.index = i + 1
 }
 
-// down moves the slot at i towards the leaves while a child is earlier; it reports whether it
-// moved.
+// down moves the entry at i towards the leaves while a child is earlier; it reports whether
+// the entry moved.
 func (q *Queue[T]) down(i0 int) bool {
 	h := q.items
 	n := len(h)
-	s := h[i0]
+	e := h[i0]
 	i := i0
 	for {
-		first := arity*i + 1
-		if first >= n {
+		c := 2*i + 1
+		if c >= n {
 			break
 		}
-		c := first
-		for k := first + 1; k < min(first+arity, n); k++ {
-			if h[k].before(&h[c]) {
-				c = k
-			}
+		if r := c + 1; r < n && less(h[r], h[c]) {
+			c = r
 		}
-		if !h[c].before(&s) {
+		if !less(h[c], e) {
 			break
 		}
 		h[i] = h[c]
-		h[i].e.index = i + 1
+		h[i].index = i + 1
 		i = c
 	}
-	h[i] = s
-	s.e.index = i + 1
+	h[i] = e
+	e.index = i + 1
 	return i > i0
 }

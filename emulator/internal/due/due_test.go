@@ -9,8 +9,6 @@ import (
 // model is the queue's specification: a plain list, searched for its earliest entry.
 type model struct{ items []*Entry[int] }
 
-func less(a, b *Entry[int]) bool { return a.At < b.At || (a.At == b.At && a.Seq < b.Seq) }
-
 func (m *model) earliest() int {
 	best := -1
 	for i, e := range m.items {
@@ -100,11 +98,11 @@ func check(t *testing.T, seed uint64, step int, q *Queue[int], m *model) {
 	if i := m.earliest(); i < 0 && q.Peek() != nil || i >= 0 && q.Peek() != m.items[i] {
 		t.Fatalf("seed %d step %d: Peek is not the earliest entry", seed, step)
 	}
-	for i, s := range q.items {
-		if s.e.index != i+1 || s.at != s.e.At || s.seq != s.e.Seq {
-			t.Fatalf("seed %d step %d: entry at %d says it is at %d", seed, step, i, s.e.index-1)
+	for i, e := range q.items {
+		if e.index != i+1 {
+			t.Fatalf("seed %d step %d: entry at %d says it is at %d", seed, step, i, e.index-1)
 		}
-		if i > 0 && s.before(&q.items[(i-1)/arity]) {
+		if i > 0 && less(e, q.items[(i-1)/2]) {
 			t.Fatalf("seed %d step %d: entry at %d is earlier than its parent", seed, step, i)
 		}
 	}
