@@ -139,10 +139,27 @@ func (c *conn) do(method, uri string, headers []string, body []byte) (int, []byt
 	}
 }
 
+// httpError is an unexpected answer: its status and the start of its body.
+type httpError struct {
+	what   string
+	status int
+	body   string
+}
+
+func (e *httpError) Error() string {
+	return fmt.Sprintf("%s answered %d: %s", e.what, e.status, e.body)
+}
+
 // statusError describes an unexpected answer with the start of its body.
 func statusError(what string, status int, body []byte) error {
 	if len(body) > 200 {
 		body = body[:200]
 	}
-	return fmt.Errorf("%s answered %d: %s", what, status, body)
+	return &httpError{what, status, string(body)}
+}
+
+// refused reports whether err is an answer 429: the emulator refused the request at a bound.
+func refused(err error) bool {
+	var he *httpError
+	return errors.As(err, &he) && he.status == http.StatusTooManyRequests
 }

@@ -1,6 +1,7 @@
 // Command loadgen drives the emulator for scripts/loadbench: a sustained quote-and-generate load
-// on the real clock (sustain), 100,000 retained jobs and one clock advance that finishes them
-// (jobs), 10,000 concurrent wait=true generations (waiters), and start-up time (startup).
+// on the real clock (sustain), 100,000 flows on one key on the manual clock (flows), 100,000
+// retained jobs and one clock advance that finishes them (jobs), jobs with 1 MiB inputs
+// (inputs), 10,000 concurrent wait=true generations (waiters), and start-up time (startup).
 //
 // It talks only to loopback addresses, bounds every loop in count and time, and prints its
 // figures as lines "row|FIGURE|MEASURED|TARGET|BASELINE" that loadbench turns into its table;
@@ -31,6 +32,8 @@ const usage = `usage: loadgen COMMAND [flags]
   sustain  -url URL -pid PID   quote + generate in a loop on the real clock; lateness, RSS
   jobs     -url URL -pid PID   make 100,000 jobs on the manual clock, time the advance that ends them
   waiters  -url URL -pid PID   hold 10,000 wait=true generations on the manual clock; RSS
+  flows    -url URL -pid PID   100,000 quote + generate flows on one key, manual clock; 429s, RSS
+  inputs   -url URL -pid PID   make 360 jobs of 1 MiB inputs on the manual clock; RSS
   startup  -emulator BIN -baseline BIN   exec to first 200 from GET /v1/models, median of starts
 `
 
@@ -49,6 +52,10 @@ func main() {
 		err = retained(ctx, args)
 	case "waiters":
 		err = waiters(ctx, args)
+	case "inputs":
+		err = inputs(ctx, args)
+	case "flows":
+		err = flows(ctx, args)
 	case "startup":
 		err = startup(ctx, args)
 	default:

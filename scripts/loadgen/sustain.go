@@ -17,7 +17,12 @@ import (
 
 // sustain runs quote + generate in a loop from -conns connections at -rate generations a
 // second (0: as fast as they go) for -seconds on the real clock, while -probes connections
-// each generate with wait=true in a loop to observe when jobs turn terminal.
+// each generate with wait=true in a loop to observe when jobs turn terminal. Answers 429 (a
+// bound refused the flow) are counted, not failures: the loop goes on.
+//
+// With -bare the target is loadbench-baseline answering the emulator's bytes: no control API,
+// no probes; it prints "rate|FLOWS/S" for loadbench to pass back as -vs to the emulator's run,
+// whose flows/s is then also given as a ratio to it.
 //
 // Lateness: the engine stamps a job's finished_at with the instant its plan says, not the
 // instant it got round to it, so finished_at alone cannot show lateness. A wait=true answer
@@ -35,8 +40,13 @@ func sustain(ctx context.Context, args []string) error {
 	model := fs.String("model", "fal-ai/flux/schnell", "the model to generate with")
 	every := fs.Duration("every", time.Second, "how often to read resident memory and the account's charged credits")
 	label := fs.String("label", "", "names the run in the table")
+	bare := fs.Bool("bare", false, "the target is the bare baseline: print its flows/s only")
+	vs := fs.Float64("vs", 0, "the baseline's flows/s measured in the same run, for a ratio")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *bare {
+		*probes = 0
 	}
 	tg, err := parseTarget(*rawURL, *pid)
 	if err != nil {
@@ -66,20 +76,22 @@ func sustain(ctx context.Context, args []string) error {
 		return err
 	}
 	defer admin.close()
-	// Enough credits for any bounded run, so that a long one does not end in 402s.
-	if _, err := control(admin, "PUT", "/_emulator/accounts/acct_all", `{"credits":1000000000000}`); err != nil {
-		return err
-	}
-	_, perJob, err := a.quote(admin, headers)
-	if err != nil {
-		return err
-	}
-	if perJob < 1 {
-		return fmt.Errorf("%s quotes %d credits; completed jobs are counted by charged credits, so want at least 1", a.model, perJob)
-	}
-	charged0, _, err := charged(admin)
-	if err != nil {
-		return err
+	perJob, charged0 := int64(1), int64(0)
+	if !*bare {
+		// Enough credits for any bounded run, so that a long one does not end in 402s.
+		if _, err := control(admin, "PUT", "/_emulator/accounts/acct_all", `{"credits":1000000000000}`); err != nil {
+			return err
+		}
+		_, credits, err := a.quote(admin, headers)
+		if err != nil {
+			return err
+		}
+		if perJob = credits; perJob < 1 {
+			return fmt.Errorf("%s quotes %d credits; completed jobs are counted by charged credits, so want at least 1", a.model, perJob)
+		}
+		if charged0, _, err = charged(admin); err != nil {
+			return err
+		}
 	}
 
 	type sample struct {
@@ -88,11 +100,11 @@ func sustain(ctx context.Context, args []string) error {
 		charged, held int64
 	}
 	var (
-		accepted, probed, failures atomic.Int64
-		firstErr                   atomic.Value
-		mu                         sync.Mutex
-		lateness, roundTrips       []time.Duration
-		wg                         sync.WaitGroup
+		accepted, probed, failures, refusals atomic.Int64
+		firstErr                             atomic.Value
+		mu                                   sync.Mutex
+		lateness, roundTrips                 []time.Duration
+		wg                                   sync.WaitGroup
 	)
 	fail := func(err error) {
 		if failures.Add(1) == 1 {
@@ -134,12 +146,20 @@ func sustain(ctx context.Context, args []string) error {
 				}
 				t0 := time.Now()
 				id, _, err := a.quote(c, headers)
+				if refused(err) {
+					refusals.Add(1)
+					continue
+				}
 				if err != nil {
 					fail(err)
 					continue
 				}
 				gen[3] = runID + "-w" + strconv.Itoa(w) + "-" + strconv.Itoa(k)
 				status, body, at, err := c.do("POST", "/v1/generate", gen, a.generateBody(id))
+				if err == nil && status == 429 {
+					refusals.Add(1)
+					continue
+				}
 				if err != nil || (status != 202 && status != 200) {
 					fail(cmpErr(err, "POST /v1/generate", status, body))
 					continue
@@ -197,9 +217,11 @@ func sustain(ctx context.Context, args []string) error {
 	var samples []sample
 	read := func() {
 		rss, _ := rssKB(tg.pid)
-		ch, held, err := charged(admin)
-		if err != nil {
-			fail(err)
+		var ch, held int64
+		if !*bare {
+			if ch, held, err = charged(admin); err != nil {
+				fail(err)
+			}
 		}
 		samples = append(samples, sample{time.Since(start), rss, (ch - charged0) / perJob, held / perJob})
 	}
@@ -261,18 +283,31 @@ func sustain(ctx context.Context, args []string) error {
 		rssSeries = picked
 	}
 	total := accepted.Load() + probed.Load()
+	flowRate := float64(total) / elapsed.Seconds()
+	if *bare {
+		fmt.Printf("rate|%.0f\n", flowRate)
+		return nil
+	}
 	asked := "as fast as it goes"
 	if *rate > 0 {
 		asked = "≥ " + strconv.FormatFloat(*rate, 'f', 0, 64)
 	}
-	row("sustained "+*label+": accepted generations/s", fmt.Sprintf("%.0f", float64(total)/elapsed.Seconds()), asked,
-		fmt.Sprintf("%d conns + %d wait=true probes, %ds", *conns, *probes, *seconds))
+	measured, notes := fmt.Sprintf("%.0f", flowRate), fmt.Sprintf("%d conns + %d wait=true probes, %ds", *conns, *probes, *seconds)
+	if *vs > 0 {
+		measured = fmt.Sprintf("%.2f× (%.0f/s)", flowRate / *vs, flowRate)
+		notes = fmt.Sprintf("bare handler, same bytes: %.0f quote + generate/s; %s", *vs, notes)
+	}
+	row("sustained "+*label+": accepted generations/s", measured, asked, notes)
+	row("sustained "+*label+": refused (429)", strconv.FormatInt(refusals.Load(), 10), "0",
+		fmt.Sprintf("of %d quote + generate flows", total+refusals.Load()))
 	row("sustained "+*label+": completed jobs/s", fmt.Sprintf("%.0f", completedRate), "= accepted/s",
 		fmt.Sprintf("%d of %d done %.1f s after the load", drained.charged, total, (drained.at-elapsed).Seconds()))
 	rt := sorted(roundTrips)
 	row("sustained "+*label+": quote + generate round trip p50 / p99", ms(percentile(rt, 50))+" / "+ms(percentile(rt, 99)), "—", "")
-	row("sustained "+*label+": finish observed late, p50 / p99 / max", spread(lateness), "small vs 500 ms job",
-		fmt.Sprintf("%d wait=true samples", len(lateness)))
+	if *probes > 0 {
+		row("sustained "+*label+": finish observed late, p50 / p99 / max", spread(lateness), "small vs 500 ms job",
+			fmt.Sprintf("%d wait=true samples", len(lateness)))
+	}
 	row("sustained "+*label+": emulator RSS over the run (MB)", strings.Join(rssSeries, " → ")+fmt.Sprintf("; %+.1f MB/s in the second half", growth), "plateaus",
 		fmt.Sprintf("CPU: emulator %.2f, loadgen %.2f cores", cpu, selfCPU))
 	return nil

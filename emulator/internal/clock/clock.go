@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/due"
 )
 
 // ErrBackwards is returned when a change would move time backwards.
@@ -41,7 +43,7 @@ type Clock struct {
 	batch []*Timer // reused by every pass; guarded by fire
 
 	mu      sync.Mutex
-	timers  []*Timer // a binary heap ordered by (at, seq)
+	timers  due.Queue[*Timer]
 	seq     uint64
 	wake    chan struct{}
 	stopped chan struct{}
@@ -134,17 +136,18 @@ func (c *Clock) runUntil(target int64, d time.Duration) {
 	}
 	for {
 		c.mu.Lock()
-		if len(c.timers) == 0 || c.timers[0].at > target {
+		top := c.timers.Peek()
+		if top == nil || top.At > target {
 			if c.manual {
 				c.now.Store(target)
 			}
 			c.mu.Unlock()
 			break
 		}
-		at := c.timers[0].at
+		at := top.At
 		batch := c.batch[:0]
-		for len(c.timers) > 0 && c.timers[0].at == at && len(batch) < batchSize {
-			t := c.pop()
+		for e := top; e != nil && e.At == at && len(batch) < batchSize; e = c.timers.Peek() {
+			t := c.timers.Pop().Value
 			t.state.Store(popped)
 			batch = append(batch, t)
 		}
@@ -167,12 +170,13 @@ func (c *Clock) runUntil(target int64, d time.Duration) {
 // AfterFunc runs f at emulator time at (at once, on the next firing, when at has passed).
 // Callbacks run one at a time; one may schedule others.
 func (c *Clock) AfterFunc(at time.Time, f func()) *Timer {
-	t := &Timer{c: c, at: Nanos(at), f: f}
+	t := &Timer{c: c, f: f}
+	t.e.At, t.e.Value = Nanos(at), t
 	c.mu.Lock()
 	c.seq++
-	t.seq = c.seq
-	c.push(t)
-	first := c.timers[0] == t
+	t.e.Seq = c.seq
+	c.timers.Push(&t.e)
+	first := c.timers.Peek() == &t.e
 	c.mu.Unlock()
 	if first {
 		c.poke()
@@ -201,8 +205,8 @@ func (c *Clock) loop() {
 	for {
 		c.mu.Lock()
 		wait := time.Hour
-		if len(c.timers) > 0 {
-			wait = time.Duration(c.timers[0].at - c.nowNanos())
+		if top := c.timers.Peek(); top != nil {
+			wait = time.Duration(top.At - c.nowNanos())
 		}
 		c.mu.Unlock()
 		if wait <= 0 {
@@ -231,10 +235,8 @@ const (
 // Timer is a scheduled callback.
 type Timer struct {
 	c     *Clock
-	at    int64 // nanoseconds since 1970
-	seq   uint64
+	e     due.Entry[*Timer] // in c.timers while state is pending
 	f     func()
-	index int // in the heap while state is pending
 	state atomic.Int32
 }
 
@@ -244,7 +246,7 @@ func (t *Timer) Stop() bool {
 	defer t.c.mu.Unlock()
 	switch t.state.Load() {
 	case pending:
-		t.c.remove(t.index)
+		t.c.timers.Remove(&t.e)
 		t.state.Store(done)
 		return true
 	case popped:
@@ -258,73 +260,5 @@ func (t *Timer) Stop() bool {
 func (c *Clock) Pending() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.timers)
-}
-
-// The heap is written out rather than built on container/heap: no interface calls and no
-// boxing on the path every timer takes. Callers hold c.mu.
-
-func (c *Clock) less(i, j int) bool {
-	a, b := c.timers[i], c.timers[j]
-	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
-}
-
-func (c *Clock) swap(i, j int) {
-	h := c.timers
-	h[i], h[j] = h[j], h[i]
-	h[i].index = i
-	h[j].index = j
-}
-
-func (c *Clock) up(j int) {
-	for j > 0 {
-		i := (j - 1) / 2
-		if !c.less(j, i) {
-			break
-		}
-		c.swap(i, j)
-		j = i
-	}
-}
-
-func (c *Clock) down(i int) {
-	n := len(c.timers)
-	for {
-		j := 2*i + 1
-		if j >= n {
-			return
-		}
-		if r := j + 1; r < n && c.less(r, j) {
-			j = r
-		}
-		if !c.less(j, i) {
-			return
-		}
-		c.swap(i, j)
-		i = j
-	}
-}
-
-func (c *Clock) push(t *Timer) {
-	t.index = len(c.timers)
-	c.timers = append(c.timers, t)
-	c.up(t.index)
-}
-
-func (c *Clock) pop() *Timer { return c.remove(0) }
-
-func (c *Clock) remove(i int) *Timer {
-	last := len(c.timers) - 1
-	t := c.timers[i]
-	if i != last {
-		c.swap(i, last)
-	}
-	c.timers[last] = nil
-	c.timers = c.timers[:last]
-	if i != last {
-		c.down(i)
-		c.up(i)
-	}
-	t.index = -1
-	return t
+	return c.timers.Len()
 }

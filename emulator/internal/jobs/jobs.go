@@ -6,7 +6,7 @@
 // Credits held for a job are charged or refunded exactly once, when it turns terminal.
 //
 // An engine schedules one clock callback at a time, for its earliest due transition or drop:
-// live jobs wait in a heap ordered by due time and finished jobs in a queue in finish order,
+// live jobs wait in an ordered queue (package due) by due time and finished jobs in a queue in finish order,
 // so a retained job costs no timer and a burst of transitions costs one lock per instant.
 package jobs
 
@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/due"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
 )
 
@@ -124,6 +125,9 @@ type New struct {
 // DefaultMaxJobs is the retained-job cap when Options.MaxJobs is not set.
 const DefaultMaxJobs = 100_000
 
+// DefaultMaxInputBytes is the cap on the inputs held when Options.MaxInputBytes is not set.
+const DefaultMaxInputBytes = 64 << 20
+
 // Options bound what an engine keeps.
 type Options struct {
 	// Retention is how long a finished job is kept before it is dropped.
@@ -133,6 +137,11 @@ type Options struct {
 	// dropped (their credits are held), so the cap bounds finished jobs: when every held job is
 	// live the new one is admitted anyway, and live jobs are bounded by their plans' lifetimes.
 	MaxJobs int
+	// MaxInputBytes caps the bytes of the inputs of the jobs held, which a job answers with
+	// (DefaultMaxInputBytes when ≤ 0): an input may be up to a request body, and the rest of a
+	// job is small and bounded by MaxJobs. Past it, exactly as past MaxJobs, a new job first
+	// drops the oldest finished jobs, and live jobs are never dropped.
+	MaxInputBytes int64
 	// OnChange, when set, is told of every change to the jobs held: a job created, started,
 	// ended or dropped. It runs under the engine's lock, so it must be quick and must not call
 	// back into the engine.
@@ -144,13 +153,13 @@ type Options struct {
 // an engine may retain a hundred thousand of them.
 type job struct {
 	New
-	seq        uint64 // creation order, which breaks ties between equal due times
 	status     Status
 	createdAt  int64 // nanoseconds since 1970, as are the other times; unset when never reached
 	startedAt  int64
 	finishedAt int64
-	due        int64 // a live job's next transition
-	index      int32 // in Engine.live; -1 once finished
+	// live is the job's place among live jobs: its next transition (At) and its creation order
+	// (Seq, which breaks ties between equal due times and orders listings).
+	live       due.Entry[*job]
 	progress   uint8 // in hundredths, frozen when the job turns terminal
 	forced     bool  // ended by Force rather than by its plan or a cancel
 	err        *Error
@@ -187,17 +196,19 @@ type Engine struct {
 	ledger    *ledger.Ledger
 	retention time.Duration
 	maxJobs   int
+	maxBytes  int64
 	onChange  func()
 
 	mu        sync.Mutex
 	byID      map[string]*job
 	byAccount map[string]*accountJobs
 	seq       uint64
-	live      []*job // a heap of queued and running jobs by (due, seq)
-	doneHead  *job   // the finished job that is dropped next
+	live      due.Queue[*job] // queued and running jobs by (due, seq)
+	doneHead  *job            // the finished job that is dropped next
 	doneTail  *job
 	counts    Counts
 	held      int                 // jobs held, shadowed duplicates included
+	heldBytes int64               // the bytes of their inputs
 	onEnd     map[*job][]*endCall // what to run when a job ends; only jobs someone waits for
 
 	// timer is the one clock callback the engine has scheduled, at timerAt, for the earliest
@@ -221,8 +232,11 @@ func NewEngine(c *clock.Clock, l *ledger.Ledger, o Options) *Engine {
 	if o.MaxJobs <= 0 {
 		o.MaxJobs = DefaultMaxJobs
 	}
+	if o.MaxInputBytes <= 0 {
+		o.MaxInputBytes = DefaultMaxInputBytes
+	}
 	return &Engine{
-		clock: c, ledger: l, retention: o.Retention, maxJobs: o.MaxJobs, onChange: o.OnChange,
+		clock: c, ledger: l, retention: o.Retention, maxJobs: o.MaxJobs, maxBytes: o.MaxInputBytes, onChange: o.OnChange,
 		byID: map[string]*job{}, byAccount: map[string]*accountJobs{},
 	}
 }
@@ -233,13 +247,15 @@ func NewEngine(c *clock.Clock, l *ledger.Ledger, o Options) *Engine {
 func (e *Engine) Create(n New) View {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for e.held >= e.maxJobs && e.doneHead != nil {
+	for (e.held >= e.maxJobs || e.heldBytes+int64(len(n.Input)) > e.maxBytes) && e.doneHead != nil {
 		e.drop()
 	}
 	now := e.clock.Now()
 	e.seq++
-	j := &job{New: n, seq: e.seq, status: Queued, createdAt: now.UnixNano(), startedAt: unset, finishedAt: unset}
+	j := &job{New: n, status: Queued, createdAt: now.UnixNano(), startedAt: unset, finishedAt: unset}
+	j.live.Seq, j.live.Value = e.seq, j
 	e.held++
+	e.heldBytes += int64(len(j.Input))
 	e.counts.add(Queued, 1)
 	e.byID[j.ID] = j
 	acc := e.byAccount[j.Account]
@@ -256,11 +272,11 @@ func (e *Engine) Create(n New) View {
 	acc.tail = j
 	p := j.Plan
 	if expiresQueued(p) {
-		j.due = addNanos(now.UnixNano(), p.QueueTimeout)
+		j.live.At = addNanos(now.UnixNano(), p.QueueTimeout)
 	} else {
-		j.due = addNanos(now.UnixNano(), p.Queue)
+		j.live.At = addNanos(now.UnixNano(), p.Queue)
 	}
-	e.push(j)
+	e.live.Push(&j.live)
 	e.arm()
 	e.changed()
 	return j.view(now)
@@ -286,10 +302,9 @@ func (e *Engine) fire(gen uint64) {
 		e.timer = nil
 	}
 	now := e.clock.Now().UnixNano()
-	for len(e.live) > 0 && e.live[0].due <= now {
-		j := e.live[0]
-		e.remove(0)
-		planned := time.Unix(0, j.due).UTC()
+	for top := e.live.Peek(); top != nil && top.At <= now; top = e.live.Peek() {
+		j := e.live.Pop().Value
+		planned := time.Unix(0, j.live.At).UTC()
 		e.step(j, planned)
 		if e.observe != nil {
 			e.observe(planned)
@@ -331,8 +346,8 @@ func (e *Engine) step(j *job, at time.Time) {
 		if p.Ending.Status == Failed {
 			run = time.Duration(float64(run) * math.Min(1, math.Max(0, p.Ending.At)))
 		}
-		j.due = addNanos(at.UnixNano(), run)
-		e.push(j)
+		j.live.At = addNanos(at.UnixNano(), run)
+		e.live.Push(&j.live)
 		j.notify()
 		e.changed()
 	}
@@ -341,9 +356,7 @@ func (e *Engine) step(j *job, at time.Time) {
 // terminate ends a live job at the instant at, settles its credits and queues it to be
 // dropped. Callers hold e.mu and call e.arm afterwards.
 func (e *Engine) terminate(j *job, status Status, jerr *Error, at time.Time) {
-	if j.index >= 0 {
-		e.remove(int(j.index))
-	}
+	e.live.Remove(&j.live)
 	e.counts.add(j.status, -1)
 	e.counts.add(status, 1)
 	j.progress = j.hundredthsAt(at)
@@ -414,6 +427,7 @@ func (e *Engine) drop() {
 		e.doneTail = nil
 	}
 	e.held--
+	e.heldBytes -= int64(len(j.Input))
 	e.counts.add(j.status, -1)
 	if e.byID[j.ID] == j {
 		delete(e.byID, j.ID)
@@ -440,8 +454,8 @@ func (e *Engine) drop() {
 // when nothing is due. Callers hold e.mu.
 func (e *Engine) arm() {
 	next, due := int64(math.MaxInt64), false
-	if len(e.live) > 0 {
-		next, due = e.live[0].due, true
+	if top := e.live.Peek(); top != nil {
+		next, due = top.At, true
 	}
 	if h := e.doneHead; h != nil {
 		if d := e.dropAt(h); !due || d < next {
@@ -591,7 +605,7 @@ func (e *Engine) ListAll(f Filter, offset, limit int) ([]View, int) {
 	for n := 0; n < total && (n < offset || n-offset < limit); {
 		best := -1
 		for i, h := range heads {
-			if h != nil && (best < 0 || h.seq > heads[best].seq) {
+			if h != nil && (best < 0 || h.live.Seq > heads[best].live.Seq) {
 				best = i
 			}
 		}
@@ -616,11 +630,12 @@ func (e *Engine) ListAll(f Filter, offset, limit int) ([]View, int) {
 func (e *Engine) Next() (id string, at time.Time, from Status, ok bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if len(e.live) == 0 {
+	top := e.live.Peek()
+	if top == nil {
 		return "", time.Time{}, "", false
 	}
-	j := e.live[0]
-	return j.ID, time.Unix(0, j.due).UTC(), j.status, true
+	j := top.Value
+	return j.ID, time.Unix(0, top.At).UTC(), j.status, true
 }
 
 // Len counts the jobs held.
@@ -729,73 +744,4 @@ func addNanos(t int64, d time.Duration) int64 {
 		return math.MinInt64
 	}
 	return s
-}
-
-// The live heap is written out, as the clock's is, so the hot path makes no interface calls.
-// Callers hold e.mu.
-
-func (e *Engine) less(a, b int) bool {
-	x, y := e.live[a], e.live[b]
-	return x.due < y.due || (x.due == y.due && x.seq < y.seq)
-}
-
-func (e *Engine) swap(a, b int) {
-	h := e.live
-	h[a], h[b] = h[b], h[a]
-	h[a].index = int32(a)
-	h[b].index = int32(b)
-}
-
-func (e *Engine) up(j int) {
-	for j > 0 {
-		i := (j - 1) / 2
-		if !e.less(j, i) {
-			break
-		}
-		e.swap(i, j)
-		j = i
-	}
-}
-
-func (e *Engine) down(i int) {
-	n := len(e.live)
-	for {
-		j := 2*i + 1
-		if j >= n {
-			return
-		}
-		if r := j + 1; r < n && e.less(r, j) {
-			j = r
-		}
-		if !e.less(j, i) {
-			return
-		}
-		e.swap(i, j)
-		i = j
-	}
-}
-
-func (e *Engine) push(j *job) {
-	j.index = int32(len(e.live))
-	e.live = append(e.live, j)
-	e.up(len(e.live) - 1)
-}
-
-func (e *Engine) remove(i int) {
-	last := len(e.live) - 1
-	j := e.live[i]
-	if i != last {
-		e.swap(i, last)
-	}
-	e.live[last] = nil
-	e.live = e.live[:last]
-	if i != last {
-		e.down(i)
-		e.up(i)
-	}
-	j.index = -1
-	// Give back a heap's worth of slots once a burst has passed.
-	if cap(e.live) > 1024 && len(e.live) < cap(e.live)/4 {
-		e.live = append(make([]*job, 0, cap(e.live)/2), e.live...)
-	}
 }

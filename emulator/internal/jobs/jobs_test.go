@@ -1,12 +1,14 @@
 package jobs_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -953,6 +955,51 @@ func TestMaxJobs(t *testing.T) {
 	// Dropping early settles nothing twice: what is held is exactly the live jobs' credits.
 	if b := w.balance(account); b.Held != 4 || b.Charged != 4 || b.Total() != start {
 		t.Errorf("balance %+v; want 4 held (live), 4 charged (f0..f3)", b)
+	}
+}
+
+// TestMaxInputBytes fills an engine with jobs of 1 MiB inputs past its byte cap: their inputs
+// were held for the whole retention, bounded by count only (360 such jobs took 755 MB). Now
+// each new job past the cap drops the oldest finished jobs first, as the count cap does; live
+// jobs are never dropped, and what is held stays within the cap once they finish.
+func TestMaxInputBytes(t *testing.T) {
+	t.Parallel()
+	const mib = 1 << 20
+	c := clock.NewManual(t0)
+	l := ledger.New(map[string]int64{account: start})
+	w := &world{t: t, clock: c, ledger: l, engine: jobs.NewEngine(c, l, jobs.Options{Retention: retention, MaxInputBytes: 8 * mib})}
+	big := json.RawMessage(`{"prompt":"` + strings.Repeat("x", mib-13) + `"}`)
+	if len(big) != mib {
+		t.Fatalf("input of %d bytes", len(big))
+	}
+	short := jobs.Plan{Run: time.Second, QueueTimeout: time.Minute}
+	for i := range 360 {
+		w.create(jobs.New{ID: fmt.Sprint("f", i), Credits: 1, Input: big, Plan: short})
+		w.advance(2 * time.Second)
+		if n := w.engine.Len(); n > 8 {
+			t.Fatalf("after %d jobs of 1 MiB: %d held; want at most 8", i+1, n)
+		}
+	}
+	for i := 352; i < 360; i++ {
+		if v, ok := w.engine.Get(account, fmt.Sprint("f", i)); !ok || !bytes.Equal(v.Input, big) {
+			t.Errorf("f%d, among the newest, is not held whole", i)
+		}
+	}
+	if _, ok := w.engine.Get(account, "f351"); ok {
+		t.Error("f351 is held past the byte cap")
+	}
+	// Live jobs are admitted over the cap, and never dropped.
+	long := jobs.Plan{Run: time.Hour, QueueTimeout: time.Minute}
+	for i := range 12 {
+		w.create(jobs.New{ID: fmt.Sprint("l", i), Credits: 1, Input: big, Plan: long})
+	}
+	if c := w.engine.Counts(); c.Queued != 12 || c.Total() != 12 {
+		t.Errorf("Counts = %+v; want the 12 live jobs alone", c)
+	}
+	w.advance(2 * time.Hour)
+	w.create(jobs.New{ID: "after", Credits: 1, Input: big, Plan: short})
+	if n := w.engine.Len(); n != 8 {
+		t.Errorf("once they finished, the next job left %d held; want 8", n)
 	}
 }
 

@@ -1,6 +1,7 @@
 package quotes_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -16,116 +17,151 @@ import (
 type model struct {
 	l     quotes.Limits
 	seq   int
-	held  map[string][]heldQuote // per account
-	marks map[string][]mark      // per account, oldest first
+	live  map[string][]entry // per account
+	marks map[string][]entry // per account
 }
 
-type heldQuote struct {
-	q    quotes.Quote
+// entry is a live quote (due when it expires) or a marker (due when it is forgotten).
+type entry struct {
+	q    quotes.Quote // Input nil once a marker or released
+	orig []byte       // the input it was made for, to check SameInput
+	due  time.Time
 	size int64
 	seq  int
 }
 
-type mark struct {
-	q      quotes.Quote // Input kept here only to check SameInput
-	forget time.Time
+// earliest is the index of the entry due first, or -1.
+func earliest(es []entry) int {
+	best := -1
+	for i, e := range es {
+		if best < 0 || e.due.Before(es[best].due) || e.due.Equal(es[best].due) && e.seq < es[best].seq {
+			best = i
+		}
+	}
+	return best
 }
 
-func (m *model) end(q quotes.Quote) time.Time { return q.ExpiresAt.Add(m.l.Grace + time.Nanosecond) }
-
-// ordered lists an account's held quotes by end, then by when they were made.
-func (m *model) ordered(account string) []heldQuote {
-	hs := slices.Clone(m.held[account])
-	slices.SortFunc(hs, func(a, b heldQuote) int {
-		if c := m.end(a.q).Compare(m.end(b.q)); c != 0 {
-			return c
-		}
-		return a.seq - b.seq
-	})
-	return hs
+func total(es []entry) int64 {
+	n := int64(0)
+	for _, e := range es {
+		n += e.size
+	}
+	return n
 }
 
 func (m *model) settle(account string, now time.Time) {
-	for _, h := range m.ordered(account) {
-		if now.Before(m.end(h.q)) {
+	for {
+		i := earliest(m.live[account])
+		if i < 0 || now.Before(m.live[account][i].due) {
 			break
 		}
-		m.held[account] = slices.DeleteFunc(m.held[account], func(x heldQuote) bool { return x.seq == h.seq })
-		if m.l.Remember > m.l.Grace {
-			if len(m.marks[account]) >= m.l.Markers {
-				m.marks[account] = m.marks[account][1:]
-			}
-			m.marks[account] = append(m.marks[account], mark{h.q, h.q.ExpiresAt.Add(m.l.Remember)})
-		}
+		e := m.live[account][i]
+		m.live[account] = slices.Delete(m.live[account], i, i+1)
+		m.mark(account, e, now)
 	}
-	m.marks[account] = slices.DeleteFunc(m.marks[account], func(k mark) bool { return !now.Before(k.forget) })
+	m.marks[account] = slices.DeleteFunc(m.marks[account], func(e entry) bool { return !now.Before(e.due) })
+}
+
+func (m *model) mark(account string, e entry, now time.Time) {
+	e.q.Input = nil
+	e.size = quotes.MarkerSize(e.q)
+	e.due = e.q.ExpiresAt.Add(m.l.Remember + time.Nanosecond)
+	if !now.Before(e.due) {
+		return
+	}
+	m.seq++
+	e.seq = m.seq
+	m.marks[account] = append(m.marks[account], e)
+	for len(m.marks[account]) > m.l.Markers || total(m.marks[account]) > m.l.MarkerBytes {
+		i := earliest(m.marks[account])
+		m.marks[account] = slices.Delete(m.marks[account], i, i+1)
+	}
 }
 
 func (m *model) add(q quotes.Quote, now time.Time) error {
 	m.settle(q.Account, now)
-	count, bytes := 0, int64(0)
-	for _, h := range m.held[q.Account] {
-		if h.q.ID != q.ID {
-			count, bytes = count+1, bytes+h.size
+	count, size := 0, int64(0)
+	for _, e := range m.live[q.Account] {
+		if e.q.ID != q.ID {
+			count, size = count+1, size+e.size
 		}
 	}
-	if count+1 > m.l.PerAccount || bytes+quotes.Size(q) > m.l.PerAccountBytes {
-		total := int64(0)
-		for _, h := range m.held[q.Account] {
-			total += h.size
+	if count+1 > m.l.PerAccount || size+quotes.Size(q) > m.l.PerAccountBytes {
+		le := &quotes.LimitError{Held: len(m.live[q.Account]), HeldBytes: total(m.live[q.Account]), Limits: m.l}
+		if i := earliest(m.live[q.Account]); i >= 0 {
+			le.RetryAt = m.live[q.Account][i].due
 		}
-		return &quotes.LimitError{Held: len(m.held[q.Account]), HeldBytes: total, Limits: m.l, RetryAt: m.end(m.ordered(q.Account)[0].q)}
+		return le
 	}
-	m.held[q.Account] = slices.DeleteFunc(m.held[q.Account], func(h heldQuote) bool { return h.q.ID == q.ID })
-	m.marks[q.Account] = slices.DeleteFunc(m.marks[q.Account], func(k mark) bool { return k.q.ID == q.ID })
+	other := func(e entry) bool { return e.q.ID == q.ID }
+	m.live[q.Account] = slices.DeleteFunc(m.live[q.Account], other)
+	m.marks[q.Account] = slices.DeleteFunc(m.marks[q.Account], other)
 	m.seq++
-	m.held[q.Account] = append(m.held[q.Account], heldQuote{q, quotes.Size(q), m.seq})
+	m.live[q.Account] = append(m.live[q.Account], entry{q, q.Input, q.ExpiresAt.Add(time.Nanosecond), quotes.Size(q), m.seq})
 	return nil
 }
 
-// find is Find: the held quote, or the marker's quote with its input (the caller compares
-// inputs with SameInput), and whether it was whole.
-func (m *model) find(account, id string, now time.Time) (q quotes.Quote, whole, ok bool) {
+// find is Find: the quote as the store should give it, the input it was made for, and whether
+// it is known.
+func (m *model) find(account, id string, now time.Time) (quotes.Quote, []byte, bool) {
 	m.settle(account, now)
-	for i := range m.held[account] {
-		if h := &m.held[account][i]; h.q.ID == id {
-			return h.q, true, true
+	for _, es := range [][]entry{m.live[account], m.marks[account]} {
+		for _, e := range es {
+			if e.q.ID == id {
+				return e.q, e.orig, true
+			}
 		}
 	}
-	for _, k := range m.marks[account] {
-		if k.q.ID == id {
-			return k.q, false, true
-		}
-	}
-	return quotes.Quote{}, false, false
+	return quotes.Quote{}, nil, false
 }
 
 func (m *model) use(account, id, job string, now time.Time) (string, bool) {
 	m.settle(account, now)
-	for i := range m.held[account] {
-		if h := &m.held[account][i]; h.q.ID == id {
-			if h.q.UsedBy != "" {
-				return h.q.UsedBy, false
-			}
-			h.q.UsedBy = job
+	for _, e := range m.marks[account] {
+		if e.q.ID == id {
+			return e.q.UsedBy, false
+		}
+	}
+	for i, e := range m.live[account] {
+		if e.q.ID == id {
+			m.live[account] = slices.Delete(m.live[account], i, i+1)
+			e.q.UsedBy = job
+			m.mark(account, e, now)
 			return job, true
 		}
 	}
 	return "", false
 }
 
+func (m *model) release(account, id, job string, now time.Time) {
+	m.settle(account, now)
+	for i, e := range m.marks[account] {
+		if e.q.ID == id && e.q.UsedBy == job && job != "" {
+			m.marks[account] = slices.Delete(m.marks[account], i, i+1)
+			e.q.UsedBy = ""
+			e.size = quotes.Size(quotes.Quote{ID: id, Account: account, Model: e.q.Model})
+			e.due = e.q.ExpiresAt.Add(time.Nanosecond)
+			m.seq++
+			e.seq = m.seq
+			m.live[account] = append(m.live[account], e)
+			return
+		}
+	}
+}
+
 // TestStoreMatchesModel runs random sequences of calls against the store and the model: ids
-// made again while held or as markers, lifetimes that end out of order and at the same
-// instant, bounds reached by count, bytes and markers, the clock stepping onto exact ends.
+// made again while live or as markers, quotes used and released, lifetimes that end out of
+// order and at the same instant, bounds reached by count and bytes of live quotes and of
+// markers, the clock stepping onto exact ends.
 func TestStoreMatchesModel(t *testing.T) {
 	t.Parallel()
 	for seed := range uint64(40) {
 		rng := rand.New(rand.NewPCG(seed, 7))
-		l := quotes.Limits{PerAccount: 1 + rng.IntN(12), PerAccountBytes: 2000 + rng.Int64N(4000), Grace: time.Duration(rng.IntN(3)) * time.Second,
-			Remember: time.Duration(rng.IntN(6)) * time.Second, Markers: 1 + rng.IntN(8)}
+		l := quotes.Limits{PerAccount: 1 + rng.IntN(12), PerAccountBytes: 2000 + rng.Int64N(4000),
+			Remember: time.Duration(rng.IntN(6)) * time.Second, Markers: 1 + rng.IntN(8), MarkerBytes: 300 + rng.Int64N(2000)}
 		c := clock.NewManual(t0)
 		s := quotes.NewBounded(c, l)
-		m := &model{l: l, held: map[string][]heldQuote{}, marks: map[string][]mark{}}
+		m := &model{l: l, live: map[string][]entry{}, marks: map[string][]entry{}}
 		inputs := [][]byte{[]byte(`{"a":1}`), []byte(`{"a":2}`), []byte(`{"prompt":"` + fmt.Sprint(seed) + `"}`), make([]byte, 700)}
 		ids := 5 + rng.IntN(40)
 		for step := range 3000 {
@@ -133,7 +169,7 @@ func TestStoreMatchesModel(t *testing.T) {
 			account := fmt.Sprint("acct", rng.IntN(2))
 			id := fmt.Sprint("q", rng.IntN(ids))
 			where := fmt.Sprintf("seed %d, step %d (%s/%s at +%v)", seed, step, account, id, now.Sub(t0))
-			switch op := rng.IntN(10); {
+			switch op := rng.IntN(12); {
 			case op < 4:
 				q := quotes.Quote{ID: id, Account: account, Model: fmt.Sprint("m", rng.IntN(2)), Input: inputs[rng.IntN(len(inputs))],
 					Credits: rng.Int64N(9), CreatedAt: now, ExpiresAt: now.Add(time.Duration(rng.IntN(4)) * 500 * time.Millisecond)}
@@ -144,22 +180,28 @@ func TestStoreMatchesModel(t *testing.T) {
 					t.Fatalf("%s: Add = %v; want %v", where, got, want)
 				}
 			case op < 7:
-				want, whole, ok := m.find(account, id, now)
+				want, orig, ok := m.find(account, id, now)
 				got, gotOK := s.Find(account, id)
 				if gotOK != ok || ok && (got.ID != want.ID || got.Model != want.Model || !got.ExpiresAt.Equal(want.ExpiresAt) ||
-					(got.Input != nil) != whole || !got.SameInput(want.Input) || whole && (got.UsedBy != want.UsedBy || got.Credits != want.Credits)) {
-					t.Fatalf("%s: Find = %+v, %v; want %+v, %v (whole %v)", where, got, gotOK, want, ok, whole)
+					!bytes.Equal(got.Input, want.Input) || (got.Input == nil) != (want.Input == nil) || !got.SameInput(orig) ||
+					got.UsedBy != want.UsedBy || got.Credits != want.Credits) {
+					t.Fatalf("%s: Find = %+v, %v; want %+v, %v", where, got, gotOK, want, ok)
 				}
-				if g, gok := s.Get(account, id); gok != whole || gok && g.UsedBy != want.UsedBy {
-					t.Fatalf("%s: Get = %+v, %v; want whole %v", where, g, gok, whole)
-				}
-			case op < 8:
+			case op < 9:
 				job := fmt.Sprint("job", step)
 				gotBy, gotOK := s.Use(account, id, job)
 				wantBy, wantOK := m.use(account, id, job, now)
 				if gotBy != wantBy || gotOK != wantOK {
 					t.Fatalf("%s: Use = %q, %v; want %q, %v", where, gotBy, gotOK, wantBy, wantOK)
 				}
+			case op < 10:
+				// Release names the job of a recent Use half the time.
+				job := fmt.Sprint("job", step-rng.IntN(4))
+				if q, _, ok := m.find(account, id, now); ok && rng.IntN(2) == 0 {
+					job = q.UsedBy
+				}
+				s.Release(account, id, job)
+				m.release(account, id, job, now)
 			default:
 				// Step by a multiple of 250ms, sometimes a nanosecond more, so the clock lands
 				// on exact ends and just past them.
@@ -167,13 +209,14 @@ func TestStoreMatchesModel(t *testing.T) {
 				advance(t, c, d)
 			}
 			if step%100 == 0 {
-				want := 0
-				for a := range m.held {
+				live, marks := 0, 0
+				for _, a := range []string{"acct0", "acct1"} {
 					m.settle(a, c.Now())
-					want += len(m.held[a])
+					live += len(m.live[a])
+					marks += len(m.marks[a])
 				}
-				if got := s.Len(); got != want {
-					t.Fatalf("%s: Len = %d; want %d", where, got, want)
+				if got, gotMarks := s.Len(), s.Markers(); got != live || gotMarks != marks {
+					t.Fatalf("%s: Len, Markers = %d, %d; want %d, %d", where, got, gotMarks, live, marks)
 				}
 			}
 		}

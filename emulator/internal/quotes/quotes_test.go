@@ -42,19 +42,19 @@ func TestGetIsPerAccount(t *testing.T) {
 	s, _ := newStore(t)
 	q := quote("acct_a", "q1", t0)
 	s.Add(q)
-	got, ok := s.Get("acct_a", "q1")
+	got, ok := s.Find("acct_a", "q1")
 	if !ok || got.ID != "q1" || got.Credits != 4 || !got.ExpiresAt.Equal(t0.Add(ttl)) || string(got.Input) != `{"prompt":"x"}` {
 		t.Errorf("Get = %+v, %v", got, ok)
 	}
-	if _, ok := s.Get("acct_b", "q1"); ok {
+	if _, ok := s.Find("acct_b", "q1"); ok {
 		t.Error("another account's quote was found")
 	}
-	if _, ok := s.Get("acct_a", "nope"); ok {
+	if _, ok := s.Find("acct_a", "nope"); ok {
 		t.Error("an unknown quote was found")
 	}
 	// Get returns a copy.
 	got.UsedBy = "job"
-	if again, _ := s.Get("acct_a", "q1"); again.UsedBy != "" {
+	if again, _ := s.Find("acct_a", "q1"); again.UsedBy != "" {
 		t.Error("changing Get's result changed the stored quote")
 	}
 }
@@ -103,7 +103,7 @@ func TestUseAndRelease(t *testing.T) {
 			if by != tc.wantBy || ok != tc.wantOK {
 				t.Errorf("Use = %q, %v; want %q, %v", by, ok, tc.wantBy, tc.wantOK)
 			}
-			if q, _ := s.Get("acct_a", "q1"); q.UsedBy != tc.wantUsing {
+			if q, _ := s.Find("acct_a", "q1"); q.UsedBy != tc.wantUsing {
 				t.Errorf("UsedBy = %q; want %q", q.UsedBy, tc.wantUsing)
 			}
 		})
@@ -158,17 +158,19 @@ func TestUseSingleWinner(t *testing.T) {
 				t.Errorf("round %d: loser %s was told %q; want the winner %q", round, r.job, r.by, winner)
 			}
 		}
-		if q, _ := s.Get("acct_a", "q1"); q.UsedBy != winner {
+		if q, _ := s.Find("acct_a", "q1"); q.UsedBy != winner {
 			t.Errorf("round %d: UsedBy = %q; want %q", round, q.UsedBy, winner)
 		}
 	}
 }
 
-// TestQuotesForgotten: a quote is still known (so it can answer quote_expired) until Forget
-// after it expires, and forgotten at that instant; the store sets no timer for it.
+// TestQuotesForgotten: a quote is live until it expires, then known by its marker (so it can
+// answer quote_expired) until Remember after it expires, and forgotten just after; the store
+// sets no timer for it.
 func TestQuotesForgotten(t *testing.T) {
 	t.Parallel()
 	s, c := newStore(t)
+	remember := quotes.DefaultLimits.Remember
 	s.Add(quote("acct_a", "q1", t0))
 	advance(t, c, time.Minute)
 	s.Add(quote("acct_a", "q2", c.Now())) // expires a minute after q1
@@ -176,44 +178,89 @@ func TestQuotesForgotten(t *testing.T) {
 		t.Fatalf("Len = %d, Pending = %d; want 2 quotes and no timer", s.Len(), c.Pending())
 	}
 	for _, step := range []struct {
-		to     time.Time
-		q1, q2 bool
+		to         time.Time
+		live, mark int
+		q1, q2     bool
 	}{
-		{t0.Add(ttl), true, true},                                    // q1 expires, still known
-		{t0.Add(ttl + quotes.Forget), true, true},                    // the last moment q1 is kept
-		{t0.Add(ttl + quotes.Forget + time.Nanosecond), false, true}, // q1 forgotten
-		{t0.Add(time.Minute + ttl + quotes.Forget), false, true},
-		{t0.Add(time.Minute + ttl + quotes.Forget + time.Nanosecond), false, false},
+		{t0.Add(ttl), 2, 0, true, true},                               // q1 expires: valid at that instant
+		{t0.Add(ttl + time.Nanosecond), 1, 1, true, true},             // q1 is a marker
+		{t0.Add(ttl + remember), 0, 2, true, true},                    // the last moment q1 is known
+		{t0.Add(ttl + remember + time.Nanosecond), 0, 1, false, true}, // q1 forgotten, q2 a marker
+		{t0.Add(time.Minute + ttl + remember + time.Nanosecond), 0, 0, false, false},
 	} {
 		if err := c.Set(step.to); err != nil {
 			t.Fatal(err)
 		}
-		_, ok1 := s.Get("acct_a", "q1")
-		_, ok2 := s.Get("acct_a", "q2")
-		if ok1 != step.q1 || ok2 != step.q2 {
-			t.Errorf("at +%v: q1 known %v, q2 known %v; want %v, %v", step.to.Sub(t0), ok1, ok2, step.q1, step.q2)
+		_, ok1 := s.Find("acct_a", "q1")
+		_, ok2 := s.Find("acct_a", "q2")
+		if ok1 != step.q1 || ok2 != step.q2 || s.Len() != step.live || s.Markers() != step.mark {
+			t.Errorf("at +%v: q1 known %v, q2 known %v, %d live, %d markers; want %v, %v, %d, %d",
+				step.to.Sub(t0), ok1, ok2, s.Len(), s.Markers(), step.q1, step.q2, step.live, step.mark)
 		}
 	}
-	if s.Len() != 0 || c.Pending() != 0 {
-		t.Errorf("after both are forgotten: Len = %d, Pending = %d; want 0 and 0", s.Len(), c.Pending())
+	if c.Pending() != 0 {
+		t.Errorf("Pending = %d; want no timer", c.Pending())
 	}
 }
 
-// TestUsedQuoteForgotten: a used quote is forgotten on the same schedule.
-func TestUsedQuoteForgotten(t *testing.T) {
+// TestUsedQuoteLeavesTheBound: a used quote no longer counts among the live quotes (it is part
+// of its job); its marker answers with the job that used it, without the input, until Remember
+// after it expires.
+func TestUsedQuoteLeavesTheBound(t *testing.T) {
 	t.Parallel()
 	s, c := newStore(t)
 	s.Add(quote("acct_a", "q1", t0))
 	if _, ok := s.Use("acct_a", "q1", "job1"); !ok {
 		t.Fatal("Use failed")
 	}
-	advance(t, c, ttl+quotes.Forget)
-	if q, ok := s.Get("acct_a", "q1"); !ok || q.UsedBy != "job1" {
-		t.Errorf("at the end of Forget: Get = %+v, %v", q, ok)
+	if s.Len() != 0 || s.Markers() != 1 {
+		t.Errorf("after Use: %d live, %d markers; want 0 and 1", s.Len(), s.Markers())
+	}
+	q, ok := s.Find("acct_a", "q1")
+	if !ok || q.UsedBy != "job1" || q.Input != nil || !q.SameInput([]byte(`{"prompt":"x"}`)) || q.SameInput([]byte(`{}`)) {
+		t.Errorf("after Use: Find = %+v, %v; want the marker naming job1", q, ok)
+	}
+	if by, ok := s.Use("acct_a", "q1", "job2"); ok || by != "job1" {
+		t.Errorf("second Use = %q, %v; want job1, false", by, ok)
+	}
+	advance(t, c, ttl+quotes.DefaultLimits.Remember)
+	if q, ok := s.Find("acct_a", "q1"); !ok || q.UsedBy != "job1" {
+		t.Errorf("at the end of Remember: Find = %+v, %v", q, ok)
 	}
 	advance(t, c, time.Nanosecond)
-	if _, ok := s.Get("acct_a", "q1"); ok {
-		t.Error("the used quote is still known after Forget")
+	if _, ok := s.Find("acct_a", "q1"); ok {
+		t.Error("the used quote is still known after Remember")
+	}
+}
+
+// TestOneKeyUnderLoad: 100,000 quote → generate flows on one account with the default limits,
+// the clock never reaching the quotes' expiry: used quotes once counted toward the 10,000-quote
+// bound for their lifetime plus an hour, so the 10,001st quote was refused. Now no flow is
+// refused and what the store keeps levels off at the marker bound.
+func TestOneKeyUnderLoad(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	for i := range 100_000 {
+		id := fmt.Sprint("q", i)
+		if err := s.Add(quote("acct_a", id, c.Now())); err != nil {
+			t.Fatalf("flow %d: %v", i, err)
+		}
+		if _, ok := s.Use("acct_a", id, "job"+id); !ok {
+			t.Fatalf("flow %d: Use failed", i)
+		}
+		if i%1000 == 999 {
+			if s.Len() != 0 || s.Markers() != min(i+1, quotes.DefaultLimit) {
+				t.Fatalf("after %d flows: %d live, %d markers", i+1, s.Len(), s.Markers())
+			}
+			advance(t, c, time.Millisecond)
+		}
+	}
+	// The newest markers answer; the oldest were forgotten first.
+	if q, ok := s.Find("acct_a", "q99999"); !ok || q.UsedBy != "jobq99999" {
+		t.Errorf("newest marker: %+v, %v", q, ok)
+	}
+	if _, ok := s.Find("acct_a", "q0"); ok {
+		t.Error("the oldest marker outlived the bound")
 	}
 }
 
@@ -223,7 +270,7 @@ func TestUsedQuoteForgotten(t *testing.T) {
 func TestAccountBoundRefusesNotEvicts(t *testing.T) {
 	t.Parallel()
 	c := clock.NewManual(t0)
-	s := quotes.NewBounded(c, quotes.Limits{PerAccount: 3, PerAccountBytes: 1 << 20, Grace: 0, Remember: time.Hour, Markers: 10})
+	s := quotes.NewBounded(c, quotes.Limits{PerAccount: 3, PerAccountBytes: 1 << 20, Remember: time.Hour, Markers: 10, MarkerBytes: 1 << 20})
 	if err := s.Add(quote("b", "victim", t0)); err != nil {
 		t.Fatal(err)
 	}
@@ -239,11 +286,11 @@ func TestAccountBoundRefusesNotEvicts(t *testing.T) {
 			}
 		}
 	}
-	if _, ok := s.Get("b", "victim"); !ok {
+	if _, ok := s.Find("b", "victim"); !ok {
 		t.Error("another account's quote was dropped")
 	}
 	for i := range 3 {
-		if _, ok := s.Get("a", fmt.Sprint("q", i)); !ok {
+		if _, ok := s.Find("a", fmt.Sprint("q", i)); !ok {
 			t.Errorf("the account's own quote q%d was dropped", i)
 		}
 	}
@@ -263,7 +310,7 @@ func TestAccountByteBound(t *testing.T) {
 	t.Parallel()
 	c := clock.NewManual(t0)
 	const bound = 4 << 20
-	s := quotes.NewBounded(c, quotes.Limits{PerAccount: 1000, PerAccountBytes: bound, Remember: time.Hour, Markers: 10})
+	s := quotes.NewBounded(c, quotes.Limits{PerAccount: 1000, PerAccountBytes: bound, Remember: time.Hour, Markers: 10, MarkerBytes: 1 << 20})
 	big := quote("a", "", t0)
 	big.Input = []byte(`{"image_url":"` + strings.Repeat("A", 1<<20) + `"}`)
 	stored := 0
@@ -285,28 +332,25 @@ func TestAccountByteBound(t *testing.T) {
 	}
 }
 
-// TestExpiredQuoteKnownForRemember: a quote answered quote_expired for an hour and then
-// quote_not_found; its marker now keeps it known as expired for Remember, without its input.
+// TestExpiredQuoteKnownForRemember: once expired, a quote is known by its marker as expired for
+// Remember, without its input, and then forgotten.
 func TestExpiredQuoteKnownForRemember(t *testing.T) {
 	t.Parallel()
 	c := clock.NewManual(t0)
 	const remember = 24 * time.Hour
-	s := quotes.NewBounded(c, quotes.Limits{PerAccount: 10, PerAccountBytes: 1 << 20, Grace: quotes.Forget, Remember: remember, Markers: 10})
+	s := quotes.NewBounded(c, quotes.Limits{PerAccount: 10, PerAccountBytes: 1 << 20, Remember: remember, Markers: 10, MarkerBytes: 1 << 20})
 	q := quote("a", "q1", t0)
 	if err := s.Add(q); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Set(t0.Add(ttl + quotes.Forget)); err != nil {
+	if err := c.Set(t0.Add(ttl)); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := s.Get("a", "q1"); !ok {
-		t.Error("at the very end of its grace the quote is no longer whole")
+	if q, ok := s.Find("a", "q1"); !ok || q.Input == nil {
+		t.Error("at its expires_at the quote is no longer whole")
 	}
 	if err := c.Advance(time.Nanosecond); err != nil {
 		t.Fatal(err)
-	}
-	if _, ok := s.Get("a", "q1"); ok {
-		t.Error("Get still finds the whole quote after its grace")
 	}
 	got, ok := s.Find("a", "q1")
 	if !ok || got.Input != nil || got.Model != "m" || !got.ExpiresAt.Equal(q.ExpiresAt) {
@@ -321,13 +365,13 @@ func TestExpiredQuoteKnownForRemember(t *testing.T) {
 	if s.Len() != 0 || c.Pending() != 0 {
 		t.Errorf("Len = %d, Pending = %d; a marker holds no quote and no timer", s.Len(), c.Pending())
 	}
-	if err := c.Set(t0.Add(ttl + remember - time.Nanosecond)); err != nil {
+	if err := c.Set(t0.Add(ttl + remember)); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := s.Find("a", "q1"); !ok {
 		t.Error("the marker is gone before Remember")
 	}
-	if err := c.Set(t0.Add(ttl + remember)); err != nil {
+	if err := c.Set(t0.Add(ttl + remember + time.Nanosecond)); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := s.Find("a", "q1"); ok {
@@ -340,7 +384,7 @@ func TestExpiredQuoteKnownForRemember(t *testing.T) {
 func TestMarkersAreBounded(t *testing.T) {
 	t.Parallel()
 	c := clock.NewManual(t0)
-	s := quotes.NewBounded(c, quotes.Limits{PerAccount: 100, PerAccountBytes: 1 << 20, Remember: 24 * time.Hour, Markers: 5})
+	s := quotes.NewBounded(c, quotes.Limits{PerAccount: 100, PerAccountBytes: 1 << 20, Remember: 24 * time.Hour, Markers: 5, MarkerBytes: 1 << 20})
 	if err := s.Add(quote("b", "other", t0)); err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +419,7 @@ func TestMarkersAreBounded(t *testing.T) {
 func TestQuotesEndingTogetherEndInTheOrderMade(t *testing.T) {
 	t.Parallel()
 	c := clock.NewManual(t0)
-	s := quotes.NewBounded(c, quotes.Limits{PerAccount: 10, PerAccountBytes: 1 << 20, Remember: time.Hour, Markers: 2})
+	s := quotes.NewBounded(c, quotes.Limits{PerAccount: 10, PerAccountBytes: 1 << 20, Remember: time.Hour, Markers: 2, MarkerBytes: 1 << 20})
 	for _, id := range []string{"c", "b", "a"} {
 		if err := s.Add(quote("acct_a", id, t0)); err != nil {
 			t.Fatal(err)
@@ -409,7 +453,7 @@ func BenchmarkAdd(b *testing.B) {
 func TestQuotesEndByTheirOwnTime(t *testing.T) {
 	t.Parallel()
 	c := clock.NewManual(t0)
-	s := quotes.NewBounded(c, quotes.Limits{PerAccount: 3, PerAccountBytes: 1 << 20, Remember: 24 * time.Hour, Markers: 10})
+	s := quotes.NewBounded(c, quotes.Limits{PerAccount: 3, PerAccountBytes: 1 << 20, Remember: 24 * time.Hour, Markers: 10, MarkerBytes: 1 << 20})
 	lasting := func(id string, d time.Duration) quotes.Quote {
 		q := quote("a", id, t0)
 		q.ExpiresAt = t0.Add(d)
@@ -438,8 +482,8 @@ func TestQuotesEndByTheirOwnTime(t *testing.T) {
 			t.Fatal(err)
 		}
 		for id, want := range map[string]bool{"long": step.long, "short": step.short, "again": step.again} {
-			if _, held := s.Get("a", id); held != want {
-				t.Errorf("at +%v: %s held %v; want %v", step.at, id, held, want)
+			if q, _ := s.Find("a", id); (q.Input != nil) != want {
+				t.Errorf("at +%v: %s held %v; want %v", step.at, id, q.Input != nil, want)
 			}
 			if _, known := s.Find("a", id); !known {
 				t.Errorf("at +%v: %s is not known as a quote or a marker", step.at, id)
@@ -465,7 +509,6 @@ func BenchmarkAddSteady(b *testing.B) {
 		prefill  = accounts * perSec * 7      // seven seconds: 2,000 held and 10,000 markers each
 	)
 	l := quotes.DefaultLimits
-	l.Grace = 0
 	c := clock.NewManual(t0)
 	s := quotes.NewBounded(c, l)
 	names := make([]string, accounts)
@@ -517,7 +560,6 @@ func BenchmarkAddSteady(b *testing.B) {
 func BenchmarkFootprint(b *testing.B) {
 	const n, batch = 10_000, 100
 	l := quotes.DefaultLimits
-	l.Grace = 0
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("quote_%032x", i)

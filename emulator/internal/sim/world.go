@@ -25,10 +25,19 @@ const (
 	// JournalEntries and JournalBytes bound the request journal; older entries go first.
 	JournalEntries = 10_000
 	JournalBytes   = 8 << 20
-	// QuotesPerAccount and QuoteBytesPerAccount bound the unexpired quotes of one account.
+	// QuotesPerAccount and QuoteBytesPerAccount bound the live (unexpired, unused) quotes of
+	// one account.
 	QuotesPerAccount     = 10_000
 	QuoteBytesPerAccount = 64 << 20
 )
+
+// quoteLimits are the quote store's bounds: live quotes as above, and markers of spent and
+// expired quotes remembered as long as jobs are.
+func quoteLimits(retention time.Duration) quotes.Limits {
+	l := quotes.DefaultLimits
+	l.PerAccount, l.PerAccountBytes, l.Remember = QuotesPerAccount, QuoteBytesPerAccount, retention
+	return l
+}
 
 // World is everything one tenant's reset puts back: the clock and all it drives. A request uses
 // one world from start to end, so a reset never mixes the old and the new within a request.
@@ -93,8 +102,7 @@ func newWorld(cfg *Config, g *ids.Generator, files *media.Cache, path, cacheKey 
 		path:     path,
 		clock:    c,
 		ledger:   l,
-		quotes: quotes.NewBounded(c, quotes.Limits{PerAccount: QuotesPerAccount, PerAccountBytes: QuoteBytesPerAccount,
-			Remember: cfg.JobRetention, Markers: QuotesPerAccount}),
+		quotes:   quotes.NewBounded(c, quoteLimits(cfg.JobRetention)),
 		idem:     idempotency.NewStore(c, cfg.MaxJobs),
 		jobs:     jobs.NewEngine(c, l, jobs.Options{Retention: cfg.JobRetention, MaxJobs: cfg.MaxJobs, OnChange: func() { w.Changed() }}),
 		faults:   faults.New(g.Float64),

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// inputs makes -n jobs whose input is about -size bytes (an image-to-image model's image_url),
+// one after another, on an emulator with a manual clock, stepping the clock after each so that
+// every job finishes and is retained; it reads the emulator's resident memory before and
+// after. A job's answer carries its input, so what the emulator keeps of large inputs shows
+// here.
+func inputs(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("inputs", flag.ContinueOnError)
+	rawURL, pid := targetFlags(fs)
+	n := fs.Int("n", 360, "jobs to make, 1 to 10000")
+	size := fs.Int("size", 1_040_000, "bytes of each input's image_url, 1 to 1040000 (the body limit is 1 MiB)")
+	model := fs.String("model", "fal-ai/flux/dev/image-to-image", "a model whose input has image_url and prompt")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	tg, err := parseTarget(*rawURL, *pid)
+	if err != nil {
+		return err
+	}
+	if *n < 1 || *n > 10_000 || *size < 1 || *size > 1_040_000 {
+		return errors.New("-n or -size out of range")
+	}
+	c, err := dial(tg.addr, 8192)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	idle, err := rssKB(tg.pid)
+	if err != nil {
+		return err
+	}
+	if _, err := control(c, "PUT", "/_emulator/accounts/acct_all", `{"credits":1000000000000}`); err != nil {
+		return err
+	}
+	headers := []string{"Authorization", "Bearer mg_test_all"}
+	url := "https://example.com/" + strings.Repeat("a", max(0, *size-20))
+	peak := idle
+	for i := range *n {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// Each input differs, as real ones would.
+		a := api{model: *model, input: `{"prompt":"job ` + strconv.Itoa(i) + `","image_url":"` + url + `"}`}
+		id, _, err := a.quote(c, headers)
+		if err != nil {
+			return err
+		}
+		gen := []string{headers[0], headers[1], "Idempotency-Key", "inputs-" + strconv.Itoa(i)}
+		status, body, _, err := c.do("POST", "/v1/generate", gen, a.generateBody(id))
+		if err != nil || status != 202 {
+			return cmpErr(err, "POST /v1/generate", status, body)
+		}
+		if _, err := control(c, "POST", "/_emulator/clock", `{"advance":"10s"}`); err != nil {
+			return err
+		}
+		if rss, err := rssKB(tg.pid); err == nil {
+			peak = max(peak, rss)
+		}
+	}
+	after, err := rssKB(tg.pid)
+	if err != nil {
+		return err
+	}
+	held, err := countJobs(c, headers, "succeeded")
+	if err != nil {
+		return err
+	}
+	row(fmt.Sprintf("%d jobs with %s inputs: RSS", *n, mb(int64(*size)/1024)), mb(after), "levels off",
+		fmt.Sprintf("idle %s, peak %s; %d finished jobs still held", mb(idle), mb(peak), held))
+	return nil
+}
