@@ -145,9 +145,25 @@ func Size(e Entry) int64 {
 // over bytes nobody changes); of a longer one only those first bytes are copied, so the journal
 // does not hold the rest. Bodies are put in their journal form (see Body) only when read:
 // recording a request then costs no JSON work on the request's path.
+//
+// Every text field is copied, all of them into one allocation: a field handed in may be part of
+// a longer string (net/http's method, path and query are pieces of the whole request line), and
+// keeping the piece would keep the whole line, which the byte bound does not count.
 func capped(e Entry) Entry {
-	for _, s := range []*string{&e.Method, &e.Path, &e.Query, &e.Code, &e.Account, &e.Model, &e.JobID, &e.RequestID, &e.Idempotent, &e.Fault} {
+	fields := [...]*string{&e.Method, &e.Path, &e.Query, &e.Code, &e.Account, &e.Model, &e.JobID, &e.RequestID, &e.Idempotent, &e.Fault}
+	n := 0
+	for _, s := range fields {
 		*s = Cut(*s, MaxString)
+		n += len(*s)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, s := range fields {
+		b.WriteString(*s)
+	}
+	all := b.String()
+	for _, s := range fields {
+		*s, all = all[:len(*s)], all[len(*s):]
 	}
 	e.RequestBody, e.ResponseBody = cappedBody(e.RequestBody), cappedBody(e.ResponseBody)
 	return e
@@ -156,6 +172,10 @@ func capped(e Entry) Entry {
 func cappedBody(b json.RawMessage) json.RawMessage {
 	if len(b) > MaxBody+1 {
 		return bytes.Clone(b[:MaxBody+1])
+	}
+	if cap(b) > len(b)+len(b)/8+64 {
+		// A read buffer grown by doubling: keeping the body would keep the room after it too.
+		return bytes.Clone(b)
 	}
 	return b[:len(b):len(b)]
 }
