@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
@@ -78,8 +79,9 @@ type Config struct {
 	Catalog *Source
 	// Media holds the video fixtures outputs are cut from (default: the embedded ones).
 	Media fs.FS
-	// Wall is the real time source, for real clocks and tenant idleness (default time.Now).
-	Wall func() time.Time
+	// wall is real time as tenants see it, for their idleness; the package's tests set a manual
+	// clock here to drive it (default a real clock).
+	wall *clock.Clock
 	// Logger receives one line per request and every server fault; nil discards them.
 	Logger *slog.Logger
 }
@@ -214,26 +216,9 @@ func (s *Server) finishLoading(cat *catalog.Catalog, err error) {
 		JobRetention: s.cfg.JobRetention,
 		MaxJobs:      s.cfg.MaxJobs,
 		Logger:       s.log,
-		Wall:         s.cfg.Wall,
+		Wall:         s.cfg.wall,
 	}, s.ids, s.files, s.cfg.MaxTenants, s.cfg.TenantIdle)
 	s.handler = s.routes()
-	go s.sweepTenants()
-}
-
-// sweepTenants drops idle tenants now and then, so their memory goes back even when no request
-// makes a new tenant (which sweeps too).
-func (s *Server) sweepTenants() {
-	every := max(s.cfg.TenantIdle/10, time.Second)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			s.tenants.Sweep()
-		case <-s.closing:
-			return
-		}
-	}
 }
 
 // Ready is closed once the catalog is loaded and the server answers requests.

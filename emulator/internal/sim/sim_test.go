@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
@@ -329,10 +330,8 @@ func TestFileLookup(t *testing.T) {
 
 func TestTenants(t *testing.T) {
 	cfg := testConfig(t)
-	wall := start
-	var mu sync.Mutex
-	cfg.Wall = func() time.Time { mu.Lock(); defer mu.Unlock(); return wall }
-	tick := func(d time.Duration) { mu.Lock(); wall = wall.Add(d); mu.Unlock() }
+	cfg.Wall = clock.NewManual(start)
+	tick := func(d time.Duration) { mustAdvanceClock(t, cfg.Wall, d) }
 	ts := NewTenants(cfg, ids.NewSeeded(1), media.NewCache(64<<20), 2, time.Minute)
 	t.Cleanup(ts.Close)
 
@@ -391,6 +390,52 @@ func TestTenants(t *testing.T) {
 	}
 	if len(names) != 2 || names[0] != DefaultTenant || names[1] != "c" {
 		t.Errorf("tenants = %v, want [default c]", names)
+	}
+}
+
+func mustAdvanceClock(t testing.TB, c *clock.Clock, d time.Duration) {
+	t.Helper()
+	if err := c.Advance(d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIdleTenantsAreSweptWithoutRequests: the periodic sweep drops a tenant idle for longer
+// than the idle time even when no request comes to make or list tenants, and keeps one with a
+// request in progress.
+func TestIdleTenantsAreSweptWithoutRequests(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.Wall = clock.NewManual(start)
+	ts := NewTenants(cfg, ids.NewSeeded(1), media.NewCache(64<<20), 10, time.Minute)
+	t.Cleanup(ts.Close)
+	idle, _ := ts.Get("idle")
+	busy, _ := ts.Get("busy")
+	busy.Enter()
+	gone := idle.World().Gone()
+	mustAdvanceClock(t, cfg.Wall, 59*time.Second)
+	if _, ok := ts.Lookup("idle"); !ok {
+		t.Fatal("a tenant was dropped before its idle time was over")
+	}
+	mustAdvanceClock(t, cfg.Wall, 7*time.Second)
+	if _, ok := ts.Lookup("idle"); ok {
+		t.Error("a tenant idle for over a minute was not swept")
+	}
+	select {
+	case <-gone:
+	default:
+		t.Error("the swept tenant's world was not retired")
+	}
+	if _, ok := ts.Lookup("busy"); !ok {
+		t.Error("a tenant with a request in progress was swept")
+	}
+	busy.Leave()
+	mustAdvanceClock(t, cfg.Wall, 2*time.Minute)
+	if _, ok := ts.Lookup("busy"); ok {
+		t.Error("a tenant idle since its last request ended was not swept")
+	}
+	if _, ok := ts.Lookup(DefaultTenant); !ok {
+		t.Error("the default tenant was swept")
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
@@ -48,7 +49,7 @@ type Tenant struct {
 	lastUsed atomic.Int64 // real time, Unix nanoseconds
 	active   atomic.Int64 // requests in progress; a tenant in use is never idle
 	make     func() *World
-	wall     func() time.Time
+	wall     *clock.Clock
 }
 
 // Name is the tenant's name.
@@ -68,12 +69,12 @@ func (t *Tenant) Reset() *World {
 // end of its last request.
 func (t *Tenant) Enter() {
 	t.active.Add(1)
-	t.lastUsed.Store(t.wall().UnixNano())
+	t.lastUsed.Store(t.wall.Now().UnixNano())
 }
 
 // Leave ends a use that Enter began.
 func (t *Tenant) Leave() {
-	t.lastUsed.Store(t.wall().UnixNano())
+	t.lastUsed.Store(t.wall.Now().UnixNano())
 	t.active.Add(-1)
 }
 
@@ -104,9 +105,13 @@ type Tenants struct {
 
 	worlds atomic.Uint64 // numbers every world made, for its files' keys in the shared cache
 
+	wall    *clock.Clock
+	ownWall bool // made here, so closed here
+
 	mu        sync.Mutex
 	byName    map[string]*Tenant
 	lastSweep time.Time
+	sweeper   *clock.Timer // the next periodic sweep
 	closed    bool
 }
 
@@ -125,9 +130,31 @@ func NewTenants(cfg Config, g *ids.Generator, files *media.Cache, max int, idle 
 	if idle <= 0 {
 		idle = DefaultTenantIdle
 	}
-	ts := &Tenants{cfg: cfg, ids: g, files: files, max: max, idle: idle, byName: map[string]*Tenant{}}
+	ts := &Tenants{cfg: cfg, ids: g, files: files, max: max, idle: idle, wall: cfg.Wall, byName: map[string]*Tenant{}}
+	if ts.wall == nil {
+		ts.wall, ts.ownWall = clock.NewReal(), true
+	}
 	ts.byName[DefaultTenant] = ts.newTenant(DefaultTenant)
+	ts.mu.Lock()
+	ts.armSweep()
+	ts.mu.Unlock()
 	return ts
+}
+
+// armSweep schedules the next periodic sweep, a tenth of the idle time from now (at least a
+// second), so idle tenants' memory goes back even when no request makes a new tenant (which
+// sweeps too). Callers hold ts.mu.
+func (ts *Tenants) armSweep() {
+	if ts.closed {
+		return
+	}
+	every := max(ts.idle/10, time.Second)
+	ts.sweeper = ts.wall.AfterFunc(ts.wall.Now().Add(every), func() {
+		ts.mu.Lock()
+		defer ts.mu.Unlock()
+		ts.sweepLocked(ts.wall.Now(), true)
+		ts.armSweep()
+	})
 }
 
 func (ts *Tenants) newTenant(name string) *Tenant {
@@ -135,8 +162,8 @@ func (ts *Tenants) newTenant(name string) *Tenant {
 	if name != DefaultTenant {
 		g, path = ts.ids.For(name), "/files/"+name+"/"
 	}
-	now := ts.cfg.Wall()
-	t := &Tenant{name: name, created: now.UTC(), ids: g, wall: ts.cfg.Wall}
+	now := ts.wall.Now()
+	t := &Tenant{name: name, created: now.UTC(), ids: g, wall: ts.wall}
 	t.lastUsed.Store(now.UnixNano())
 	t.make = func() *World {
 		return newWorld(&ts.cfg, g, ts.files, path, strconv.FormatUint(ts.worlds.Add(1), 10)+":")
@@ -169,7 +196,7 @@ func (ts *Tenants) Get(name string) (*Tenant, error) {
 	if ts.closed {
 		return nil, problem.New(problem.ServiceUnavailable, "the emulator is shutting down")
 	}
-	now := ts.cfg.Wall()
+	now := ts.wall.Now()
 	if len(ts.byName)-1 >= ts.max {
 		ts.sweepLocked(now, true)
 		if len(ts.byName)-1 >= ts.max {
@@ -209,13 +236,6 @@ func (ts *Tenants) sweepLocked(now time.Time, force bool) {
 	}
 }
 
-// Sweep drops the tenants that have been idle too long; a timer calls it now and then.
-func (ts *Tenants) Sweep() {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	ts.sweepLocked(ts.cfg.Wall(), true)
-}
-
 // Delete drops a tenant now: its jobs, quotes, journal and clock are gone, and requests that
 // were waiting in it get their job's current state.
 func (ts *Tenants) Delete(name string) error {
@@ -236,7 +256,7 @@ func (ts *Tenants) Delete(name string) error {
 // List describes every live tenant, the default first, then by name.
 func (ts *Tenants) List() []TenantInfo {
 	ts.mu.Lock()
-	ts.sweepLocked(ts.cfg.Wall(), false)
+	ts.sweepLocked(ts.wall.Now(), false)
 	all := make([]*Tenant, 0, len(ts.byName))
 	for _, t := range ts.byName {
 		all = append(all, t)
@@ -269,6 +289,12 @@ func (ts *Tenants) Len() int {
 func (ts *Tenants) Close() {
 	ts.mu.Lock()
 	ts.closed = true
+	if ts.sweeper != nil {
+		ts.sweeper.Stop()
+	}
+	if ts.ownWall {
+		ts.wall.Close()
+	}
 	all := make([]*Tenant, 0, len(ts.byName))
 	for _, t := range ts.byName {
 		all = append(all, t)
