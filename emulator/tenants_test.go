@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
 )
 
@@ -398,4 +399,86 @@ func TestOnlyAuthorisedRequestsMakeTenants(t *testing.T) {
 	if len(list.Data) != 3 {
 		t.Errorf("tenants: %+v, want default, by-admin and real", list.Data)
 	}
+}
+
+// TestParkedWaitKeepsItsTenant: a wait=true generation is a request in progress, so its
+// tenant is not dropped as idle however long it waits, and its job answers when it ends.
+func TestParkedWaitKeepsItsTenant(t *testing.T) {
+	wall := clock.NewManual(ManualStart)
+	s, err := NewServer(Config{CatalogFile: "../testdata/catalogs/small.yaml", ManualClock: true,
+		TenantIdle: 3 * time.Second, MaxWait: 30 * time.Second, wall: wall})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() { hs.Close(); _ = s.Close() })
+	c := wire{t: t, base: hs.URL, key: "key_a", header: "waits"}
+	input := map[string]any{"prompt": "x"}
+	q := c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})
+	done := make(chan map[string]any, 1)
+	go func() {
+		status, out, _ := c.do("POST", "/v1/generate?wait=true", map[string]any{"model": "test/pixel", "input": input, "quote_id": q["quote_id"]}, "Idempotency-Key", "k")
+		out["http_status"] = float64(status)
+		done <- out
+	}()
+	if w := c.must(200, "GET", "/_emulator/waiting?count=1&timeout=20s", nil); w["reached"] != true {
+		t.Fatalf("the wait never began: %v", w)
+	}
+	if err := wall.Advance(time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	tenant, ok := s.tenants.Lookup("waits")
+	if !ok {
+		t.Fatal("the tenant of a parked wait was dropped as idle")
+	}
+	if err := tenant.World().Advance(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-done; got["http_status"] != 200.0 || got["status"] != "succeeded" {
+		t.Errorf("the wait answered %v, want 200 with the succeeded job", got)
+	}
+	// Answered, the wait no longer holds the tenant.
+	if err := wall.Advance(time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.tenants.Lookup("waits"); ok {
+		t.Error("the tenant outlived its idle time once the wait was answered")
+	}
+}
+
+// TestKeylessRequestsMakeNoTenantWhereControlIsOpen: with the control API open to everyone
+// (loopback, no admin token), a /v1 request without a key still makes no tenant: it answers
+// 401 as the README says, below the bound and at it alike, never 429.
+func TestKeylessRequestsMakeNoTenantWhereControlIsOpen(t *testing.T) {
+	hs := tenantServer(t, Config{MaxTenants: 1})
+	anon := wire{t: t, base: hs.URL, header: "anon"}
+	if status, out, _ := anon.do("GET", "/v1/models", nil); status != 401 || out["code"] != "unauthenticated" {
+		t.Errorf("keyless request below the bound: %d %v, want 401 unauthenticated", status, out["code"])
+	}
+	admin := wire{t: t, base: hs.URL}
+	if list := admin.must(200, "GET", "/_emulator/tenants", nil)["data"].([]any); len(list) != 1 {
+		t.Errorf("a keyless request made a tenant: %v", list)
+	}
+	(wire{t: t, base: hs.URL, key: "key_a", header: "full"}).must(200, "GET", "/v1/models", nil)
+	if status, out, _ := anon.do("GET", "/v1/models", nil); status != 401 || out["code"] != "unauthenticated" {
+		t.Errorf("keyless request at the bound: %d %v, want 401 unauthenticated", status, out["code"])
+	}
+	// A control request may still make one where the control API is open.
+	(wire{t: t, base: hs.URL, header: "full"}).must(200, "GET", "/_emulator/health", nil)
+}
+
+// TestDeletingATenantNamedInTheHeaderDoesNotMakeIt: DELETE /_emulator/tenants/x sent with
+// X-Emulator-Tenant: x, for an x that does not exist, answers 404 and leaves no tenant x.
+func TestDeletingATenantNamedInTheHeaderDoesNotMakeIt(t *testing.T) {
+	hs := tenantServer(t, Config{})
+	c := wire{t: t, base: hs.URL, header: "ghost"}
+	if status, out, _ := c.do("DELETE", "/_emulator/tenants/ghost", nil); status != 404 || out["code"] != "tenant_not_found" {
+		t.Errorf("deleting a tenant that does not exist: %d %v, want 404 tenant_not_found", status, out["code"])
+	}
+	if list := c.must(200, "GET", "/_emulator/tenants", nil)["data"].([]any); len(list) != 1 {
+		t.Errorf("tenants after the delete: %v, want the default alone", list)
+	}
+	// A tenant that exists is deleted as before, from within itself too.
+	(wire{t: t, base: hs.URL, key: "key_a", header: "real"}).must(200, "GET", "/v1/models", nil)
+	(wire{t: t, base: hs.URL, header: "real"}).must(204, "DELETE", "/_emulator/tenants/real", nil)
 }
