@@ -315,7 +315,8 @@ func TestJournalRecordsRefusedBodies(t *testing.T) {
 // goroutine waits for it); it counts as waiting, is answered when its job ends or its tenant is
 // reset, and its journal entry carries the status it was answered with.
 func TestParkedWaitsAnswerAndJournal(t *testing.T) {
-	hs := tenantServer(t, Config{})
+	// An hour's wait limit: only the job's end, the reset or the drop can answer in time.
+	hs := tenantServer(t, Config{MaxWait: time.Hour})
 	c := wire{t: t, base: hs.URL, key: "key_a", header: "parked"}
 	input := map[string]any{"prompt": "x"}
 	start := func(key string) chan map[string]any {
@@ -344,11 +345,30 @@ func TestParkedWaitsAnswerAndJournal(t *testing.T) {
 	second := start("two")
 	c.must(200, "GET", "/_emulator/waiting?count=1&timeout=20s", nil)
 	c.must(200, "POST", "/_emulator/reset", nil)
-	if got := <-second; got["http_status"] != 202.0 || got["status"] != "queued" || got["location"] == "" {
+	if got := answerOf(t, second); got["http_status"] != 202.0 || got["status"] != "queued" || got["location"] == "" {
 		t.Errorf("answer after a reset: %v", got)
 	}
 	if h := c.must(200, "GET", "/_emulator/health", nil); h["waiting"] != 0.0 {
 		t.Errorf("waiting = %v after both answers", h["waiting"])
+	}
+	third := start("three")
+	c.must(200, "GET", "/_emulator/waiting?count=1&timeout=20s", nil)
+	c.must(204, "DELETE", "/_emulator/tenants/parked", nil)
+	if got := answerOf(t, third); got["http_status"] != 202.0 || got["status"] != "queued" {
+		t.Errorf("answer after the tenant was dropped: %v", got)
+	}
+}
+
+// answerOf is the answer a waiting request gets; a minute of real time without one fails the
+// test, where only the emulator's clock (an hour's wait limit) would otherwise answer.
+func answerOf(t *testing.T, answer chan map[string]any) map[string]any {
+	t.Helper()
+	select {
+	case got := <-answer:
+		return got
+	case <-time.After(time.Minute):
+		t.Fatal("the wait was not answered")
+		return nil
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
@@ -566,23 +567,58 @@ func TestWaitThen(t *testing.T) {
 			t.Errorf("answered with %s, %d outputs", v.Status, len(v.Outputs))
 		}
 	})
-	t.Run("a reset", func(t *testing.T) {
-		ts := newTestTenants(t, testConfig(t))
-		tn := ts.Default()
-		w := tn.World()
-		answered := make(chan jobs.View, 2)
-		wt := w.WaitThen(generateOne(t, w, ""), func(v jobs.View) { answered <- v })
-		tn.Reset()
-		if v := <-answered; v.Status != jobs.Queued {
-			t.Errorf("answered with %s", v.Status)
-		}
-		wt.End() // a second end does nothing
-		select {
-		case <-answered:
-			t.Error("answered twice")
-		default:
-		}
-	})
+	// A reset, a drop or an idle sweep retires the world: its waiters are answered then, with
+	// their job as it stands, long before the wait limit (an hour here) could answer them. The
+	// bubble's goroutines all settle before the check, so it sees an answer only if the retiring
+	// made one.
+	retire := map[string]func(t *testing.T, ts *Tenants, tn *Tenant, wall *clock.Clock){
+		"a reset": func(t *testing.T, ts *Tenants, tn *Tenant, wall *clock.Clock) { tn.Reset() },
+		"a drop": func(t *testing.T, ts *Tenants, tn *Tenant, wall *clock.Clock) {
+			if err := ts.Delete(tn.Name()); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"an idle sweep": func(t *testing.T, ts *Tenants, tn *Tenant, wall *clock.Clock) {
+			mustAdvanceClock(t, wall, 2*DefaultTenantIdle)
+		},
+	}
+	for name, retire := range retire {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := testConfig(t)
+				cfg.MaxWait = time.Hour
+				cfg.Wall = clock.NewManual(start)
+				ts := newTestTenants(t, cfg)
+				tn, err := ts.Get("waits")
+				if err != nil {
+					t.Fatal(err)
+				}
+				w := tn.World()
+				answered := make(chan jobs.View, 2)
+				wt := w.WaitThen(generateOne(t, w, ""), func(v jobs.View) { answered <- v })
+				synctest.Wait()
+				if len(answered) != 0 || w.Waiting() != 1 {
+					t.Fatalf("answered %d times before the world was retired; %d waiting", len(answered), w.Waiting())
+				}
+				retire(t, ts, tn, cfg.Wall)
+				synctest.Wait()
+				if len(answered) != 1 {
+					t.Fatalf("answered %d times once the world was retired, want once", len(answered))
+				}
+				if v := <-answered; v.Status != jobs.Queued {
+					t.Errorf("answered with %s, want the job as it stood (queued)", v.Status)
+				}
+				if w.Waiting() != 0 {
+					t.Errorf("%d still waiting after the answer", w.Waiting())
+				}
+				wt.End() // a second end does nothing
+				synctest.Wait()
+				if len(answered) != 0 {
+					t.Error("answered twice")
+				}
+			})
+		})
+	}
 }
 
 // TestResetNeverServesAnEarlierWorldsFile: under a seed, ids start over after a reset, so a new
