@@ -37,6 +37,7 @@ type parking struct {
 
 	released chan struct{} // closed once the request's handlers have all returned
 	answered bool          // guarded by Server.parkedMu
+	unwatch  func()        // ends the watch for a hang-up; guarded by Server.parkedMu
 }
 
 // answerSet names the headers a parked answer sets itself.
@@ -74,6 +75,8 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, world *sim.World, 
 	stopping := s.stopping
 	if !p.answered && !stopping {
 		s.parked[p] = wt
+		// A client that hangs up is answered at once, so its socket goes (the job goes on).
+		p.unwatch = s.hangups.watch(conn, wt.End)
 	}
 	s.parkedMu.Unlock()
 	if stopping {
@@ -90,7 +93,11 @@ func (p *parking) answer(v jobs.View) {
 	s.parkedMu.Lock()
 	p.answered = true
 	delete(s.parked, p)
+	unwatch := p.unwatch
 	s.parkedMu.Unlock()
+	if unwatch != nil {
+		unwatch() // before the connection closes, so its descriptor leaves the watch first
+	}
 	// Only what the answer's body and its log line read of a request.
 	r := &http.Request{Method: p.method, URL: &url.URL{Path: p.path}, Host: p.host, TLS: p.tls}
 	// The answer is decided: the tenant may idle from here, before the client can read it.

@@ -114,6 +114,7 @@ type Server struct {
 	parked   map[*parking]*sim.Waiter // wait=true generations answered later (park.go)
 	stopping bool
 	parkedWG sync.WaitGroup
+	hangups  hangups // notices parked clients that hang up
 }
 
 // NewServer loads the configuration and returns a ready emulator. A bad catalog or scenario
@@ -299,5 +300,6 @@ func (s *Server) Shutdown() {
 	s.stopOnce.Do(func() {
 		close(s.closing)
 		s.endParked()
+		s.hangups.stop()
 	})
 }
