@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/budget"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
@@ -72,6 +73,10 @@ type Config struct {
 	MaxTenants int
 	// TenantIdle is how long a named tenant lives without requests (default 1 h, real time).
 	TenantIdle time.Duration
+	// MemoryBudget bounds the bytes all tenants' quotes, jobs, idempotency keys and journals
+	// hold together (default 2 GiB); past it a change that would add more answers 503
+	// memory_budget_exhausted, and nothing held is dropped for it.
+	MemoryBudget int64
 	// CORSOrigins are the origins browsers may call /v1 and /files from: empty or "*" means
 	// any (answered "*"), "none" turns CORS off, else origins such as http://localhost:5173.
 	CORSOrigins []string
@@ -143,6 +148,9 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxTenants <= 0 {
 		cfg.MaxTenants = sim.DefaultMaxTenants
+	}
+	if cfg.MemoryBudget <= 0 {
+		cfg.MemoryBudget = budget.DefaultBytes
 	}
 	if cfg.Start.IsZero() {
 		cfg.Start = ManualStart
@@ -218,6 +226,7 @@ func (s *Server) finishLoading(cat *catalog.Catalog, err error) {
 		MaxJobs:      s.cfg.MaxJobs,
 		Logger:       s.log,
 		Wall:         s.cfg.wall,
+		Budget:       budget.New(s.cfg.MemoryBudget),
 	}, s.ids, s.files, s.cfg.MaxTenants, s.cfg.TenantIdle)
 	s.handler = s.routes()
 }

@@ -502,3 +502,34 @@ func TestDeletingATenantNamedInTheHeaderDoesNotMakeIt(t *testing.T) {
 	(wire{t: t, base: hs.URL, key: "key_a", header: "real"}).must(200, "GET", "/v1/models", nil)
 	(wire{t: t, base: hs.URL, header: "real"}).must(204, "DELETE", "/_emulator/tenants/real", nil)
 }
+
+// TestMemoryBudgetAnswer: past --memory-budget a quote answers 503 memory_budget_exhausted with
+// Retry-After, as a problem body; what was made before stays.
+func TestMemoryBudgetAnswer(t *testing.T) {
+	hs := tenantServer(t, Config{MemoryBudget: 1 << 20})
+	c := wire{t: t, base: hs.URL, key: "key_a", header: "hoard"}
+	var first string
+	for i := range 100_000 {
+		status, out, h := c.do("POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": map[string]any{"prompt": fmt.Sprintf("%d %s", i, strings.Repeat("x", 1900))}})
+		if status == 200 {
+			if first == "" {
+				first = out["quote_id"].(string)
+			}
+			continue
+		}
+		if status != 503 || out["code"] != "memory_budget_exhausted" || h.Get("Retry-After") == "" || h.Get("Content-Type") != "application/problem+json" {
+			t.Fatalf("after %d quotes: %d %v (Retry-After %q)", i, status, out, h.Get("Retry-After"))
+		}
+		if i < 100 {
+			t.Errorf("only %d quotes of 2 KB fit in 1 MiB", i)
+		}
+		input := map[string]any{"prompt": "0 " + strings.Repeat("x", 1900)}
+		if status, out, _ := c.do("POST", "/v1/generate", map[string]any{"model": "test/pixel", "input": input, "quote_id": first}, "Idempotency-Key", "k"); status != 503 || out["code"] != "memory_budget_exhausted" {
+			t.Errorf("a generation past the budget: %d %v", status, out["code"])
+		}
+		c.must(204, "DELETE", "/_emulator/tenants/hoard", nil)
+		c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})
+		return
+	}
+	t.Fatal("the budget was never reached")
+}

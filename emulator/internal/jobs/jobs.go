@@ -198,6 +198,7 @@ type Engine struct {
 	doneTail  *job
 	counts    Counts
 	held      int                 // jobs held, shadowed duplicates included
+	bytes     int64               // their sizes (see Size)
 	onEnd     map[*job][]*endCall // what to run when a job ends; only jobs someone waits for
 
 	// timer is the one clock callback the engine has scheduled, at timerAt, for the earliest
@@ -240,6 +241,7 @@ func (e *Engine) Create(n New) View {
 	e.seq++
 	j := &job{New: n, seq: e.seq, status: Queued, createdAt: now.UnixNano(), startedAt: unset, finishedAt: unset}
 	e.held++
+	e.bytes += Size(n)
 	e.counts.add(Queued, 1)
 	e.byID[j.ID] = j
 	acc := e.byAccount[j.Account]
@@ -414,6 +416,7 @@ func (e *Engine) drop() {
 		e.doneTail = nil
 	}
 	e.held--
+	e.bytes -= Size(j.New)
 	e.counts.add(j.status, -1)
 	if e.byID[j.ID] == j {
 		delete(e.byID, j.ID)
@@ -798,4 +801,27 @@ func (e *Engine) remove(i int) {
 	if cap(e.live) > 1024 && len(e.live) < cap(e.live)/4 {
 		e.live = append(make([]*job, 0, cap(e.live)/2), e.live...)
 	}
+}
+
+// jobOverhead and outputOverhead are what a retained job and each of its outputs cost beyond
+// their input and text: a retained job measures about 1.4 KB, its input included.
+const (
+	jobOverhead    = 1024
+	outputOverhead = 256
+)
+
+// Size is what a job counts against the memory budget.
+func Size(n New) int64 {
+	size := jobOverhead + len(n.ID) + len(n.Account) + len(n.Model) + len(n.QuoteID) + len(n.Input)
+	for _, o := range n.Outputs {
+		size += outputOverhead + len(o.URL) + len(o.Label)
+	}
+	return int64(size)
+}
+
+// Bytes is what the jobs held count against the memory budget.
+func (e *Engine) Bytes() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.bytes
 }

@@ -70,7 +70,13 @@ type Journal struct {
 	bytes      int64 // the sizes of the entries held
 	seq        uint64
 	onChange   func() // told after every Add and Clear, outside the lock
+	full       func() bool
 }
+
+// GiveWay sets what tells the journal that memory shared with others is used up (the memory
+// budget): while it reports so, each new entry replaces at least as many bytes of the oldest,
+// so the journal stops growing. Set it before the journal is shared.
+func (j *Journal) GiveWay(full func() bool) { j.full = full }
 
 // OnChange sets a function told after every change, so watchers (the dashboard's event stream)
 // learn of new entries without polling. Set it before the journal is shared.
@@ -94,14 +100,16 @@ func NewBounded(maxEntries int, maxBytes int64) *Journal {
 func (j *Journal) Add(e Entry) {
 	e = capped(e)
 	size := Size(e)
+	giveWay := j.full != nil && j.full()
 	defer j.changed()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.seq++
 	e.Seq = j.seq
 	// The newest entry stays even alone over maxBytes: it is already capped.
-	for j.n > 0 && (j.n >= j.maxEntries || j.bytes+size > j.maxBytes) {
-		j.dropOldest()
+	var freed int64
+	for j.n > 0 && (j.n >= j.maxEntries || j.bytes+size > j.maxBytes || (giveWay && freed < size)) {
+		freed += j.dropOldest()
 	}
 	if j.n == len(j.ring) {
 		j.grow()
@@ -121,12 +129,15 @@ func (j *Journal) grow() {
 	j.ring, j.head = ring, 0
 }
 
-// dropOldest forgets the oldest entry. Callers hold j.mu and know there is one.
-func (j *Journal) dropOldest() {
-	j.bytes -= Size(j.ring[j.head])
+// dropOldest forgets the oldest entry and returns its size. Callers hold j.mu and know there
+// is one.
+func (j *Journal) dropOldest() int64 {
+	size := Size(j.ring[j.head])
+	j.bytes -= size
 	j.ring[j.head] = Entry{}
 	j.head = (j.head + 1) % len(j.ring)
 	j.n--
+	return size
 }
 
 // at returns the i-th entry held, oldest first. Callers hold j.mu.

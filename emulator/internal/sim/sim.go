@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/budget"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
@@ -50,6 +51,8 @@ type Config struct {
 	// ones runs. Idleness is real time, unlike a tenant's own clock; tests pass a manual clock
 	// to drive it. Nil means a real clock that the tenants own and close.
 	Wall *clock.Clock
+	// Budget bounds the bytes all tenants' stores hold together; nil means no bound.
+	Budget *budget.Budget
 
 	maker *media.Maker // made from Media by withDefaults, shared by every world
 }
@@ -70,6 +73,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Budget == nil {
+		c.Budget = budget.New(0)
 	}
 	c.maker = media.NewMaker(c.Media)
 	return c
