@@ -168,7 +168,7 @@ func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.F
 	dur(&o.tenantIdle, "tenant-idle", time.Hour, "how long a tenant lives without requests (real time)")
 	count(&o.maxTenants, "max-tenants", 1000, "most tenants alive at once besides the default one (then 429 too_many_tenants)")
 	count(&o.maxJobs, "max-jobs", 100_000, "most jobs each tenant retains; the oldest finished are dropped first")
-	fs.StringVar(&o.budget, "memory-budget", env("memory-budget", "2GiB"), "bytes all tenants' quotes, jobs, keys and journals may hold together, such as 2GiB (then 503 memory_budget_exhausted)")
+	fs.StringVar(&o.budget, "memory-budget", env("memory-budget", "1GiB"), "bytes all tenants' quotes, jobs, keys and journals may hold together, such as 512MiB (then 503 memory_budget_exhausted)")
 	fs.StringVar(&o.cors, "cors-origins", env("cors-origins", "*"), "origins browsers may call /v1 and /files from: *, none, or a comma-separated list such as http://localhost:5173")
 	return fs, o, envErrs
 }

@@ -74,7 +74,7 @@ type Config struct {
 	// TenantIdle is how long a named tenant lives without requests (default 1 h, real time).
 	TenantIdle time.Duration
 	// MemoryBudget bounds the bytes all tenants' quotes, jobs, idempotency keys and journals
-	// hold together (default 2 GiB); past it a change that would add more answers 503
+	// hold together (default 1 GiB); past it a change that would add more answers 503
 	// memory_budget_exhausted, and nothing held is dropped for it.
 	MemoryBudget int64
 	// CORSOrigins are the origins browsers may call /v1 and /files from: empty or "*" means
