@@ -77,6 +77,7 @@ type options struct {
 	tenantIdle time.Duration
 	maxJobs    int
 	cors       string
+	budget     string // --memory-budget, a size such as 2GiB
 	// bodyTimeout bounds how long a request's body may take to arrive; idleTimeout how long a
 	// keep-alive connection may wait for its next request.
 	bodyTimeout time.Duration
@@ -166,6 +167,7 @@ func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.F
 	dur(&o.tenantIdle, "tenant-idle", time.Hour, "how long a tenant lives without requests (real time)")
 	count(&o.maxTenants, "max-tenants", 1000, "most tenants alive at once besides the default one (then 429 too_many_tenants)")
 	count(&o.maxJobs, "max-jobs", 100_000, "most jobs each tenant retains; the oldest finished are dropped first")
+	fs.StringVar(&o.budget, "memory-budget", env("memory-budget", "1GiB"), "bytes all tenants' quotes, jobs, keys and journals may hold together, such as 512MiB (then 503 memory_budget_exhausted)")
 	fs.StringVar(&o.cors, "cors-origins", env("cors-origins", "*"), "origins browsers may call /v1 and /files from: *, none, or a comma-separated list such as http://localhost:5173")
 	return fs, o, envErrs
 }
@@ -410,6 +412,9 @@ func configure(o *options, stderr io.Writer) (emulator.Config, *slog.Logger, err
 	cfg.MaxTenants = o.maxTenants
 	cfg.TenantIdle = o.tenantIdle
 	cfg.MaxJobs = o.maxJobs
+	if cfg.MemoryBudget, err = parseSize(o.budget); err != nil {
+		return cfg, nil, usageError("mediagen-emulator: --memory-budget %v", err)
+	}
 	cfg.ControlDisabled = controlDisabled
 	cfg.Logger = logger
 	return cfg, logger, nil
@@ -525,4 +530,28 @@ func healthcheck(ctx context.Context, args []string, getenv func(string) string,
 		return &exitError{code: 1, msg: fmt.Sprintf("healthcheck: unhealthy: status %d", resp.StatusCode)}
 	}
 	return nil
+}
+
+// parseSize reads a size as the command line gives it: a whole number of bytes, or one followed by
+// KiB, MiB, GiB or TiB (2GiB, 512MiB). The smallest budget taken is 1 MiB.
+func parseSize(s string) (int64, error) {
+	text := strings.TrimSpace(s)
+	unit := int64(1)
+	for _, u := range [...]struct {
+		suffix string
+		size   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"B", 1}} {
+		if rest, ok := strings.CutSuffix(text, u.suffix); ok {
+			text, unit = strings.TrimSpace(rest), u.size
+			break
+		}
+	}
+	n, err := strconv.ParseInt(text, 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64/unit {
+		return 0, fmt.Errorf("%q: want a size such as 2GiB, 512MiB or a number of bytes", s)
+	}
+	if n*unit < 1<<20 {
+		return 0, fmt.Errorf("%q: want at least 1MiB", s)
+	}
+	return n * unit, nil
 }

@@ -322,14 +322,20 @@ func (s *Server) tenantOf(r *http.Request) (*sim.Tenant, string, error) {
 	if t, ok := s.tenants.Lookup(name); ok {
 		return t, token, nil
 	}
-	// Only a request that could act in a tenant makes one, so a client without a key cannot
-	// use up --max-tenants.
+	if r.URL.Path == "/_emulator/tenants" || strings.HasPrefix(r.URL.Path, "/_emulator/tenants/") {
+		// The tenants' own routes act on the tenants named in their path: naming one that does
+		// not exist yet (say, the one being deleted) must not make it.
+		return s.tenants.Default(), token, nil
+	}
+	// Only a request that could act in a tenant makes one: one with a valid API key, or a
+	// control request allowed to use the control API. A client without a key then cannot use
+	// up --max-tenants, even where the control API is open to everyone.
 	if _, known := s.catalog.Key(token); !known {
-		if denied := s.controlDenied(r); denied != nil {
-			if strings.HasPrefix(r.URL.Path, "/_emulator/") {
-				return nil, token, denied
-			}
+		if !strings.HasPrefix(r.URL.Path, "/_emulator/") {
 			return nil, token, problem.New(problem.Unauthenticated, "tenant %q does not exist yet: a request makes it only with a valid API key, or with access to the control API", name)
+		}
+		if denied := s.controlDenied(r); denied != nil {
+			return nil, token, denied
 		}
 	}
 	t, err := s.tenants.Get(name)

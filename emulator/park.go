@@ -29,11 +29,15 @@ type parking struct {
 	head  []byte
 	start time.Time
 	// What the answer's body (the outputs' base URL) and its log line need of the request.
-	method, path, host, tenant, id string
-	tls                            *tls.ConnectionState
+	method, path, host, id string
+	tls                    *tls.ConnectionState
+	// tenant counts the parked generation as a request in progress until its answer, so the
+	// tenant is not dropped as idle under a wait.
+	tenant *sim.Tenant
 
 	released chan struct{} // closed once the request's handlers have all returned
 	answered bool          // guarded by Server.parkedMu
+	unwatch  func()        // ends the watch for a hang-up; guarded by Server.parkedMu
 }
 
 // answerSet names the headers a parked answer sets itself.
@@ -61,8 +65,9 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, world *sim.World, 
 	rec.info.query, rec.info.vars = nil, nil // read by the handler, which is done with them
 	r.Body = http.NoBody
 	p := &parking{s: s, rec: rec, conn: conn, head: bytes.Clone(head.Bytes()), start: time.Now(),
-		method: r.Method, path: r.URL.Path, host: r.Host, tenant: infoOf(r).tenant.Name(), id: requestID(r),
+		method: r.Method, path: r.URL.Path, host: r.Host, tenant: infoOf(r).tenant, id: requestID(r),
 		tls: r.TLS, released: make(chan struct{})}
+	p.tenant.Enter()
 	rec.parked = p
 	s.parkedWG.Add(1)
 	wt := world.WaitThen(view, p.answer)
@@ -70,6 +75,8 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, world *sim.World, 
 	stopping := s.stopping
 	if !p.answered && !stopping {
 		s.parked[p] = wt
+		// A client that hangs up is answered at once, so its socket goes (the job goes on).
+		p.unwatch = s.hangups.watch(conn, wt.End)
 	}
 	s.parkedMu.Unlock()
 	if stopping {
@@ -86,11 +93,17 @@ func (p *parking) answer(v jobs.View) {
 	s.parkedMu.Lock()
 	p.answered = true
 	delete(s.parked, p)
+	unwatch := p.unwatch
 	s.parkedMu.Unlock()
+	if unwatch != nil {
+		unwatch() // before the connection closes, so its descriptor leaves the watch first
+	}
 	// Only what the answer's body and its log line read of a request.
 	r := &http.Request{Method: p.method, URL: &url.URL{Path: p.path}, Host: p.host, TLS: p.tls}
+	// The answer is decided: the tenant may idle from here, before the client can read it.
+	p.tenant.Leave()
 	status := s.answerParked(r, p, v)
-	s.logRequest(r, p.tenant, status, p.start, p.id)
+	s.logRequest(r, p.tenant.Name(), status, p.start, p.id)
 }
 
 // answerParked writes a parked generation's answer, as respondJob would have, and closes the

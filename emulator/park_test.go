@@ -1,15 +1,21 @@
 package emulator
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // lockedBuffer is a log destination the server's goroutines may share.
@@ -132,5 +138,77 @@ func TestParkedAnswerKeepsWhatTheRequestSaid(t *testing.T) {
 	if parkedLine["method"] != "POST" || parkedLine["status"] != 200.0 || parkedLine["request_id"] != "req-parked-1" ||
 		parkedLine["tenant"] != quoteLine["tenant"] {
 		t.Errorf("parked generation's log line: %v (the quote's: %v)", parkedLine, quoteLine)
+	}
+}
+
+// TestHungUpWaitsLetGo: a wait=true client that hangs up is noticed at once, without any clock
+// moving: the wait is answered with the job as it stands, its socket closes, and it no longer
+// counts as waiting. The job itself goes on.
+func TestHungUpWaitsLetGo(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("hang-ups of parked waits are noticed on Linux")
+	}
+	s, err := NewServer(Config{CatalogFile: "../testdata/catalogs/small.yaml", ManualClock: true, MaxWait: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() { hs.Close(); _ = s.Close() })
+	c := wire{t: t, base: hs.URL, key: "key_a"}
+	input := map[string]any{"prompt": "x"}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	park := func(key string) *net.TCPConn {
+		q := c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})
+		body, _ := json.Marshal(map[string]any{"model": "test/pixel", "input": input, "quote_id": q["quote_id"]})
+		conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = conn.Close() })
+		fmt.Fprintf(conn, "POST /v1/generate?wait=true HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer key_a\r\n"+
+			"Content-Type: application/json\r\nIdempotency-Key: %s\r\nContent-Length: %d\r\n\r\n%s", key, len(body), body)
+		if n, ok := s.world().AwaitWaiting(ctx, 1, nil); !ok {
+			t.Fatalf("%d waiting, want 1", n)
+		}
+		return conn.(*net.TCPConn)
+	}
+
+	// A client that closes its end: it is let go, answered with the job still queued.
+	conn := park("half")
+	if err := conn.CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(time.Minute))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer after the client closed its end: %v", err)
+	}
+	var job map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&job)
+	resp.Body.Close()
+	if resp.StatusCode != 202 || job["status"] != "queued" {
+		t.Errorf("answer after the client closed its end: %d %v, want 202 queued", resp.StatusCode, job["status"])
+	}
+	if n, err := conn.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+		t.Errorf("after the answer the socket reads %d bytes, %v; want it closed", n, err)
+	}
+	if n, ok := s.world().AwaitWaitingBelow(ctx, 1, nil); !ok {
+		t.Errorf("%d still waiting", n)
+	}
+
+	// A client that goes altogether.
+	conn = park("gone")
+	_ = conn.Close()
+	if n, ok := s.world().AwaitWaitingBelow(ctx, 1, nil); !ok {
+		t.Errorf("%d still waiting after the client hung up", n)
+	}
+
+	// The jobs go on.
+	if err := s.world().Advance(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if jobs := c.must(200, "GET", "/v1/jobs?status=succeeded", nil); jobs["total"] != 2.0 {
+		t.Errorf("%v jobs succeeded, want both", jobs["total"])
 	}
 }

@@ -57,6 +57,7 @@ var kinds = map[problem.Code]struct {
 	problem.RateLimited:             {429, "Rate limited"},
 	problem.Internal:                {500, "Internal error"},
 	problem.ServiceUnavailable:      {503, "Service unavailable"},
+	problem.MemoryBudgetExhausted:   {503, "Memory budget exhausted"},
 }
 
 // problemBody is the RFC 9457 body every error is sent as.

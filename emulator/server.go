@@ -13,7 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/budget"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
@@ -71,6 +73,10 @@ type Config struct {
 	MaxTenants int
 	// TenantIdle is how long a named tenant lives without requests (default 1 h, real time).
 	TenantIdle time.Duration
+	// MemoryBudget bounds the bytes all tenants' quotes, jobs, idempotency keys and journals
+	// hold together (default 1 GiB); past it a change that would add more answers 503
+	// memory_budget_exhausted, and nothing held is dropped for it.
+	MemoryBudget int64
 	// CORSOrigins are the origins browsers may call /v1 and /files from: empty or "*" means
 	// any (answered "*"), "none" turns CORS off, else origins such as http://localhost:5173.
 	CORSOrigins []string
@@ -78,8 +84,9 @@ type Config struct {
 	Catalog *Source
 	// Media holds the video fixtures outputs are cut from (default: the embedded ones).
 	Media fs.FS
-	// Wall is the real time source, for real clocks and tenant idleness (default time.Now).
-	Wall func() time.Time
+	// wall is real time as tenants see it, for their idleness; the package's tests set a manual
+	// clock here to drive it (default a real clock).
+	wall *clock.Clock
 	// Logger receives one line per request and every server fault; nil discards them.
 	Logger *slog.Logger
 }
@@ -112,6 +119,7 @@ type Server struct {
 	parked   map[*parking]*sim.Waiter // wait=true generations answered later (park.go)
 	stopping bool
 	parkedWG sync.WaitGroup
+	hangups  hangups // notices parked clients that hang up
 }
 
 // NewServer loads the configuration and returns a ready emulator. A bad catalog or scenario
@@ -140,6 +148,9 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxTenants <= 0 {
 		cfg.MaxTenants = sim.DefaultMaxTenants
+	}
+	if cfg.MemoryBudget <= 0 {
+		cfg.MemoryBudget = budget.DefaultBytes
 	}
 	if cfg.Start.IsZero() {
 		cfg.Start = ManualStart
@@ -214,26 +225,10 @@ func (s *Server) finishLoading(cat *catalog.Catalog, err error) {
 		JobRetention: s.cfg.JobRetention,
 		MaxJobs:      s.cfg.MaxJobs,
 		Logger:       s.log,
-		Wall:         s.cfg.Wall,
+		Wall:         s.cfg.wall,
+		Budget:       budget.New(s.cfg.MemoryBudget),
 	}, s.ids, s.files, s.cfg.MaxTenants, s.cfg.TenantIdle)
 	s.handler = s.routes()
-	go s.sweepTenants()
-}
-
-// sweepTenants drops idle tenants now and then, so their memory goes back even when no request
-// makes a new tenant (which sweeps too).
-func (s *Server) sweepTenants() {
-	every := max(s.cfg.TenantIdle/10, time.Second)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			s.tenants.Sweep()
-		case <-s.closing:
-			return
-		}
-	}
 }
 
 // Ready is closed once the catalog is loaded and the server answers requests.
@@ -314,5 +309,6 @@ func (s *Server) Shutdown() {
 	s.stopOnce.Do(func() {
 		close(s.closing)
 		s.endParked()
+		s.hangups.stop()
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
 )
 
@@ -314,7 +315,8 @@ func TestJournalRecordsRefusedBodies(t *testing.T) {
 // goroutine waits for it); it counts as waiting, is answered when its job ends or its tenant is
 // reset, and its journal entry carries the status it was answered with.
 func TestParkedWaitsAnswerAndJournal(t *testing.T) {
-	hs := tenantServer(t, Config{})
+	// An hour's wait limit: only the job's end, the reset or the drop can answer in time.
+	hs := tenantServer(t, Config{MaxWait: time.Hour})
 	c := wire{t: t, base: hs.URL, key: "key_a", header: "parked"}
 	input := map[string]any{"prompt": "x"}
 	start := func(key string) chan map[string]any {
@@ -343,11 +345,30 @@ func TestParkedWaitsAnswerAndJournal(t *testing.T) {
 	second := start("two")
 	c.must(200, "GET", "/_emulator/waiting?count=1&timeout=20s", nil)
 	c.must(200, "POST", "/_emulator/reset", nil)
-	if got := <-second; got["http_status"] != 202.0 || got["status"] != "queued" || got["location"] == "" {
+	if got := answerOf(t, second); got["http_status"] != 202.0 || got["status"] != "queued" || got["location"] == "" {
 		t.Errorf("answer after a reset: %v", got)
 	}
 	if h := c.must(200, "GET", "/_emulator/health", nil); h["waiting"] != 0.0 {
 		t.Errorf("waiting = %v after both answers", h["waiting"])
+	}
+	third := start("three")
+	c.must(200, "GET", "/_emulator/waiting?count=1&timeout=20s", nil)
+	c.must(204, "DELETE", "/_emulator/tenants/parked", nil)
+	if got := answerOf(t, third); got["http_status"] != 202.0 || got["status"] != "queued" {
+		t.Errorf("answer after the tenant was dropped: %v", got)
+	}
+}
+
+// answerOf is the answer a waiting request gets; a minute of real time without one fails the
+// test, where only the emulator's clock (an hour's wait limit) would otherwise answer.
+func answerOf(t *testing.T, answer chan map[string]any) map[string]any {
+	t.Helper()
+	select {
+	case got := <-answer:
+		return got
+	case <-time.After(time.Minute):
+		t.Fatal("the wait was not answered")
+		return nil
 	}
 }
 
@@ -398,4 +419,117 @@ func TestOnlyAuthorisedRequestsMakeTenants(t *testing.T) {
 	if len(list.Data) != 3 {
 		t.Errorf("tenants: %+v, want default, by-admin and real", list.Data)
 	}
+}
+
+// TestParkedWaitKeepsItsTenant: a wait=true generation is a request in progress, so its
+// tenant is not dropped as idle however long it waits, and its job answers when it ends.
+func TestParkedWaitKeepsItsTenant(t *testing.T) {
+	wall := clock.NewManual(ManualStart)
+	s, err := NewServer(Config{CatalogFile: "../testdata/catalogs/small.yaml", ManualClock: true,
+		TenantIdle: 3 * time.Second, MaxWait: 30 * time.Second, wall: wall})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() { hs.Close(); _ = s.Close() })
+	c := wire{t: t, base: hs.URL, key: "key_a", header: "waits"}
+	input := map[string]any{"prompt": "x"}
+	q := c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})
+	done := make(chan map[string]any, 1)
+	go func() {
+		status, out, _ := c.do("POST", "/v1/generate?wait=true", map[string]any{"model": "test/pixel", "input": input, "quote_id": q["quote_id"]}, "Idempotency-Key", "k")
+		out["http_status"] = float64(status)
+		done <- out
+	}()
+	if w := c.must(200, "GET", "/_emulator/waiting?count=1&timeout=20s", nil); w["reached"] != true {
+		t.Fatalf("the wait never began: %v", w)
+	}
+	if err := wall.Advance(time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	tenant, ok := s.tenants.Lookup("waits")
+	if !ok {
+		t.Fatal("the tenant of a parked wait was dropped as idle")
+	}
+	if err := tenant.World().Advance(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-done; got["http_status"] != 200.0 || got["status"] != "succeeded" {
+		t.Errorf("the wait answered %v, want 200 with the succeeded job", got)
+	}
+	// Answered, the wait no longer holds the tenant.
+	if err := wall.Advance(time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.tenants.Lookup("waits"); ok {
+		t.Error("the tenant outlived its idle time once the wait was answered")
+	}
+}
+
+// TestKeylessRequestsMakeNoTenantWhereControlIsOpen: with the control API open to everyone
+// (loopback, no admin token), a /v1 request without a key still makes no tenant: it answers
+// 401 as the README says, below the bound and at it alike, never 429.
+func TestKeylessRequestsMakeNoTenantWhereControlIsOpen(t *testing.T) {
+	hs := tenantServer(t, Config{MaxTenants: 1})
+	anon := wire{t: t, base: hs.URL, header: "anon"}
+	if status, out, _ := anon.do("GET", "/v1/models", nil); status != 401 || out["code"] != "unauthenticated" {
+		t.Errorf("keyless request below the bound: %d %v, want 401 unauthenticated", status, out["code"])
+	}
+	admin := wire{t: t, base: hs.URL}
+	if list := admin.must(200, "GET", "/_emulator/tenants", nil)["data"].([]any); len(list) != 1 {
+		t.Errorf("a keyless request made a tenant: %v", list)
+	}
+	(wire{t: t, base: hs.URL, key: "key_a", header: "full"}).must(200, "GET", "/v1/models", nil)
+	if status, out, _ := anon.do("GET", "/v1/models", nil); status != 401 || out["code"] != "unauthenticated" {
+		t.Errorf("keyless request at the bound: %d %v, want 401 unauthenticated", status, out["code"])
+	}
+	// A control request may still make one where the control API is open.
+	(wire{t: t, base: hs.URL, header: "full"}).must(200, "GET", "/_emulator/health", nil)
+}
+
+// TestDeletingATenantNamedInTheHeaderDoesNotMakeIt: DELETE /_emulator/tenants/x sent with
+// X-Emulator-Tenant: x, for an x that does not exist, answers 404 and leaves no tenant x.
+func TestDeletingATenantNamedInTheHeaderDoesNotMakeIt(t *testing.T) {
+	hs := tenantServer(t, Config{})
+	c := wire{t: t, base: hs.URL, header: "ghost"}
+	if status, out, _ := c.do("DELETE", "/_emulator/tenants/ghost", nil); status != 404 || out["code"] != "tenant_not_found" {
+		t.Errorf("deleting a tenant that does not exist: %d %v, want 404 tenant_not_found", status, out["code"])
+	}
+	if list := c.must(200, "GET", "/_emulator/tenants", nil)["data"].([]any); len(list) != 1 {
+		t.Errorf("tenants after the delete: %v, want the default alone", list)
+	}
+	// A tenant that exists is deleted as before, from within itself too.
+	(wire{t: t, base: hs.URL, key: "key_a", header: "real"}).must(200, "GET", "/v1/models", nil)
+	(wire{t: t, base: hs.URL, header: "real"}).must(204, "DELETE", "/_emulator/tenants/real", nil)
+}
+
+// TestMemoryBudgetAnswer: past --memory-budget a quote answers 503 memory_budget_exhausted with
+// Retry-After, as a problem body; what was made before stays.
+func TestMemoryBudgetAnswer(t *testing.T) {
+	hs := tenantServer(t, Config{MemoryBudget: 1 << 20})
+	c := wire{t: t, base: hs.URL, key: "key_a", header: "hoard"}
+	var first string
+	for i := range 100_000 {
+		status, out, h := c.do("POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": map[string]any{"prompt": fmt.Sprintf("%d %s", i, strings.Repeat("x", 1900))}})
+		if status == 200 {
+			if first == "" {
+				first = out["quote_id"].(string)
+			}
+			continue
+		}
+		if status != 503 || out["code"] != "memory_budget_exhausted" || h.Get("Retry-After") == "" || h.Get("Content-Type") != "application/problem+json" {
+			t.Fatalf("after %d quotes: %d %v (Retry-After %q)", i, status, out, h.Get("Retry-After"))
+		}
+		if i < 100 {
+			t.Errorf("only %d quotes of 2 KB fit in 1 MiB", i)
+		}
+		input := map[string]any{"prompt": "0 " + strings.Repeat("x", 1900)}
+		if status, out, _ := c.do("POST", "/v1/generate", map[string]any{"model": "test/pixel", "input": input, "quote_id": first}, "Idempotency-Key", "k"); status != 503 || out["code"] != "memory_budget_exhausted" {
+			t.Errorf("a generation past the budget: %d %v", status, out["code"])
+		}
+		c.must(204, "DELETE", "/_emulator/tenants/hoard", nil)
+		c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})
+		return
+	}
+	t.Fatal("the budget was never reached")
 }

@@ -55,6 +55,22 @@ type Store struct {
 	entries map[key]*Entry
 	order   []finished // oldest first from head
 	head    int
+	bytes   int64 // the entries' sizes (see entrySize)
+}
+
+// entryOverhead is what a key costs beyond its text: its entry, the entry's channel, its map
+// slot and its place in the order.
+const entryOverhead = 320
+
+// entrySize is what a key counts against the memory budget.
+func entrySize(k key) int64 { return int64(entryOverhead + len(k.account) + len(k.key)) }
+
+// Bytes is what the keys held count against the memory budget.
+func (s *Store) Bytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pruneLocked()
+	return s.bytes
 }
 
 // NewStore returns an empty store on a clock keeping at most limit finished keys (≤0: the
@@ -83,6 +99,7 @@ func (s *Store) Begin(account, idemKey string, fingerprint []byte) (e *Entry, le
 	}
 	e = &Entry{digest: digest, done: make(chan struct{})}
 	s.entries[k] = e
+	s.bytes += entrySize(k)
 	return e, true, nil
 }
 
@@ -108,6 +125,7 @@ func (s *Store) pruneLocked() {
 		}
 		if s.entries[f.key] == f.entry {
 			delete(s.entries, f.key)
+			s.bytes -= entrySize(f.key)
 		}
 		s.order[s.head] = finished{}
 		s.head++
@@ -122,8 +140,9 @@ func (s *Store) pruneLocked() {
 func (s *Store) Abort(account, idemKey string, e *Entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.entries[key{account, idemKey}] == e {
-		delete(s.entries, key{account, idemKey})
+	if k := (key{account, idemKey}); s.entries[k] == e {
+		delete(s.entries, k)
+		s.bytes -= entrySize(k)
 	}
 	close(e.done)
 }

@@ -280,3 +280,31 @@ func TestKeysAreBounded(t *testing.T) {
 		t.Error("the key in flight was forgotten")
 	}
 }
+
+// TestBytesFollowTheKeys: what the store counts against the memory budget grows with each key
+// and goes back to nothing once the keys are aborted or forgotten.
+func TestBytesFollowTheKeys(t *testing.T) {
+	t.Parallel()
+	c := clock.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	s := idempotency.NewStore(c, 10)
+	if s.Bytes() != 0 {
+		t.Fatalf("an empty store counts %d bytes", s.Bytes())
+	}
+	kept, _, _ := s.Begin("acct", "kept", []byte("a"))
+	s.Finish("acct", "kept", kept, "job")
+	one := s.Bytes()
+	failed, _, _ := s.Begin("acct", "failed", []byte("b"))
+	if s.Bytes() <= one {
+		t.Errorf("a second key left the count at %d", s.Bytes())
+	}
+	s.Abort("acct", "failed", failed)
+	if s.Bytes() != one {
+		t.Errorf("an aborted key left %d bytes counted, want %d", s.Bytes(), one)
+	}
+	if err := c.Advance(idempotency.Remember + time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if s.Bytes() != 0 {
+		t.Errorf("forgotten keys still count %d bytes", s.Bytes())
+	}
+}

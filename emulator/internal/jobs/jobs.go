@@ -209,6 +209,7 @@ type Engine struct {
 	counts    Counts
 	held      int                 // jobs held, shadowed duplicates included
 	heldBytes int64               // the bytes of their inputs
+	bytes     int64               // their sizes (see Size)
 	onEnd     map[*job][]*endCall // what to run when a job ends; only jobs someone waits for
 
 	// timer is the one clock callback the engine has scheduled, at timerAt, for the earliest
@@ -256,6 +257,7 @@ func (e *Engine) Create(n New) View {
 	j.live.Seq, j.live.Value = e.seq, j
 	e.held++
 	e.heldBytes += int64(len(j.Input))
+	e.bytes += Size(n)
 	e.counts.add(Queued, 1)
 	e.byID[j.ID] = j
 	acc := e.byAccount[j.Account]
@@ -428,6 +430,7 @@ func (e *Engine) drop() {
 	}
 	e.held--
 	e.heldBytes -= int64(len(j.Input))
+	e.bytes -= Size(j.New)
 	e.counts.add(j.status, -1)
 	if e.byID[j.ID] == j {
 		delete(e.byID, j.ID)
@@ -744,4 +747,27 @@ func addNanos(t int64, d time.Duration) int64 {
 		return math.MinInt64
 	}
 	return s
+}
+
+// jobOverhead and outputOverhead are what a retained job and each of its outputs cost beyond
+// their input and text: a retained job measures about 1.4 KB, its input included.
+const (
+	jobOverhead    = 1024
+	outputOverhead = 256
+)
+
+// Size is what a job counts against the memory budget.
+func Size(n New) int64 {
+	size := jobOverhead + len(n.ID) + len(n.Account) + len(n.Model) + len(n.QuoteID) + len(n.Input)
+	for _, o := range n.Outputs {
+		size += outputOverhead + len(o.URL) + len(o.Label)
+	}
+	return int64(size)
+}
+
+// Bytes is what the jobs held count against the memory budget.
+func (e *Engine) Bytes() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.bytes
 }

@@ -70,7 +70,13 @@ type Journal struct {
 	bytes      int64 // the sizes of the entries held
 	seq        uint64
 	onChange   func() // told after every Add and Clear, outside the lock
+	full       func() bool
 }
+
+// GiveWay sets what tells the journal that memory shared with others is used up (the memory
+// budget): while it reports so, each new entry replaces at least as many bytes of the oldest,
+// so the journal stops growing. Set it before the journal is shared.
+func (j *Journal) GiveWay(full func() bool) { j.full = full }
 
 // OnChange sets a function told after every change, so watchers (the dashboard's event stream)
 // learn of new entries without polling. Set it before the journal is shared.
@@ -94,14 +100,16 @@ func NewBounded(maxEntries int, maxBytes int64) *Journal {
 func (j *Journal) Add(e Entry) {
 	e = capped(e)
 	size := Size(e)
+	giveWay := j.full != nil && j.full()
 	defer j.changed()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.seq++
 	e.Seq = j.seq
 	// The newest entry stays even alone over maxBytes: it is already capped.
-	for j.n > 0 && (j.n >= j.maxEntries || j.bytes+size > j.maxBytes) {
-		j.dropOldest()
+	var freed int64
+	for j.n > 0 && (j.n >= j.maxEntries || j.bytes+size > j.maxBytes || (giveWay && freed < size)) {
+		freed += j.dropOldest()
 	}
 	if j.n == len(j.ring) {
 		j.grow()
@@ -121,12 +129,15 @@ func (j *Journal) grow() {
 	j.ring, j.head = ring, 0
 }
 
-// dropOldest forgets the oldest entry. Callers hold j.mu and know there is one.
-func (j *Journal) dropOldest() {
-	j.bytes -= Size(j.ring[j.head])
+// dropOldest forgets the oldest entry and returns its size. Callers hold j.mu and know there
+// is one.
+func (j *Journal) dropOldest() int64 {
+	size := Size(j.ring[j.head])
+	j.bytes -= size
 	j.ring[j.head] = Entry{}
 	j.head = (j.head + 1) % len(j.ring)
 	j.n--
+	return size
 }
 
 // at returns the i-th entry held, oldest first. Callers hold j.mu.
@@ -145,9 +156,25 @@ func Size(e Entry) int64 {
 // over bytes nobody changes); of a longer one only those first bytes are copied, so the journal
 // does not hold the rest. Bodies are put in their journal form (see Body) only when read:
 // recording a request then costs no JSON work on the request's path.
+//
+// Every text field is copied, all of them into one allocation: a field handed in may be part of
+// a longer string (net/http's method, path and query are pieces of the whole request line), and
+// keeping the piece would keep the whole line, which the byte bound does not count.
 func capped(e Entry) Entry {
-	for _, s := range []*string{&e.Method, &e.Path, &e.Query, &e.Code, &e.Account, &e.Model, &e.JobID, &e.RequestID, &e.Idempotent, &e.Fault} {
+	fields := [...]*string{&e.Method, &e.Path, &e.Query, &e.Code, &e.Account, &e.Model, &e.JobID, &e.RequestID, &e.Idempotent, &e.Fault}
+	n := 0
+	for _, s := range fields {
 		*s = Cut(*s, MaxString)
+		n += len(*s)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, s := range fields {
+		b.WriteString(*s)
+	}
+	all := b.String()
+	for _, s := range fields {
+		*s, all = all[:len(*s)], all[len(*s):]
 	}
 	e.RequestBody, e.ResponseBody = cappedBody(e.RequestBody), cappedBody(e.ResponseBody)
 	return e
@@ -156,6 +183,10 @@ func capped(e Entry) Entry {
 func cappedBody(b json.RawMessage) json.RawMessage {
 	if len(b) > MaxBody+1 {
 		return bytes.Clone(b[:MaxBody+1])
+	}
+	if cap(b) > len(b)+len(b)/8+64 {
+		// A read buffer grown by doubling: keeping the body would keep the room after it too.
+		return bytes.Clone(b)
 	}
 	return b[:len(b):len(b)]
 }

@@ -205,3 +205,31 @@ func TestRingMatchesAPlainList(t *testing.T) {
 		}
 	}
 }
+
+// TestGiveWay: while the memory budget is used up the journal stops growing, each new entry
+// replacing the oldest, and grows again once there is room.
+func TestGiveWay(t *testing.T) {
+	t.Parallel()
+	j := NewBounded(100, DefaultMaxBytes)
+	full := false
+	j.GiveWay(func() bool { return full })
+	for range 10 {
+		j.Add(Entry{Path: "/v1/models"})
+	}
+	full = true
+	before := j.Bytes()
+	for range 5 {
+		j.Add(Entry{Path: "/v1/models"})
+	}
+	if j.Bytes() > before {
+		t.Errorf("the journal grew from %d to %d bytes with the budget used up", before, j.Bytes())
+	}
+	if entries, total := j.List(Filter{}, 0, 100); total == 0 || entries[len(entries)-1].Seq != 15 {
+		t.Errorf("the newest entry is missing: %d entries", total)
+	}
+	full = false
+	j.Add(Entry{Path: "/v1/models"})
+	if j.Bytes() <= before {
+		t.Errorf("the journal did not grow once there was room: %d bytes", j.Bytes())
+	}
+}

@@ -51,6 +51,7 @@ const (
 	PreconditionFailed      Code = "precondition_failed"
 	TenantNotFound          Code = "tenant_not_found"
 	TenantNotDeletable      Code = "tenant_not_deletable"
+	MemoryBudgetExhausted   Code = "memory_budget_exhausted"
 )
 
 // FieldError is one field-level problem: Pointer is a JSON Pointer into the request body, or

@@ -376,3 +376,16 @@ func (s *Store) Markers() int {
 	}
 	return n
 }
+
+// Bytes is what the quotes held and the markers count against the memory budget, as of now.
+func (s *Store) Bytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for id := range s.accounts {
+		if a := s.touch(id); a != nil {
+			n += a.liveBytes + a.markBytes
+		}
+	}
+	return n
+}

@@ -58,6 +58,9 @@ func (w *World) Quote(account, model string, input map[string]any) (Quote, error
 		CreatedAt: now,
 		ExpiresAt: now.Add(w.quoteTTL(m)),
 	}
+	if err := w.admit(quotes.Size(q)); err != nil {
+		return Quote{}, err
+	}
 	if err := w.quotes.Add(q); err != nil {
 		var limit *quotes.LimitError
 		if !errors.As(err, &limit) {
@@ -192,6 +195,9 @@ func (w *World) startJob(account, quoteID string, m *catalog.Model, input map[st
 	}
 	if !m.Ready() {
 		return jobs.View{}, problem.New(problem.ModelUnavailable, "model %q is %s and does not generate", m.ID, m.Status)
+	}
+	if err := w.admit(jobs.Size(jobs.New{Input: q.Input})); err != nil {
+		return jobs.View{}, err
 	}
 	jobID := w.ids.UUID("job", account, q.ID)
 	if _, ok := w.quotes.Use(account, q.ID, jobID); !ok {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -132,5 +133,26 @@ func (w *World) endParked() {
 	w.parkMu.Unlock()
 	for _, wt := range all {
 		go wt.End()
+	}
+}
+
+// AwaitWaitingBelow blocks until fewer than n generations are waiting for their job, ctx ends,
+// stop is closed or the world is retired. It returns the count and whether it went below n.
+// Tests use it to see a wait let go without moving any clock.
+func (w *World) AwaitWaitingBelow(ctx context.Context, n int64, stop <-chan struct{}) (int64, bool) {
+	for {
+		changed := w.waitingChanged.next()
+		if cur := w.waiting.Load(); cur < n {
+			return cur, true
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return w.waiting.Load(), false
+		case <-stop:
+			return w.waiting.Load(), false
+		case <-w.gone:
+			return w.waiting.Load(), false
+		}
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/budget"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 )
@@ -45,8 +47,12 @@ type Config struct {
 	Logger *slog.Logger
 	// MaxJobs bounds the jobs a world retains; the oldest finished go first (default 100,000).
 	MaxJobs int
-	// Wall is the real time source: for real clocks and for tenant idleness (default time.Now).
-	Wall func() time.Time
+	// Wall is real time as tenants see it: when one was last used, and when the sweep for idle
+	// ones runs. Idleness is real time, unlike a tenant's own clock; tests pass a manual clock
+	// to drive it. Nil means a real clock that the tenants own and close.
+	Wall *clock.Clock
+	// Budget bounds the bytes all tenants' stores hold together; nil means no bound.
+	Budget *budget.Budget
 
 	maker *media.Maker // made from Media by withDefaults, shared by every world
 }
@@ -68,8 +74,8 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	if c.Wall == nil {
-		c.Wall = time.Now
+	if c.Budget == nil {
+		c.Budget = budget.New(0)
 	}
 	c.maker = media.NewMaker(c.Media)
 	return c

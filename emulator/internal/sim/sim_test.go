@@ -5,9 +5,11 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
@@ -329,10 +331,8 @@ func TestFileLookup(t *testing.T) {
 
 func TestTenants(t *testing.T) {
 	cfg := testConfig(t)
-	wall := start
-	var mu sync.Mutex
-	cfg.Wall = func() time.Time { mu.Lock(); defer mu.Unlock(); return wall }
-	tick := func(d time.Duration) { mu.Lock(); wall = wall.Add(d); mu.Unlock() }
+	cfg.Wall = clock.NewManual(start)
+	tick := func(d time.Duration) { mustAdvanceClock(t, cfg.Wall, d) }
 	ts := NewTenants(cfg, ids.NewSeeded(1), media.NewCache(64<<20), 2, time.Minute)
 	t.Cleanup(ts.Close)
 
@@ -391,6 +391,52 @@ func TestTenants(t *testing.T) {
 	}
 	if len(names) != 2 || names[0] != DefaultTenant || names[1] != "c" {
 		t.Errorf("tenants = %v, want [default c]", names)
+	}
+}
+
+func mustAdvanceClock(t testing.TB, c *clock.Clock, d time.Duration) {
+	t.Helper()
+	if err := c.Advance(d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIdleTenantsAreSweptWithoutRequests: the periodic sweep drops a tenant idle for longer
+// than the idle time even when no request comes to make or list tenants, and keeps one with a
+// request in progress.
+func TestIdleTenantsAreSweptWithoutRequests(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.Wall = clock.NewManual(start)
+	ts := NewTenants(cfg, ids.NewSeeded(1), media.NewCache(64<<20), 10, time.Minute)
+	t.Cleanup(ts.Close)
+	idle, _ := ts.Get("idle")
+	busy, _ := ts.Get("busy")
+	busy.Enter()
+	gone := idle.World().Gone()
+	mustAdvanceClock(t, cfg.Wall, 59*time.Second)
+	if _, ok := ts.Lookup("idle"); !ok {
+		t.Fatal("a tenant was dropped before its idle time was over")
+	}
+	mustAdvanceClock(t, cfg.Wall, 7*time.Second)
+	if _, ok := ts.Lookup("idle"); ok {
+		t.Error("a tenant idle for over a minute was not swept")
+	}
+	select {
+	case <-gone:
+	default:
+		t.Error("the swept tenant's world was not retired")
+	}
+	if _, ok := ts.Lookup("busy"); !ok {
+		t.Error("a tenant with a request in progress was swept")
+	}
+	busy.Leave()
+	mustAdvanceClock(t, cfg.Wall, 2*time.Minute)
+	if _, ok := ts.Lookup("busy"); ok {
+		t.Error("a tenant idle since its last request ended was not swept")
+	}
+	if _, ok := ts.Lookup(DefaultTenant); !ok {
+		t.Error("the default tenant was swept")
 	}
 }
 
@@ -521,23 +567,58 @@ func TestWaitThen(t *testing.T) {
 			t.Errorf("answered with %s, %d outputs", v.Status, len(v.Outputs))
 		}
 	})
-	t.Run("a reset", func(t *testing.T) {
-		ts := newTestTenants(t, testConfig(t))
-		tn := ts.Default()
-		w := tn.World()
-		answered := make(chan jobs.View, 2)
-		wt := w.WaitThen(generateOne(t, w, ""), func(v jobs.View) { answered <- v })
-		tn.Reset()
-		if v := <-answered; v.Status != jobs.Queued {
-			t.Errorf("answered with %s", v.Status)
-		}
-		wt.End() // a second end does nothing
-		select {
-		case <-answered:
-			t.Error("answered twice")
-		default:
-		}
-	})
+	// A reset, a drop or an idle sweep retires the world: its waiters are answered then, with
+	// their job as it stands, long before the wait limit (an hour here) could answer them. The
+	// bubble's goroutines all settle before the check, so it sees an answer only if the retiring
+	// made one.
+	retire := map[string]func(t *testing.T, ts *Tenants, tn *Tenant, wall *clock.Clock){
+		"a reset": func(t *testing.T, ts *Tenants, tn *Tenant, wall *clock.Clock) { tn.Reset() },
+		"a drop": func(t *testing.T, ts *Tenants, tn *Tenant, wall *clock.Clock) {
+			if err := ts.Delete(tn.Name()); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"an idle sweep": func(t *testing.T, ts *Tenants, tn *Tenant, wall *clock.Clock) {
+			mustAdvanceClock(t, wall, 2*DefaultTenantIdle)
+		},
+	}
+	for name, retire := range retire {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := testConfig(t)
+				cfg.MaxWait = time.Hour
+				cfg.Wall = clock.NewManual(start)
+				ts := newTestTenants(t, cfg)
+				tn, err := ts.Get("waits")
+				if err != nil {
+					t.Fatal(err)
+				}
+				w := tn.World()
+				answered := make(chan jobs.View, 2)
+				wt := w.WaitThen(generateOne(t, w, ""), func(v jobs.View) { answered <- v })
+				synctest.Wait()
+				if len(answered) != 0 || w.Waiting() != 1 {
+					t.Fatalf("answered %d times before the world was retired; %d waiting", len(answered), w.Waiting())
+				}
+				retire(t, ts, tn, cfg.Wall)
+				synctest.Wait()
+				if len(answered) != 1 {
+					t.Fatalf("answered %d times once the world was retired, want once", len(answered))
+				}
+				if v := <-answered; v.Status != jobs.Queued {
+					t.Errorf("answered with %s, want the job as it stood (queued)", v.Status)
+				}
+				if w.Waiting() != 0 {
+					t.Errorf("%d still waiting after the answer", w.Waiting())
+				}
+				wt.End() // a second end does nothing
+				synctest.Wait()
+				if len(answered) != 0 {
+					t.Error("answered twice")
+				}
+			})
+		})
+	}
 }
 
 // TestResetNeverServesAnEarlierWorldsFile: under a seed, ids start over after a reset, so a new

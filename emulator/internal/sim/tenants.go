@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
@@ -9,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/budget"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
@@ -48,7 +51,12 @@ type Tenant struct {
 	lastUsed atomic.Int64 // real time, Unix nanoseconds
 	active   atomic.Int64 // requests in progress; a tenant in use is never idle
 	make     func() *World
-	wall     func() time.Time
+	wall     *clock.Clock
+
+	budget   *budget.Budget
+	countMu  sync.Mutex
+	counted  int64 // what the tenant's world last counted against the budget; guarded by countMu
+	finished bool  // dropped: it counts nothing any more; guarded by countMu
 }
 
 // Name is the tenant's name.
@@ -61,6 +69,7 @@ func (t *Tenant) World() *World { return t.current.Load() }
 func (t *Tenant) Reset() *World {
 	w := t.make()
 	t.current.Swap(w).retire()
+	t.count(true)
 	return w
 }
 
@@ -68,13 +77,74 @@ func (t *Tenant) Reset() *World {
 // end of its last request.
 func (t *Tenant) Enter() {
 	t.active.Add(1)
-	t.lastUsed.Store(t.wall().UnixNano())
+	t.lastUsed.Store(t.wall.Now().UnixNano())
 }
 
-// Leave ends a use that Enter began.
+// Leave ends a use that Enter began, and counts what the tenant now holds against the budget.
 func (t *Tenant) Leave() {
-	t.lastUsed.Store(t.wall().UnixNano())
+	t.lastUsed.Store(t.wall.Now().UnixNano())
 	t.active.Add(-1)
+	t.count(false)
+}
+
+// worldOverhead is what a world costs before it holds anything: its maps, clock, ledger and
+// stores, rounded up from what an empty tenant measures.
+const worldOverhead = 16 << 10
+
+// holder is a store of a world that says how many bytes it holds, as counted against the
+// memory budget.
+type holder interface{ Bytes() int64 }
+
+// footprint is what the world holds, as counted against the memory budget.
+func (w *World) footprint() int64 {
+	n := int64(worldOverhead)
+	for _, h := range [...]holder{w.quotes, w.jobs, w.idem, w.journal} {
+		n += h.Bytes()
+	}
+	return n
+}
+
+// count brings what the tenant counts against the budget up to date. Unless it must, it skips
+// when another count of the tenant is under way, which will see much the same: requests then
+// never queue to count.
+func (t *Tenant) count(must bool) {
+	if must {
+		t.countMu.Lock()
+	} else if !t.countMu.TryLock() {
+		return
+	}
+	defer t.countMu.Unlock()
+	if t.finished {
+		return
+	}
+	now := t.World().footprint()
+	t.budget.Add(now - t.counted)
+	t.counted = now
+}
+
+// finish lets go of everything the tenant counted: it has been dropped.
+func (t *Tenant) finish() {
+	t.countMu.Lock()
+	defer t.countMu.Unlock()
+	t.finished = true
+	t.budget.Add(-t.counted)
+	t.counted = 0
+}
+
+// admit refuses a change that would add n bytes past the memory budget.
+func (w *World) admit(n int64) error {
+	b := w.cfg.Budget
+	if b.Admit(n) {
+		return nil
+	}
+	return budgetExhausted(b)
+}
+
+// budgetExhausted is the problem for a change past the memory budget.
+func budgetExhausted(b *budget.Budget) error {
+	return &problem.Error{Code: problem.MemoryBudgetExhausted, RetryAfter: 5,
+		Detail: fmt.Sprintf("the emulator's memory budget is used up (%d of %d bytes over all tenants, --memory-budget); nothing was changed: delete tenants that are done with DELETE /_emulator/tenants/{name}, reset them, let their quotes expire, or give the emulator a larger budget",
+			b.Used(), b.Limit())}
 }
 
 // TenantInfo describes a tenant for the control API.
@@ -104,9 +174,13 @@ type Tenants struct {
 
 	worlds atomic.Uint64 // numbers every world made, for its files' keys in the shared cache
 
+	wall    *clock.Clock
+	ownWall bool // made here, so closed here
+
 	mu        sync.Mutex
 	byName    map[string]*Tenant
 	lastSweep time.Time
+	sweeper   *clock.Timer // the next periodic sweep
 	closed    bool
 }
 
@@ -125,9 +199,32 @@ func NewTenants(cfg Config, g *ids.Generator, files *media.Cache, max int, idle 
 	if idle <= 0 {
 		idle = DefaultTenantIdle
 	}
-	ts := &Tenants{cfg: cfg, ids: g, files: files, max: max, idle: idle, byName: map[string]*Tenant{}}
+	ts := &Tenants{cfg: cfg, ids: g, files: files, max: max, idle: idle, wall: cfg.Wall, byName: map[string]*Tenant{}}
+	if ts.wall == nil {
+		ts.wall, ts.ownWall = clock.NewReal(), true
+	}
+	cfg.Budget.OnRecount(ts.recount)
 	ts.byName[DefaultTenant] = ts.newTenant(DefaultTenant)
+	ts.mu.Lock()
+	ts.armSweep()
+	ts.mu.Unlock()
 	return ts
+}
+
+// armSweep schedules the next periodic sweep, a tenth of the idle time from now (at least a
+// second), so idle tenants' memory goes back even when no request makes a new tenant (which
+// sweeps too). Callers hold ts.mu.
+func (ts *Tenants) armSweep() {
+	if ts.closed {
+		return
+	}
+	every := max(ts.idle/10, time.Second)
+	ts.sweeper = ts.wall.AfterFunc(ts.wall.Now().Add(every), func() {
+		ts.mu.Lock()
+		defer ts.mu.Unlock()
+		ts.sweepLocked(ts.wall.Now(), true)
+		ts.armSweep()
+	})
 }
 
 func (ts *Tenants) newTenant(name string) *Tenant {
@@ -135,14 +232,32 @@ func (ts *Tenants) newTenant(name string) *Tenant {
 	if name != DefaultTenant {
 		g, path = ts.ids.For(name), "/files/"+name+"/"
 	}
-	now := ts.cfg.Wall()
-	t := &Tenant{name: name, created: now.UTC(), ids: g, wall: ts.cfg.Wall}
+	now := ts.wall.Now()
+	t := &Tenant{name: name, created: now.UTC(), ids: g, wall: ts.wall, budget: ts.cfg.Budget}
 	t.lastUsed.Store(now.UnixNano())
 	t.make = func() *World {
-		return newWorld(&ts.cfg, g, ts.files, path, strconv.FormatUint(ts.worlds.Add(1), 10)+":")
+		w := newWorld(&ts.cfg, g, ts.files, path, strconv.FormatUint(ts.worlds.Add(1), 10)+":")
+		w.journal.GiveWay(ts.cfg.Budget.Full)
+		return w
 	}
 	t.current.Store(t.make())
+	t.count(true)
 	return t
+}
+
+// recount brings every tenant's count against the budget up to date, so that bytes the stores
+// let go on their own (jobs past their retention, quotes past their end) are counted as gone
+// before anything is refused.
+func (ts *Tenants) recount() {
+	ts.mu.Lock()
+	all := make([]*Tenant, 0, len(ts.byName))
+	for _, t := range ts.byName {
+		all = append(all, t)
+	}
+	ts.mu.Unlock()
+	for _, t := range all {
+		t.count(true)
+	}
 }
 
 // Default is the default tenant.
@@ -161,6 +276,13 @@ func (ts *Tenants) Get(name string) (*Tenant, error) {
 	if !ValidTenantName(name) {
 		return nil, InvalidTenant(name)
 	}
+	if t, ok := ts.Lookup(name); ok {
+		return t, nil
+	}
+	// Outside ts.mu: admitting may recount every tenant.
+	if !ts.cfg.Budget.Admit(worldOverhead) {
+		return nil, budgetExhausted(ts.cfg.Budget)
+	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if t, ok := ts.byName[name]; ok {
@@ -169,7 +291,7 @@ func (ts *Tenants) Get(name string) (*Tenant, error) {
 	if ts.closed {
 		return nil, problem.New(problem.ServiceUnavailable, "the emulator is shutting down")
 	}
-	now := ts.cfg.Wall()
+	now := ts.wall.Now()
 	if len(ts.byName)-1 >= ts.max {
 		ts.sweepLocked(now, true)
 		if len(ts.byName)-1 >= ts.max {
@@ -205,15 +327,9 @@ func (ts *Tenants) sweepLocked(now time.Time, force bool) {
 		if now.Sub(time.Unix(0, t.lastUsed.Load())) >= ts.idle {
 			delete(ts.byName, name)
 			t.World().retire()
+			t.finish()
 		}
 	}
-}
-
-// Sweep drops the tenants that have been idle too long; a timer calls it now and then.
-func (ts *Tenants) Sweep() {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	ts.sweepLocked(ts.cfg.Wall(), true)
 }
 
 // Delete drops a tenant now: its jobs, quotes, journal and clock are gone, and requests that
@@ -230,13 +346,14 @@ func (ts *Tenants) Delete(name string) error {
 		return problem.New(problem.TenantNotFound, "no tenant %q", name)
 	}
 	t.World().retire()
+	t.finish()
 	return nil
 }
 
 // List describes every live tenant, the default first, then by name.
 func (ts *Tenants) List() []TenantInfo {
 	ts.mu.Lock()
-	ts.sweepLocked(ts.cfg.Wall(), false)
+	ts.sweepLocked(ts.wall.Now(), false)
 	all := make([]*Tenant, 0, len(ts.byName))
 	for _, t := range ts.byName {
 		all = append(all, t)
@@ -269,6 +386,12 @@ func (ts *Tenants) Len() int {
 func (ts *Tenants) Close() {
 	ts.mu.Lock()
 	ts.closed = true
+	if ts.sweeper != nil {
+		ts.sweeper.Stop()
+	}
+	if ts.ownWall {
+		ts.wall.Close()
+	}
 	all := make([]*Tenant, 0, len(ts.byName))
 	for _, t := range ts.byName {
 		all = append(all, t)

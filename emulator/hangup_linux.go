@@ -1,0 +1,137 @@
+//go:build linux
+
+package emulator
+
+import (
+	"errors"
+	"net"
+	"sync"
+	"syscall"
+)
+
+// hangups notices parked connections whose clients hung up: all of them in one epoll set,
+// waited on by one goroutine, so a parked generation still holds no goroutine of its own. A
+// client that closes its end (or half-closes it) while it waits is answered at once with its
+// job as it stands, and its socket goes, instead of lingering until --max-wait.
+type hangups struct {
+	once sync.Once
+	epfd int
+	wake [2]int // a pipe whose read end is in the set, so stop can end the wait
+	ok   bool
+
+	mu     sync.Mutex
+	next   uint32            // the last token handed out; 0 stands for the pipe
+	gone   map[uint32]func() // what to call when the token's connection hangs up
+	closed bool
+}
+
+// start makes the epoll set and its goroutine, once; it reports whether hang-ups are watched.
+func (h *hangups) start() bool {
+	h.once.Do(func() {
+		epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+		if err != nil {
+			return
+		}
+		if err := syscall.Pipe2(h.wake[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
+			_ = syscall.Close(epfd)
+			return
+		}
+		ev := syscall.EpollEvent{Events: syscall.EPOLLIN}
+		if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, h.wake[0], &ev); err != nil {
+			_ = syscall.Close(epfd)
+			_ = syscall.Close(h.wake[0])
+			_ = syscall.Close(h.wake[1])
+			return
+		}
+		h.epfd, h.ok, h.gone = epfd, true, map[uint32]func(){}
+		go h.loop()
+	})
+	return h.ok
+}
+
+// watch calls gone, in a goroutine of its own, once conn's client hangs up. The returned
+// unwatch ends the watch; call it before closing conn. A connection that is not a plain
+// socket (TLS, say) is not watched.
+func (h *hangups) watch(conn net.Conn, gone func()) (unwatch func()) {
+	sc, ok := conn.(syscall.Conn)
+	if !ok || !h.start() {
+		return func() {}
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return func() {}
+	}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return func() {}
+	}
+	h.next++
+	if h.next == 0 {
+		h.next++
+	}
+	token := h.next
+	h.gone[token] = gone
+	h.mu.Unlock()
+	// Tokens, not descriptors, name connections in the set: a descriptor closed and reused
+	// while its event is on its way cannot be mistaken for the new connection.
+	var added error
+	cerr := raw.Control(func(fd uintptr) {
+		ev := syscall.EpollEvent{Events: syscall.EPOLLRDHUP | syscall.EPOLLONESHOT, Fd: int32(token)}
+		added = syscall.EpollCtl(h.epfd, syscall.EPOLL_CTL_ADD, int(fd), &ev)
+	})
+	forget := func() {
+		h.mu.Lock()
+		delete(h.gone, token)
+		h.mu.Unlock()
+	}
+	if cerr != nil || added != nil {
+		forget()
+		return func() {}
+	}
+	return func() {
+		forget()
+		_ = raw.Control(func(fd uintptr) { _ = syscall.EpollCtl(h.epfd, syscall.EPOLL_CTL_DEL, int(fd), nil) })
+	}
+}
+
+// loop waits for hang-ups and reports each, until stop.
+func (h *hangups) loop() {
+	events := make([]syscall.EpollEvent, 128)
+	for {
+		n, err := syscall.EpollWait(h.epfd, events, -1)
+		if err != nil {
+			if errors.Is(err, syscall.EINTR) {
+				continue
+			}
+			return
+		}
+		for _, ev := range events[:n] {
+			token := uint32(ev.Fd)
+			if token == 0 {
+				_ = syscall.Close(h.epfd)
+				_ = syscall.Close(h.wake[0])
+				return
+			}
+			h.mu.Lock()
+			gone := h.gone[token]
+			delete(h.gone, token)
+			h.mu.Unlock()
+			if gone != nil {
+				go gone()
+			}
+		}
+	}
+}
+
+// stop ends the watching for good; connections still watched are answered as usual.
+func (h *hangups) stop() {
+	h.once.Do(func() {}) // never started: never starts now
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ok && !h.closed {
+		_, _ = syscall.Write(h.wake[1], []byte{0})
+		_ = syscall.Close(h.wake[1])
+	}
+	h.closed = true
+}
