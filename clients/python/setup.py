@@ -27,7 +27,10 @@ if BINARY:
     if not os.path.isfile(BINARY):
         raise SystemExit("MEDIAGEN_EMULATOR_WHEEL_BINARY: no file %s" % BINARY)
 
-    from wheel.bdist_wheel import bdist_wheel
+    try:
+        from setuptools.command.bdist_wheel import bdist_wheel  # setuptools 70.1 and later
+    except ImportError:
+        from wheel.bdist_wheel import bdist_wheel
 
     class PlatformWheel(bdist_wheel):
         """A wheel for one platform and any Python 3: the package is pure, the binary is not."""
