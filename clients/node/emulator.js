@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { accessSync, closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -32,19 +33,45 @@ function executable(path) {
   }
 }
 
-/** The binary to run: `path`, else $MEDIAGEN_EMULATOR_BIN, else mediagen-emulator on PATH. */
+// The platform package that carries this machine's binary, e.g. @mediagen/emulator-linux-x64.
+const PLATFORM_PACKAGE = `@mediagen/emulator-${process.platform}-${process.arch}`;
+const EXE = process.platform === 'win32' ? 'mediagen-emulator.exe' : 'mediagen-emulator';
+
+/** The binary of the platform package installed with this one, or undefined. */
+function packagedBinary() {
+  let path;
+  try {
+    path = createRequire(import.meta.url).resolve(`${PLATFORM_PACKAGE}/bin/${EXE}`);
+  } catch {
+    return undefined; // not installed: a checkout, or a platform without a package
+  }
+  return executable(path) ? path : undefined;
+}
+
+/**
+ * The binary to run: `path`, else $MEDIAGEN_EMULATOR_BIN, else the one installed with this
+ * package (its platform package), else mediagen-emulator on PATH.
+ */
 export function findBinary(path) {
   for (const [candidate, origin] of [[path, 'the path given'], [process.env[BIN_ENV], `$${BIN_ENV}`]]) {
     if (!candidate) continue;
     if (executable(candidate)) return candidate;
     throw new EmulatorStartError(`${candidate} (${origin}) is not an executable file`);
   }
+  const packaged = packagedBinary();
+  if (packaged) return packaged;
+  const exts = process.platform === 'win32' ? ['.exe', ''] : [''];
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (dir && executable(join(dir, 'mediagen-emulator'))) return join(dir, 'mediagen-emulator');
+    for (const ext of exts) {
+      if (dir && executable(join(dir, `mediagen-emulator${ext}`))) return join(dir, `mediagen-emulator${ext}`);
+    }
   }
   throw new EmulatorStartError(
-    `no mediagen-emulator binary: set ${BIN_ENV}, put mediagen-emulator on PATH ` +
-      `(go install github.com/mediagen/mediagen-emulator@latest), or attach to a running one with ${URL_ENV}`,
+    `no mediagen-emulator binary: ${PLATFORM_PACKAGE} is not installed (the npm package from a ` +
+      'release installs it; a checkout does not). Put mediagen-emulator on PATH (a release archive, ' +
+      'or `go install .` in a checkout), set ' +
+      `${BIN_ENV}=/path/to/mediagen-emulator, or attach to a running one (the Docker image, say) ` +
+      `with ${URL_ENV}=http://127.0.0.1:8080`,
   );
 }
 

@@ -2,7 +2,7 @@
 
 - ``mediagen_server`` (session): one emulator for the test run. It attaches to
   ``--mediagen-url`` / $MEDIAGEN_EMULATOR_URL when given, else starts the binary
-  (``--mediagen-bin``, $MEDIAGEN_EMULATOR_BIN, or PATH) with a manual clock. Override the
+  (``--mediagen-bin``, $MEDIAGEN_EMULATOR_BIN, the wheel's own, or PATH) with a manual clock. Override the
   session fixture ``mediagen_server_options`` to pass other ``Emulator.start`` options. Under
   pytest-xdist each worker starts its own emulator, unless ``--mediagen-shared`` makes the
   controller start one for all workers, or a URL is given.
@@ -29,7 +29,7 @@ _SHARED_TOKEN = "mediagen_emulator_admin_token"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("mediagen_emulator", "mediagen-emulator")
-    group.addoption("--mediagen-bin", default=None, help="the mediagen-emulator binary to start (default: $MEDIAGEN_EMULATOR_BIN, then PATH)")
+    group.addoption("--mediagen-bin", default=None, help="the mediagen-emulator binary to start (default: $MEDIAGEN_EMULATOR_BIN, then the one installed with this package, then PATH)")
     group.addoption("--mediagen-url", default=None, help="attach to the emulator at this URL instead of starting one (default: $MEDIAGEN_EMULATOR_URL)")
     group.addoption("--mediagen-shared", action="store_true", default=False,
                     help="with pytest-xdist, start one emulator in the controller and let every worker use it (each test has its own tenant)")

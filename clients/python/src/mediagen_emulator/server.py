@@ -7,6 +7,7 @@ import re
 import secrets
 import shutil
 import subprocess
+import sysconfig
 import tempfile
 import threading
 from dataclasses import dataclass, field
@@ -27,20 +28,47 @@ class EmulatorStartError(RuntimeError):
     """The emulator binary could not be found or did not start listening."""
 
 
+_EXE = "mediagen-emulator.exe" if os.name == "nt" else "mediagen-emulator"
+
+
+def _executable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def _packaged_binary() -> Optional[str]:
+    """The binary a platform wheel of this package installed, or None: like Ruff's, it lands
+    in the scripts folder (bin/, Scripts\\) of the environment that installed it, which need not
+    be on PATH (a venv that is not activated, a --user or --target install)."""
+    dirs = [sysconfig.get_path("scripts")]
+    user_scheme = getattr(sysconfig, "get_preferred_scheme", lambda _: "%s_user" % os.name)("user")
+    try:
+        dirs.append(sysconfig.get_path("scripts", scheme=user_scheme))
+    except KeyError:
+        pass
+    # pip install --target DIR puts the package in DIR and the scripts in DIR/bin.
+    dirs.append(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bin"))
+    for d in dirs:
+        if d and _executable(os.path.join(d, _EXE)):
+            return os.path.join(d, _EXE)
+    return None
+
+
 def find_binary(path: Optional[str] = None) -> str:
-    """The emulator binary to run: `path`, else $MEDIAGEN_EMULATOR_BIN, else
-    `mediagen-emulator` on PATH."""
+    """The emulator binary to run: `path`, else $MEDIAGEN_EMULATOR_BIN, else the one installed
+    with this package (a platform wheel), else `mediagen-emulator` on PATH."""
     for candidate, origin in ((path, "the path given"), (os.environ.get(BIN_ENV), "$" + BIN_ENV)):
         if candidate:
-            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            if _executable(candidate):
                 return candidate
             raise EmulatorStartError("%s (%s) is not an executable file" % (candidate, origin))
-    found = shutil.which("mediagen-emulator")
+    found = _packaged_binary() or shutil.which("mediagen-emulator")
     if found:
         return found
     raise EmulatorStartError(
-        "no mediagen-emulator binary: set %s, put mediagen-emulator on PATH "
-        "(go install github.com/mediagen/mediagen-emulator@latest), or attach to a running one with %s"
+        "no mediagen-emulator binary: this mediagen_emulator has none of its own (a platform wheel "
+        "from a release carries one; an install from a checkout does not). Put mediagen-emulator on "
+        "PATH (a release archive, or `go install .` in a checkout), set %s=/path/to/mediagen-emulator, "
+        "or attach to a running one (the Docker image, say) with %s=http://127.0.0.1:8080"
         % (BIN_ENV, URL_ENV))
 
 
