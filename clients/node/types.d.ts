@@ -53,7 +53,10 @@ export interface FieldError {
   message: string;
 }
 
-/** A model as `GET /v1/models` lists it. */
+/**
+ * A model as `GET /v1/models` lists it. It has `id` and `mode`; a `Product` (from `grouped=true`)
+ * has `modes` instead, so `'modes' in item` tells them apart.
+ */
 export interface ModelSummary {
   /** The model's id; it may contain slashes (`fal-ai/flux/schnell`). */
   id: string;
@@ -134,7 +137,10 @@ export interface ProductMode {
   output_type: "image" | "video" | "audio";
 }
 
-/** A product with its modes, as `GET /v1/models?grouped=true` lists it. */
+/**
+ * A product with its modes, as `GET /v1/models?grouped=true` lists it. It has `modes`; a
+ * `ModelSummary` has `id` and `mode` instead, so `'modes' in item` tells them apart.
+ */
 export interface Product {
   /** The product's id. */
   product: string;
@@ -180,8 +186,8 @@ export interface QuoteRequest {
   /** The model id. */
   model: string;
   /**
-   * The model's input. Its schema is per model: see `input_schema`, or the `openapi` document, of
-   * `GET /v1/models/{model}`.
+   * The model's input: an object whose schema is the model's own (`input_schema`, or the `openapi`
+   * document, of `GET /v1/models/{model}`; generate a typed input from that document).
    */
   input: Record<string, unknown>;
 }
@@ -203,8 +209,8 @@ export interface GenerateRequest {
   /** The model id. */
   model: string;
   /**
-   * The model's input. Its schema is per model: see `input_schema`, or the `openapi` document, of
-   * `GET /v1/models/{model}`.
+   * The model's input: an object whose schema is the model's own (`input_schema`, or the `openapi`
+   * document, of `GET /v1/models/{model}`; generate a typed input from that document).
    */
   input: Record<string, unknown>;
   /** A quote for this model and exactly this input (compared as JSON values). */

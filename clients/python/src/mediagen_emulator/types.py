@@ -74,7 +74,9 @@ class FieldError(_FieldErrorRequired, total=False):
 
 
 class ModelSummary(TypedDict):
-    """A model as `GET /v1/models` lists it."""
+    """A model as `GET /v1/models` lists it. It has `id` and `mode`; a `Product` (from
+    `grouped=true`) has `modes` instead, so `'modes' in item` tells them apart.
+    """
 
     #: The model's id; it may contain slashes (`fal-ai/flux/schnell`).
     id: str
@@ -153,7 +155,9 @@ class ProductMode(TypedDict):
 
 
 class Product(TypedDict):
-    """A product with its modes, as `GET /v1/models?grouped=true` lists it."""
+    """A product with its modes, as `GET /v1/models?grouped=true` lists it. It has `modes`; a
+    `ModelSummary` has `id` and `mode` instead, so `'modes' in item` tells them apart.
+    """
 
     #: The product's id.
     product: str
@@ -203,8 +207,8 @@ class QuoteRequest(TypedDict):
 
     #: The model id.
     model: str
-    #: The model's input. Its schema is per model: see `input_schema`, or the `openapi` document, of
-    #: `GET /v1/models/{model}`.
+    #: The model's input: an object whose schema is the model's own (`input_schema`, or the `openapi`
+    #: document, of `GET /v1/models/{model}`; generate a typed input from that document).
     input: Dict[str, Any]
 
 
@@ -226,8 +230,8 @@ class GenerateRequest(TypedDict):
 
     #: The model id.
     model: str
-    #: The model's input. Its schema is per model: see `input_schema`, or the `openapi` document, of
-    #: `GET /v1/models/{model}`.
+    #: The model's input: an object whose schema is the model's own (`input_schema`, or the `openapi`
+    #: document, of `GET /v1/models/{model}`; generate a typed input from that document).
     input: Dict[str, Any]
     #: A quote for this model and exactly this input (compared as JSON values).
     quote_id: str
