@@ -1,7 +1,25 @@
 // Types of @mediagen/emulator-testing. The package is plain JavaScript (index.js, control.js,
 // emulator.js); these declarations are written by hand and checked against it by the tests.
+// The wire types (what the emulator sends and takes) are generated from its OpenAPI document
+// into types.d.ts and re-exported from here.
 
 import type { ChildProcess } from 'node:child_process';
+import type {
+  Balance,
+  Clock,
+  Fault,
+  FaultRule,
+  Health,
+  Job,
+  JournalEntry,
+  Problem,
+  RequestMatch,
+  ResetResult,
+  Scenario,
+  Tenant as WireTenant,
+} from './types.js';
+
+export * from './types.js';
 
 /** Header that chooses the tenant of a request. */
 export declare const TENANT_HEADER: 'X-Emulator-Tenant';
@@ -19,18 +37,6 @@ export declare const DEFAULT_KEY: 'mg_test_all';
 /** A Go duration string ("90s", "1h30m") or a number of milliseconds. */
 export type Duration = string | number;
 
-/** An RFC 9457 problem body. */
-export interface Problem {
-  type?: string;
-  title?: string;
-  status?: number;
-  detail?: string;
-  code?: string;
-  request_id?: string;
-  errors?: Array<{ pointer?: string; parameter?: string; message: string }>;
-  [field: string]: unknown;
-}
-
 /** An answer from the emulator that is not a success. */
 export declare class EmulatorError extends Error {
   readonly method: string;
@@ -38,7 +44,8 @@ export declare class EmulatorError extends Error {
   readonly status: number;
   readonly code: string | undefined;
   readonly detail: string | undefined;
-  readonly problem: Problem;
+  /** The problem body; empty when the answer was not one. */
+  readonly problem: Partial<Problem>;
 }
 
 /** What the test waited for did not happen in time. */
@@ -47,101 +54,16 @@ export declare class EmulatorTimeoutError extends Error {}
 /** The emulator binary could not be found or did not start listening. */
 export declare class EmulatorStartError extends Error {}
 
-export interface Clock {
-  mode: 'manual' | 'real';
-  /** RFC 3339 */
-  now: string;
-}
+/** Which requests a fault applies to (an older name of RequestMatch). */
+export type FaultMatch = RequestMatch;
 
-export interface Health {
-  status: 'ok';
-  version: string;
-  clock: 'manual' | 'real';
-  now: string;
-  models: number;
-  scenario: string;
-  seeded: boolean;
-  control: boolean;
-  /** wait=true generations blocked on their jobs */
-  waiting: number;
-  [field: string]: unknown;
-}
-
-export interface FaultMatch {
-  method?: string;
-  /** may end in * for a prefix */
-  path?: string;
-  /** may end in * for a prefix */
-  model?: string;
-  category?: string;
-  output_type?: 'image' | 'video' | 'audio';
-}
-
-/** A fault rule to add, as in a scenario file. */
-export interface FaultSpec {
-  match?: FaultMatch;
-  /** default "error" when a status is given, "delay" when only a delay is */
-  action?: 'error' | 'reset' | 'malformed' | 'truncated' | 'delay';
-  status?: number;
-  code?: string;
+/** A fault rule to add, as in a scenario file; a number as `delay` is milliseconds. */
+export interface FaultSpec extends Omit<FaultRule, 'delay'> {
   delay?: Duration;
-  retry_after?: number;
-  count?: number;
-  probability?: number;
-}
-
-/** A fault rule in force. */
-export interface Fault {
-  id: string;
-  source: 'api' | 'scenario';
-  match: FaultMatch;
-  action: string;
-  status?: number;
-  code?: string;
-  delay?: string;
-  retry_after?: number;
-  probability?: number;
-  remaining: number;
-  fired: number;
-}
-
-export interface Scenario {
-  name: string;
-  description: string;
-  source: string;
-  overrides: number;
-  rate_limits: number;
-  faults: number;
-  available: string[];
 }
 
 /** A whole scenario document (the YAML format, as JSON). */
 export type ScenarioDocument = Record<string, unknown>;
-
-export interface Balance {
-  account: string;
-  available: number;
-  held: number;
-  charged: number;
-  refunded: number;
-}
-
-export interface JournalEntry {
-  seq: number;
-  time: string;
-  method: string;
-  path: string;
-  query: string;
-  status: number;
-  code?: string;
-  account?: string;
-  model?: string;
-  job_id?: string;
-  request_id: string;
-  idempotency_key?: string;
-  fault?: string;
-  duration_ms: number;
-}
 
 export interface JournalFilter {
   method?: string;
@@ -155,30 +77,8 @@ export interface JournalFilter {
   offset?: number;
 }
 
-export interface TenantInfo {
-  name: string;
-  created_at: string;
-  last_used_at: string;
-  jobs: number;
-  clock: Clock;
-}
-
-/** A job as /v1/jobs/{id} shows it. */
-export interface Job {
-  id: string;
-  model: string;
-  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled' | 'expired';
-  quote_id: string;
-  credits: number;
-  credit_status: 'held' | 'charged' | 'refunded';
-  input: Record<string, unknown>;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  progress: number;
-  outputs: Array<{ type: string; url: string; content_type: string; size_bytes: number; [field: string]: unknown }>;
-  error: { code: string; message: string } | null;
-}
+/** One tenant in tenants() (an older name of the wire type Tenant). */
+export type TenantInfo = WireTenant;
 
 export interface ControlOptions {
   tenant?: string;
@@ -199,7 +99,7 @@ export declare class Control {
 
   health(): Promise<Health>;
   /** Quotes, jobs, keys, balances, journal, faults, scenario and clock back to the start. */
-  reset(): Promise<{ status: 'reset'; now: string }>;
+  reset(): Promise<ResetResult>;
 
   clock(): Promise<Clock>;
   now(): Promise<Date>;

@@ -10,7 +10,8 @@ import urllib.parse
 import urllib.request
 from typing import Any, Dict, List, Mapping, Optional, Union, cast
 
-from .types import Balance, Clock, Fault, FaultSpec, Health, Job, JournalEntry, Problem, Scenario, TenantInfo
+from .types import (Balance, Clock, Fault, FaultSpec, Health, Job, JournalEntry, Problem, ResetResult, Scenario,
+                    TenantInfo)
 
 TENANT_HEADER = "X-Emulator-Tenant"
 ADMIN_TOKEN_HEADER = "X-Emulator-Admin-Token"
@@ -26,8 +27,10 @@ _opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 class EmulatorError(Exception):
     """An answer from the emulator that is not a success, with its problem body."""
 
-    def __init__(self, method: str, path: str, status: int, problem: Problem, body: bytes = b""):
-        self.method, self.path, self.status, self.problem, self.body = method, path, status, problem, body
+    def __init__(self, method: str, path: str, status: int, problem: Mapping[str, Any], body: bytes = b""):
+        self.method, self.path, self.status, self.body = method, path, status, body
+        #: The problem body; empty when the answer was not one.
+        self.problem = cast(Problem, dict(problem))
         self.code: Optional[str] = problem.get("code")
         self.detail: Optional[str] = problem.get("detail")
         text = self.detail or body.decode("utf-8", "replace")[:300]
@@ -133,10 +136,10 @@ class Control:
         """The emulator's version, clock, scenario and how many wait=true requests wait."""
         return cast(Health, self.call("GET", "/_emulator/health"))
 
-    def reset(self) -> Dict[str, Any]:
+    def reset(self) -> ResetResult:
         """Puts the tenant's quotes, jobs, keys, balances, journal, faults, scenario and clock
         back to the start."""
-        return cast(Dict[str, Any], self.call("POST", "/_emulator/reset"))
+        return cast(ResetResult, self.call("POST", "/_emulator/reset"))
 
     # --- the clock ----------------------------------------------------------------------------
 

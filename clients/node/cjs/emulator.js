@@ -1,0 +1,220 @@
+"use strict";
+// Starting the emulator binary, or attaching to a running one, and handing out tenants.
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.Emulator = exports.EmulatorStartError = exports.DEFAULT_KEY = exports.ADMIN_TOKEN_ENV = exports.URL_ENV = exports.BIN_ENV = void 0;
+exports.findBinary = findBinary;
+exports.tenantName = tenantName;
+exports.startEmulator = startEmulator;
+exports.attachEmulator = attachEmulator;
+exports.emulatorFromEnv = emulatorFromEnv;
+exports.tenantFor = tenantFor;
+const node_child_process_1 = require("node:child_process");
+const node_crypto_1 = require("node:crypto");
+const node_fs_1 = require("node:fs");
+const node_os_1 = require("node:os");
+const node_path_1 = require("node:path");
+const node_readline_1 = require("node:readline");
+const control_js_1 = require("./control.js");
+exports.BIN_ENV = 'MEDIAGEN_EMULATOR_BIN';
+exports.URL_ENV = 'MEDIAGEN_EMULATOR_URL';
+exports.ADMIN_TOKEN_ENV = 'MEDIAGEN_ADMIN_TOKEN';
+exports.DEFAULT_KEY = 'mg_test_all'; // the embedded catalog's key with models:read and generate
+const LISTENING = 'listening on ';
+/** The emulator binary could not be found or did not start listening. */
+class EmulatorStartError extends Error {
+    constructor(message) {
+        super(message);
+        this.name = 'EmulatorStartError';
+    }
+}
+exports.EmulatorStartError = EmulatorStartError;
+function executable(path) {
+    try {
+        (0, node_fs_1.accessSync)(path, node_fs_1.constants.X_OK);
+        return (0, node_fs_1.statSync)(path).isFile();
+    }
+    catch {
+        return false;
+    }
+}
+/** The binary to run: `path`, else $MEDIAGEN_EMULATOR_BIN, else mediagen-emulator on PATH. */
+function findBinary(path) {
+    for (const [candidate, origin] of [[path, 'the path given'], [process.env[exports.BIN_ENV], `$${exports.BIN_ENV}`]]) {
+        if (!candidate)
+            continue;
+        if (executable(candidate))
+            return candidate;
+        throw new EmulatorStartError(`${candidate} (${origin}) is not an executable file`);
+    }
+    for (const dir of (process.env.PATH ?? '').split(node_path_1.delimiter)) {
+        if (dir && executable((0, node_path_1.join)(dir, 'mediagen-emulator')))
+            return (0, node_path_1.join)(dir, 'mediagen-emulator');
+    }
+    throw new EmulatorStartError(`no mediagen-emulator binary: set ${exports.BIN_ENV}, put mediagen-emulator on PATH ` +
+        `(go install github.com/mediagen/mediagen-emulator@latest), or attach to a running one with ${exports.URL_ENV}`);
+}
+/** A tenant name made from a hint (a test's name) and a random suffix: [A-Za-z0-9_-], at most 64. */
+function tenantName(hint = '', suffixLength = 6) {
+    const base = String(hint)
+        .replace(/[^A-Za-z0-9_-]+/g, '-')
+        .replace(/^-+|-+$/g, '')
+        .slice(0, 64 - 1 - suffixLength)
+        .replace(/-+$/, '') || 't';
+    return `${base}-${(0, node_crypto_1.randomBytes)(suffixLength).toString('hex').slice(0, suffixLength)}`;
+}
+/** A running emulator: started by this process (startEmulator) or attached to (attachEmulator). */
+class Emulator {
+    #tenantsSupported;
+    #onExit;
+    constructor(url, { adminToken, process: child, logPath } = {}) {
+        this.url = String(url).replace(/\/+$/, '');
+        this.adminToken = adminToken || undefined;
+        this.process = child;
+        this.logPath = logPath;
+        this.exitCode = undefined;
+        this.control = new control_js_1.Control(this.url, { adminToken: this.adminToken });
+        if (child) {
+            // An emulator left running by a test that forgot close() dies with this process.
+            this.#onExit = () => child.kill('SIGKILL');
+            process.once('exit', this.#onExit);
+        }
+    }
+    /** The tenant called `name` (it comes into being on its first request). */
+    tenant(name, key = exports.DEFAULT_KEY) {
+        const control = this.control.forTenant(name);
+        return {
+            name,
+            baseUrl: this.url,
+            apiKey: `${key}.${name}`,
+            headers: { [control_js_1.TENANT_HEADER]: name },
+            control,
+            key: (other) => `${other}.${name}`,
+            delete: ({ missingOk = true } = {}) => control.deleteTenant(name, { missingOk }),
+        };
+    }
+    /** A tenant with a fresh name made from `hint` and a random suffix. */
+    newTenant(hint = '', key = exports.DEFAULT_KEY) {
+        return this.tenant(tenantName(hint), key);
+    }
+    /** Whether the emulator knows tenants (answers GET /_emulator/tenants); asked once. */
+    supportsTenants() {
+        this.#tenantsSupported ??= this.control.tenants().then(() => true, (err) => {
+            if (err instanceof control_js_1.EmulatorError && (err.status === 404 || err.status === 405))
+                return false;
+            this.#tenantsSupported = undefined;
+            throw err;
+        });
+        return this.#tenantsSupported;
+    }
+    /**
+     * Stops a started emulator gracefully (SIGTERM; SIGKILL after timeoutMs) and resolves with its
+     * exit status, 0 after a clean shutdown. Does nothing to an attached one (resolves null).
+     */
+    async close({ timeoutMs = 15_000 } = {}) {
+        const child = this.process;
+        if (!child)
+            return null;
+        if (this.exitCode === undefined) {
+            if (child.exitCode === null && child.signalCode === null) {
+                const exited = new Promise((resolve) => child.once('exit', resolve));
+                child.kill('SIGTERM');
+                const watchdog = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+                await exited;
+                clearTimeout(watchdog);
+            }
+            this.exitCode = child.exitCode ?? child.signalCode;
+            process.removeListener('exit', this.#onExit);
+            if (this.exitCode === 0 && this.logPath)
+                (0, node_fs_1.rmSync)((0, node_path_1.dirname)(this.logPath), { recursive: true, force: true });
+        }
+        return this.exitCode;
+    }
+    async [Symbol.asyncDispose]() {
+        await this.close();
+    }
+}
+exports.Emulator = Emulator;
+/**
+ * Starts the emulator on a free loopback port and resolves once it listens. `clock` defaults to
+ * "manual" (null for the binary's default). MEDIAGEN_* variables of this process are not passed
+ * on, so a developer's shell cannot change a test's emulator; `env` adds variables.
+ */
+async function startEmulator({ binary, seed, clock = 'manual', scenario, catalog, adminToken, args = [], env = {}, startupTimeoutMs = 30_000, } = {}) {
+    const exe = findBinary(binary);
+    const argv = ['--addr', '127.0.0.1:0'];
+    for (const [flag, value] of [['--seed', seed], ['--clock', clock], ['--scenario', scenario], ['--catalog', catalog], ['--admin-token', adminToken]]) {
+        if (value !== undefined && value !== null)
+            argv.push(flag, String(value));
+    }
+    argv.push(...args);
+    const childEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MEDIAGEN_')));
+    Object.assign(childEnv, env);
+    const logDir = (0, node_fs_1.mkdtempSync)((0, node_path_1.join)((0, node_os_1.tmpdir)(), 'mediagen-emulator-'));
+    const logPath = (0, node_path_1.join)(logDir, 'emulator.log');
+    const logFd = (0, node_fs_1.openSync)(logPath, 'w');
+    let child;
+    try {
+        child = (0, node_child_process_1.spawn)(exe, argv, { stdio: ['ignore', 'pipe', logFd], env: childEnv });
+    }
+    finally {
+        (0, node_fs_1.closeSync)(logFd);
+    }
+    const line = await firstLine(child, startupTimeoutMs);
+    if (!line.startsWith(`${LISTENING}http://`)) {
+        child.kill('SIGKILL');
+        const logged = (0, node_fs_1.readFileSync)(logPath, 'utf8').slice(-4000);
+        (0, node_fs_1.rmSync)(logDir, { recursive: true, force: true });
+        throw new EmulatorStartError(`${[exe, ...argv].join(' ')} did not start (first line ${JSON.stringify(line)}); its log:\n${logged}`);
+    }
+    // Nothing more comes on stdout; keep reading it anyway, without holding the event loop open.
+    child.stdout.resume();
+    child.stdout.unref?.();
+    child.unref();
+    const emu = new Emulator(line.slice(LISTENING.length), { adminToken, process: child, logPath });
+    return emu;
+}
+function firstLine(child, timeoutMs) {
+    return new Promise((resolve) => {
+        const lines = (0, node_readline_1.createInterface)({ input: child.stdout });
+        const done = (line) => {
+            clearTimeout(timer);
+            lines.removeAllListeners();
+            child.removeListener('exit', onExit);
+            child.removeListener('error', onError);
+            lines.close();
+            resolve(line);
+        };
+        const onExit = () => done('');
+        const onError = (err) => done(`(${err.message})`);
+        const timer = setTimeout(() => done(''), timeoutMs);
+        lines.once('line', done);
+        child.once('exit', onExit);
+        child.once('error', onError);
+    });
+}
+/** An emulator already running (Docker, CI): `url`, else $MEDIAGEN_EMULATOR_URL. */
+function attachEmulator(url, { adminToken } = {}) {
+    url ||= process.env[exports.URL_ENV];
+    if (!url)
+        throw new EmulatorStartError(`no emulator URL: pass one or set ${exports.URL_ENV}`);
+    return new Emulator(url, { adminToken: adminToken ?? (process.env[exports.ADMIN_TOKEN_ENV] || undefined) });
+}
+/** Attaches when $MEDIAGEN_EMULATOR_URL is set, else starts one with `options`. */
+async function emulatorFromEnv(options = {}) {
+    return process.env[exports.URL_ENV] ? attachEmulator() : startEmulator(options);
+}
+/**
+ * A fresh tenant for one node:test test (or any context with `name` and `after`), deleted when
+ * the test ends. Rejects when the emulator has no tenants.
+ */
+async function tenantFor(t, emulator, { key = exports.DEFAULT_KEY } = {}) {
+    if (!(await emulator.supportsTenants())) {
+        throw new control_js_1.EmulatorError('GET', '/_emulator/tenants', 404, {
+            code: 'not_found',
+            detail: `the emulator at ${emulator.url} does not support tenants; use a newer mediagen-emulator`,
+        });
+    }
+    const tenant = emulator.newTenant(t?.name ?? '', key);
+    t?.after?.(() => tenant.delete());
+    return tenant;
+}

@@ -1,0 +1,8 @@
+// The usual ts-jest setup: TypeScript compiled to CommonJS, which loads the helper's
+// CommonJS entry.
+module.exports = {
+  preset: 'ts-jest',
+  testEnvironment: 'node',
+  globalSetup: './global-setup.ts',
+  globalTeardown: './global-teardown.ts',
+};
