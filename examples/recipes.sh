@@ -57,6 +57,8 @@ install_node() {
 check_cjs() {
   "$recipes/node_modules/.bin/tsc" --allowJs --module commonjs --moduleResolution node10 --target es2022 \
     --skipLibCheck --types node --typeRoots "$recipes/node_modules/@types" --outDir "$tmp/cjs" clients/node/index.js
+  # import.meta is a syntax error in CommonJS; there the module's own URL comes from __filename.
+  sed -i 's/import\.meta\.url/require("node:url").pathToFileURL(__filename).href/g' "$tmp/cjs/"*.js
   cp clients/node/cjs/package.json "$tmp/cjs/"
   diff -r clients/node/cjs "$tmp/cjs" >&2 || {
     echo "clients/node/cjs is not what tsc makes of the ES modules; run: bash examples/recipes.sh --write-cjs" >&2

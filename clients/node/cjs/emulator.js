@@ -11,6 +11,7 @@ exports.tenantFor = tenantFor;
 const node_child_process_1 = require("node:child_process");
 const node_crypto_1 = require("node:crypto");
 const node_fs_1 = require("node:fs");
+const node_module_1 = require("node:module");
 const node_os_1 = require("node:os");
 const node_path_1 = require("node:path");
 const node_readline_1 = require("node:readline");
@@ -37,7 +38,24 @@ function executable(path) {
         return false;
     }
 }
-/** The binary to run: `path`, else $MEDIAGEN_EMULATOR_BIN, else mediagen-emulator on PATH. */
+// The platform package that carries this machine's binary, e.g. @mediagen/emulator-linux-x64.
+const PLATFORM_PACKAGE = `@mediagen/emulator-${process.platform}-${process.arch}`;
+const EXE = process.platform === 'win32' ? 'mediagen-emulator.exe' : 'mediagen-emulator';
+/** The binary of the platform package installed with this one, or undefined. */
+function packagedBinary() {
+    let path;
+    try {
+        path = (0, node_module_1.createRequire)(require("node:url").pathToFileURL(__filename).href).resolve(`${PLATFORM_PACKAGE}/bin/${EXE}`);
+    }
+    catch {
+        return undefined; // not installed: a checkout, or a platform without a package
+    }
+    return executable(path) ? path : undefined;
+}
+/**
+ * The binary to run: `path`, else $MEDIAGEN_EMULATOR_BIN, else the one installed with this
+ * package (its platform package), else mediagen-emulator on PATH.
+ */
 function findBinary(path) {
     for (const [candidate, origin] of [[path, 'the path given'], [process.env[exports.BIN_ENV], `$${exports.BIN_ENV}`]]) {
         if (!candidate)
@@ -46,12 +64,21 @@ function findBinary(path) {
             return candidate;
         throw new EmulatorStartError(`${candidate} (${origin}) is not an executable file`);
     }
+    const packaged = packagedBinary();
+    if (packaged)
+        return packaged;
+    const exts = process.platform === 'win32' ? ['.exe', ''] : [''];
     for (const dir of (process.env.PATH ?? '').split(node_path_1.delimiter)) {
-        if (dir && executable((0, node_path_1.join)(dir, 'mediagen-emulator')))
-            return (0, node_path_1.join)(dir, 'mediagen-emulator');
+        for (const ext of exts) {
+            if (dir && executable((0, node_path_1.join)(dir, `mediagen-emulator${ext}`)))
+                return (0, node_path_1.join)(dir, `mediagen-emulator${ext}`);
+        }
     }
-    throw new EmulatorStartError(`no mediagen-emulator binary: set ${exports.BIN_ENV}, put mediagen-emulator on PATH ` +
-        `(go install github.com/mediagen/mediagen-emulator@latest), or attach to a running one with ${exports.URL_ENV}`);
+    throw new EmulatorStartError(`no mediagen-emulator binary: ${PLATFORM_PACKAGE} is not installed (the npm package from a ` +
+        'release installs it; a checkout does not). Put mediagen-emulator on PATH (a release archive, ' +
+        'or `go install .` in a checkout), set ' +
+        `${exports.BIN_ENV}=/path/to/mediagen-emulator, or attach to a running one (the Docker image, say) ` +
+        `with ${exports.URL_ENV}=http://127.0.0.1:8080`);
 }
 /** A tenant name made from a hint (a test's name) and a random suffix: [A-Za-z0-9_-], at most 64. */
 function tenantName(hint = '', suffixLength = 6) {
