@@ -106,6 +106,7 @@ type Server struct {
 
 	ready    chan struct{} // closed once the catalog is loaded
 	closing  chan struct{}
+	swept    chan struct{} // closed once sweepTenants has returned, so Close leaves nothing running
 	stopOnce sync.Once
 
 	parkedMu sync.Mutex
@@ -156,7 +157,7 @@ func NewServer(cfg Config) (*Server, error) {
 		cfg.Media = fixtures.FS
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, files: media.NewCache(fileCacheBytes), parked: map[*parking]*sim.Waiter{},
-		closing: make(chan struct{}), ready: make(chan struct{}), scenarios: known, startScenario: start}
+		closing: make(chan struct{}), swept: make(chan struct{}), ready: make(chan struct{}), scenarios: known, startScenario: start}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -223,6 +224,7 @@ func (s *Server) finishLoading(cat *catalog.Catalog, err error) {
 // sweepTenants drops idle tenants now and then, so their memory goes back even when no request
 // makes a new tenant (which sweeps too).
 func (s *Server) sweepTenants() {
+	defer close(s.swept)
 	every := max(s.cfg.TenantIdle/10, time.Second)
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -254,6 +256,7 @@ func (s *Server) Close() error {
 	<-s.ready
 	s.Shutdown()
 	if s.tenants != nil {
+		<-s.swept
 		s.tenants.Close()
 	}
 	return nil

@@ -1,0 +1,69 @@
+package emulatortest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// TestShutdownClosesConnectionsThatSentNothing holds a connection that never sends a request
+// (as a transport's spare connection does) and shuts down with a context that has already
+// ended: http.Server.Shutdown alone would report the connection busy and give up, where the
+// harness must have closed it and find nothing left to wait for.
+func TestShutdownClosesConnectionsThatSentNothing(t *testing.T) {
+	hs := newHTTPServer(http.NotFoundHandler(), slog.New(slog.DiscardHandler))
+	accepted := make(chan struct{}, 1)
+	track := hs.ConnState
+	hs.ConnState = func(c net.Conn, s http.ConnState) {
+		track(c, s)
+		if s == http.StateNew {
+			accepted <- struct{}{}
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = hs.Serve(ln)
+	}()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	<-accepted
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := hs.shutdown(ctx); err != nil {
+		t.Errorf("shutdown: %v; want the silent connection closed and nothing to wait for", err)
+		_ = hs.Close()
+	}
+	<-served
+	if n, err := conn.Read(make([]byte, 1)); err == nil {
+		t.Errorf("the silent connection is still open: read %d bytes", n)
+	}
+}
+
+// TestShutdownClosesConnectionsAcceptedLate checks that a connection the server accepts once
+// shutdown has begun is closed before it is served.
+func TestShutdownClosesConnectionsAcceptedLate(t *testing.T) {
+	hs := newHTTPServer(http.NotFoundHandler(), slog.New(slog.DiscardHandler))
+	if err := hs.shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	server, client := net.Pipe()
+	defer client.Close()
+	hs.ConnState(server, http.StateNew)
+	// A pipe refuses a deadline once either end is closed, so this asks without blocking.
+	if err := client.SetReadDeadline(time.Time{}); err != io.ErrClosedPipe {
+		t.Errorf("a connection accepted during shutdown is still open (%v)", err)
+	}
+}
