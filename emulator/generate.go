@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
@@ -21,14 +22,6 @@ const (
 	headerScenario = "X-Emulator-Scenario"
 )
 
-// quoteResponse is the body of POST /v1/quotes: exactly these four fields.
-type quoteResponse struct {
-	QuoteID   string `json:"quote_id"`
-	Model     string `json:"model"`
-	Credits   int64  `json:"credits"`
-	ExpiresAt string `json:"expires_at"`
-}
-
 func (s *Server) createQuote() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		body, err := s.decodeBody(w, r, bodyRequired)
@@ -44,7 +37,7 @@ func (s *Server) createQuote() handlerFunc {
 		if err != nil {
 			return err
 		}
-		return s.writeJSON(w, http.StatusOK, quoteResponse{q.ID, q.Model, q.Credits, sim.Timestamp(q.ExpiresAt)})
+		return s.writeJSON(w, http.StatusOK, api.Quote{QuoteID: q.ID, Model: q.Model, Credits: q.Credits, ExpiresAt: sim.Timestamp(q.ExpiresAt)})
 	}
 }
 

@@ -146,7 +146,7 @@ func (rec *recorder) sending() {
 		world.Journal().Add(journal.Entry{
 			Time: world.Now(), Method: rec.method, Path: rec.path, Query: rec.rawQuery,
 			Status: rec.status, Code: rec.code, Account: rec.account, Model: rec.model, JobID: rec.jobID,
-			RequestID: rec.info.id, Idempotent: rec.idemKey, Fault: rec.fault,
+			RequestID: rec.info.id, IdempotencyKey: rec.idemKey, Fault: rec.fault,
 			DurationMS:  math.Round(float64(time.Since(rec.start).Microseconds())) / 1000,
 			RequestBody: rec.sent, ResponseBody: rec.body, // the journal caps both
 		})

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
@@ -59,17 +60,6 @@ var kinds = map[problem.Code]struct {
 	problem.ServiceUnavailable:      {503, "Service unavailable"},
 }
 
-// problemBody is the RFC 9457 body every error is sent as.
-type problemBody struct {
-	Type      string               `json:"type"`
-	Title     string               `json:"title"`
-	Status    int                  `json:"status"`
-	Detail    string               `json:"detail"`
-	Code      problem.Code         `json:"code"`
-	RequestID string               `json:"request_id"`
-	Errors    []problem.FieldError `json:"errors,omitempty"`
-}
-
 // writeError sends err as problem+json. Unclassified errors are logged and sent as an
 // internal_error that reveals nothing of them.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
@@ -88,12 +78,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			kind.title = http.StatusText(pe.Status)
 		}
 	}
-	body := problemBody{
+	body := api.Problem{
 		Type:      "about:blank",
 		Title:     kind.title,
 		Status:    kind.status,
 		Detail:    pe.Detail,
-		Code:      pe.Code,
+		Code:      string(pe.Code),
 		RequestID: requestID(r),
 		Errors:    pe.Errors,
 	}
@@ -118,7 +108,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 
 // encodeProblem writes the body without HTML escaping (details quote things like <key>) and
 // with any extra members after the standard ones, in a stable order.
-func encodeProblem(body problemBody, extra map[string]any) []byte {
+func encodeProblem(body api.Problem, extra map[string]any) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
