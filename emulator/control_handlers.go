@@ -444,8 +444,8 @@ func (s *Server) awaitWaiting() handlerFunc {
 			return err
 		} else if ok {
 			d, err := parseAdvance(v)
-			if err != nil || d > s.cfg.MaxWait {
-				return paramError("timeout", "timeout must be a duration such as 5s, at most %s (--max-wait)", s.cfg.MaxWait)
+			if err != nil || d > worldOf(r).MaxWait() {
+				return paramError("timeout", "timeout must be a duration such as 5s, at most %s (--max-wait)", worldOf(r).MaxWait())
 			}
 			timeout = d
 		}

@@ -168,6 +168,9 @@ func (w *World) Ledger() *ledger.Ledger { return w.ledger }
 // Waiting counts the generations blocked waiting for their job to end.
 func (w *World) Waiting() int64 { return w.waiting.Load() }
 
+// MaxWait is the longest a generation waits for its job, defaults applied.
+func (w *World) MaxWait() time.Duration { return w.cfg.MaxWait }
+
 // addWaiting changes the count of waiting generations and wakes whoever watches it.
 func (w *World) addWaiting(d int64) {
 	w.waiting.Add(d)
