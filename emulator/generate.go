@@ -32,7 +32,7 @@ func (s *Server) createQuote() handlerFunc {
 			return err
 		}
 		model := body["model"].(string)
-		about(w, model, "")
+		about(r, model, "")
 		q, err := worldOf(r).Quote(keyOf(r).Account, model, body["input"].(map[string]any))
 		if err != nil {
 			return err
@@ -58,7 +58,7 @@ func (s *Server) generate() handlerFunc {
 		if err := generateEnvelope.check(body); err != nil {
 			return err
 		}
-		about(w, body["model"].(string), "")
+		about(r, body["model"].(string), "")
 		world := worldOf(r)
 		view, replayed, err := world.Generate(r.Context(), sim.Generation{
 			Account:        keyOf(r).Account,
@@ -86,7 +86,7 @@ func (s *Server) generate() handlerFunc {
 // respondJob answers with a job: at once, or with wait=true once it is terminal or the wait
 // runs out. 200 when terminal, 202 with Location otherwise.
 func (s *Server) respondJob(w http.ResponseWriter, r *http.Request, world *sim.World, view jobs.View, wait bool) error {
-	about(w, "", view.ID)
+	about(r, "", view.ID)
 	if wait && !view.Status.Terminal() && s.park(w, r, world, view) {
 		return nil // answered later, when the job ends or the wait runs out
 	}

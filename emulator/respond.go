@@ -95,10 +95,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if pe.Code == problem.Unauthenticated {
 		h.Set("WWW-Authenticate", `Bearer realm="mediagen"`)
 	}
-	if rec, ok := w.(*recorder); ok {
+	if rec := infoOf(r).rec; rec != nil {
 		rec.code = string(pe.Code)
 	}
-	keep(w, b)
 	h.Set("Content-Type", "application/problem+json")
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	h.Del("ETag")
@@ -152,7 +151,6 @@ func writeRaw(w http.ResponseWriter, status int, b []byte) {
 // writeLine sends encoded JSON that ends in a newline in one write: the answer then leaves in
 // as few system calls as it can, where a second write for the newline cost one more.
 func writeLine(w http.ResponseWriter, status int, line []byte) {
-	keep(w, line[:len(line)-1])
 	// Both values share one allocation; the names are already canonical.
 	vs := [...]string{"application/json", strconv.Itoa(len(line))}
 	h := w.Header()
