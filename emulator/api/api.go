@@ -151,6 +151,13 @@ type NextDue struct {
 	Status string `json:"status"` // the status the job leaves then
 }
 
+// ScenarioChange is the body of PUT /_emulator/scenario: an embedded scenario's Name, or a
+// whole Scenario document in JSON (a scenario file's YAML, converted).
+type ScenarioChange struct {
+	Name     string          `json:"name,omitempty"`
+	Scenario json.RawMessage `json:"scenario,omitempty"`
+}
+
 // ResetResult is the body of POST /_emulator/reset.
 type ResetResult struct {
 	Now    string `json:"now"` // the clock, started over

@@ -54,7 +54,7 @@ func (e *Emulator) Now() time.Time {
 func (e *Emulator) SetScenario(nameOrPath string) {
 	e.t.Helper()
 	if !strings.ContainsAny(nameOrPath, `/\`) && !strings.HasSuffix(nameOrPath, ".yaml") && !strings.HasSuffix(nameOrPath, ".yml") {
-		e.do(http.MethodPut, "/_emulator/scenario", map[string]string{"name": nameOrPath}, http.StatusOK, nil)
+		e.do(http.MethodPut, "/_emulator/scenario", api.ScenarioChange{Name: nameOrPath}, http.StatusOK, nil)
 		return
 	}
 	// Check the file here, so its problems are reported against its own lines.
@@ -67,12 +67,12 @@ func (e *Emulator) SetScenario(nameOrPath string) {
 		e.t.Fatalf("emulatortest: SetScenario(%q): %v", nameOrPath, err)
 		return
 	}
-	e.do(http.MethodPut, "/_emulator/scenario", map[string]any{"scenario": doc}, http.StatusOK, nil)
+	e.do(http.MethodPut, "/_emulator/scenario", api.ScenarioChange{Scenario: doc}, http.StatusOK, nil)
 }
 
 // scenarioJSON reads a scenario YAML file as JSON, the way the catalog converts its YAML, named
 // after the file unless it names itself.
-func scenarioJSON(path string) (map[string]json.RawMessage, error) {
+func scenarioJSON(path string) (json.RawMessage, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -88,7 +88,7 @@ func scenarioJSON(path string) (map[string]json.RawMessage, error) {
 	if _, ok := doc["name"]; !ok {
 		doc["name"], _ = json.Marshal(strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
 	}
-	return doc, nil
+	return json.Marshal(doc)
 }
 
 // ForceComplete makes a job that has not ended succeed now, with real outputs.
