@@ -33,6 +33,22 @@ type FieldError struct {
 	Message   string `json:"message"`
 }
 
+// Product is one product in GET /v1/models?grouped=true: the models that are its modes.
+type Product struct {
+	Product     string        `json:"product"`
+	Name        string        `json:"name"`
+	Description string        `json:"description"`
+	Modes       []ProductMode `json:"modes"`
+}
+
+// ProductMode is one mode of a product and the model that serves it.
+type ProductMode struct {
+	Mode       string `json:"mode"`
+	Model      string `json:"model"`
+	Category   string `json:"category"`
+	OutputType string `json:"output_type"`
+}
+
 // Quote is the body of POST /v1/quotes: a price held for a model and input until ExpiresAt.
 type Quote struct {
 	QuoteID   string `json:"quote_id"`
@@ -249,4 +265,20 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	}
 	*d = Duration(v)
 	return nil
+}
+
+// HomeIndex is the home page (GET /) as JSON, for a script that asks for it.
+type HomeIndex struct {
+	Name    string     `json:"name"`
+	Version string     `json:"version"`
+	Docs    string     `json:"docs"`
+	Links   []HomeLink `json:"links"`
+}
+
+// HomeLink is one place the home page points to.
+type HomeLink struct {
+	Rel   string `json:"rel"`
+	Href  string `json:"href"`
+	Title string `json:"title"`
+	Note  string `json:"note,omitempty"`
 }
