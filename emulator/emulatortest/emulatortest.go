@@ -344,13 +344,14 @@ func Start(t TB, opts ...Option) *Emulator {
 type httpServer struct {
 	*http.Server
 	mu      sync.Mutex
-	fresh   map[net.Conn]struct{} // connections in http.StateNew
-	closing bool                  // set by shutdown: a new connection is closed as it comes
+	fresh   map[net.Conn]struct{}      // connections in http.StateNew
+	closing bool                       // set by shutdown: a new connection is closed as it comes
+	ending  map[net.Conn]chan struct{} // closed by shutdown; each channel closes once net/http let go
 }
 
 // newHTTPServer returns the server Start runs handler on.
 func newHTTPServer(handler http.Handler, errorLog *slog.Logger) *httpServer {
-	hs := &httpServer{fresh: map[net.Conn]struct{}{}}
+	hs := &httpServer{fresh: map[net.Conn]struct{}{}, ending: map[net.Conn]chan struct{}{}}
 	hs.Server = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -372,19 +373,35 @@ func (hs *httpServer) connState(c net.Conn, state http.ConnState) {
 		hs.fresh[c] = struct{}{}
 	default:
 		delete(hs.fresh, c)
+		if done, ok := hs.ending[c]; ok && (state == http.StateClosed || state == http.StateHijacked) {
+			close(done)
+			delete(hs.ending, c)
+		}
 	}
 }
 
-// shutdown closes the connections that never sent a request, then shuts down as
-// http.Server.Shutdown does: no new connections, idle ones closed, requests in flight awaited.
+// shutdown closes the connections that never sent a request, waits until net/http has let go
+// of them (it stops counting a connection only once its own goroutine has seen it close), then
+// shuts down as http.Server.Shutdown does: no new connections, idle ones closed, requests in
+// flight awaited.
 func (hs *httpServer) shutdown(ctx context.Context) error {
 	hs.mu.Lock()
 	hs.closing = true
+	var ending []chan struct{}
 	for c := range hs.fresh {
+		done := make(chan struct{})
+		hs.ending[c] = done
+		ending = append(ending, done)
 		_ = c.Close()
 		delete(hs.fresh, c)
 	}
 	hs.mu.Unlock()
+	for _, done := range ending {
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+	}
 	return hs.Shutdown(ctx)
 }
 
