@@ -3,6 +3,7 @@ package emulator
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -78,7 +79,7 @@ func quoteIDOf(b *testing.B, rec *httptest.ResponseRecorder) string {
 			return string(rest[:end])
 		}
 	}
-	var q quoteResponse
+	var q api.Quote
 	if err := json.Unmarshal(body, &q); err != nil || q.QuoteID == "" {
 		b.Fatalf("quote body %q: %v", body, err)
 	}

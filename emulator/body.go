@@ -37,7 +37,7 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, rule bodyRul
 	if r.Body != nil {
 		var err error
 		body, err = readAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), r.ContentLength, s.cfg.MaxBodyBytes)
-		keepSent(w, body) // the journal's copy: what was read, even of a body refused
+		keepSent(r, body) // the journal's copy: what was read, even of a body refused
 		if err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {

@@ -1,6 +1,8 @@
 package emulator
 
 import (
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+
 	"bytes"
 	"encoding/json"
 	"net/http"
@@ -129,22 +131,6 @@ func encodeEach[T any](items []T, view func(T) any) ([]json.RawMessage, error) {
 	return out, nil
 }
 
-// modeEntry is one mode of a product in a grouped listing.
-type modeEntry struct {
-	Mode       string `json:"mode"`
-	Model      string `json:"model"`
-	Category   string `json:"category"`
-	OutputType string `json:"output_type"`
-}
-
-// productEntry is one product in a grouped listing.
-type productEntry struct {
-	Product     string      `json:"product"`
-	Name        string      `json:"name"`
-	Description string      `json:"description"`
-	Modes       []modeEntry `json:"modes"`
-}
-
 func (s *Server) listModels() handlerFunc {
 	known := map[string]bool{}
 	for _, m := range s.catalog.Models {
@@ -189,9 +175,9 @@ func (s *Server) listModels() handlerFunc {
 func (s *Server) writeGrouped(w http.ResponseWriter, models []*catalog.Model, p page) error {
 	groups, total := s.catalog.Group(models, p.offset, p.limit)
 	items, err := encodeEach(groups, func(g catalog.ProductModes) any {
-		e := productEntry{Product: g.Product.ID, Name: g.Product.Name, Description: g.Product.Description}
+		e := api.Product{Product: g.Product.ID, Name: g.Product.Name, Description: g.Product.Description}
 		for _, m := range g.Models {
-			e.Modes = append(e.Modes, modeEntry{Mode: m.Mode, Model: m.ID, Category: m.Category, OutputType: m.OutputType})
+			e.Modes = append(e.Modes, api.ProductMode{Mode: m.Mode, Model: m.ID, Category: m.Category, OutputType: m.OutputType})
 		}
 		return e
 	})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"net/http"
 	"strconv"
 	"strings"
@@ -49,27 +50,10 @@ func (s *Server) controlDenied(r *http.Request) error {
 
 // health answers once the emulator is ready: with its version, clock and catalog size, so a
 // client suite can check what it is talking to.
-// healthBody is the health answer; its fields are in the order a map's keys would be, as it
-// was first written.
-type healthBody struct {
-	Clock    string `json:"clock"`
-	Control  bool   `json:"control"`
-	Models   int    `json:"models"`
-	Now      string `json:"now"`
-	Scenario string `json:"scenario"`
-	Seeded   bool   `json:"seeded"`
-	Status   string `json:"status"`
-	Tenant   string `json:"tenant"`
-	Version  string `json:"version"`
-	// Waiting counts the tenant's wait=true requests blocked on a job, so a test can advance
-	// the manual clock only once its wait has begun.
-	Waiting int64 `json:"waiting"`
-}
-
 func (s *Server) health() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		world := worldOf(r)
-		return s.writeJSON(w, http.StatusOK, healthBody{
+		return s.writeJSON(w, http.StatusOK, api.Health{
 			Clock: s.clockMode(), Control: !s.cfg.ControlDisabled, Models: len(s.catalog.Models),
 			Now: timestamp(world.Now()), Scenario: world.Scenario().Name, Seeded: s.cfg.Seeded,
 			Status: "ok", Tenant: infoOf(r).tenant.Name(), Version: Version, Waiting: world.Waiting(),
@@ -87,13 +71,17 @@ func (s *Server) clockMode() string {
 func (s *Server) resetState() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		world := infoOf(r).tenant.Reset()
-		return s.writeJSON(w, http.StatusOK, map[string]any{"status": "reset", "tenant": infoOf(r).tenant.Name(), "now": timestamp(world.Now())})
+		return s.writeJSON(w, http.StatusOK, api.ResetResult{Status: "reset", Tenant: infoOf(r).tenant.Name(), Now: timestamp(world.Now())})
 	}
 }
 
 // clockBody is the clock as the control API shows it.
-func (s *Server) clockBody(world *sim.World) map[string]any {
-	return map[string]any{"mode": s.clockMode(), "now": timestamp(world.Now()), "next_due": nextDueBody(world)}
+func (s *Server) clockBody(world *sim.World) api.Clock {
+	c := api.Clock{Mode: s.clockMode(), Now: timestamp(world.Now())}
+	if id, at, from, ok := world.NextDue(); ok {
+		c.NextDue = &api.NextDue{At: timestamp(at), JobID: id, Status: string(from)}
+	}
+	return c
 }
 
 func (s *Server) getClock() handlerFunc {
@@ -239,7 +227,7 @@ func (s *Server) listRequests() handlerFunc {
 		}
 		entries, total := worldOf(r).Journal().List(f, p.offset, p.limit)
 		tenant := infoOf(r).tenant.Name()
-		items, err := encodeEach(entries, func(e journal.Entry) any { return journalEntry{e, tenant} })
+		items, err := encodeEach(entries, func(e journal.Entry) any { e.Tenant = tenant; return e })
 		if err != nil {
 			return err
 		}
@@ -279,37 +267,18 @@ func invalidDocument(what string, err error) error {
 	return e
 }
 
-// faultView is a fault rule as the control API shows it, durations as text.
-type faultView struct {
-	ID        string                `json:"id"`
-	Source    string                `json:"source"`
-	Match     scenario.RequestMatch `json:"match"`
-	Action    string                `json:"action"`
-	Status    int                   `json:"status,omitempty"`
-	Code      string                `json:"code,omitempty"`
-	Delay     string                `json:"delay,omitempty"`
-	Retry     int                   `json:"retry_after,omitempty"`
-	Prob      *float64              `json:"probability,omitempty"`
-	Remaining int                   `json:"remaining"`
-	Fired     int                   `json:"fired"`
-}
-
-func faultViews(rules []faults.Rule) []faultView {
-	out := []faultView{}
+// faultViews shows fault rules as the control API lists them, durations as text.
+func faultViews(rules []faults.Rule) []api.Fault {
+	out := []api.Fault{}
 	for _, r := range rules {
 		f := r.Fault
-		v := faultView{ID: r.ID, Source: r.Source, Match: f.Match, Action: f.Action, Status: f.Status, Code: f.Code,
-			Retry: f.RetryAfter, Prob: f.Probability, Remaining: r.Remaining, Fired: r.Fired}
-		if f.Delay > 0 {
-			v.Delay = f.Delay.String()
-		}
-		out = append(out, v)
+		out = append(out, api.Fault{ID: r.ID, Source: r.Source, Remaining: r.Remaining, Fired: r.Fired,
+			FaultRule: api.FaultRule{Match: api.FaultMatch(f.Match), Action: f.Action, Status: f.Status, Code: f.Code,
+				Delay: api.Duration(f.Delay), RetryAfter: f.RetryAfter, Probability: f.Probability}})
 	}
 	return out
 }
 
-// addFault adds a fault rule. The body is the rule as in a scenario file, in JSON; durations
-// are strings ("2s").
 func (s *Server) addFault() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		body, err := s.decodeBody(w, r, bodyRequired)
@@ -425,12 +394,6 @@ func (s *Server) controlJob() handlerFunc {
 	}
 }
 
-// journalEntry is a journal entry as the control API shows it, with the tenant it belongs to.
-type journalEntry struct {
-	journal.Entry
-	Tenant string `json:"tenant"`
-}
-
 // tenantView is a tenant as GET /_emulator/tenants lists it.
 type tenantView struct {
 	Name     string         `json:"name"`
@@ -481,14 +444,14 @@ func (s *Server) awaitWaiting() handlerFunc {
 			return err
 		} else if ok {
 			d, err := parseAdvance(v)
-			if err != nil || d > s.cfg.MaxWait {
-				return paramError("timeout", "timeout must be a duration such as 5s, at most %s (--max-wait)", s.cfg.MaxWait)
+			if err != nil || d > worldOf(r).MaxWait() {
+				return paramError("timeout", "timeout must be a duration such as 5s, at most %s (--max-wait)", worldOf(r).MaxWait())
 			}
 			timeout = d
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
 		n, reached := worldOf(r).AwaitWaiting(ctx, count, s.closing)
-		return s.writeJSON(w, http.StatusOK, map[string]any{"waiting": n, "reached": reached})
+		return s.writeJSON(w, http.StatusOK, api.Waiting{Reached: reached, Waiting: n})
 	}
 }

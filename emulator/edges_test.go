@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"io"
 	"net"
 	"net/http"
@@ -55,7 +56,7 @@ func TestDelaysDoNotHideLaterFaults(t *testing.T) {
 	if rec := call(t, s, "GET", "/v1/models", "mg_test_all", nil); rec.Code != 502 {
 		t.Errorf("delay then 502: %d", rec.Code)
 	}
-	faults := decode[map[string][]faultView](t, control(t, s, "GET", "/_emulator/faults", nil))["data"]
+	faults := decode[map[string][]api.Fault](t, control(t, s, "GET", "/_emulator/faults", nil))["data"]
 	if faults[0].Fired != 1 || faults[1].Fired != 1 {
 		t.Errorf("faults = %+v", faults)
 	}

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -188,16 +187,14 @@ func assertBalance(t testing.TB, s *Server, account string, available, held, cha
 	}
 }
 
-// waitUntilWaiting yields until n requests are blocked waiting for jobs. It watches the
-// emulator's own counter; the emulator's clock does not move.
+// waitUntilWaiting blocks until exactly n requests are waiting for jobs, woken by the
+// emulator's own count as it changes; the emulator's clock does not move.
 func waitUntilWaiting(t testing.TB, s *Server, n int64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for s.world().Waiting() != n {
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting = %d, want %d", s.world().Waiting(), n)
-		}
-		runtime.Gosched()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a bound for a broken test, not a wait
+	defer cancel()
+	if got, ok := s.world().AwaitWaitingExactly(ctx, n, nil); !ok {
+		t.Fatalf("waiting = %d, want %d", got, n)
 	}
 }
 

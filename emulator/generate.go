@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
@@ -21,14 +22,6 @@ const (
 	headerScenario = "X-Emulator-Scenario"
 )
 
-// quoteResponse is the body of POST /v1/quotes: exactly these four fields.
-type quoteResponse struct {
-	QuoteID   string `json:"quote_id"`
-	Model     string `json:"model"`
-	Credits   int64  `json:"credits"`
-	ExpiresAt string `json:"expires_at"`
-}
-
 func (s *Server) createQuote() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		body, err := s.decodeBody(w, r, bodyRequired)
@@ -39,12 +32,12 @@ func (s *Server) createQuote() handlerFunc {
 			return err
 		}
 		model := body["model"].(string)
-		about(w, model, "")
+		about(r, model, "")
 		q, err := worldOf(r).Quote(keyOf(r).Account, model, body["input"].(map[string]any))
 		if err != nil {
 			return err
 		}
-		return s.writeJSON(w, http.StatusOK, quoteResponse{q.ID, q.Model, q.Credits, sim.Timestamp(q.ExpiresAt)})
+		return s.writeJSON(w, http.StatusOK, api.Quote{QuoteID: q.ID, Model: q.Model, Credits: q.Credits, ExpiresAt: sim.Timestamp(q.ExpiresAt)})
 	}
 }
 
@@ -65,7 +58,7 @@ func (s *Server) generate() handlerFunc {
 		if err := generateEnvelope.check(body); err != nil {
 			return err
 		}
-		about(w, body["model"].(string), "")
+		about(r, body["model"].(string), "")
 		world := worldOf(r)
 		view, replayed, err := world.Generate(r.Context(), sim.Generation{
 			Account:        keyOf(r).Account,
@@ -93,7 +86,7 @@ func (s *Server) generate() handlerFunc {
 // respondJob answers with a job: at once, or with wait=true once it is terminal or the wait
 // runs out. 200 when terminal, 202 with Location otherwise.
 func (s *Server) respondJob(w http.ResponseWriter, r *http.Request, world *sim.World, view jobs.View, wait bool) error {
-	about(w, "", view.ID)
+	about(r, "", view.ID)
 	if wait && !view.Status.Terminal() && s.park(w, r, world, view) {
 		return nil // answered later, when the job ends or the wait runs out
 	}

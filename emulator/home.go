@@ -1,6 +1,8 @@
 package emulator
 
 import (
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+
 	"bytes"
 	"html/template"
 	"mime"
@@ -11,22 +13,6 @@ import (
 
 // docsURL is where a person reads more: the repository's README.
 const docsURL = "https://github.com/mediagen/mediagen-emulator#readme"
-
-// homeLink is one place the home page points to.
-type homeLink struct {
-	Rel   string `json:"rel"`
-	Href  string `json:"href"`
-	Title string `json:"title"`
-	Note  string `json:"note,omitempty"`
-}
-
-// homeIndex is the home page as JSON, for a script that asks for it.
-type homeIndex struct {
-	Name    string     `json:"name"`
-	Version string     `json:"version"`
-	Docs    string     `json:"docs"`
-	Links   []homeLink `json:"links"`
-}
 
 var homePage = template.Must(template.New("home").Parse(`<!doctype html>
 <html lang="en">
@@ -54,7 +40,7 @@ func (s *Server) home() handlerFunc {
 	if _, ok := s.catalog.Key("mg_test_all"); ok {
 		keyNote = "needs an API key: send Authorization: Bearer mg_test_all"
 	}
-	index := homeIndex{Name: "mediagen-emulator", Version: Version, Docs: docsURL, Links: []homeLink{
+	index := api.HomeIndex{Name: "mediagen-emulator", Version: Version, Docs: docsURL, Links: []api.HomeLink{
 		{Rel: "api", Href: "/v1/models", Title: "The API: models", Note: keyNote},
 		{Rel: "openapi", Href: "/_emulator/openapi.json", Title: "OpenAPI document"},
 		{Rel: "control", Href: "/_emulator/health", Title: "Control API: health"},

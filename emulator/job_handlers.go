@@ -1,44 +1,34 @@
 package emulator
 
 import (
-	"encoding/json"
 	"net/http"
 
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
-// jobJSON is a job as clients see it.
-type jobJSON struct {
-	ID           string          `json:"id"`
-	Model        string          `json:"model"`
-	Status       jobs.Status     `json:"status"`
-	QuoteID      string          `json:"quote_id"`
-	Credits      int64           `json:"credits"`
-	CreditStatus string          `json:"credit_status"`
-	Input        json.RawMessage `json:"input"`
-	CreatedAt    string          `json:"created_at"`
-	StartedAt    *string         `json:"started_at"`
-	FinishedAt   *string         `json:"finished_at"`
-	Progress     float64         `json:"progress"`
-	Outputs      []jobs.Output   `json:"outputs"`
-	Error        *jobs.Error     `json:"error"`
-}
+// jobJSON is the job body; the control API's and dashboard's views of a job embed it.
+type jobJSON = api.Job
 
 // jobBody renders a job, giving its outputs absolute URLs on the address the client used, so
 // they work behind port mapping; once outputs expire their URLs answer 410.
 func (s *Server) jobBody(r *http.Request, v jobs.View) jobJSON {
-	outputs := make([]jobs.Output, len(v.Outputs))
+	outputs := make([]api.Output, len(v.Outputs))
 	base := baseURL(r)
 	for i, o := range v.Outputs {
-		o.URL = base + o.Path
-		outputs[i] = o
+		outputs[i] = api.Output{Type: o.Type, URL: base + o.Path, ContentType: o.ContentType,
+			Width: o.Width, Height: o.Height, Duration: o.Duration, SizeBytes: o.SizeBytes}
+	}
+	var jerr *api.JobError
+	if v.Error != nil {
+		jerr = &api.JobError{Code: v.Error.Code, Message: v.Error.Message}
 	}
 	return jobJSON{
-		ID: v.ID, Model: v.Model, Status: v.Status, QuoteID: v.QuoteID, Credits: v.Credits,
+		ID: v.ID, Model: v.Model, Status: string(v.Status), QuoteID: v.QuoteID, Credits: v.Credits,
 		CreditStatus: v.CreditStatus, Input: v.Input, CreatedAt: sim.Timestamp(v.CreatedAt),
 		StartedAt: nullableTime(v.StartedAt), FinishedAt: nullableTime(v.FinishedAt),
-		Progress: v.Progress, Outputs: outputs, Error: v.Error,
+		Progress: v.Progress, Outputs: outputs, Error: jerr,
 	}
 }
 

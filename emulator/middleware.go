@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -40,6 +41,9 @@ type reqInfo struct {
 	query  url.Values
 	qerr   error
 	vars   map[string]string // the variables of the matched route's path
+	// rec is the frame's recorder, the one place the journal and the log learn what the
+	// request was about and how it was answered.
+	rec *recorder
 }
 
 func infoOf(r *http.Request) *reqInfo {
@@ -94,8 +98,8 @@ type recorder struct {
 	account, model, jobID, fault string
 	peeked                       *catalog.Model // the model found before routing, for rules that match models
 
-	// keepBody asks the writers of JSON answers to leave their body in body for the journal
-	// before the answer starts, and the reader of request bodies to leave what it read in sent.
+	// keepBody asks for the answer's body (its first write, which is all of a JSON answer) in
+	// body, and for what the request body reader read in sent, for the journal.
 	keepBody bool
 	body     []byte
 	sent     []byte
@@ -116,19 +120,25 @@ type recorder struct {
 	parked *parking
 }
 
-// WriteHeader remembers the first status written.
+// WriteHeader remembers the first status written. Nothing reaches the client before the first
+// Write or the handler's return, so the journal entry waits for either, and has the body.
 func (rec *recorder) WriteHeader(status int) {
 	if rec.status == 0 {
 		rec.status = status
-		rec.sending()
 	}
 	rec.ResponseWriter.WriteHeader(status)
 }
 
-// Write counts the bytes and notes an implicit 200.
+// Write counts the bytes, notes an implicit 200, and journals the request as its answer starts
+// with the body as written: every JSON answer is written whole, in one Write.
 func (rec *recorder) Write(b []byte) (int, error) {
 	if rec.status == 0 {
 		rec.status = http.StatusOK
+	}
+	if rec.journaled {
+		if rec.keepBody && rec.body == nil {
+			rec.body = bytes.TrimSuffix(b, []byte("\n"))
+		}
 		rec.sending()
 	}
 	n, err := rec.ResponseWriter.Write(b)
@@ -146,7 +156,7 @@ func (rec *recorder) sending() {
 		world.Journal().Add(journal.Entry{
 			Time: world.Now(), Method: rec.method, Path: rec.path, Query: rec.rawQuery,
 			Status: rec.status, Code: rec.code, Account: rec.account, Model: rec.model, JobID: rec.jobID,
-			RequestID: rec.info.id, Idempotent: rec.idemKey, Fault: rec.fault,
+			RequestID: rec.info.id, IdempotencyKey: rec.idemKey, Fault: rec.fault,
 			DurationMS:  math.Round(float64(time.Since(rec.start).Microseconds())) / 1000,
 			RequestBody: rec.sent, ResponseBody: rec.body, // the journal caps both
 		})
@@ -156,24 +166,17 @@ func (rec *recorder) sending() {
 // Unwrap lets http.ResponseController reach the connection (flush, deadlines, hijack).
 func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
 
-// keep leaves a JSON answer's body for the journal, when it wants one; called before the
-// answer starts.
-func keep(w http.ResponseWriter, body []byte) {
-	if rec, ok := w.(*recorder); ok && rec.keepBody {
-		rec.body = body
-	}
-}
-
 // keepSent leaves what was read of a request's body for the journal, when it wants it.
-func keepSent(w http.ResponseWriter, body []byte) {
-	if rec, ok := w.(*recorder); ok && rec.keepBody {
+func keepSent(r *http.Request, body []byte) {
+	if rec := infoOf(r).rec; rec != nil && rec.keepBody {
 		rec.sent = body
 	}
 }
 
-// about notes what a request was about, for the journal.
-func about(w http.ResponseWriter, model, jobID string) {
-	if rec, ok := w.(*recorder); ok {
+// about notes what a request was about, for the journal: the model it named, the job the core
+// returned.
+func about(r *http.Request, model, jobID string) {
+	if rec := infoOf(r).rec; rec != nil {
 		if model != "" {
 			rec.model = model
 		}
@@ -212,7 +215,7 @@ func (s *Server) frame(next http.Handler) http.Handler {
 			id = world.RequestID()
 		}
 		info := &rec.info
-		*info = reqInfo{id: id, tenant: t, world: world, token: token}
+		*info = reqInfo{id: id, tenant: t, world: world, token: token, rec: rec}
 		if r.URL.RawQuery != "" { // most requests have none; reading a nil map finds nothing
 			info.query, info.qerr = url.ParseQuery(r.URL.RawQuery)
 		}
@@ -384,7 +387,7 @@ func (s *Server) requireKey(perm catalog.Permission, next handlerFunc) handlerFu
 				Extra:  map[string]any{"permission": string(perm)}}
 		}
 		var peeked *catalog.Model
-		if rec, ok := w.(*recorder); ok {
+		if rec := infoOf(r).rec; rec != nil {
 			rec.account = key.Account
 			peeked = rec.peeked
 		}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
@@ -60,17 +61,6 @@ var kinds = map[problem.Code]struct {
 	problem.MemoryBudgetExhausted:   {503, "Memory budget exhausted"},
 }
 
-// problemBody is the RFC 9457 body every error is sent as.
-type problemBody struct {
-	Type      string               `json:"type"`
-	Title     string               `json:"title"`
-	Status    int                  `json:"status"`
-	Detail    string               `json:"detail"`
-	Code      problem.Code         `json:"code"`
-	RequestID string               `json:"request_id"`
-	Errors    []problem.FieldError `json:"errors,omitempty"`
-}
-
 // writeError sends err as problem+json. Unclassified errors are logged and sent as an
 // internal_error that reveals nothing of them.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
@@ -89,12 +79,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			kind.title = http.StatusText(pe.Status)
 		}
 	}
-	body := problemBody{
+	body := api.Problem{
 		Type:      "about:blank",
 		Title:     kind.title,
 		Status:    kind.status,
 		Detail:    pe.Detail,
-		Code:      pe.Code,
+		Code:      string(pe.Code),
 		RequestID: requestID(r),
 		Errors:    pe.Errors,
 	}
@@ -106,10 +96,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if pe.Code == problem.Unauthenticated {
 		h.Set("WWW-Authenticate", `Bearer realm="mediagen"`)
 	}
-	if rec, ok := w.(*recorder); ok {
+	if rec := infoOf(r).rec; rec != nil {
 		rec.code = string(pe.Code)
 	}
-	keep(w, b)
 	h.Set("Content-Type", "application/problem+json")
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	h.Del("ETag")
@@ -119,7 +108,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 
 // encodeProblem writes the body without HTML escaping (details quote things like <key>) and
 // with any extra members after the standard ones, in a stable order.
-func encodeProblem(body problemBody, extra map[string]any) []byte {
+func encodeProblem(body api.Problem, extra map[string]any) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -163,7 +152,6 @@ func writeRaw(w http.ResponseWriter, status int, b []byte) {
 // writeLine sends encoded JSON that ends in a newline in one write: the answer then leaves in
 // as few system calls as it can, where a second write for the newline cost one more.
 func writeLine(w http.ResponseWriter, status int, line []byte) {
-	keep(w, line[:len(line)-1])
 	// Both values share one allocation; the names are already canonical.
 	vs := [...]string{"application/json", strconv.Itoa(len(line))}
 	h := w.Header()

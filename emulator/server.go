@@ -33,7 +33,7 @@ const DefaultCatalogName = "fixtures/catalog/default.yaml"
 
 // ManualStart is where a manual clock starts unless told otherwise: a fixed instant, so seeded
 // runs produce the same timestamps.
-var ManualStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+var ManualStart = sim.ManualStart
 
 // Config is everything the emulator is built from. The zero value serves the embedded default
 // catalog on a real clock with random ids.
@@ -125,23 +125,10 @@ type Server struct {
 // NewServer loads the configuration and returns a ready emulator. A bad catalog or scenario
 // yields an error listing every problem as FILE:LINE: message.
 func NewServer(cfg Config) (*Server, error) {
-	if cfg.MaxWait <= 0 {
-		cfg.MaxWait = 180 * time.Second
-	}
-	if cfg.QuoteTTL <= 0 {
-		cfg.QuoteTTL = 10 * time.Minute
-	}
+	// The world's settings (clock, TTLs, waits, bounds) take their defaults in sim.Config,
+	// once; only what the HTTP layer itself uses is settled here.
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 1 << 20
-	}
-	if cfg.OutputTTL <= 0 {
-		cfg.OutputTTL = time.Hour
-	}
-	if cfg.JobRetention <= 0 {
-		cfg.JobRetention = 24 * time.Hour
-	}
-	if cfg.JobRetention < cfg.OutputTTL {
-		cfg.JobRetention = cfg.OutputTTL
 	}
 	if cfg.TenantIdle <= 0 {
 		cfg.TenantIdle = sim.DefaultTenantIdle
@@ -151,9 +138,6 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	if cfg.MemoryBudget <= 0 {
 		cfg.MemoryBudget = budget.DefaultBytes
-	}
-	if cfg.Start.IsZero() {
-		cfg.Start = ManualStart
 	}
 	known, err := loadScenarios()
 	if err != nil {

@@ -30,7 +30,7 @@ func (s *Server) traffic(next http.Handler) http.Handler {
 			return
 		}
 		world := worldOf(r)
-		rec := w.(*recorder) // the frame's: traffic runs only inside it (see routes)
+		rec := infoOf(r).rec // traffic runs only inside the frame (see routes)
 		if api {
 			rec.keepBody = true
 			rec.peeked = s.peekModel(rec, r, world)

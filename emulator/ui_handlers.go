@@ -14,7 +14,6 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ui"
 )
 
@@ -196,15 +195,6 @@ func (s *Server) listAllJobs() handlerFunc {
 		writeList(w, items, total, p)
 		return nil
 	}
-}
-
-// nextDueBody describes the world's next job transition for GET /_emulator/clock, or nil.
-func nextDueBody(world *sim.World) map[string]any {
-	id, at, from, ok := world.NextDue()
-	if !ok {
-		return nil
-	}
-	return map[string]any{"at": timestamp(at), "job_id": id, "status": from}
 }
 
 // touching marks the world changed once a control call that changes it has answered, for the

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/emulatortest"
 )
 
@@ -82,7 +83,7 @@ func ExampleEmulator_ForceFail() {
 	_, job := send(emu, http.MethodPost, "/v1/generate",
 		map[string]any{"model": "fal-ai/flux/dev", "input": input, "quote_id": quote["quote_id"]}, "Idempotency-Key", "order-1")
 
-	emu.ForceFail(job["id"].(string), emulatortest.Failure{Code: "provider_timeout", Message: "the provider did not answer"})
+	emu.ForceFail(job["id"].(string), api.JobFailure{Code: "provider_timeout", Message: "the provider did not answer"})
 	_, job = send(emu, http.MethodGet, "/v1/jobs/"+job["id"].(string), nil)
 	e := job["error"].(map[string]any)
 	fmt.Println(job["status"], e["code"], e["message"], job["credit_status"])
@@ -151,8 +152,8 @@ func ExampleEmulator_AddFault() {
 	var tb emulatortest.Standalone
 	defer tb.Close()
 	emu := emulatortest.Start(&tb)
-	emu.AddFault(emulatortest.Fault{
-		Match:  emulatortest.FaultMatch{Method: "GET", Path: "/v1/models"},
+	emu.AddFault(api.FaultRule{
+		Match:  api.FaultMatch{Method: "GET", Path: "/v1/models"},
 		Status: 500, Code: "internal_error", Count: 1,
 	})
 

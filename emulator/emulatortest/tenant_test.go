@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator"
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/emulatortest"
 )
 
@@ -27,7 +28,7 @@ func TestTenantsShareOneEmulator(t *testing.T) {
 			if job.status != 202 {
 				t.Fatalf("generate: %d %v", job.status, job.body)
 			}
-			emu.AddFault(emulatortest.Fault{Match: emulatortest.FaultMatch{Path: "/v1/models"}, Status: 503, Count: 1})
+			emu.AddFault(api.FaultRule{Match: api.FaultMatch{Path: "/v1/models"}, Status: 503, Count: 1})
 			emu.SetCredits(emulatortest.DefaultAccounts.All, int64(1000+i))
 			emu.Advance(time.Duration(30+i) * time.Second)
 			if got := emu.Now(); !got.Equal(emulator.ManualStart.Add(time.Duration(30+i) * time.Second)) {
@@ -40,7 +41,7 @@ func TestTenantsShareOneEmulator(t *testing.T) {
 			if list.body["total"] != 1.0 {
 				t.Errorf("%v jobs listed, want this test's one", list.body["total"])
 			}
-			if got := emu.Job(job.str("id"))["status"]; got != "succeeded" {
+			if got := emu.Job(job.str("id")).Status; got != "succeeded" {
 				t.Errorf("job %v", got)
 			}
 			if r := c.call(http.MethodGet, "/v1/models", nil); r.status != 503 {

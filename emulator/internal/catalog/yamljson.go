@@ -52,6 +52,21 @@ func yamlToJSON(r *Reporter, n *yaml.Node) *jsonDoc {
 	return yamlToJSONRewriting(r, n, nil)
 }
 
+// YAMLToJSON converts a YAML file holding one mapping to JSON text, as yamlToJSON converts the
+// catalog's schemas. Its error lists every problem as FILE:LINE: message.
+func YAMLToJSON(file string, data []byte) (json.RawMessage, error) {
+	r := &Reporter{File: file}
+	doc := ParseDocument(r, data)
+	if doc == nil {
+		return nil, r.Problems
+	}
+	j := yamlToJSON(r, doc.Content[0])
+	if j == nil {
+		return nil, r.Problems
+	}
+	return j.Raw, nil
+}
+
 // yamlToJSONRewriting converts like yamlToJSON, writing the given strings in place of the
 // scalars at the given JSON Pointers.
 func yamlToJSONRewriting(r *Reporter, n *yaml.Node, rewrite map[string]string) *jsonDoc {

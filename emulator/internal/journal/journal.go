@@ -5,37 +5,20 @@
 package journal
 
 import (
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+
 	"bytes"
 	"encoding/json"
 	"strings"
 	"sync"
-	"time"
 	"unicode/utf8"
 )
 
-// Entry is one answered request.
-type Entry struct {
-	Seq        uint64    `json:"seq"`
-	Time       time.Time `json:"time"`
-	Method     string    `json:"method"`
-	Path       string    `json:"path"`
-	Query      string    `json:"query"`
-	Status     int       `json:"status"`
-	Code       string    `json:"code,omitempty"`
-	Account    string    `json:"account,omitempty"`
-	Model      string    `json:"model,omitempty"`
-	JobID      string    `json:"job_id,omitempty"`
-	RequestID  string    `json:"request_id"`
-	Idempotent string    `json:"idempotency_key,omitempty"`
-	Fault      string    `json:"fault,omitempty"`
-	DurationMS float64   `json:"duration_ms"`
-	// RequestBody and ResponseBody are the bodies as sent, when the caller records them (with
-	// secrets such as Authorization already redacted). A body that is valid JSON and fits
-	// MaxBody is kept as that JSON; any other body is kept as a JSON string of its text, cut
-	// at MaxBody with Truncated at the end.
-	RequestBody  json.RawMessage `json:"request_body,omitempty"`
-	ResponseBody json.RawMessage `json:"response_body,omitempty"`
-}
+// Entry is one answered request. RequestBody and ResponseBody are kept as the caller gives
+// them (secrets such as Authorization already redacted): a body that is valid JSON and fits
+// MaxBody as that JSON, any other as a JSON string of its text, cut at MaxBody with Truncated
+// at the end. Tenant is left for the reader to fill: a journal belongs to one tenant.
+type Entry = api.JournalEntry
 
 // Bounds on what one entry and the whole journal hold.
 const (
@@ -146,7 +129,7 @@ func (j *Journal) at(i int) *Entry { return &j.ring[(j.head+i)%len(j.ring)] }
 // Size is what an entry counts against the journal's byte bound.
 func Size(e Entry) int64 {
 	n := entryOverhead + len(e.Method) + len(e.Path) + len(e.Query) + len(e.Code) + len(e.Account) +
-		len(e.Model) + len(e.JobID) + len(e.RequestID) + len(e.Idempotent) + len(e.Fault) +
+		len(e.Model) + len(e.JobID) + len(e.RequestID) + len(e.IdempotencyKey) + len(e.Fault) +
 		len(e.RequestBody) + len(e.ResponseBody)
 	return int64(n)
 }
@@ -161,7 +144,7 @@ func Size(e Entry) int64 {
 // a longer string (net/http's method, path and query are pieces of the whole request line), and
 // keeping the piece would keep the whole line, which the byte bound does not count.
 func capped(e Entry) Entry {
-	fields := [...]*string{&e.Method, &e.Path, &e.Query, &e.Code, &e.Account, &e.Model, &e.JobID, &e.RequestID, &e.Idempotent, &e.Fault}
+	fields := [...]*string{&e.Method, &e.Path, &e.Query, &e.Code, &e.Account, &e.Model, &e.JobID, &e.RequestID, &e.IdempotencyKey, &e.Fault}
 	n := 0
 	for _, s := range fields {
 		*s = Cut(*s, MaxString)

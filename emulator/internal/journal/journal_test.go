@@ -60,10 +60,10 @@ func TestLongFieldsAreCut(t *testing.T) {
 	t.Parallel()
 	j := NewBounded(10, 1<<30)
 	long := "/v1/" + strings.Repeat("é", 150_000) // 300 KB
-	j.Add(Entry{Path: long, Query: strings.Repeat("q", 300_000), Idempotent: strings.Repeat("k", 5000), Method: "GET"})
+	j.Add(Entry{Path: long, Query: strings.Repeat("q", 300_000), IdempotencyKey: strings.Repeat("k", 5000), Method: "GET"})
 	got, _ := j.List(Filter{}, 0, 1)
 	e := got[0]
-	for name, s := range map[string]string{"path": e.Path, "query": e.Query, "idempotency_key": e.Idempotent} {
+	for name, s := range map[string]string{"path": e.Path, "query": e.Query, "idempotency_key": e.IdempotencyKey} {
 		if len(s) > MaxString || !strings.HasSuffix(s, Truncated) || !utf8.ValidString(s) {
 			t.Errorf("%s: %d bytes, ends %q", name, len(s), s[max(0, len(s)-20):])
 		}

@@ -5,6 +5,8 @@
 package ledger
 
 import (
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+
 	"errors"
 	"sort"
 	"sync"
@@ -17,18 +19,7 @@ var ErrInsufficient = errors.New("insufficient credits")
 var ErrNoAccount = errors.New("no such account")
 
 // Balance is one account's credits.
-type Balance struct {
-	Account   string `json:"account"`
-	Available int64  `json:"available"`
-	Held      int64  `json:"held"`
-	Charged   int64  `json:"charged"`
-	// Refunded counts the held credits that went back to available (failed, canceled and
-	// expired jobs); it is a running total, not a fourth place credits sit.
-	Refunded int64 `json:"refunded"`
-}
-
-// Total is what the account started with (or was last set to, plus what moved since).
-func (b Balance) Total() int64 { return b.Available + b.Held + b.Charged }
+type Balance = api.Balance
 
 // Ledger holds every account's balance. It is safe for concurrent use.
 type Ledger struct {

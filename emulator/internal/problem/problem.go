@@ -3,6 +3,8 @@
 package problem
 
 import (
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+
 	"errors"
 	"fmt"
 )
@@ -56,11 +58,7 @@ const (
 
 // FieldError is one field-level problem: Pointer is a JSON Pointer into the request body, or
 // Parameter names a query parameter.
-type FieldError struct {
-	Pointer   string `json:"pointer,omitempty"`
-	Parameter string `json:"parameter,omitempty"`
-	Message   string `json:"message"`
-}
+type FieldError = api.FieldError
 
 // Error is a classified error: what went wrong, in terms a client can act on.
 type Error struct {

@@ -57,7 +57,11 @@ type Config struct {
 	maker *media.Maker // made from Media by withDefaults, shared by every world
 }
 
-// withDefaults fills what the caller left out.
+// ManualStart is where a manual clock starts unless Config.Start says otherwise.
+var ManualStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// withDefaults fills what the caller left out: the one place the defaults of these settings
+// live (emulator.Config passes them through unchanged).
 func (c Config) withDefaults() Config {
 	if c.MaxWait <= 0 {
 		c.MaxWait = 180 * time.Second
@@ -70,6 +74,10 @@ func (c Config) withDefaults() Config {
 	}
 	if c.JobRetention <= 0 {
 		c.JobRetention = 24 * time.Hour
+	}
+	c.JobRetention = max(c.JobRetention, c.OutputTTL) // a job outlives its outputs
+	if c.Start.IsZero() {
+		c.Start = ManualStart
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

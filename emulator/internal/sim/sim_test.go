@@ -554,7 +554,7 @@ func TestWaitThen(t *testing.T) {
 		// The answer is the job as it ended, though the same clock step also dropped it.
 		cfg := testConfig(t)
 		cfg.MaxWait = time.Hour
-		cfg.JobRetention = time.Minute
+		cfg.JobRetention, cfg.OutputTTL = time.Minute, time.Minute // a job is kept at least as long as its outputs
 		w := newTestTenants(t, cfg).Default().World()
 		answered := make(chan jobs.View, 2)
 		v := generateOne(t, w, "")
@@ -647,5 +647,22 @@ func TestResetNeverServesAnEarlierWorldsFile(t *testing.T) {
 	size, after := download(tn.Reset(), map[string]any{"prompt": "wide", "image_size": "landscape_16_9"})
 	if int64(len(after)) != size || string(after) == string(before) {
 		t.Errorf("after a reset the download is %d bytes (the job says %d): an earlier world's file", len(after), size)
+	}
+}
+
+// TestConfigDefaults checks the one place the world's settings take their defaults: what the
+// emulator leaves zero comes out filled, and a job is never dropped before its outputs.
+func TestConfigDefaults(t *testing.T) {
+	c := Config{}.withDefaults()
+	if c.MaxWait != 180*time.Second || c.QuoteTTL != 10*time.Minute || c.OutputTTL != time.Hour ||
+		c.JobRetention != 24*time.Hour || !c.Start.Equal(ManualStart) || c.Logger == nil || c.Wall == nil {
+		t.Errorf("defaults: %+v", c)
+	}
+	if c := (Config{OutputTTL: 48 * time.Hour, JobRetention: time.Hour}).withDefaults(); c.JobRetention != 48*time.Hour {
+		t.Errorf("job retention %v under an output TTL of %v", c.JobRetention, c.OutputTTL)
+	}
+	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	if c := (Config{Start: start, MaxWait: time.Second}).withDefaults(); !c.Start.Equal(start) || c.MaxWait != time.Second {
+		t.Errorf("given settings changed: %+v", c)
 	}
 }

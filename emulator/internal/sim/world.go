@@ -176,6 +176,9 @@ func (w *World) Ledger() *ledger.Ledger { return w.ledger }
 // Waiting counts the generations blocked waiting for their job to end.
 func (w *World) Waiting() int64 { return w.waiting.Load() }
 
+// MaxWait is the longest a generation waits for its job, defaults applied.
+func (w *World) MaxWait() time.Duration { return w.cfg.MaxWait }
+
 // addWaiting changes the count of waiting generations and wakes whoever watches it.
 func (w *World) addWaiting(d int64) {
 	w.waiting.Add(d)
@@ -186,9 +189,19 @@ func (w *World) addWaiting(d int64) {
 // closed or the world is retired. It returns the count and whether it reached n. Tests use it to
 // advance a manual clock only once their wait=true request has begun.
 func (w *World) AwaitWaiting(ctx context.Context, n int64, stop <-chan struct{}) (int64, bool) {
+	return w.awaitWaiting(ctx, func(cur int64) bool { return cur >= n }, stop)
+}
+
+// AwaitWaitingExactly is AwaitWaiting for exactly n, so a test can also see waits end.
+func (w *World) AwaitWaitingExactly(ctx context.Context, n int64, stop <-chan struct{}) (int64, bool) {
+	return w.awaitWaiting(ctx, func(cur int64) bool { return cur == n }, stop)
+}
+
+// awaitWaiting blocks until the count of waiting generations satisfies done.
+func (w *World) awaitWaiting(ctx context.Context, done func(int64) bool, stop <-chan struct{}) (int64, bool) {
 	for {
 		changed := w.waitingChanged.next()
-		if cur := w.waiting.Load(); cur >= n {
+		if cur := w.waiting.Load(); done(cur) {
 			return cur, true
 		}
 		select {

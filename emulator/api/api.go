@@ -1,0 +1,284 @@
+// Package api holds the emulator's wire types: the bodies its API and control API send and
+// take, declared once. The server encodes them and the Go harness (emulatortest) decodes them,
+// so the two cannot drift apart; docs/openapi.json describes the same bodies, and the server's
+// tests check every answer against it.
+//
+// Timestamps are RFC 3339 text in UTC with a Z, as the service sends them; the server formats
+// them on its own clock, so they are kept as the text it sent.
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Problem is the RFC 9457 body of every error answer (application/problem+json). Some codes add
+// members of their own after these, such as permission for permission_denied.
+type Problem struct {
+	Type      string       `json:"type"`
+	Title     string       `json:"title"`
+	Status    int          `json:"status"`
+	Detail    string       `json:"detail"`
+	Code      string       `json:"code"`
+	RequestID string       `json:"request_id"`
+	Errors    []FieldError `json:"errors,omitempty"`
+}
+
+// FieldError is one thing wrong with a request: where (a JSON Pointer into the body, or a query
+// parameter) and what.
+type FieldError struct {
+	Pointer   string `json:"pointer,omitempty"`
+	Parameter string `json:"parameter,omitempty"`
+	Message   string `json:"message"`
+}
+
+// Product is one product in GET /v1/models?grouped=true: the models that are its modes.
+type Product struct {
+	Product     string        `json:"product"`
+	Name        string        `json:"name"`
+	Description string        `json:"description"`
+	Modes       []ProductMode `json:"modes"`
+}
+
+// ProductMode is one mode of a product and the model that serves it.
+type ProductMode struct {
+	Mode       string `json:"mode"`
+	Model      string `json:"model"`
+	Category   string `json:"category"`
+	OutputType string `json:"output_type"`
+}
+
+// Quote is the body of POST /v1/quotes: a price held for a model and input until ExpiresAt.
+type Quote struct {
+	QuoteID   string `json:"quote_id"`
+	Model     string `json:"model"`
+	Credits   int64  `json:"credits"`
+	ExpiresAt string `json:"expires_at"`
+}
+
+// Job is a generation as POST /v1/generate and GET /v1/jobs/{id} show it.
+type Job struct {
+	ID           string          `json:"id"`
+	Model        string          `json:"model"`
+	Status       string          `json:"status"` // queued, running, succeeded, failed, canceled, expired
+	QuoteID      string          `json:"quote_id"`
+	Credits      int64           `json:"credits"`
+	CreditStatus string          `json:"credit_status"` // held, charged, refunded
+	Input        json.RawMessage `json:"input"`
+	CreatedAt    string          `json:"created_at"`
+	StartedAt    *string         `json:"started_at"`  // null until the job runs
+	FinishedAt   *string         `json:"finished_at"` // null until the job ends
+	Progress     float64         `json:"progress"`
+	Outputs      []Output        `json:"outputs"`
+	Error        *JobError       `json:"error"` // null unless the job failed or expired
+}
+
+// Output is one file a succeeded job made, downloadable at URL until it expires.
+type Output struct {
+	Type        string  `json:"type"` // image, video, audio
+	URL         string  `json:"url"`
+	ContentType string  `json:"content_type"`
+	Width       int     `json:"width,omitempty"`
+	Height      int     `json:"height,omitempty"`
+	Duration    float64 `json:"duration_seconds,omitempty"`
+	SizeBytes   int64   `json:"size_bytes"`
+}
+
+// JobError is why a job failed or expired.
+type JobError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// JournalEntry is one /v1 request as the journal recorded it once answered
+// (GET /_emulator/requests).
+type JournalEntry struct {
+	Seq            uint64    `json:"seq"`
+	Time           time.Time `json:"time"` // on the emulator's clock
+	Method         string    `json:"method"`
+	Path           string    `json:"path"`
+	Query          string    `json:"query"` // raw, without "?"
+	Status         int       `json:"status"`
+	Code           string    `json:"code,omitempty"` // the problem code of an error answer
+	Account        string    `json:"account,omitempty"`
+	Model          string    `json:"model,omitempty"`
+	JobID          string    `json:"job_id,omitempty"`
+	RequestID      string    `json:"request_id"`
+	IdempotencyKey string    `json:"idempotency_key,omitempty"`
+	Fault          string    `json:"fault,omitempty"` // the id of the fault rule that answered, if any
+	DurationMS     float64   `json:"duration_ms"`
+	// RequestBody and ResponseBody are the bodies as sent, secrets redacted: the JSON itself
+	// when it was valid JSON of at most 16 KiB, else a JSON string of the text, cut at 16 KiB
+	// and ending "…(truncated)".
+	RequestBody  json.RawMessage `json:"request_body,omitempty"`
+	ResponseBody json.RawMessage `json:"response_body,omitempty"`
+	Tenant       string          `json:"tenant"`
+}
+
+// Balance is an account's credits (GET /_emulator/accounts, PUT /_emulator/accounts/{id}).
+type Balance struct {
+	Account   string `json:"account"`
+	Available int64  `json:"available"` // what the account can still spend
+	Held      int64  `json:"held"`      // held by jobs that have not ended
+	Charged   int64  `json:"charged"`   // spent on jobs that succeeded
+	// Refunded counts the held credits that went back to available (failed, canceled and
+	// expired jobs); it is a running total, not a fourth place credits sit.
+	Refunded int64 `json:"refunded"`
+}
+
+// Total is what the account started with (or was last set to, plus what moved since).
+func (b Balance) Total() int64 { return b.Available + b.Held + b.Charged }
+
+// Health is the body of GET /_emulator/health.
+type Health struct {
+	Clock    string `json:"clock"` // manual or real
+	Control  bool   `json:"control"`
+	Models   int    `json:"models"`
+	Now      string `json:"now"`
+	Scenario string `json:"scenario"`
+	Seeded   bool   `json:"seeded"`
+	Status   string `json:"status"`
+	Tenant   string `json:"tenant"`
+	Version  string `json:"version"`
+	// Waiting counts the tenant's wait=true requests blocked on a job, so a test can advance
+	// the manual clock only once its wait has begun.
+	Waiting int64 `json:"waiting"`
+}
+
+// Waiting is the body of GET /_emulator/waiting: how many wait=true generations are waiting
+// for their job, and whether that reached the count asked for before the timeout.
+type Waiting struct {
+	Reached bool  `json:"reached"`
+	Waiting int64 `json:"waiting"`
+}
+
+// Clock is the body of GET and POST /_emulator/clock.
+type Clock struct {
+	Mode    string   `json:"mode"`     // manual or real
+	NextDue *NextDue `json:"next_due"` // null when no job is queued or running
+	Now     string   `json:"now"`
+}
+
+// NextDue is the next job transition on the clock.
+type NextDue struct {
+	At     string `json:"at"`
+	JobID  string `json:"job_id"`
+	Status string `json:"status"` // the status the job leaves then
+}
+
+// ScenarioChange is the body of PUT /_emulator/scenario: an embedded scenario's Name, or a
+// whole Scenario document in JSON (a scenario file's YAML, converted).
+type ScenarioChange struct {
+	Name     string          `json:"name,omitempty"`
+	Scenario json.RawMessage `json:"scenario,omitempty"`
+}
+
+// ResetResult is the body of POST /_emulator/reset.
+type ResetResult struct {
+	Now    string `json:"now"` // the clock, started over
+	Status string `json:"status"`
+	Tenant string `json:"tenant"`
+}
+
+// JobFailure is the body of POST /_emulator/jobs/{id}/fail; empty fields take the emulator's
+// usual code (generation_failed) and message.
+type JobFailure struct {
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// CreditsChange is the body of PUT /_emulator/accounts/{id}.
+type CreditsChange struct {
+	Credits int64 `json:"credits"`
+}
+
+// Page is a page of a list: the items, how many there are in all, and whether more follow.
+type Page[T any] struct {
+	Data    []T  `json:"data"`
+	Total   int  `json:"total"`
+	HasMore bool `json:"has_more"`
+}
+
+// ClockChange is the body of POST /_emulator/clock: exactly one of Advance or Set.
+type ClockChange struct {
+	Advance string `json:"advance,omitempty"` // a duration such as 90s or 5m
+	Set     string `json:"set,omitempty"`     // an RFC 3339 time
+}
+
+// Fault actions: what a request a fault matches gets instead of its answer.
+const (
+	FaultError     = "error"     // Status with a problem body of Code (the default when Status is set)
+	FaultReset     = "reset"     // the connection drops without an answer
+	FaultMalformed = "malformed" // 200 with a body that is not valid JSON
+	FaultTruncated = "truncated" // a body shorter than its Content-Length, then the connection closes
+	FaultDelay     = "delay"     // the answer comes normally, Delay later (the default when only Delay is set)
+)
+
+// FaultMatch selects the requests a fault applies to; every field given must match.
+type FaultMatch struct {
+	Method     string `json:"method,omitempty"`
+	Path       string `json:"path,omitempty"` // * matches any run of characters
+	Model      string `json:"model,omitempty"`
+	Category   string `json:"category,omitempty"`
+	OutputType string `json:"output_type,omitempty"`
+}
+
+// FaultRule is an HTTP fault rule as POST /_emulator/faults takes it.
+type FaultRule struct {
+	Match      FaultMatch `json:"match"`
+	Action     string     `json:"action,omitempty"` // one of the Fault* actions; empty picks error or delay
+	Status     int        `json:"status,omitempty"` // for FaultError: 400 to 599
+	Code       string     `json:"code,omitempty"`   // the problem code of the error body
+	Delay      Duration   `json:"delay,omitempty"`  // real time before answering, at most 5 minutes
+	RetryAfter int        `json:"retry_after,omitempty"`
+	// Count is how many matching requests the fault answers before it stops; 0 means all.
+	Count int `json:"count,omitempty"`
+	// Probability is the chance a matching request gets the fault; nil means every one.
+	Probability *float64 `json:"probability,omitempty"`
+}
+
+// Fault is a fault rule in force, as the control API lists it.
+type Fault struct {
+	ID     string `json:"id"`
+	Source string `json:"source"` // api (added by POST) or scenario
+	FaultRule
+	Remaining int `json:"remaining"` // matching requests it still answers; 0 means no limit
+	Fired     int `json:"fired"`
+}
+
+// Duration is a time.Duration sent as text such as "250ms" or "1m30s".
+type Duration time.Duration
+
+// MarshalJSON writes the duration as time.Duration.String does.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads a duration written as time.ParseDuration takes it.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("a duration is a string such as \"250ms\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// HomeIndex is the home page (GET /) as JSON, for a script that asks for it.
+type HomeIndex struct {
+	Name    string     `json:"name"`
+	Version string     `json:"version"`
+	Docs    string     `json:"docs"`
+	Links   []HomeLink `json:"links"`
+}
+
+// HomeLink is one place the home page points to.
+type HomeLink struct {
+	Rel   string `json:"rel"`
+	Href  string `json:"href"`
+	Title string `json:"title"`
+	Note  string `json:"note,omitempty"`
+}
