@@ -655,7 +655,7 @@ func TestResetNeverServesAnEarlierWorldsFile(t *testing.T) {
 func TestConfigDefaults(t *testing.T) {
 	c := Config{}.withDefaults()
 	if c.MaxWait != 180*time.Second || c.QuoteTTL != 10*time.Minute || c.OutputTTL != time.Hour ||
-		c.JobRetention != 24*time.Hour || !c.Start.Equal(ManualStart) || c.Logger == nil || c.Wall == nil {
+		c.JobRetention != 24*time.Hour || !c.Start.Equal(ManualStart) || c.Logger == nil || c.Budget == nil {
 		t.Errorf("defaults: %+v", c)
 	}
 	if c := (Config{OutputTTL: 48 * time.Hour, JobRetention: time.Hour}).withDefaults(); c.JobRetention != 48*time.Hour {
