@@ -158,8 +158,19 @@ func (s *Server) isClosing() bool {
 // the single-job view its plan.
 type controlJobJSON struct {
 	jobJSON
-	Account string    `json:"account"`
-	Plan    *planJSON `json:"plan,omitempty"`
+	Account string `json:"account"`
+	// OutputType is the model's kind of output (image, video, audio), so a list can show it.
+	OutputType string    `json:"output_type,omitempty"`
+	Plan       *planJSON `json:"plan,omitempty"`
+}
+
+// controlJobBody renders a job as the control API shows it.
+func (s *Server) controlJobBody(r *http.Request, v jobs.View) controlJobJSON {
+	out := controlJobJSON{jobJSON: s.jobBody(r, v), Account: v.Account}
+	if m, ok := s.catalog.Model(v.Model); ok {
+		out.OutputType = m.OutputType
+	}
+	return out
 }
 
 // planJSON is the course a job was given when it was created, durations as text ("1.5s").
@@ -214,7 +225,7 @@ func (s *Server) listAllJobs() handlerFunc {
 		}
 		views, total := worldOf(r).ListAllJobs(f, p.offset, p.limit)
 		items, err := encodeEach(views, func(v jobs.View) any {
-			return controlJobJSON{jobJSON: s.jobBody(r, v), Account: v.Account}
+			return s.controlJobBody(r, v)
 		})
 		if err != nil {
 			return err
