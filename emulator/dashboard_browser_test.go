@@ -354,8 +354,20 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.waitFor("the jobs view is shown", `!document.querySelector('#view-jobs').hidden && document.querySelectorAll('#jobs-table tbody tr').length > 0`)
 		// Every request the page makes from here is counted, by path.
 		b.do(chromedp.Evaluate[chromedp.Void](`performance.clearResourceTimings(); performance.setResourceTimingBufferSize(10000)`))
+		// Five journal changes, each its own event: the test's own stream sees each go out, and
+		// the page's stream is sent the same.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		res, stream := openEvents(t, ctx, ts.URL)
+		defer res.Body.Close()
+		if name, _ := stream.nextEvent(); name != "hello" {
+			t.Fatalf("first event %s", name)
+		}
 		for range 5 {
-			call(t, s, "GET", "/v1/models", "key_a", nil) // journal entries: not shown in this view
+			call(t, s, "GET", "/v1/models", "key_a", nil) // a journal entry: not shown in this view
+			if name, data := stream.nextEvent(); name != "change" || fmt.Sprint(data["changed"]) != "[journal]" {
+				t.Fatalf("after a /v1 read: %s %v", name, data)
+			}
 		}
 		// A job made afterwards is shown: by then the events of the five calls have been read.
 		later := gen("key_a", "after-reads", "test/pixel", map[string]any{"prompt": "after the reads"})
