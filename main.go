@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"math"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -18,7 +18,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -85,17 +84,6 @@ type options struct {
 	// retentionGiven is set when --job-retention (or its variable) was given, not defaulted.
 	retentionGiven bool
 }
-
-// Limits of the HTTP server beyond the flags.
-const (
-	// headerTimeout bounds how long a request line and headers may take to arrive.
-	headerTimeout = 10 * time.Second
-	// maxHeaderBytes bounds a request line and headers together (Go's default is 1 MB).
-	maxHeaderBytes = 64 << 10
-	// drainTimeout bounds a graceful stop: requests in flight when it starts have this long to
-	// finish before their connections are closed.
-	drainTimeout = 60 * time.Second
-)
 
 const usageText = `Usage:
   mediagen-emulator [flags]              serve the emulated API
@@ -216,12 +204,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return usageError("mediagen-emulator: %v", errors.Join(errs...))
 	}
-	logs := newLineWriter(stderr, maxPendingLog)
-	defer logs.Close()
-	cfg, logger, err := configure(o, logs)
+	cfg, err := configure(o)
 	if err != nil {
 		return err
 	}
+	logger, closeLog := emulator.NewLogger(stderr, o.logFormat == "json")
+	defer closeLog()
+	cfg.Logger = logger
 	srv, err := emulator.NewServer(cfg)
 	if err != nil {
 		return usageError("mediagen-emulator: cannot start:\n%v", err)
@@ -235,171 +224,57 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cfg.ControlDisabled {
 		logger.Warn("control API disabled: listening on a non-loopback address without --admin-token; set one to enable /_emulator/ (health stays open)", slog.String("addr", ln.Addr().String()))
 	}
-	guard := newBodyGuard(o.bodyTimeout)
-	hs := &http.Server{
-		Handler: guard.wrap(srv),
-		// No WriteTimeout: it runs from the request's arrival, so it would cut a wait=true
-		// generation, which may wait --max-wait. The body has its own deadline (bodyGuard),
-		// lifted once the body has been read, so a long wait afterwards is not cut either.
-		ReadHeaderTimeout: headerTimeout,
-		IdleTimeout:       o.idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
-	// A stop wakes waiting generations (they answer the job as it is) and cuts bodies still
-	// arriving (they answer 400), so what is in flight is answered rather than dropped.
-	hs.RegisterOnShutdown(srv.Shutdown)
-	hs.RegisterOnShutdown(guard.shutdown)
 	fmt.Fprintf(stdout, "listening on http://%s\n", listenURLHost(o.addr, ln.Addr()))
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	select {
-	case err := <-served:
-		return err
-	case <-ctx.Done():
-	}
-	logger.Info("shutting down: finishing the requests in flight", slog.Duration("limit", drainTimeout))
-	drainCtx, cancel := context.WithTimeout(context.Background(), drainTimeout)
-	defer cancel()
-	if err := hs.Shutdown(drainCtx); err != nil {
-		_ = hs.Close()
-		return fmt.Errorf("shutdown: requests still running after %v were cut off", drainTimeout)
-	}
-	return nil
+	return srv.Serve(ctx, ln, emulator.ServeLimits{BodyTimeout: o.bodyTimeout, IdleTimeout: o.idleTimeout})
 }
 
-// bodyGuard bounds how long each request's body may take to arrive, with a read deadline that
-// holds while the body is read and is lifted once it has been (so a long wait=true afterwards
-// is not cut), and cuts every body still arriving when the server stops.
-type bodyGuard struct {
-	timeout time.Duration
-	mu      sync.Mutex
-	reading map[*guardedBody]struct{}
-	closing bool
-}
-
-func newBodyGuard(timeout time.Duration) *bodyGuard {
-	return &bodyGuard{timeout: timeout, reading: map[*guardedBody]struct{}{}}
-}
-
-// wrap guards the bodies of the requests next handles.
-func (g *bodyGuard) wrap(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body == nil || r.Body == http.NoBody {
-			next.ServeHTTP(w, r)
-			return
-		}
-		b := &guardedBody{ReadCloser: r.Body, rc: http.NewResponseController(w), g: g}
-		g.mu.Lock()
-		deadline := time.Now().Add(g.timeout)
-		if g.closing {
-			deadline = time.Now()
-		}
-		_ = b.rc.SetReadDeadline(deadline) // not every connection supports deadlines
-		g.reading[b] = struct{}{}
-		g.mu.Unlock()
-		defer b.finish(false)
-		r.Body = b
-		next.ServeHTTP(w, r)
-	})
-}
-
-// shutdown cuts the bodies still arriving, so their handlers answer at once.
-func (g *bodyGuard) shutdown() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.closing = true
-	for b := range g.reading {
-		_ = b.rc.SetReadDeadline(time.Now())
-	}
-}
-
-// guardedBody is a request body under a read deadline until it ends.
-type guardedBody struct {
-	io.ReadCloser
-	rc       *http.ResponseController
-	g        *bodyGuard
-	finished bool
-}
-
-// Read reads the body; at its end the deadline is lifted.
-func (b *guardedBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err != nil {
-		b.finish(err == io.EOF)
-	}
-	return n, err
-}
-
-// finish stops guarding the body. The deadline is lifted only when the body was read to its
-// end: a body cut short or left unread keeps it, so the server, which reads what is left of a
-// body after the handler, cannot wait on it for ever.
-func (b *guardedBody) finish(complete bool) {
-	b.g.mu.Lock()
-	defer b.g.mu.Unlock()
-	if b.finished {
-		return
-	}
-	b.finished = true
-	delete(b.g.reading, b)
-	if complete && !b.g.closing {
-		_ = b.rc.SetReadDeadline(time.Time{})
-	}
-}
-
-// configure turns options into the emulator's Config, checking each value.
-func configure(o *options, stderr io.Writer) (emulator.Config, *slog.Logger, error) {
+// configure turns options into the emulator's Config, checking each value; the logger is
+// left to the caller.
+func configure(o *options) (emulator.Config, error) {
 	var cfg emulator.Config
-	var handler slog.Handler
-	switch o.logFormat {
-	case "text":
-		handler = newFastHandler(stderr, false, nil)
-	case "json":
-		handler = newFastHandler(stderr, true, &slog.HandlerOptions{ReplaceAttr: millis})
-	default:
-		return cfg, nil, usageError("mediagen-emulator: --log-format %q: want text or json", o.logFormat)
+	if o.logFormat != "text" && o.logFormat != "json" {
+		return cfg, usageError("mediagen-emulator: --log-format %q: want text or json", o.logFormat)
 	}
-	logger := slog.New(handler)
 	switch o.clock {
 	case "real":
 	case "manual":
 		cfg.ManualClock = true
 	default:
-		return cfg, nil, usageError("mediagen-emulator: --clock %q: want real or manual", o.clock)
+		return cfg, usageError("mediagen-emulator: --clock %q: want real or manual", o.clock)
 	}
 	if o.seed != "" {
 		n, err := strconv.ParseInt(o.seed, 10, 64)
 		if err != nil {
-			return cfg, nil, usageError("mediagen-emulator: --seed %q: want an integer", o.seed)
+			return cfg, usageError("mediagen-emulator: --seed %q: want an integer", o.seed)
 		}
 		cfg.Seeded, cfg.Seed = true, n
 	}
 	if o.maxWait <= 0 || o.quoteTTL <= 0 || o.outputTTL <= 0 || o.retention <= 0 || o.bodyTimeout <= 0 || o.idleTimeout <= 0 || o.tenantIdle <= 0 {
-		return cfg, nil, usageError("mediagen-emulator: --max-wait, --quote-ttl, --output-ttl, --job-retention, --body-timeout, --idle-timeout and --tenant-idle must be positive")
+		return cfg, usageError("mediagen-emulator: --max-wait, --quote-ttl, --output-ttl, --job-retention, --body-timeout, --idle-timeout and --tenant-idle must be positive")
 	}
 	if o.maxTenants < 1 || o.maxJobs < 1 {
-		return cfg, nil, usageError("mediagen-emulator: --max-tenants and --max-jobs must be at least 1")
+		return cfg, usageError("mediagen-emulator: --max-tenants and --max-jobs must be at least 1")
 	}
 	if o.retention < o.outputTTL {
 		if o.retentionGiven {
-			return cfg, nil, usageError("mediagen-emulator: --job-retention %v is shorter than --output-ttl %v: a job must be kept at least as long as its outputs; raise --job-retention or lower --output-ttl", o.retention, o.outputTTL)
+			return cfg, usageError("mediagen-emulator: --job-retention %v is shorter than --output-ttl %v: a job must be kept at least as long as its outputs; raise --job-retention or lower --output-ttl", o.retention, o.outputTTL)
 		}
 		o.retention = o.outputTTL // the default gives way to a longer --output-ttl
 	}
 	if o.adminToken != strings.TrimSpace(o.adminToken) {
-		return cfg, nil, usageError("mediagen-emulator: --admin-token begins or ends with white space, which no request can send (header values are trimmed); remove it")
+		return cfg, usageError("mediagen-emulator: --admin-token begins or ends with white space, which no request can send (header values are trimmed); remove it")
 	}
 	host, _, err := net.SplitHostPort(o.addr)
 	if err != nil {
-		return cfg, nil, usageError("mediagen-emulator: --addr %q: want HOST:PORT", o.addr)
+		return cfg, usageError("mediagen-emulator: --addr %q: want HOST:PORT", o.addr)
 	}
 	controlDisabled := o.adminToken == "" && !isLoopback(host)
 	if cfg.ManualClock && controlDisabled {
-		return cfg, nil, usageError("mediagen-emulator: --clock manual moves time only through the control API, which is disabled on %s without --admin-token; set --admin-token (or listen on a loopback address)", o.addr)
+		return cfg, usageError("mediagen-emulator: --clock manual moves time only through the control API, which is disabled on %s without --admin-token; set --admin-token (or listen on a loopback address)", o.addr)
 	}
 	origins, err := corsOrigins(o.cors)
 	if err != nil {
-		return cfg, nil, usageError("mediagen-emulator: --cors-origins %q: %v", o.cors, err)
+		return cfg, usageError("mediagen-emulator: --cors-origins %q: %v", o.cors, err)
 	}
 	cfg.CORSOrigins = origins
 	cfg.CatalogFile = o.catalog
@@ -413,11 +288,10 @@ func configure(o *options, stderr io.Writer) (emulator.Config, *slog.Logger, err
 	cfg.TenantIdle = o.tenantIdle
 	cfg.MaxJobs = o.maxJobs
 	if cfg.MemoryBudget, err = parseSize(o.budget); err != nil {
-		return cfg, nil, usageError("mediagen-emulator: --memory-budget %v", err)
+		return cfg, usageError("mediagen-emulator: --memory-budget %v", err)
 	}
 	cfg.ControlDisabled = controlDisabled
-	cfg.Logger = logger
-	return cfg, logger, nil
+	return cfg, nil
 }
 
 // corsOrigins reads --cors-origins: "*" (any origin), "none", or a comma-separated list of
@@ -446,15 +320,6 @@ func corsOrigins(v string) ([]string, error) {
 		return nil, errors.New("want *, none, or a comma-separated list of origins")
 	}
 	return out, nil
-}
-
-// millis renders durations in JSON logs as milliseconds, the key suffixed _ms ("duration_ms":
-// 1.234), rather than as bare nanoseconds.
-func millis(_ []string, a slog.Attr) slog.Attr {
-	if a.Value.Kind() == slog.KindDuration {
-		return slog.Float64(a.Key+"_ms", math.Round(float64(a.Value.Duration())/1e3)/1e3)
-	}
-	return a
 }
 
 // listenURLHost is the HOST:PORT of the listening line: the port bound, and the host asked for

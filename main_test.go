@@ -72,7 +72,7 @@ func runSync(t *testing.T, vars map[string]string, args ...string) result {
 	return result{err: err, code: code, stdout: stdout.String(), stderr: stderr.String() + msg.String()}
 }
 
-var listeningLine = regexp.MustCompile(`^listening on http://(127\.0\.0\.1:(\d+))\n$`)
+var listeningLine = regexp.MustCompile(`^listening on http://((?:127\.0\.0\.1|0\.0\.0\.0):(\d+))\n$`)
 
 // instance is a serving run.
 type instance struct {
@@ -109,7 +109,7 @@ func serve(t testing.TB, vars map[string]string, args ...string) *instance {
 	m := listeningLine.FindStringSubmatch(line)
 	if m == nil {
 		cancel()
-		t.Fatalf("first stdout line %q; want exactly \"listening on http://127.0.0.1:PORT\"", line)
+		t.Fatalf("first stdout line %q; want exactly \"listening on http://127.0.0.1:PORT\" (or 0.0.0.0)", line)
 	}
 	in.addr = m[1]
 	t.Cleanup(func() { in.stop(t) })
@@ -582,24 +582,10 @@ func TestSettingsThatStillStart(t *testing.T) {
 			t.Errorf("%q: health %d", args, status)
 		}
 	}
-	r := make(chan result, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
-	go func() {
-		err := run(ctx, []string{"--addr", "0.0.0.0:0", "--clock", "manual", "--admin-token", "s3cret", "--catalog", smallCatalog}, env(nil), &stdout, &stderr)
-		r <- result{err: err}
-	}()
-	for !strings.Contains(stdout.String(), "listening on") {
-		select {
-		case res := <-r:
-			cancel()
-			t.Fatalf("manual clock with a token did not start: %v\n%s", res.err, stderr.String())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	cancel()
-	if res := <-r; res.err != nil {
-		t.Errorf("run returned %v", res.err)
+	// The control API beyond loopback needs the token, and the manual clock needs the control API.
+	in := serve(t, nil, "--addr", "0.0.0.0:0", "--clock", "manual", "--admin-token", "s3cret", "--catalog", smallCatalog)
+	if err := in.stop(t); err != nil {
+		t.Errorf("run returned %v", err)
 	}
 }
 
@@ -688,16 +674,11 @@ func startWait(t *testing.T, in *instance) <-chan int {
 		}
 		answer <- resp.StatusCode
 	}()
-	for {
-		if _, h := in.get(t, "/_emulator/health"); h["waiting"] == float64(1) {
-			return answer
-		}
-		select {
-		case status := <-answer:
-			t.Fatalf("the generation answered %d before waiting", status)
-		case <-time.After(5 * time.Millisecond):
-		}
+	// /_emulator/waiting answers once the generation is blocked on its job.
+	if status, body := in.get(t, "/_emulator/waiting?count=1&timeout=30s"); status != http.StatusOK || body["reached"] != true {
+		t.Fatalf("the generation is not waiting: %d %v", status, body)
 	}
+	return answer
 }
 
 // TestWaitOutlivesTheTimeouts: a wait=true generation still gets its answer when it waits far
@@ -708,13 +689,24 @@ func TestWaitOutlivesTheTimeouts(t *testing.T) {
 	in := serve(t, nil, "--addr", "127.0.0.1:0", "--catalog", smallCatalog, "--clock", "manual",
 		"--body-timeout", timeout.String(), "--idle-timeout", timeout.String())
 	answer := startWait(t, in)
-	// Wall time, not the emulator's: the server's timeouts must pass while the job waits.
-	time.Sleep(6 * timeout)
+	// The server's timeouts must pass, in wall time, while the job waits. Two witnesses that
+	// start after the wait say when they have: an idle connection closed, a slow body cut.
+	idle := rawRequest(t, in.addr, "GET /_emulator/health HTTP/1.1\r\nHost: x\r\n\r\n", "")
+	slow := rawRequest(t, in.addr, slowHead, `{"model":`)
+	if got := answerOf(t, idle); !strings.HasPrefix(got, "HTTP/1.1 200") {
+		t.Fatalf("the idle witness got %q", got)
+	}
+	if got := answerOf(t, slow); !strings.HasPrefix(got, "HTTP/1.1 400") {
+		t.Fatalf("the slow-body witness got %q", got)
+	}
 	select {
 	case status := <-answer:
 		t.Fatalf("the wait ended (%d) before the job moved", status)
 	default:
 	}
+	// The pooled connections have been idle past --idle-timeout too: the server may be closing
+	// them just now, and a POST is not retried on one it closed.
+	http.DefaultClient.CloseIdleConnections()
 	if status, body := in.do(t, "POST", "/_emulator/clock", `{"advance":"1m"}`); status != http.StatusOK {
 		t.Fatalf("advance: %d %v", status, body)
 	}

@@ -38,7 +38,7 @@ func BenchmarkParkedWaiters(b *testing.B) {
 // parkedHeap parks n generations and returns the live heap per waiter.
 func parkedHeap(b *testing.B, n int) float64 {
 	s := benchServer(b)
-	hs := httptest.NewServer(guardBodies(s))
+	hs := httptest.NewServer(newBodyGuard(30 * time.Second).wrap(s))
 	defer hs.Close()
 	const model = "fal-ai/flux/schnell"
 	const input = `{"prompt":"a lighthouse on a cliff at dusk, long exposure","num_images":1}`
@@ -115,32 +115,4 @@ func heapAlloc() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
-}
-
-// guardBodies wraps each request body the way the command's body guard does: in a reader
-// that keeps the response's controller, to set and lift the body's read deadline.
-func guardBodies(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body != nil && r.Body != http.NoBody {
-			rc := http.NewResponseController(w)
-			_ = rc.SetReadDeadline(time.Now().Add(30 * time.Second))
-			r.Body = &guardedBody{ReadCloser: r.Body, rc: rc}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// guardedBody lifts the read deadline once the body has been read to its end.
-type guardedBody struct {
-	io.ReadCloser
-	rc *http.ResponseController
-}
-
-// Read reads the body; at its end the deadline is lifted.
-func (g *guardedBody) Read(p []byte) (int, error) {
-	n, err := g.ReadCloser.Read(p)
-	if err == io.EOF {
-		_ = g.rc.SetReadDeadline(time.Time{})
-	}
-	return n, err
 }

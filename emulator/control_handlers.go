@@ -390,7 +390,9 @@ func (s *Server) controlJob() handlerFunc {
 		if err != nil {
 			return err
 		}
-		return s.writeJSON(w, http.StatusOK, controlJobJSON{jobJSON: s.jobBody(r, v), Account: v.Account, Plan: planOf(v)})
+		j := s.controlJobBody(r, v)
+		j.Plan = planOf(v)
+		return s.writeJSON(w, http.StatusOK, j)
 	}
 }
 

@@ -209,8 +209,15 @@ func TestDashboardInBrowser(t *testing.T) {
 	row := func(id string) string {
 		return fmt.Sprintf(`document.querySelector('#jobs-table tr[data-id="%s"]')`, id)
 	}
+	// fitIn checks that each element js lists shows all of its text: no ellipsis, no clipping.
+	fitIn := func(t *testing.T, b *browser, what, js string) {
+		t.Helper()
+		if bad := evaluate[[]string](b, `[...`+js+`].filter(e => e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1).map(e => e.textContent + ' (' + e.scrollWidth + '×' + e.scrollHeight + ' in ' + e.clientWidth + '×' + e.clientHeight + ')')`); len(bad) > 0 {
+			t.Errorf("%s cut off: %q", what, bad)
+		}
+	}
 	statusIs := func(id, status string) string {
-		return fmt.Sprintf(`(() => { const r = %s; return !!r && r.cells[4].textContent === %q })()`, row(id), status)
+		return fmt.Sprintf(`(() => { const r = %s; return !!r && r.cells[5].textContent === %q })()`, row(id), status)
 	}
 
 	var picture jobJSON
@@ -224,8 +231,11 @@ func TestDashboardInBrowser(t *testing.T) {
 		if took > time.Second {
 			t.Logf("slower than the one second the dashboard aims for")
 		}
-		if got := evaluate[string](b, row(picture.ID)+`.cells[4].textContent`); got != "queued" {
+		if got := evaluate[string](b, row(picture.ID)+`.cells[5].textContent`); got != "queued" {
 			t.Errorf("status cell %q; want queued", got)
+		}
+		if got := evaluate[string](b, row(picture.ID)+`.cells[3].textContent`); got != "image" {
+			t.Errorf("media type cell %q; want image", got)
 		}
 	})
 
@@ -291,6 +301,9 @@ func TestDashboardInBrowser(t *testing.T) {
 			}
 		}
 		b.waitFor("the detail says the control API ended it", `document.querySelector('#jd-plan').textContent.includes('the control API')`)
+		if !evaluate[bool](b, `['#force-succeed', '#force-fail', '#fail-code'].every(s => document.querySelector(s).disabled)`) {
+			t.Error("the force buttons or the fail-code picker stay enabled on a finished job")
+		}
 	})
 
 	t.Run("a fault added from the page fails the next API call", func(t *testing.T) {
@@ -314,6 +327,10 @@ func TestDashboardInBrowser(t *testing.T) {
 		}
 		b.waitFor("the fault shows it fired", `(() => { const r = document.querySelector('#faults-table tbody tr');
 			return !r || r.cells[5].textContent === '1' })()`)
+		if got := evaluate[string](b, `document.querySelector('#faults-table tbody tr').cells[4].textContent`); got != "spent" {
+			t.Errorf("a spent fault shows %q left; want spent", got)
+		}
+		fitIn(t, b, "the faults table", `document.querySelectorAll('#faults-table tbody td')`)
 		b.screenshot("dashboard-faults")
 	})
 
@@ -331,9 +348,114 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.screenshot("dashboard-journal")
 	})
 
+	t.Run("a /v1 call makes the jobs view fetch nothing", func(t *testing.T) {
+		b := top.in(t)
+		b.do(chromedp.Click(chromedp.CSS(`.tabs [data-tab=jobs]`)))
+		b.waitFor("the jobs view is shown", `!document.querySelector('#view-jobs').hidden && document.querySelectorAll('#jobs-table tbody tr').length > 0`)
+		// Every request the page makes from here is counted, by path.
+		b.do(chromedp.Evaluate[chromedp.Void](`performance.clearResourceTimings(); performance.setResourceTimingBufferSize(10000)`))
+		// Five journal changes, each its own event: the test's own stream sees each go out, and
+		// the page's stream is sent the same.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		res, stream := openEvents(t, ctx, ts.URL)
+		defer res.Body.Close()
+		if name, _ := stream.nextEvent(); name != "hello" {
+			t.Fatalf("first event %s", name)
+		}
+		for range 5 {
+			call(t, s, "GET", "/v1/models", "key_a", nil) // a journal entry: not shown in this view
+			if name, data := stream.nextEvent(); name != "change" || fmt.Sprint(data["changed"]) != "[journal]" {
+				t.Fatalf("after a /v1 read: %s %v", name, data)
+			}
+		}
+		// A job made afterwards is shown: by then the events of the five calls have been read.
+		later := gen("key_a", "after-reads", "test/pixel", map[string]any{"prompt": "after the reads"})
+		b.waitFor("the new job is in the table", `!!`+row(later.ID))
+		fetched := evaluate[[]string](b, `performance.getEntriesByType('resource').map(e => new URL(e.name).pathname)`)
+		for _, p := range fetched {
+			if p != "/_emulator/jobs" {
+				t.Errorf("the jobs view fetched %s; it needs /_emulator/jobs alone (clock and next job come with the events)", p)
+			}
+		}
+		if n := len(fetched); n == 0 || n > 2 {
+			t.Errorf("the jobs view made %d requests for five journal changes and one job (%q); want one or two", n, fetched)
+		}
+		// Jobs of every kind so far: images and audio, queued, succeeded and failed, at 100%.
+		fitIn(t, b, "the jobs table", `document.querySelectorAll('#jobs-table tbody td')`)
+	})
+
+	t.Run("the address names the tenant, view and job", func(t *testing.T) {
+		b := top.in(t)
+		b.do(chromedp.Click(chromedp.CSS(`#jobs-table tr[data-id="` + picture.ID + `"]`)))
+		b.waitFor("the address names the job", `location.hash === '#tenant=default&view=jobs&job=`+picture.ID+`'`)
+		// A job in another tenant, opened from a link alone, as a test would print it.
+		other := gen("key_a.linked", "linked", "test/voice", map[string]any{"text": "In another tenant."})
+		link := ts.URL + "/_emulator/ui/#tenant=linked&view=jobs&job=" + other.ID
+		b.do(chromedp.Navigate("about:blank"), chromedp.Navigate(link))
+		b.waitFor("the link's tenant and job are shown", `document.querySelector('#tenant').value === 'linked' &&
+			!!document.querySelector('#jd-head') && document.querySelector('#jd-head').textContent.includes(`+fmt.Sprintf("%q", other.ID)+`)`)
+		b.waitFor("the link's job row is selected", row(other.ID)+`?.getAttribute('aria-selected') === 'true'`)
+		// The journal view and an entry, by link too.
+		b.do(chromedp.Navigate(ts.URL + "/_emulator/ui/#tenant=default&view=journal&entry=1"))
+		b.waitFor("the journal entry of the link is shown", `!document.querySelector('#view-journal').hidden &&
+			document.querySelector('#entry-detail').dataset.v === '1'`)
+		b.do(chromedp.Navigate(ts.URL + "/_emulator/ui/#tenant=default&view=jobs"))
+		b.waitFor("back on the default tenant's jobs", `document.querySelector('#tenant').value === 'default' && !!`+row(picture.ID))
+	})
+
+	t.Run("nothing is cut off", func(t *testing.T) {
+		b := top.in(t)
+		// The default catalog's longest model ids, a long problem code in the journal, a long
+		// tenant name, and a job due next.
+		s := simServer(t, Config{Seeded: true, Seed: 3})
+		ts := httptest.NewServer(s)
+		t.Cleanup(func() {
+			s.Shutdown()
+			ts.Close()
+		})
+		var ids []string
+		for i, model := range []string{"fal-ai/minimax/hailuo-02/standard/text-to-video", "fal-ai/bytedance/seedance/v1/lite/text-to-video"} {
+			rec := startGeneration(t, s, "mg_test_all", fmt.Sprint("long-", i), model, map[string]any{"prompt": "a long id"})
+			if rec.Code != 202 {
+				t.Fatalf("generate %s: %d %s", model, rec.Code, rec.Body)
+			}
+			ids = append(ids, decode[jobJSON](t, rec).ID)
+		}
+		control(t, s, "POST", "/_emulator/faults", map[string]any{"match": map[string]any{"path": "/v1/models"}, "status": 422, "code": "idempotency_key_reused", "count": 1})
+		call(t, s, "GET", "/v1/models", "mg_test_all", nil)
+		if rec := startGeneration(t, s, "mg_test_all.a-rather-long-tenant-name-for-a-test", "long-tenant", "fal-ai/flux/schnell", map[string]any{"prompt": "x"}); rec.Code != 202 {
+			t.Fatalf("generate in the long tenant: %d %s", rec.Code, rec.Body)
+		}
+		b.do(chromedp.Navigate(ts.URL + "/_emulator/ui/#tenant=a-rather-long-tenant-name-for-a-test&view=jobs"))
+		b.waitFor("the long tenant is chosen", `document.querySelector('#tenant').value.startsWith('a-rather-long')`)
+		if !evaluate[bool](b, `(() => { const sel = document.querySelector('#tenant'), c = document.createElement('canvas').getContext('2d');
+			c.font = getComputedStyle(sel).font; return c.measureText(sel.selectedOptions[0].text).width + 20 <= sel.clientWidth })()`) {
+			t.Errorf("the tenant picker cuts off %q", evaluate[string](b, `document.querySelector('#tenant').selectedOptions[0].text`))
+		}
+		b.do(chromedp.Navigate(ts.URL + "/_emulator/ui/#tenant=default&view=jobs"))
+		b.waitFor("the long ids are listed", `!!`+row(ids[0])+` && !!`+row(ids[1]))
+		b.waitFor("the next transition is shown", `document.querySelector('#next-due').textContent.startsWith('next:')`)
+		fits := func(what, js string) { fitIn(t, b, what, js) }
+		fits("the jobs table", `document.querySelectorAll('#jobs-table tbody td')`)
+		if got := evaluate[string](b, row(ids[0])+`.cells[2].textContent`); got != "fal-ai/minimax/hailuo-02/standard/text-to-video" {
+			t.Errorf("the model cell reads %q", got)
+		}
+		if !evaluate[bool](b, `[...document.querySelectorAll('#jobs-table tbody tr')].every(r => r.getBoundingClientRect().height <= 29)`) {
+			t.Error("a long model id makes its row taller than the others")
+		}
+		fits("the next transition", `[document.querySelector('#next-due')]`)
+		if !evaluate[bool](b, `(() => { const r = document.querySelector('#next-due').getBoundingClientRect(); return r.right <= window.innerWidth && r.width > 0 })()`) {
+			t.Error("the next transition runs off the page")
+		}
+		b.do(chromedp.Click(chromedp.CSS(`.tabs [data-tab=journal]`)))
+		b.waitFor("the journal lists the long code", `[...document.querySelectorAll('#journal-table tbody tr')].some(r => r.cells[3].textContent.includes('idempotency_key_reused'))`)
+		fits("status codes", `document.querySelectorAll('#journal-table tbody td:nth-child(4)')`)
+	})
+
 	t.Run("accounts and dark mode", func(t *testing.T) {
 		b := top.in(t)
-		b.do(chromedp.Click(chromedp.CSS(`.tabs [data-tab=accounts]`)))
+		b.do(chromedp.Navigate(ts.URL + "/_emulator/ui/#tenant=default&view=accounts"))
 		b.waitFor("the accounts are listed", `document.querySelectorAll('#accounts-table tbody tr').length > 0`)
 		if !*updateScreenshots {
 			return
@@ -347,7 +469,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		}
 		gen("key_a", "shot-late", "test/voice", map[string]any{"text": "A job still in the queue."})
 		b.do(chromedp.Click(chromedp.CSS(`.tabs [data-tab=jobs]`)))
-		b.waitFor("the table has every job", `document.querySelectorAll('#jobs-table tbody tr').length === 10`)
+		b.waitFor("the table has every job", `document.querySelectorAll('#jobs-table tbody tr').length === 11`)
 		b.do(chromedp.Click(chromedp.CSS(`#jobs-table tr[data-id="` + picture.ID + `"]`)))
 		b.waitFor("the thumbnails loaded", `(() => { const imgs = [...document.querySelectorAll('#jd-outputs img')];
 			return imgs.length === 2 && imgs.every(i => i.complete && i.naturalWidth > 0) })()`)

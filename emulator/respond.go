@@ -30,6 +30,7 @@ var kinds = map[problem.Code]struct {
 	problem.TenantNotDeletable:      {409, "Tenant not deletable"},
 	problem.TooManyTenants:          {429, "Too many tenants"},
 	problem.TooManyQuotes:           {429, "Too many quotes"},
+	problem.TooManyStreams:          {429, "Too many event streams"},
 	problem.Unauthenticated:         {401, "Unauthenticated"},
 	problem.AdminTokenRequired:      {401, "Admin token required"},
 	problem.InsufficientCredits:     {402, "Insufficient credits"},

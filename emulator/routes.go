@@ -64,7 +64,7 @@ func (s *Server) router() *mux.Router {
 	r.Handle("/_emulator/waiting", s.handle(s.control(s.awaitWaiting()))).Methods(http.MethodGet)
 	r.Handle("/_emulator/tenants", s.handle(s.control(s.listTenants()))).Methods(http.MethodGet)
 	r.Handle("/_emulator/tenants/{name}", s.handle(s.control(s.deleteTenant()))).Methods(http.MethodDelete)
-	r.Handle("/_emulator/events", s.handle(s.control(s.events(eventsKeepAlive)))).Methods(http.MethodGet)
+	r.Handle("/_emulator/events", s.handle(s.control(s.events(defaultStreams)))).Methods(http.MethodGet)
 	r.Handle("/_emulator/ui", s.handle(s.dashboardRedirect())).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/_emulator/ui/{file:.*}", s.handle(s.dashboard())).Methods(http.MethodGet, http.MethodHead)
 

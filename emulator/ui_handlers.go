@@ -5,68 +5,94 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ui"
 )
 
 // What the dashboard needs beyond the rest of the control API: an event stream of the tenant's
 // changes, every account's jobs in one list, a job's plan, and the page itself.
 
-// Event stream pacing: at most one change event per eventsMinGap (changes in between are
-// coalesced into the next), and a comment every eventsKeepAlive so proxies keep the stream.
-const (
-	eventsMinGap    = 100 * time.Millisecond
-	eventsKeepAlive = 15 * time.Second
-)
+// streamLimits pace and bound the event streams of one server.
+type streamLimits struct {
+	// minGap is the least time between two change events: changes in between are coalesced.
+	minGap time.Duration
+	// heartbeat is how often a quiet stream writes a comment, so proxies keep it and a client
+	// that went away is noticed.
+	heartbeat time.Duration
+	// writeTimeout bounds each write: a client that stopped reading (or vanished) and let the
+	// connection's buffers fill is dropped rather than holding its socket for ever.
+	writeTimeout time.Duration
+	// max is the most streams open at once in the process; more answer 429 too_many_streams.
+	max int64
+}
+
+// defaultStreams are the limits the server's event streams run under.
+var defaultStreams = streamLimits{minGap: 100 * time.Millisecond, heartbeat: 15 * time.Second, writeTimeout: 10 * time.Second, max: 256}
 
 // events streams the tenant's changes as server-sent events: "hello" on connect, "change"
 // whenever its world changed (coalesced), "reset" when the tenant was reset (the stream goes on
 // with the new world), and "gone" when the tenant was dropped (the stream then ends). Each
-// carries {"version", "now", "mode", "tenant"}; readers fetch what they show afresh. It ends
-// when the client leaves or the server shuts down.
-func (s *Server) events(keepAlive time.Duration) handlerFunc {
+// carries {"version", "now", "mode", "tenant", "changed", "next_due"}: changed lists the parts
+// of the state that changed since the previous event, so readers fetch only those. It ends when
+// the client leaves, stops reading, or the server shuts down.
+func (s *Server) events(lim streamLimits) handlerFunc {
+	var open atomic.Int64 // streams open in this server, which a process has one of
 	return func(w http.ResponseWriter, r *http.Request) error {
+		if open.Add(1) > lim.max {
+			open.Add(-1)
+			return &problem.Error{Code: problem.TooManyStreams, RetryAfter: 5,
+				Detail: fmt.Sprintf("%d event streams are open, the most this emulator serves; close some dashboards", lim.max)}
+		}
+		defer open.Add(-1)
 		tenant, world := infoOf(r).tenant, worldOf(r)
 		rc := http.NewResponseController(w)
-		_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives any write deadline
 		h := w.Header()
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Cache-Control", "no-cache")
 		h.Set("X-Accel-Buffering", "no")
 		w.WriteHeader(http.StatusOK)
 
-		send := func(event string, version uint64) error {
-			b, _ := json.Marshal(map[string]any{"version": version, "tenant": tenant.Name(),
-				"now": timestamp(world.Now()), "mode": s.clockMode()})
-			var buf bytes.Buffer
-			buf.WriteString("event: " + event + "\ndata: ")
-			buf.Write(b)
-			buf.WriteString("\n\n")
-			if _, err := w.Write(buf.Bytes()); err != nil {
+		write := func(b []byte) error {
+			// Not every connection supports deadlines (a recorder in tests); the rest are bounded.
+			_ = rc.SetWriteDeadline(time.Now().Add(lim.writeTimeout))
+			if _, err := w.Write(b); err != nil {
 				return err
 			}
 			return rc.Flush()
 		}
-		sent, changed := world.Changes()
-		if send("hello", sent) != nil {
+		send := func(event string, changed sim.Part) error {
+			b, _ := json.Marshal(map[string]any{"version": world.Version(), "tenant": tenant.Name(),
+				"now": timestamp(world.Now()), "mode": s.clockMode(), "changed": changed.Names(),
+				"next_due": s.clockBody(world).NextDue})
+			var buf bytes.Buffer
+			buf.WriteString("event: " + event + "\ndata: ")
+			buf.Write(b)
+			buf.WriteString("\n\n")
+			return write(buf.Bytes())
+		}
+		seen, changed := world.Changes()
+		if send("hello", sim.PartAll) != nil {
 			return nil
 		}
-		alive := time.NewTicker(keepAlive)
-		defer alive.Stop()
+		beat := time.NewTicker(lim.heartbeat)
+		defer beat.Stop()
 		var lastSent time.Time
 		for {
 			select {
 			case <-changed:
-			case <-alive.C:
-				if _, err := w.Write([]byte(": keep-alive\n\n")); err != nil || rc.Flush() != nil {
+			case <-beat.C:
+				if write([]byte(": keep-alive\n\n")) != nil {
 					return nil
 				}
 				continue
@@ -74,13 +100,13 @@ func (s *Server) events(keepAlive time.Duration) handlerFunc {
 				cur, ok := s.tenants.Lookup(tenant.Name())
 				if !ok || cur != tenant || cur.World() == world {
 					if !s.isClosing() {
-						_ = send("gone", world.Version())
+						_ = send("gone", 0)
 					}
 					return nil
 				}
 				world = cur.World()
-				sent, changed = world.Changes()
-				if send("reset", sent) != nil {
+				seen, changed = world.Changes()
+				if send("reset", sim.PartAll) != nil {
 					return nil
 				}
 				lastSent = time.Now()
@@ -90,8 +116,8 @@ func (s *Server) events(keepAlive time.Duration) handlerFunc {
 			case <-s.closing:
 				return nil
 			}
-			// Coalesce: a burst of changes becomes one event per eventsMinGap.
-			if wait := eventsMinGap - time.Since(lastSent); wait > 0 {
+			// Coalesce: a burst of changes becomes one event per minGap.
+			if wait := lim.minGap - time.Since(lastSent); wait > 0 {
 				t := time.NewTimer(wait)
 				select {
 				case <-t.C:
@@ -103,13 +129,14 @@ func (s *Server) events(keepAlive time.Duration) handlerFunc {
 					return nil
 				}
 			}
-			var v uint64
-			v, changed = world.Changes()
-			if v == sent {
+			var now sim.Marks
+			now, changed = world.Changes()
+			parts := now.Since(seen)
+			if parts == 0 {
 				continue
 			}
-			sent = v
-			if send("change", v) != nil {
+			seen = now
+			if send("change", parts) != nil {
 				return nil
 			}
 			lastSent = time.Now()
@@ -131,8 +158,19 @@ func (s *Server) isClosing() bool {
 // the single-job view its plan.
 type controlJobJSON struct {
 	jobJSON
-	Account string    `json:"account"`
-	Plan    *planJSON `json:"plan,omitempty"`
+	Account string `json:"account"`
+	// OutputType is the model's kind of output (image, video, audio), so a list can show it.
+	OutputType string    `json:"output_type,omitempty"`
+	Plan       *planJSON `json:"plan,omitempty"`
+}
+
+// controlJobBody renders a job as the control API shows it.
+func (s *Server) controlJobBody(r *http.Request, v jobs.View) controlJobJSON {
+	out := controlJobJSON{jobJSON: s.jobBody(r, v), Account: v.Account}
+	if m, ok := s.catalog.Model(v.Model); ok {
+		out.OutputType = m.OutputType
+	}
+	return out
 }
 
 // planJSON is the course a job was given when it was created, durations as text ("1.5s").
@@ -187,7 +225,7 @@ func (s *Server) listAllJobs() handlerFunc {
 		}
 		views, total := worldOf(r).ListAllJobs(f, p.offset, p.limit)
 		items, err := encodeEach(views, func(v jobs.View) any {
-			return controlJobJSON{jobJSON: s.jobBody(r, v), Account: v.Account}
+			return s.controlJobBody(r, v)
 		})
 		if err != nil {
 			return err
@@ -197,11 +235,11 @@ func (s *Server) listAllJobs() handlerFunc {
 	}
 }
 
-// touching marks the world changed once a control call that changes it has answered, for the
-// state (such as fault rules) that has no change hook of its own.
+// touching marks the world's scenario changed once a control call that changes it has
+// answered, for the state (fault rules) that has no change hook of its own.
 func (s *Server) touching(next handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		defer worldOf(r).Changed()
+		defer worldOf(r).Changed(sim.PartScenario)
 		return next(w, r)
 	}
 }

@@ -4,11 +4,18 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
 func TestDashboardFilesAreServedWhateverTheControlAPIsState(t *testing.T) {
@@ -354,40 +361,59 @@ func TestEventsStreamTheTenantsChanges(t *testing.T) {
 	if name != "hello" || hello["tenant"] != "watched" || hello["mode"] != "manual" || hello["now"] != "2026-01-01T00:00:00Z" {
 		t.Fatalf("first event %s %v", name, hello)
 	}
+	if got := fmt.Sprint(hello["changed"]); got != "[jobs journal clock scenario accounts]" {
+		t.Errorf("hello says %s changed; want every part", got)
+	}
 	version := hello["version"].(float64)
-	// Each kind of change makes an event with a higher version; another tenant's changes make none.
+	// A /v1 read changes the journal and nothing else, so a reader showing jobs fetches nothing.
+	call(t, s, "GET", "/v1/models", "key_a.watched", nil)
+	if name, data := stream.nextEvent(); name != "change" || fmt.Sprint(data["changed"]) != "[journal]" || data["next_due"] != nil {
+		t.Fatalf("after a /v1 read: %s %v; want a change of the journal alone", name, data)
+	}
+	// Each kind of change makes an event with a higher version that names the part it changed;
+	// another tenant's changes make none.
 	for _, step := range []struct {
 		name string
+		part string
 		do   func()
 	}{
-		{"a job", func() {
+		{"a job", "jobs", func() {
 			q := quote(t, s, "key_a.watched", "test/pixel", map[string]any{"prompt": "x"})
 			generate(t, s, "key_a.watched", "i", q, map[string]any{"prompt": "x"}, "")
 		}},
-		{"the clock", func() {
+		{"the clock", "clock", func() {
 			call(t, s, "POST", "/_emulator/clock", "", map[string]any{"advance": "1s"}, "X-Emulator-Tenant", "watched")
 		}},
-		{"a fault", func() {
+		{"a fault", "scenario", func() {
 			call(t, s, "POST", "/_emulator/faults", "", map[string]any{"match": map[string]any{"path": "/v1/models"}, "status": 503}, "X-Emulator-Tenant", "watched")
 		}},
-		{"credits", func() {
+		{"credits", "accounts", func() {
 			call(t, s, "PUT", "/_emulator/accounts/acct_a", "", map[string]any{"credits": 5}, "X-Emulator-Tenant", "watched")
 		}},
-		{"the scenario", func() {
+		{"the scenario", "scenario", func() {
 			call(t, s, "PUT", "/_emulator/scenario", "", map[string]any{"name": "flaky"}, "X-Emulator-Tenant", "watched")
 		}},
-		{"the journal", func() {
+		{"the journal", "journal", func() {
 			call(t, s, "DELETE", "/_emulator/requests", "", nil, "X-Emulator-Tenant", "watched")
 		}},
 	} {
 		// Changes elsewhere come first: if they made an event, it would be read here instead.
 		call(t, s, "POST", "/_emulator/clock", "", map[string]any{"advance": "1s"}, "X-Emulator-Tenant", "other")
 		step.do()
-		name, data := stream.nextEvent()
-		if name != "change" || data["version"].(float64) <= version {
-			t.Fatalf("after %s: %s %v; want a change past version %v", step.name, name, data, version)
+		// A step of several changes may span two events; the part must be named by then.
+		for i := 0; ; i++ {
+			name, data := stream.nextEvent()
+			if name != "change" || data["version"].(float64) <= version {
+				t.Fatalf("after %s: %s %v; want a change past version %v", step.name, name, data, version)
+			}
+			version = data["version"].(float64)
+			if slices.Contains(data["changed"].([]any), any(step.part)) {
+				break
+			}
+			if i == 1 {
+				t.Fatalf("after %s: %v changed; want %s among them", step.name, data["changed"], step.part)
+			}
 		}
-		version = data["version"].(float64)
 	}
 	if got := decode[map[string]any](t, call(t, s, "GET", "/_emulator/clock", "", nil, "X-Emulator-Tenant", "watched")); got["now"] != "2026-01-01T00:00:01Z" {
 		t.Fatalf("watched tenant's clock %v", got["now"])
@@ -419,7 +445,9 @@ func TestEventsCoalesceAndKeepAlive(t *testing.T) {
 	t.Parallel()
 	s := simServer(t, Config{CatalogFile: "../testdata/catalogs/small.yaml"})
 	// The stream itself, with a short keep-alive, framed like every route.
-	h := s.frame(s.handle(s.control(s.events(20 * time.Millisecond))))
+	lim := defaultStreams
+	lim.heartbeat = 20 * time.Millisecond
+	h := s.frame(s.handle(s.control(s.events(lim))))
 	ts := httptest.NewServer(h)
 	defer ts.Close()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -433,7 +461,7 @@ func TestEventsCoalesceAndKeepAlive(t *testing.T) {
 	world := s.world()
 	start := time.Now()
 	for range 200 {
-		world.Changed()
+		world.Changed(sim.PartJobs)
 	}
 	final := float64(world.Version())
 	events := 0
@@ -451,7 +479,7 @@ func TestEventsCoalesceAndKeepAlive(t *testing.T) {
 	}
 	elapsed := time.Since(start)
 	// At most one event per gap, plus the first: bounded by time, not by the number of changes.
-	if most := 1 + int(elapsed/eventsMinGap); events > most {
+	if most := 1 + int(elapsed/lim.minGap); events > most {
 		t.Errorf("%d events for 200 changes in %v; want at most %d", events, elapsed, most)
 	}
 	// Quiet: keep-alive comments only.
@@ -490,4 +518,97 @@ func TestEventsEndWhenTheClientLeaves(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the stream's handler is still running after its client left")
 	}
+}
+
+// TestEventsAreCapped: past the most streams a process serves, a stream answers 429
+// too_many_streams with Retry-After, and one closing makes room for another.
+func TestEventsAreCapped(t *testing.T) {
+	t.Parallel()
+	s := simServer(t, Config{CatalogFile: "../testdata/catalogs/small.yaml"})
+	lim := defaultStreams
+	lim.max = 2
+	h := s.frame(s.handle(s.control(s.events(lim))))
+	ended := make(chan int, 4)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r)
+		ended <- 0
+	}))
+	defer ts.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first, _ := openEvents(t, ctx, ts.URL)
+	second, _ := openEvents(t, ctx, ts.URL, "X-Emulator-Tenant", "other")
+	defer second.Body.Close()
+	res, err := http.Get(ts.URL + "/_emulator/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != 429 {
+		res.Body.Close()
+		t.Fatalf("a third stream: %d; want 429 too_many_streams", res.StatusCode)
+	}
+	var body map[string]any
+	_ = json.NewDecoder(res.Body).Decode(&body)
+	res.Body.Close()
+	if body["code"] != "too_many_streams" || res.Header.Get("Retry-After") == "" {
+		t.Fatalf("a third stream: %d %v (Retry-After %q); want 429 too_many_streams", res.StatusCode, body, res.Header.Get("Retry-After"))
+	}
+	if res.Header.Get("Content-Type") != "application/problem+json" {
+		t.Errorf("the refusal is %s; want a problem", res.Header.Get("Content-Type"))
+	}
+	<-ended // the refusal
+	first.Body.Close()
+	<-ended // the first stream's handler, once it noticed the close
+	third, _ := openEvents(t, ctx, ts.URL)
+	third.Body.Close()
+}
+
+// stuckClient is a connection whose client stopped reading: every write blocks until the write
+// deadline passes, or for ever without one.
+type stuckClient struct {
+	header   http.Header
+	mu       sync.Mutex
+	deadline time.Time
+}
+
+func (c *stuckClient) Header() http.Header    { return c.header }
+func (c *stuckClient) WriteHeader(int)        {}
+func (c *stuckClient) FlushError() error      { return nil }
+func (c *stuckClient) deadlineSet() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.deadline }
+
+func (c *stuckClient) SetWriteDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.deadline = t
+	return nil
+}
+
+func (c *stuckClient) Write(p []byte) (int, error) {
+	d := c.deadlineSet()
+	if d.IsZero() {
+		d = time.Now().Add(24 * time.Hour) // as good as never, but the test ends
+	}
+	time.Sleep(time.Until(d))
+	return 0, os.ErrDeadlineExceeded
+}
+
+// TestEventsDropAClientThatStopsReading: a stream whose client stopped reading ends once a
+// write has waited the write timeout, instead of holding its socket (and a place under the
+// cap) for ever.
+func TestEventsDropAClientThatStopsReading(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		s := simServer(t, Config{CatalogFile: "../testdata/catalogs/small.yaml"})
+		defer s.Close()
+		start := time.Now()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			s.ServeHTTP(&stuckClient{header: http.Header{}}, httptest.NewRequest("GET", "/_emulator/events", nil))
+		}()
+		<-done
+		if waited := time.Since(start); waited != defaultStreams.writeTimeout {
+			t.Errorf("the stream ended after %v; want the write timeout, %v", waited, defaultStreams.writeTimeout)
+		}
+	})
 }

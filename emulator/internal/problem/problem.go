@@ -49,6 +49,7 @@ const (
 	InvalidTenant           Code = "invalid_tenant"
 	TooManyTenants          Code = "too_many_tenants"
 	TooManyQuotes           Code = "too_many_quotes"
+	TooManyStreams          Code = "too_many_streams"
 	RangeNotSatisfiable     Code = "range_not_satisfiable"
 	PreconditionFailed      Code = "precondition_failed"
 	TenantNotFound          Code = "tenant_not_found"

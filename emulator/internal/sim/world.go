@@ -68,8 +68,10 @@ type World struct {
 	parked  map[*Waiter]struct{} // generations waiting without a goroutine (WaitThen)
 	retired bool
 
-	// version counts changes to the world; changed wakes whoever watches them (events.go).
+	// version counts changes to the world, marks holds it at each part's latest change, and
+	// changed wakes whoever watches them (events.go).
 	version atomic.Uint64
+	marks   [len(partNames)]atomic.Uint64
 	changed signal
 
 	// gone is closed when a reset, a drop or shutdown retires this world, waking long waits.
@@ -104,14 +106,14 @@ func newWorld(cfg *Config, g *ids.Generator, files *media.Cache, path, cacheKey 
 		ledger:   l,
 		quotes:   quotes.NewBounded(c, quoteLimits(cfg.JobRetention)),
 		idem:     idempotency.NewStore(c, cfg.MaxJobs),
-		jobs:     jobs.NewEngine(c, l, jobs.Options{Retention: cfg.JobRetention, MaxJobs: cfg.MaxJobs, OnChange: func() { w.Changed() }}),
+		jobs:     jobs.NewEngine(c, l, jobs.Options{Retention: cfg.JobRetention, MaxJobs: cfg.MaxJobs, OnChange: func() { w.Changed(PartJobs | PartAccounts) }}),
 		faults:   faults.New(g.Float64),
 		limiter:  ratelimit.New(),
 		journal:  journal.NewBounded(JournalEntries, JournalBytes),
 		gone:     make(chan struct{}),
 		quoteSeq: map[string]uint64{},
 	}
-	w.journal.OnChange(w.Changed)
+	w.journal.OnChange(func() { w.Changed(PartJournal) })
 	w.UseScenario(cfg.Scenario)
 	return w
 }
@@ -136,13 +138,13 @@ func (w *World) Manual() bool { return w.clock.Manual() }
 
 // Advance moves the world's time forward and returns once everything that fell due happened.
 func (w *World) Advance(d time.Duration) error {
-	defer w.Changed()
+	defer w.Changed(PartClock)
 	return w.clock.Advance(d)
 }
 
 // SetTime moves the world's time forward to t, like Advance.
 func (w *World) SetTime(t time.Time) error {
-	defer w.Changed()
+	defer w.Changed(PartClock)
 	return w.clock.Set(t)
 }
 
@@ -161,7 +163,7 @@ func (w *World) UseScenario(sc *scenario.Scenario) {
 		w.faults.Add("scenario", f)
 	}
 	w.limiter.Reset()
-	w.Changed()
+	w.Changed(PartScenario)
 }
 
 // Faults is the world's set of fault rules, for the control API to list and change.
@@ -227,7 +229,7 @@ func (w *World) RequestID() string { return w.ids.RequestID() }
 
 // SetCredits sets what an account can spend; held and charged credits stay.
 func (w *World) SetCredits(account string, credits int64) (ledger.Balance, error) {
-	defer w.Changed()
+	defer w.Changed(PartAccounts)
 	return w.ledger.SetAvailable(account, credits)
 }
 

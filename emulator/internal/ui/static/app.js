@@ -10,13 +10,28 @@ const FAIL_CODES = ['generation_failed', 'provider_timeout', 'content_policy_vio
 const $ = (sel, root = document) => root.querySelector(sel);
 const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
 
+// The address keeps what is shown, so a link names it: #tenant=NAME&view=jobs&job=ID (or
+// view=journal&entry=SEQ). A test that fails can print such a link to what it saw.
+const TABS = ['jobs', 'journal', 'scenario', 'accounts'];
+function fromHash() {
+  const q = new URLSearchParams(location.hash.slice(1));
+  const entry = Number(q.get('entry'));
+  return {
+    tenant: q.get('tenant') || '',
+    tab: TABS.includes(q.get('view')) ? q.get('view') : '',
+    job: q.get('job') || null,
+    entry: q.has('entry') && Number.isInteger(entry) ? entry : null,
+  };
+}
+const linked = fromHash();
+
 const state = {
-  tenant: sessionStorage.getItem(TENANT_KEY) || 'default',
-  tab: 'jobs',
+  tenant: linked.tenant || sessionStorage.getItem(TENANT_KEY) || 'default',
+  tab: linked.tab || 'jobs',
   manual: false,
   clock: null, // {now: ms at fetch, at: performance.now() at fetch, mode}
-  jobs: { offset: 0, total: 0, items: [], selected: null, detailKey: '' },
-  journal: { page: 0, total: 0, items: [], selected: null },
+  jobs: { offset: 0, total: 0, items: [], selected: linked.job, detailKey: '', shown: '' },
+  journal: { page: 0, total: 0, items: [], selected: linked.entry },
   locked: false, // the control API needs a token we do not have, or is off
   stream: null,
 };
@@ -55,6 +70,15 @@ async function api(method, path, body) {
     throw err;
   }
   return data;
+}
+
+// toHash writes what is shown into the address, without a new history entry per click.
+function toHash() {
+  const q = new URLSearchParams({ tenant: state.tenant, view: state.tab });
+  if (state.tab === 'jobs' && state.jobs.selected) q.set('job', state.jobs.selected);
+  if (state.tab === 'journal' && state.journal.selected !== null) q.set('entry', String(state.journal.selected));
+  const h = '#' + q;
+  if (location.hash !== h) history.replaceState(null, '', h);
 }
 
 // ---- small helpers -------------------------------------------------------------------------
@@ -175,6 +199,12 @@ function startStream() {
           const err = new ApiError(res.status, body);
           if (err.code === 'admin_token_required') { askToken(''); return; }
           if (err.code === 'control_api_disabled') { showDisabled(); return; }
+          if (err.code === 'too_many_streams') {
+            setConn('reconnecting', 'too many open');
+            const wait = Number(res.headers.get('Retry-After')) || 5;
+            await new Promise(r => setTimeout(r, wait * 1000));
+            continue;
+          }
           throw err;
         }
         setConn('live', 'live');
@@ -214,8 +244,12 @@ async function readEvents(reader, signal) {
   }
 }
 
+// ALL is every part of the state an event may name.
+const ALL = ['jobs', 'journal', 'clock', 'scenario', 'accounts'];
+
 function onEvent(event, data) {
   if (data.now) setClock(data.now, data.mode);
+  if ('next_due' in data) drawNextDue(data.next_due);
   if (event === 'gone') {
     notice('Tenant "' + state.tenant + '" was dropped; showing the default tenant.', 'error');
     switchTenant('default');
@@ -227,20 +261,26 @@ function onEvent(event, data) {
     state.jobs.detailKey = '';
     notice('Tenant "' + state.tenant + '" was reset.');
   }
-  refresh();
+  refresh(data.changed || ALL);
 }
 
 // ---- refreshing: one pass at a time, another if something changed meanwhile ---------------
 
+// The parts of the state each view shows: an event that names none of them fetches nothing.
+// The scenario view counts 429s and fault firings, which come with journal entries.
+const VIEW_PARTS = { jobs: ['jobs'], journal: ['journal'], scenario: ['scenario', 'journal'], accounts: ['accounts'] };
+
+// refresh reloads the view when one of parts (default: all) is among what it shows.
 let refreshing = false, again = false;
-async function refresh() {
+async function refresh(parts) {
   if (state.locked) return;
+  if (parts && !parts.some(p => VIEW_PARTS[state.tab].includes(p))) return;
   if (refreshing) { again = true; return; }
   refreshing = true;
   try {
     do {
       again = false;
-      await Promise.all([loadClock(), loadView(), maybeLoadTenants()]);
+      await loadView();
     } while (again && !state.locked);
   } catch (e) {
     failed(e);
@@ -249,17 +289,9 @@ async function refresh() {
   }
 }
 
-// The tenant list (with each tenant's job count) is refreshed now and then, not on every change.
-let tenantsAt = 0;
-function maybeLoadTenants() {
-  if (performance.now() - tenantsAt < 2000) return null;
-  tenantsAt = performance.now();
-  return loadTenants();
-}
-
 function loadView() {
   switch (state.tab) {
-    case 'jobs': return Promise.all([loadJobs(), loadJobDetail()]);
+    case 'jobs': return loadJobs().then(() => loadJobDetail(false));
     case 'journal': return loadJournal();
     case 'scenario': return loadScenario();
     case 'accounts': return loadAccounts();
@@ -289,24 +321,23 @@ function drawClock() {
   $('#clock-now').title = iso + ' (UTC, the emulator\'s clock)';
 }
 
-async function loadClock() {
-  const c = await api('GET', '/_emulator/clock');
-  setClock(c.now, c.mode);
+// drawNextDue shows the next job transition an event carried.
+function drawNextDue(nd) {
   const due = $('#next-due');
-  if (c.next_due) {
-    due.textContent = 'next: job ' + c.next_due.job_id.slice(0, 8) + ' leaves ' + c.next_due.status + ' at ' + clockTime(c.next_due.at);
-    due.title = c.next_due.job_id + ' — ' + c.next_due.at;
+  if (nd) {
+    due.textContent = 'next: ' + nd.job_id.slice(0, 8) + ' leaves ' + nd.status + ' at ' + clockTime(nd.at);
+    due.title = 'job ' + nd.job_id + ' leaves ' + nd.status + ' at ' + nd.at;
   } else {
     due.textContent = 'nothing due';
     due.title = '';
   }
 }
 
+// changeClock moves the clock; the stream's event then says what moved with it.
 async function changeClock(body) {
   try {
     const c = await api('POST', '/_emulator/clock', body);
     setClock(c.now, c.mode);
-    refresh();
   } catch (e) { failed(e); }
 }
 
@@ -342,8 +373,10 @@ function drawJobs() {
     for (let i = 0; i < 9; i++) tr.insertCell();
     tr.cells[0].className = 'mono';
     tr.cells[1].className = 'mono';
-    tr.cells[6].className = 'num';
-    tr.cells[7].className = 'mono';
+    tr.cells[2].className = 'mono model'; // wraps onto a second line rather than cut a long id
+    tr.cells[3].className = 'mono';
+    tr.cells[4].className = 'mono';
+    tr.cells[7].className = 'num';
     tr.cells[8].className = 'mono';
   }
   items.forEach((j, i) => {
@@ -352,31 +385,41 @@ function drawJobs() {
     tr.setAttribute('aria-selected', String(j.id === state.jobs.selected));
     setText(tr.cells[0], clockTime(j.created_at), fullTime(j.created_at));
     setText(tr.cells[1], j.id.slice(0, 8), j.id);
-    setText(tr.cells[2], j.model, j.model);
-    setText(tr.cells[3], j.account, j.account);
-    const st = tr.cells[4];
+    setModel(tr.cells[2], j.model);
+    setText(tr.cells[3], j.output_type || '—');
+    setText(tr.cells[4], j.account, j.account);
+    const st = tr.cells[5];
     if (st.dataset.v !== j.status) {
       st.dataset.v = j.status;
       st.replaceChildren(el('span', { class: 'st ' + j.status, text: j.status }));
     }
     const pct = Math.round((j.progress || 0) * 100);
-    const pc = tr.cells[5];
+    const pc = tr.cells[6];
     if (pc.dataset.v !== String(pct)) {
       pc.dataset.v = String(pct);
       pc.replaceChildren(el('span', { class: 'bar' }, el('i', { style: { width: pct + '%' } })), pct + '%');
     }
-    const cr = tr.cells[6];
+    const cr = tr.cells[7];
     const crKey = j.credits + '/' + j.credit_status;
     if (cr.dataset.v !== crKey) {
       cr.dataset.v = crKey;
       cr.replaceChildren(fmtInt(j.credits), el('span', { class: 'cs', text: j.credit_status }));
     }
-    setText(tr.cells[7], clockTime(j.started_at), fullTime(j.started_at));
-    setText(tr.cells[8], clockTime(j.finished_at), fullTime(j.finished_at));
+    setText(tr.cells[8], clockTime(j.finished_at), fullTime(j.finished_at)); // started: in the detail
   });
   $('#jobs-empty').hidden = items.length > 0;
   $('#jobs-count').textContent = fmtInt(state.jobs.total) + (state.jobs.total === 1 ? ' job' : ' jobs');
   drawPager('jobs', state.jobs.offset, items.length, state.jobs.total);
+}
+
+// setModel shows a model id that may break onto a second line only after a slash, never
+// inside a name such as "text-to-video"; its text stays the id itself.
+function setModel(cell, id) {
+  if (cell.dataset.v === id) return;
+  cell.dataset.v = id;
+  cell.title = id;
+  const parts = id.split('/');
+  cell.replaceChildren(...parts.flatMap((p, i) => i < parts.length - 1 ? [el('span', { text: p + '/' }), el('wbr')] : [el('span', { text: p })]));
 }
 
 function setText(cell, text, title) {
@@ -391,14 +434,20 @@ function drawPager(name, offset, shown, total) {
   $('[data-page=next]', p).disabled = offset + shown >= total;
 }
 
-async function loadJobDetail() {
+// loadJobDetail fetches the selected job when asked to (force) or when its row in the list
+// shows it moved on since the detail was drawn.
+async function loadJobDetail(force = true) {
   const id = state.jobs.selected;
   const box = $('#job-detail');
   if (!id) {
     if (!$('.placeholder', box)) box.replaceChildren(el('p', { class: 'placeholder', text: 'Select a job (j/k, Enter) to see its input, plan and outputs.' }));
     state.jobs.detailKey = '';
+    state.jobs.shown = '';
     return;
   }
+  const row = state.jobs.items.find(j => j.id === id);
+  const rowKey = row ? [row.id, row.status, row.progress, row.credit_status, row.finished_at].join('|') : '';
+  if (!force && rowKey && rowKey === state.jobs.shown) return;
   let job;
   try {
     job = await api('GET', '/_emulator/jobs/' + encodeURIComponent(id));
@@ -411,6 +460,7 @@ async function loadJobDetail() {
     throw e;
   }
   if (state.jobs.selected !== id) return;
+  state.jobs.shown = [job.id, job.status, job.progress, job.credit_status, job.finished_at].join('|');
   drawJobDetail(job);
 }
 
@@ -445,6 +495,7 @@ function drawJobDetail(j) {
   const live = j.status === 'queued' || j.status === 'running';
   $('#force-succeed', box).disabled = !live;
   $('#force-fail', box).disabled = !live;
+  $('#fail-code', box).disabled = !live;
   kv($('#jd-summary', box), [
     ['model', j.model], ['account', j.account], ['quote', j.quote_id],
     ['credits', fmtInt(j.credits) + ' · ' + j.credit_status],
@@ -504,7 +555,6 @@ async function force(id, how) {
     const body = how === 'fail' ? { code: $('#fail-code').value } : undefined;
     await api('POST', '/_emulator/jobs/' + encodeURIComponent(id) + '/' + how, body);
     notice('Job ' + id.slice(0, 8) + (how === 'fail' ? ' failed' : ' succeeded') + ' on request.');
-    refresh();
   } catch (e) { failed(e); }
 }
 
@@ -515,6 +565,7 @@ function selectJob(id, focus) {
     tr.setAttribute('aria-selected', String(on));
     if (on && focus) tr.focus({ preventScroll: false });
   });
+  toHash();
   loadJobDetail().catch(failed);
 }
 
@@ -561,6 +612,7 @@ function drawJournal() {
     tr.cells[0].className = 'mono';
     tr.cells[1].className = 'mono';
     tr.cells[2].className = 'mono';
+    tr.cells[3].className = 'mono';
     tr.cells[6].className = 'num';
   }
   items.forEach((e, i) => {
@@ -574,7 +626,7 @@ function drawJournal() {
     const sc = tr.cells[3];
     const label = e.status + (e.code ? ' ' + e.code : '') + (e.fault ? ' ⚡' : '');
     setText(sc, label, e.fault ? 'fault ' + e.fault : (e.code || ''));
-    sc.className = 'code-' + String(e.status)[0];
+    sc.className = 'mono code-' + String(e.status)[0];
     setText(tr.cells[4], e.account || '—');
     setText(tr.cells[5], e.tenant || '');
     setText(tr.cells[6], (e.duration_ms || 0).toFixed(1) + ' ms');
@@ -594,6 +646,7 @@ function selectEntry(seq, focus) {
     tr.setAttribute('aria-selected', String(on));
     if (on && focus) tr.focus();
   });
+  toHash();
   const e = state.journal.items.find(x => x.seq === seq);
   if (e) drawEntry(e);
 }
@@ -643,7 +696,7 @@ async function loadScenario() {
     if (f.probability !== undefined) does += ' (p=' + f.probability + ')';
     return el('tr', { 'data-id': f.id },
       el('td', { class: 'mono', text: f.id }), el('td', { text: f.source }), el('td', { class: 'mono', text: match, title: match }),
-      el('td', { text: does }), el('td', { class: 'num', text: f.remaining ? String(f.remaining) : '∞' }), el('td', { class: 'num', text: String(f.fired) }),
+      el('td', { text: does }), el('td', { class: 'num', text: f.remaining < 0 ? '∞' : f.remaining === 0 ? 'spent' : String(f.remaining), title: f.remaining < 0 ? 'no limit' : f.remaining + ' left' }), el('td', { class: 'num', text: String(f.fired) }),
       el('td', {}, el('button', { class: 'ghost', onclick: () => removeFault(f.id), title: 'Remove fault ' + f.id }, 'Remove')));
   });
   body.replaceChildren(...rows);
@@ -652,7 +705,7 @@ async function loadScenario() {
 }
 
 async function removeFault(id) {
-  try { await api('DELETE', '/_emulator/faults/' + encodeURIComponent(id)); refresh(); } catch (e) { failed(e); }
+  try { await api('DELETE', '/_emulator/faults/' + encodeURIComponent(id)); } catch (e) { failed(e); }
 }
 
 function faultFromForm(form) {
@@ -698,7 +751,6 @@ async function setCredits(account, value) {
     await api('PUT', '/_emulator/accounts/' + encodeURIComponent(account), { credits: n });
     notice(account + ' can now spend ' + fmtInt(n) + ' credits.');
     document.activeElement.blur();
-    refresh();
   } catch (e) { failed(e); }
 }
 
@@ -720,23 +772,24 @@ async function loadTenants() {
 function switchTenant(name) {
   state.tenant = name;
   sessionStorage.setItem(TENANT_KEY, name);
-  state.jobs = { offset: 0, total: 0, items: [], selected: null, detailKey: '' };
+  state.jobs = { offset: 0, total: 0, items: [], selected: null, detailKey: '', shown: '' };
   state.journal = { page: 0, total: 0, items: [], selected: null };
   $('#job-detail').replaceChildren(el('p', { class: 'placeholder', text: 'Select a job (j/k, Enter) to see its input, plan and outputs.' }));
   $('#entry-detail').replaceChildren(el('p', { class: 'placeholder', text: 'Select a request to see what was sent and answered.' }));
   delete $('#entry-detail').dataset.v;
+  toHash();
   loadTenants().catch(failed);
-  startStream();
-  refresh();
+  startStream(); // its hello refreshes the view
 }
 
 // ---- views and keys ------------------------------------------------------------------------
 
-function showTab(tab) {
+function showTab(tab, load = true) {
   state.tab = tab;
   $$('.tabs button').forEach(b => b.setAttribute('aria-selected', String(b.dataset.tab === tab)));
   $$('.view').forEach(v => { v.hidden = v.id !== 'view-' + tab; });
-  refresh();
+  toHash();
+  if (load) refresh();
 }
 
 function moveRow(delta) {
@@ -775,7 +828,7 @@ function onKey(ev) {
   if (ev.key === 'Escape') {
     if (!$('#help').hidden) { $('#help').hidden = true; return; }
     if (typing) { t.blur(); return; }
-    if (state.tab === 'jobs' && state.jobs.selected) { state.jobs.selected = null; drawJobs(); loadJobDetail().catch(failed); }
+    if (state.tab === 'jobs' && state.jobs.selected) { state.jobs.selected = null; toHash(); drawJobs(); loadJobDetail().catch(failed); }
     return;
   }
   if (typing || !$('#overlay').hidden) return;
@@ -853,12 +906,16 @@ function wire() {
   $('#help-btn').addEventListener('click', () => { $('#help').hidden = false; $('#help-close').focus(); });
   $('#help-close').addEventListener('click', () => { $('#help').hidden = true; });
   document.addEventListener('keydown', onKey);
-  // In real mode time moves between events: tick the clock, and refresh live jobs' progress.
+  // A link pasted into this tab, or the back button: show what the address names.
+  window.addEventListener('hashchange', () => {
+    const h = fromHash();
+    if (h.tenant && h.tenant !== state.tenant) { switchTenant(h.tenant); $('#tenant').value = h.tenant; }
+    state.jobs.selected = h.job;
+    state.journal.selected = h.entry;
+    showTab(h.tab || state.tab);
+  });
+  // In real mode time moves between events: the clock ticks here, without asking the emulator.
   setInterval(() => { if (state.clock && state.clock.mode !== 'manual') drawClock(); }, 250);
-  setInterval(() => {
-    if (state.locked || !state.clock || state.clock.mode === 'manual' || state.tab !== 'jobs' || document.hidden) return;
-    if (state.jobs.items.some(j => j.status === 'running' || j.status === 'queued')) refresh();
-  }, 1000);
 }
 
 function loadModels() {
@@ -894,11 +951,10 @@ async function start() {
     sessionStorage.setItem(TENANT_KEY, 'default');
     $('#tenant').value = 'default';
   }
-  startStream();
-  await refresh();
-  loadModels();
+  showTab(state.tab, false);
+  startStream(); // its hello event loads the view
 }
 
-setInterval(() => { if (state.tab === 'jobs') loadModels(); }, 5000);
+setInterval(() => { if (state.tab === 'jobs') loadModels(); }, 5000); // from the rows held, no request
 wire();
 start();

@@ -1,4 +1,6 @@
-package main
+// Package linewriter writes a log's lines from a goroutine of its own, in batches under load,
+// so a request pays no system call for its log line.
+package linewriter
 
 import (
 	"io"
@@ -6,18 +8,18 @@ import (
 	"time"
 )
 
-// maxPendingLog bounds the log lines waiting to be written; a request that would pass it waits,
-// so a reader that stops (a full pipe) slows the emulator rather than growing it.
-const maxPendingLog = 1 << 20
+// MaxPending is the usual bound of the bytes waiting to be written: a request that would pass
+// it waits, so a reader that stops (a full pipe) slows the emulator rather than growing it.
+const MaxPending = 1 << 20
 
 // logLinger is the least time between two writes of the log: lines that arrive sooner wait
 // for the next write, together.
 const logLinger = time.Millisecond
 
-// lineWriter writes the log from one goroutine of its own. On a quiet emulator a line is written
+// Writer writes the log from one goroutine of its own. On a quiet emulator a line is written
 // at once; under load, lines leave together at most once per logLinger, so a request pays
 // neither a system call for its log line nor a wake-up of the writer. Lines keep their order.
-type lineWriter struct {
+type Writer struct {
 	out   io.Writer
 	limit int // bytes pending at most, unless one line is longer
 
@@ -29,15 +31,17 @@ type lineWriter struct {
 	done    chan struct{} // closed once the last lines have been written
 }
 
-func newLineWriter(out io.Writer, limit int) *lineWriter {
-	lw := &lineWriter{out: out, limit: limit, wake: make(chan struct{}, 1), done: make(chan struct{})}
+// New starts a Writer onto out that keeps at most limit bytes waiting (more only when one line
+// is longer); Close stops it.
+func New(out io.Writer, limit int) *Writer {
+	lw := &Writer{out: out, limit: limit, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	lw.room.L = &lw.mu
 	go lw.loop()
 	return lw
 }
 
 // Write queues p, a whole log line as slog hands it over. After Close it writes p itself.
-func (lw *lineWriter) Write(p []byte) (int, error) {
+func (lw *Writer) Write(p []byte) (int, error) {
 	lw.mu.Lock()
 	for !lw.closed && len(lw.pending) > 0 && len(lw.pending)+len(p) > lw.limit {
 		lw.room.Wait()
@@ -56,7 +60,7 @@ func (lw *lineWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (lw *lineWriter) loop() {
+func (lw *Writer) loop() {
 	defer close(lw.done)
 	var batch []byte
 	var last time.Time
@@ -83,7 +87,7 @@ func (lw *lineWriter) loop() {
 }
 
 // Close writes what is pending and returns once it has been; later lines are written directly.
-func (lw *lineWriter) Close() error {
+func (lw *Writer) Close() error {
 	lw.mu.Lock()
 	if lw.closed {
 		lw.mu.Unlock()

@@ -1,18 +1,20 @@
-package main
+package linewriter
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 )
 
-// TestLineWriterKeepsOrderAndFlushes: every line arrives, in order, by the time Close returns,
+// TestKeepsOrderAndFlushes: every line arrives, in order, by the time Close returns,
 // and a line written after Close is written directly.
-func TestLineWriterKeepsOrderAndFlushes(t *testing.T) {
+func TestKeepsOrderAndFlushes(t *testing.T) {
 	t.Parallel()
 	var out syncBuffer
-	lw := newLineWriter(&out, 1<<10)
+	lw := New(&out, 1<<10)
 	var want strings.Builder
 	for i := range 1000 {
 		line := fmt.Sprintf("line %d\n", i)
@@ -34,13 +36,13 @@ func TestLineWriterKeepsOrderAndFlushes(t *testing.T) {
 	}
 }
 
-// TestLineWriterWritesAtOnceWhenQuiet: a single line reaches the output without waiting for
+// TestWritesAtOnceWhenQuiet: a single line reaches the output without waiting for
 // more lines or for Close.
-func TestLineWriterWritesAtOnceWhenQuiet(t *testing.T) {
+func TestWritesAtOnceWhenQuiet(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var out syncBuffer
-		lw := newLineWriter(&out, 1<<10)
+		lw := New(&out, 1<<10)
 		defer lw.Close()
 		_, _ = lw.Write([]byte("one\n"))
 		synctest.Wait() // the writer's goroutine has nothing left to do
@@ -63,13 +65,13 @@ func (bw *blockedWriter) Write(p []byte) (int, error) {
 	return bw.syncBuffer.Write(p)
 }
 
-// TestLineWriterBoundsWhatWaits: while the output is stuck, lines queue up to the limit and
+// TestBoundsWhatWaits: while the output is stuck, lines queue up to the limit and
 // the next writer waits; nothing is lost once the output moves again.
-func TestLineWriterBoundsWhatWaits(t *testing.T) {
+func TestBoundsWhatWaits(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		out := &blockedWriter{release: make(chan struct{})}
-		lw := newLineWriter(out, 100)
+		lw := New(out, 100)
 		line := []byte(strings.Repeat("x", 39) + "\n")
 		_, _ = lw.Write(line) // taken by the writer, which is now stuck
 		synctest.Wait()
@@ -104,4 +106,22 @@ func TestLineWriterBoundsWhatWaits(t *testing.T) {
 			t.Errorf("%d writes for 4 lines, 2 of which waited together; want at most 3", out.writes)
 		}
 	})
+}
+
+// syncBuffer is a bytes.Buffer safe for the writer's goroutine to write while a test reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

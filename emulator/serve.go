@@ -1,0 +1,175 @@
+package emulator
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/linewriter"
+)
+
+// What the command line needs to run the emulator as a process: its log, and an HTTP server
+// whose connections are bounded in time.
+
+// Limits of the HTTP server beyond ServeLimits.
+const (
+	// headerTimeout bounds how long a request line and headers may take to arrive.
+	headerTimeout = 10 * time.Second
+	// maxHeaderBytes bounds a request line and headers together (Go's default is 1 MB).
+	maxHeaderBytes = 64 << 10
+	// drainTimeout bounds a graceful stop: requests in flight when it starts have this long to
+	// finish before their connections are closed.
+	drainTimeout = 60 * time.Second
+)
+
+// NewLogger returns the emulator's log, slog's text or JSON lines (json) written to w by a
+// goroutine of its own, and the function that writes what is pending and stops that goroutine.
+// In JSON, durations are milliseconds under a key suffixed _ms ("limit_ms": 60000).
+func NewLogger(w io.Writer, json bool) (*slog.Logger, func()) {
+	lw := linewriter.New(w, linewriter.MaxPending)
+	var h slog.Handler
+	if json {
+		h = slog.NewJSONHandler(lw, &slog.HandlerOptions{ReplaceAttr: millis})
+	} else {
+		h = slog.NewTextHandler(lw, nil)
+	}
+	return slog.New(h), func() { _ = lw.Close() }
+}
+
+// millis renders durations in JSON logs as milliseconds, the key suffixed _ms, rather than as
+// bare nanoseconds.
+func millis(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.Float64(a.Key+"_ms", math.Round(float64(a.Value.Duration())/1e3)/1e3)
+	}
+	return a
+}
+
+// ServeLimits bound the connections Serve accepts.
+type ServeLimits struct {
+	// BodyTimeout bounds how long a request's body may take to arrive.
+	BodyTimeout time.Duration
+	// IdleTimeout bounds how long a keep-alive connection may wait for its next request.
+	IdleTimeout time.Duration
+}
+
+// Serve answers the connections ln accepts until ctx is canceled, then stops gracefully:
+// waiting generations answer the job as it stands, bodies still arriving answer 400, and the
+// requests in flight have a minute to finish. It returns nil after a clean stop.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, limits ServeLimits) error {
+	guard := newBodyGuard(limits.BodyTimeout)
+	hs := &http.Server{
+		Handler: guard.wrap(s),
+		// No WriteTimeout: it runs from the request's arrival, so it would cut a wait=true
+		// generation, which may wait --max-wait. The body has its own deadline (bodyGuard),
+		// lifted once the body has been read, so a long wait afterwards is not cut either.
+		ReadHeaderTimeout: headerTimeout,
+		IdleTimeout:       limits.IdleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	// A stop wakes waiting generations (they answer the job as it is) and cuts bodies still
+	// arriving (they answer 400), so what is in flight is answered rather than dropped.
+	hs.RegisterOnShutdown(s.Shutdown)
+	hs.RegisterOnShutdown(guard.shutdown)
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down: finishing the requests in flight", slog.Duration("limit", drainTimeout))
+	drainCtx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+	defer cancel()
+	if err := hs.Shutdown(drainCtx); err != nil {
+		_ = hs.Close()
+		return fmt.Errorf("shutdown: requests still running after %v were cut off", drainTimeout)
+	}
+	return nil
+}
+
+// bodyGuard bounds how long each request's body may take to arrive, with a read deadline that
+// holds while the body is read and is lifted once it has been (so a long wait=true afterwards
+// is not cut), and cuts every body still arriving when the server stops.
+type bodyGuard struct {
+	timeout time.Duration
+	mu      sync.Mutex
+	reading map[*guardedBody]struct{}
+	closing bool
+}
+
+func newBodyGuard(timeout time.Duration) *bodyGuard {
+	return &bodyGuard{timeout: timeout, reading: map[*guardedBody]struct{}{}}
+}
+
+// wrap guards the bodies of the requests next handles.
+func (g *bodyGuard) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		b := &guardedBody{ReadCloser: r.Body, rc: http.NewResponseController(w), g: g}
+		g.mu.Lock()
+		deadline := time.Now().Add(g.timeout)
+		if g.closing {
+			deadline = time.Now()
+		}
+		_ = b.rc.SetReadDeadline(deadline) // not every connection supports deadlines
+		g.reading[b] = struct{}{}
+		g.mu.Unlock()
+		defer b.finish(false)
+		r.Body = b
+		next.ServeHTTP(w, r)
+	})
+}
+
+// shutdown cuts the bodies still arriving, so their handlers answer at once.
+func (g *bodyGuard) shutdown() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closing = true
+	for b := range g.reading {
+		_ = b.rc.SetReadDeadline(time.Now())
+	}
+}
+
+// guardedBody is a request body under a read deadline until it ends.
+type guardedBody struct {
+	io.ReadCloser
+	rc       *http.ResponseController
+	g        *bodyGuard
+	finished bool
+}
+
+// Read reads the body; at its end the deadline is lifted.
+func (b *guardedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil {
+		b.finish(err == io.EOF)
+	}
+	return n, err
+}
+
+// finish stops guarding the body. The deadline is lifted only when the body was read to its
+// end: a body cut short or left unread keeps it, so the server, which reads what is left of a
+// body after the handler, cannot wait on it for ever.
+func (b *guardedBody) finish(complete bool) {
+	b.g.mu.Lock()
+	defer b.g.mu.Unlock()
+	if b.finished {
+		return
+	}
+	b.finished = true
+	delete(b.g.reading, b)
+	if complete && !b.g.closing {
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+}
