@@ -18,6 +18,7 @@ type hangups struct {
 	epfd int
 	wake [2]int // a pipe whose read end is in the set, so stop can end the wait
 	ok   bool
+	done chan struct{} // closed when loop has returned, so stop leaves nothing running
 
 	mu     sync.Mutex
 	next   uint32            // the last token handed out; 0 stands for the pipe
@@ -43,7 +44,7 @@ func (h *hangups) start() bool {
 			_ = syscall.Close(h.wake[1])
 			return
 		}
-		h.epfd, h.ok, h.gone = epfd, true, map[uint32]func(){}
+		h.epfd, h.ok, h.gone, h.done = epfd, true, map[uint32]func(){}, make(chan struct{})
 		go h.loop()
 	})
 	return h.ok
@@ -97,6 +98,7 @@ func (h *hangups) watch(conn net.Conn, gone func()) (unwatch func()) {
 
 // loop waits for hang-ups and reports each, until stop.
 func (h *hangups) loop() {
+	defer close(h.done)
 	events := make([]syscall.EpollEvent, 128)
 	for {
 		n, err := syscall.EpollWait(h.epfd, events, -1)
@@ -124,14 +126,19 @@ func (h *hangups) loop() {
 	}
 }
 
-// stop ends the watching for good; connections still watched are answered as usual.
+// stop ends the watching for good, and returns once its goroutine has; connections still
+// watched are answered as usual.
 func (h *hangups) stop() {
 	h.once.Do(func() {}) // never started: never starts now
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.ok && !h.closed {
+	wake := h.ok && !h.closed
+	if wake {
 		_, _ = syscall.Write(h.wake[1], []byte{0})
 		_ = syscall.Close(h.wake[1])
 	}
 	h.closed = true
+	h.mu.Unlock()
+	if wake {
+		<-h.done
+	}
 }

@@ -375,6 +375,8 @@ export interface ControlJob {
   error: JobError | null;
   /** The account the job belongs to. */
   account: string;
+  /** What the job's model makes, as the catalog says. */
+  output_type?: "image" | "video" | "audio";
   /** Its plan: in `GET /_emulator/jobs/{id}`, not in the list. */
   plan?: JobPlan;
 }
@@ -691,8 +693,8 @@ export interface Waiting {
 }
 
 /**
- * The `data` of an event of `GET /_emulator/events`, a JSON object on one line. It only says that
- * the tenant changed, and roughly how much: read what you show afresh.
+ * The `data` of an event of `GET /_emulator/events`, a JSON object on one line. It says which
+ * parts of the tenant changed: read those afresh if you show them.
  */
 export interface StreamEvent {
   /**
@@ -706,6 +708,17 @@ export interface StreamEvent {
   now: string;
   /** `manual` when time moves only through `POST /_emulator/clock`. */
   mode: "real" | "manual";
+  /**
+   * The parts that changed since the previous event: every part in `hello` and `reset`, none in
+   * `gone`. `jobs` also brings `accounts` (jobs hold and charge credits); `scenario` covers faults
+   * and rate limits.
+   */
+  changed: ("jobs" | "journal" | "clock" | "scenario" | "accounts")[];
+  /**
+   * The next job transition due in the tenant, or null when no job is queued or running, as `GET
+   * /_emulator/clock` says it.
+   */
+  next_due: NextDue | null;
 }
 
 /** Where things are. */

@@ -47,19 +47,21 @@ type Clock struct {
 	seq     uint64
 	wake    chan struct{}
 	stopped chan struct{}
+	exited  chan struct{} // closed once loop has returned (at once for a manual clock)
 	once    sync.Once
 }
 
 // NewReal returns a clock that follows wall time.
 func NewReal() *Clock {
-	c := &Clock{base: time.Now(), wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	c := &Clock{base: time.Now(), wake: make(chan struct{}, 1), stopped: make(chan struct{}), exited: make(chan struct{})}
 	go c.loop()
 	return c
 }
 
 // NewManual returns a clock stopped at start until Advance or Set moves it.
 func NewManual(start time.Time) *Clock {
-	c := &Clock{manual: true, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	c := &Clock{manual: true, wake: make(chan struct{}, 1), stopped: make(chan struct{}), exited: make(chan struct{})}
+	close(c.exited)
 	c.now.Store(Nanos(start))
 	return c
 }
@@ -190,6 +192,11 @@ func (c *Clock) Close() {
 	c.once.Do(func() { close(c.stopped) })
 }
 
+// Exited is closed once the real-mode loop has returned after Close (at once for a manual
+// clock), so an owner that shuts down can leave no goroutine behind. Never wait for it from one
+// of the clock's own timers.
+func (c *Clock) Exited() <-chan struct{} { return c.exited }
+
 func (c *Clock) poke() {
 	select {
 	case c.wake <- struct{}{}:
@@ -200,6 +207,7 @@ func (c *Clock) poke() {
 // loop fires timers as wall time reaches them (real mode only): it sleeps until the earliest
 // due time, then fires everything due in one pass.
 func (c *Clock) loop() {
+	defer close(c.exited)
 	sleep := time.NewTimer(time.Hour)
 	defer sleep.Stop()
 	for {

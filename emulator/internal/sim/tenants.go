@@ -382,7 +382,8 @@ func (ts *Tenants) Len() int {
 	return len(ts.byName)
 }
 
-// Close retires every tenant's world and refuses new tenants.
+// Close retires every tenant's world, refuses new tenants, and returns once their clocks have
+// stopped.
 func (ts *Tenants) Close() {
 	ts.mu.Lock()
 	ts.closed = true
@@ -399,5 +400,12 @@ func (ts *Tenants) Close() {
 	ts.mu.Unlock()
 	for _, t := range all {
 		t.World().retire()
+	}
+	// Leave nothing running: each real clock's loop returns soon after Close.
+	if ts.ownWall {
+		<-ts.wall.Exited()
+	}
+	for _, t := range all {
+		<-t.World().clock.Exited()
 	}
 }

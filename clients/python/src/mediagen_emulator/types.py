@@ -389,6 +389,8 @@ class ControlJob(_ControlJobRequired, total=False):
     /_emulator/jobs/{id}` its plan.
     """
 
+    #: What the job's model makes, as the catalog says.
+    output_type: Literal["image", "video", "audio"]
     #: Its plan: in `GET /_emulator/jobs/{id}`, not in the list.
     plan: JobPlan
 
@@ -717,8 +719,8 @@ class Waiting(TypedDict):
 
 
 class StreamEvent(TypedDict):
-    """The `data` of an event of `GET /_emulator/events`, a JSON object on one line. It only
-    says that the tenant changed, and roughly how much: read what you show afresh.
+    """The `data` of an event of `GET /_emulator/events`, a JSON object on one line. It says
+    which parts of the tenant changed: read those afresh if you show them.
     """
 
     #: The tenant's change count: it grows with every change (a job made, moving on or dropped, a
@@ -730,6 +732,13 @@ class StreamEvent(TypedDict):
     now: str
     #: `manual` when time moves only through `POST /_emulator/clock`.
     mode: Literal["real", "manual"]
+    #: The parts that changed since the previous event: every part in `hello` and `reset`, none in
+    #: `gone`. `jobs` also brings `accounts` (jobs hold and charge credits); `scenario` covers faults
+    #: and rate limits.
+    changed: List[Literal["jobs", "journal", "clock", "scenario", "accounts"]]
+    #: The next job transition due in the tenant, or null when no job is queued or running, as `GET
+    #: /_emulator/clock` says it.
+    next_due: Optional[NextDue]
 
 
 class HomeIndex(TypedDict):
