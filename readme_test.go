@@ -193,7 +193,8 @@ func runTranscript(t *testing.T, lines []string, tr, setup *transcript) ([]strin
 	defer in.stop(t)
 	base := "http://" + in.addr
 	dir := t.TempDir()
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LC_ALL=C"} // no ~/.curlrc, no proxies
+	// No ~/.curlrc, no proxies; what a command writes (mktemp, say) stays in the test's directory.
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + dir, "LC_ALL=C"}
 	preamble := strings.ReplaceAll(setup.preamble, docBase, base)
 
 	var renames []string // old, new pairs of ids that changed, under -update

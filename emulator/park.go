@@ -102,20 +102,21 @@ func (p *parking) answer(v jobs.View) {
 	r := &http.Request{Method: p.method, URL: &url.URL{Path: p.path}, Host: p.host, TLS: p.tls}
 	// The answer is decided: the tenant may idle from here, before the client can read it.
 	p.tenant.Leave()
-	status := s.answerParked(r, p, v)
-	s.logRequest(r, p.tenant.Name(), status, p.start, p.id)
+	s.answerParked(r, p, v)
 }
 
 // answerParked writes a parked generation's answer, as respondJob would have, and closes the
-// connection. It returns the status sent.
-func (s *Server) answerParked(r *http.Request, p *parking, v jobs.View) int {
+// connection. Its journal entry and its log line are written first, as an ordinary answer's
+// are before net/http sends it, so a client that has read the answer finds both.
+func (s *Server) answerParked(r *http.Request, p *parking, v jobs.View) {
 	<-p.released
 	rec := p.rec
 	body, err := json.Marshal(s.jobBody(r, v))
 	if err != nil {
 		s.log.Error("cannot encode a job", "job", v.ID, "error", err)
+		s.logRequest(r, p.tenant.Name(), 0, p.start, p.id)
 		_ = p.conn.Close()
-		return 0
+		return
 	}
 	body = append(body, '\n')
 	status := http.StatusOK
@@ -129,7 +130,8 @@ func (s *Server) answerParked(r *http.Request, p *parking, v jobs.View) int {
 	h.Set("Connection", "close")
 	rec.status, rec.body = status, body[:len(body)-1]
 	rec.parked = nil
-	rec.sending() // the journal entry, before the client can read the answer
+	rec.sending()
+	s.logRequest(r, p.tenant.Name(), status, p.start, p.id)
 
 	var out bytes.Buffer
 	out.Grow(64 + len(p.head) + 128 + len(body))
@@ -141,7 +143,6 @@ func (s *Server) answerParked(r *http.Request, p *parking, v jobs.View) int {
 	_ = p.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
 	_, _ = p.conn.Write(out.Bytes())
 	_ = p.conn.Close()
-	return status
 }
 
 // endParked answers every parked generation now, with its job as it stands, and waits until

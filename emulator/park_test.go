@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -43,10 +44,35 @@ func (b *lockedBuffer) lines() []map[string]any {
 	return out
 }
 
+// writeWatcher is a listener whose connections show each write to onWrite before it is made.
+type writeWatcher struct {
+	net.Listener
+	onWrite func([]byte)
+}
+
+func (l writeWatcher) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &watchedConn{c, l.onWrite}, nil
+}
+
+type watchedConn struct {
+	net.Conn
+	onWrite func([]byte)
+}
+
+func (c *watchedConn) Write(b []byte) (int, error) {
+	c.onWrite(b)
+	return c.Conn.Write(b)
+}
+
 // TestParkedAnswerKeepsWhatTheRequestSaid: a parked generation keeps only parts of its request,
 // yet its answer carries the headers the frame set, outputs addressed by the host the client
 // used and Connection: close, and its log line and journal entry name the request as any
-// other answer's do.
+// other answer's do, and are written before the answer goes out, so a client that has read it
+// finds them.
 func TestParkedAnswerKeepsWhatTheRequestSaid(t *testing.T) {
 	logs := &lockedBuffer{}
 	s, err := NewServer(Config{CatalogFile: "../testdata/catalogs/small.yaml", ManualClock: true,
@@ -54,7 +80,22 @@ func TestParkedAnswerKeepsWhatTheRequestSaid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(s)
+	// Whether the parked generation's log line was written when its answer began to go out;
+	// seen at the write itself, so the check does not depend on how goroutines are scheduled.
+	var answerWrites, loggedFirst atomic.Int32
+	hs := httptest.NewUnstartedServer(s)
+	hs.Listener = writeWatcher{hs.Listener, func(b []byte) {
+		if !bytes.Contains(b, []byte("\r\nX-Request-Id: req-parked-1\r\n")) {
+			return
+		}
+		answerWrites.Add(1)
+		for _, l := range logs.lines() {
+			if l["msg"] == "request" && l["path"] == "/v1/generate" {
+				loggedFirst.Add(1)
+			}
+		}
+	}}
+	hs.Start()
 	t.Cleanup(func() { hs.Close(); _ = s.Close() })
 	c := wire{t: t, base: hs.URL, key: "key_a"}
 	input := map[string]any{"prompt": "x"}
@@ -138,6 +179,10 @@ func TestParkedAnswerKeepsWhatTheRequestSaid(t *testing.T) {
 	if parkedLine["method"] != "POST" || parkedLine["status"] != 200.0 || parkedLine["request_id"] != "req-parked-1" ||
 		parkedLine["tenant"] != quoteLine["tenant"] {
 		t.Errorf("parked generation's log line: %v (the quote's: %v)", parkedLine, quoteLine)
+	}
+	if answerWrites.Load() != 1 || loggedFirst.Load() != 1 {
+		t.Errorf("the answer went out in %d writes, %d of them with its log line written; want 1 and 1",
+			answerWrites.Load(), loggedFirst.Load())
 	}
 }
 
