@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 )
 
 // bodyRule says whether a body may be left out.
@@ -173,7 +173,7 @@ func (e envelope) check(body map[string]any) error {
 	for _, name := range slices.Sorted(maps.Keys(body)) {
 		want, known := e.fields[name]
 		if !known {
-			errs = append(errs, problem.FieldError{Pointer: "/" + escapePointer(name), Message: "is not a field of this request"})
+			errs = append(errs, problem.FieldError{Pointer: "/" + schema.EscapePointer(name), Message: "is not a field of this request"})
 			continue
 		}
 		ok := false
@@ -217,5 +217,3 @@ func (e envelope) fits(body map[string]any) bool {
 	}
 	return true
 }
-
-func escapePointer(s string) string { return sim.EscapePointer(s) }

@@ -17,8 +17,8 @@ func (s *Server) jobBody(r *http.Request, v jobs.View) jobJSON {
 	outputs := make([]api.Output, len(v.Outputs))
 	base := baseURL(r)
 	for i, o := range v.Outputs {
-		outputs[i] = api.Output{Type: o.Type, URL: base + o.Path, ContentType: o.ContentType,
-			Width: o.Width, Height: o.Height, Duration: o.Duration, SizeBytes: o.SizeBytes}
+		outputs[i] = o.Output
+		outputs[i].URL = base + o.Path
 	}
 	var jerr *api.JobError
 	if v.Error != nil {

@@ -23,8 +23,7 @@ const (
 	headerTimeout = 10 * time.Second
 	// maxHeaderBytes bounds a request line and headers together (Go's default is 1 MB).
 	maxHeaderBytes = 64 << 10
-	// drainTimeout bounds a graceful stop: requests in flight when it starts have this long to
-	// finish before their connections are closed.
+	// drainTimeout is ServeLimits.DrainTimeout unless set.
 	drainTimeout = 60 * time.Second
 )
 
@@ -55,29 +54,21 @@ func millis(_ []string, a slog.Attr) slog.Attr {
 type ServeLimits struct {
 	// BodyTimeout bounds how long a request's body may take to arrive.
 	BodyTimeout time.Duration
-	// IdleTimeout bounds how long a keep-alive connection may wait for its next request.
+	// IdleTimeout bounds how long a keep-alive connection may wait for its next request; zero
+	// means no bound.
 	IdleTimeout time.Duration
+	// DrainTimeout bounds a graceful stop (default a minute): requests in flight when it starts
+	// have this long to finish before their connections are closed.
+	DrainTimeout time.Duration
 }
 
 // Serve answers the connections ln accepts until ctx is canceled, then stops gracefully:
 // waiting generations answer the job as it stands, bodies still arriving answer 400, and the
-// requests in flight have a minute to finish. It returns nil after a clean stop.
+// requests in flight have DrainTimeout to finish. It returns nil after a clean stop.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, limits ServeLimits) error {
 	guard := newBodyGuard(limits.BodyTimeout)
-	hs := &http.Server{
-		Handler: guard.wrap(s),
-		// No WriteTimeout: it runs from the request's arrival, so it would cut a wait=true
-		// generation, which may wait --max-wait. The body has its own deadline (bodyGuard),
-		// lifted once the body has been read, so a long wait afterwards is not cut either.
-		ReadHeaderTimeout: headerTimeout,
-		IdleTimeout:       limits.IdleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-	}
-	// A stop wakes waiting generations (they answer the job as it is) and cuts bodies still
-	// arriving (they answer 400), so what is in flight is answered rather than dropped.
-	hs.RegisterOnShutdown(s.Shutdown)
-	hs.RegisterOnShutdown(guard.shutdown)
+	hs := newHTTPServer(guard.wrap(s), s.log)
+	hs.IdleTimeout = limits.IdleTimeout
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	select {
@@ -85,14 +76,99 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, limits ServeLimits)
 		return err
 	case <-ctx.Done():
 	}
-	s.log.Info("shutting down: finishing the requests in flight", slog.Duration("limit", drainTimeout))
-	drainCtx, cancel := context.WithTimeout(context.Background(), drainTimeout)
-	defer cancel()
-	if err := hs.Shutdown(drainCtx); err != nil {
-		_ = hs.Close()
-		return fmt.Errorf("shutdown: requests still running after %v were cut off", drainTimeout)
+	drain := limits.DrainTimeout
+	if drain <= 0 {
+		drain = drainTimeout
 	}
-	return nil
+	s.log.Info("shutting down: finishing the requests in flight", slog.Duration("limit", drain))
+	// A stop wakes waiting generations (they answer the job as it is) and cuts bodies still
+	// arriving (they answer 400), so what is in flight is answered rather than dropped. Both run
+	// here rather than as RegisterOnShutdown hooks, whose goroutines nothing waits for.
+	s.Shutdown()
+	guard.shutdown()
+	drainCtx, cancel := context.WithTimeout(context.Background(), drain)
+	defer cancel()
+	err := hs.shutdown(drainCtx)
+	if err != nil {
+		_ = hs.Close()
+		err = fmt.Errorf("shutdown: requests still running after %v were cut off", drain)
+	}
+	<-served // the accept loop has returned too, so nothing of the server is left running
+	return err
+}
+
+// httpServer is an http.Server that knows which of its connections have not sent a request yet.
+// http.Server.Shutdown counts such a connection as busy until it is five seconds old, in case a
+// request is on its way; a client's transport opens spare connections when requests run side by
+// side (a wait=true generation beside another request) and may never use them, so a shutdown
+// would wait those five seconds out. Once the emulator stops no request is worth waiting for,
+// so shutdown closes them at once.
+type httpServer struct {
+	*http.Server
+	mu      sync.Mutex
+	fresh   map[net.Conn]struct{}      // connections in http.StateNew
+	closing bool                       // set by shutdown: a new connection is closed as it comes
+	ending  map[net.Conn]chan struct{} // closed by shutdown; each channel closes once net/http let go
+}
+
+// newHTTPServer returns the server Serve runs handler on, its faults logged to errorLog.
+func newHTTPServer(handler http.Handler, errorLog *slog.Logger) *httpServer {
+	hs := &httpServer{fresh: map[net.Conn]struct{}{}, ending: map[net.Conn]chan struct{}{}}
+	hs.Server = &http.Server{
+		Handler: handler,
+		// No WriteTimeout: it runs from the request's arrival, so it would cut a wait=true
+		// generation, which may wait --max-wait. The body has its own deadline (bodyGuard),
+		// lifted once the body has been read, so a long wait afterwards is not cut either.
+		ReadHeaderTimeout: headerTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(errorLog.Handler(), slog.LevelWarn),
+		ConnState:         hs.connState,
+	}
+	return hs
+}
+
+// connState keeps the set of connections that have not sent a request. It runs before a new
+// connection is served, so one accepted during shutdown is closed before it can start a request.
+func (hs *httpServer) connState(c net.Conn, state http.ConnState) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	switch {
+	case state == http.StateNew && hs.closing:
+		_ = c.Close()
+	case state == http.StateNew:
+		hs.fresh[c] = struct{}{}
+	default:
+		delete(hs.fresh, c)
+		if done, ok := hs.ending[c]; ok && (state == http.StateClosed || state == http.StateHijacked) {
+			close(done)
+			delete(hs.ending, c)
+		}
+	}
+}
+
+// shutdown closes the connections that never sent a request, waits until net/http has let go
+// of them (it stops counting a connection only once its own goroutine has seen it close), then
+// shuts down as http.Server.Shutdown does: no new connections, idle ones closed, requests in
+// flight awaited.
+func (hs *httpServer) shutdown(ctx context.Context) error {
+	hs.mu.Lock()
+	hs.closing = true
+	var ending []chan struct{}
+	for c := range hs.fresh {
+		done := make(chan struct{})
+		hs.ending[c] = done
+		ending = append(ending, done)
+		_ = c.Close()
+		delete(hs.fresh, c)
+	}
+	hs.mu.Unlock()
+	for _, done := range ending {
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+	}
+	return hs.Shutdown(ctx)
 }
 
 // bodyGuard bounds how long each request's body may take to arrive, with a read deadline that

@@ -17,6 +17,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
@@ -122,22 +123,40 @@ type Server struct {
 	hangups  hangups // notices parked clients that hang up
 }
 
+// Defaults returns the Config NewServer fills a zero Config's settings from: the one source of
+// the defaults a command line shows for its flags.
+func Defaults() Config {
+	return Config{
+		Scenario:     "default",
+		MaxWait:      sim.DefaultMaxWait,
+		QuoteTTL:     sim.DefaultQuoteTTL,
+		OutputTTL:    sim.DefaultOutputTTL,
+		JobRetention: sim.DefaultJobRetention,
+		MaxBodyBytes: 1 << 20,
+		MaxJobs:      jobs.DefaultMaxJobs,
+		MaxTenants:   sim.DefaultMaxTenants,
+		TenantIdle:   sim.DefaultTenantIdle,
+		MemoryBudget: budget.DefaultBytes,
+	}
+}
+
 // NewServer loads the configuration and returns a ready emulator. A bad catalog or scenario
 // yields an error listing every problem as FILE:LINE: message.
 func NewServer(cfg Config) (*Server, error) {
 	// The world's settings (clock, TTLs, waits, bounds) take their defaults in sim.Config,
 	// once; only what the HTTP layer itself uses is settled here.
+	d := Defaults()
 	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = 1 << 20
+		cfg.MaxBodyBytes = d.MaxBodyBytes
 	}
 	if cfg.TenantIdle <= 0 {
-		cfg.TenantIdle = sim.DefaultTenantIdle
+		cfg.TenantIdle = d.TenantIdle
 	}
 	if cfg.MaxTenants <= 0 {
-		cfg.MaxTenants = sim.DefaultMaxTenants
+		cfg.MaxTenants = d.MaxTenants
 	}
 	if cfg.MemoryBudget <= 0 {
-		cfg.MemoryBudget = budget.DefaultBytes
+		cfg.MemoryBudget = d.MemoryBudget
 	}
 	known, err := loadScenarios()
 	if err != nil {

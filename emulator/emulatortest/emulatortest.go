@@ -299,16 +299,10 @@ func Start(t TB, opts ...Option) *Emulator {
 		t.Fatalf("emulatortest: cannot listen on 127.0.0.1: %v", err)
 		return nil
 	}
-	errorLog := s.cfg.Logger
-	if errorLog == nil {
-		errorLog = slog.New(slog.DiscardHandler)
-	}
-	hs := newHTTPServer(srv, errorLog)
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = hs.Serve(ln)
-	}()
+	stop, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	limits := emulator.ServeLimits{BodyTimeout: time.Minute, DrainTimeout: shutdownTimeout}
+	go func() { served <- srv.Serve(stop, ln, limits) }()
 	transport := &http.Transport{MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second}
 	e := &Emulator{
 		URL:        "http://" + ln.Addr().String(),
@@ -320,89 +314,14 @@ func Start(t TB, opts ...Option) *Emulator {
 		e.Keys, e.Accounts = DefaultKeys, DefaultAccounts
 	}
 	t.Cleanup(func() {
-		// Wake requests waiting for jobs first, so the graceful shutdown does not wait them out.
-		srv.Shutdown()
 		transport.CloseIdleConnections()
-		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-		defer cancel()
-		if err := hs.shutdown(ctx); err != nil {
-			t.Logf("emulatortest: requests still running after %v; closing their connections", shutdownTimeout)
-			_ = hs.Close()
+		cancel() // Serve wakes waiting requests, closes unused connections and drains the rest
+		if err := <-served; err != nil {
+			t.Logf("emulatortest: %v", err)
 		}
-		<-served
 		_ = srv.Close()
 	})
 	return e
-}
-
-// httpServer is an http.Server that knows which of its connections have not sent a request yet.
-// http.Server.Shutdown counts such a connection as busy until it is five seconds old, in case a
-// request is on its way; a client's transport opens spare connections when requests run side by
-// side (a wait=true generation beside another request) and may never use them, so a shutdown
-// would wait those five seconds out. Once the emulator stops no request is worth waiting for,
-// so shutdown closes them at once.
-type httpServer struct {
-	*http.Server
-	mu      sync.Mutex
-	fresh   map[net.Conn]struct{}      // connections in http.StateNew
-	closing bool                       // set by shutdown: a new connection is closed as it comes
-	ending  map[net.Conn]chan struct{} // closed by shutdown; each channel closes once net/http let go
-}
-
-// newHTTPServer returns the server Start runs handler on.
-func newHTTPServer(handler http.Handler, errorLog *slog.Logger) *httpServer {
-	hs := &httpServer{fresh: map[net.Conn]struct{}{}, ending: map[net.Conn]chan struct{}{}}
-	hs.Server = &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(errorLog.Handler(), slog.LevelWarn),
-		ConnState:         hs.connState,
-	}
-	return hs
-}
-
-// connState keeps the set of connections that have not sent a request. It runs before a new
-// connection is served, so one accepted during shutdown is closed before it can start a request.
-func (hs *httpServer) connState(c net.Conn, state http.ConnState) {
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	switch {
-	case state == http.StateNew && hs.closing:
-		_ = c.Close()
-	case state == http.StateNew:
-		hs.fresh[c] = struct{}{}
-	default:
-		delete(hs.fresh, c)
-		if done, ok := hs.ending[c]; ok && (state == http.StateClosed || state == http.StateHijacked) {
-			close(done)
-			delete(hs.ending, c)
-		}
-	}
-}
-
-// shutdown closes the connections that never sent a request, waits until net/http has let go
-// of them (it stops counting a connection only once its own goroutine has seen it close), then
-// shuts down as http.Server.Shutdown does: no new connections, idle ones closed, requests in
-// flight awaited.
-func (hs *httpServer) shutdown(ctx context.Context) error {
-	hs.mu.Lock()
-	hs.closing = true
-	var ending []chan struct{}
-	for c := range hs.fresh {
-		done := make(chan struct{})
-		hs.ending[c] = done
-		ending = append(ending, done)
-		_ = c.Close()
-		delete(hs.fresh, c)
-	}
-	hs.mu.Unlock()
-	for _, done := range ending {
-		select {
-		case <-done:
-		case <-ctx.Done():
-		}
-	}
-	return hs.Shutdown(ctx)
 }
 
 // Standalone is a TB for code that runs outside a test: TestMain, Example functions, a small

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -40,25 +39,17 @@ func flows(ctx context.Context, args []string) error {
 	if *n < 1 || *n > 1_000_000 || *conns < 1 || *conns > 256 || *batch < 1 || *batch > 100_000 {
 		return errors.New("-n, -conns or -batch out of range")
 	}
-	a := api{model: *model, input: `{"prompt":"a lighthouse on a cliff at dusk, long exposure","num_images":1}`}
-	headers := []string{"Authorization", "Bearer mg_test_all"}
-	admin, err := dial(tg.addr, 8192)
+	a := api{model: *model, input: lighthouse}
+	admin, err := openAdmin(tg.addr, !*bare)
 	if err != nil {
 		return err
 	}
 	defer admin.close()
-	if !*bare {
-		if _, err := control(admin, "PUT", "/_emulator/accounts/acct_all", `{"credits":1000000000000}`); err != nil {
-			return err
-		}
+	pool, err := dialPool(tg.addr, *conns)
+	if err != nil {
+		return err
 	}
-	pool := make([]*conn, *conns)
-	for i := range pool {
-		if pool[i], err = dial(tg.addr, 8192); err != nil {
-			return err
-		}
-		defer pool[i].close()
-	}
+	defer closeAll(pool)
 	idle, err := rssKB(tg.pid)
 	if err != nil {
 		return err
@@ -73,38 +64,15 @@ func flows(ctx context.Context, args []string) error {
 			return err
 		}
 		size := min(*batch, *n-made)
-		errs := make([]error, len(pool))
-		var wg sync.WaitGroup
-		for w, c := range pool {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				gen := []string{headers[0], headers[1], "Idempotency-Key", ""}
-				for i := made + w; i < made+size; i += len(pool) {
-					id, _, err := a.quote(c, headers)
-					if refused(err) {
-						refusals.Add(1)
-						continue
-					}
-					if err != nil {
-						errs[w] = err
-						return
-					}
-					gen[3] = runID + "-" + strconv.Itoa(i)
-					status, body, _, err := c.do("POST", "/v1/generate", gen, a.generateBody(id))
-					if err == nil && status == 429 {
-						refusals.Add(1)
-						continue
-					}
-					if err != nil || (status != 202 && status != 200) {
-						errs[w] = cmpErr(err, "POST /v1/generate", status, body)
-						return
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
+		err := fanOut(pool, made, made+size, func(c *conn, i int) error {
+			_, _, err := a.flow(c, allKey, runID+"-"+strconv.Itoa(i), false)
+			if refused(err) {
+				refusals.Add(1)
+				return nil
+			}
+			return err
+		})
+		if err != nil {
 			return err
 		}
 		made += size

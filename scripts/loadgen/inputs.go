@@ -30,19 +30,16 @@ func inputs(ctx context.Context, args []string) error {
 	if *n < 1 || *n > 10_000 || *size < 1 || *size > 1_040_000 {
 		return errors.New("-n or -size out of range")
 	}
-	c, err := dial(tg.addr, 8192)
-	if err != nil {
-		return err
-	}
-	defer c.close()
 	idle, err := rssKB(tg.pid)
 	if err != nil {
 		return err
 	}
-	if _, err := control(c, "PUT", "/_emulator/accounts/acct_all", `{"credits":1000000000000}`); err != nil {
+	c, err := openAdmin(tg.addr, true)
+	if err != nil {
 		return err
 	}
-	headers := []string{"Authorization", "Bearer mg_test_all"}
+	defer c.close()
+	headers := allKey
 	url := "https://example.com/" + strings.Repeat("a", max(0, *size-20))
 	peak := idle
 	for i := range *n {
@@ -51,14 +48,8 @@ func inputs(ctx context.Context, args []string) error {
 		}
 		// Each input differs, as real ones would.
 		a := api{model: *model, input: `{"prompt":"job ` + strconv.Itoa(i) + `","image_url":"` + url + `"}`}
-		id, _, err := a.quote(c, headers)
-		if err != nil {
+		if _, _, err := a.flow(c, headers, "inputs-"+strconv.Itoa(i), false); err != nil {
 			return err
-		}
-		gen := []string{headers[0], headers[1], "Idempotency-Key", "inputs-" + strconv.Itoa(i)}
-		status, body, _, err := c.do("POST", "/v1/generate", gen, a.generateBody(id))
-		if err != nil || status != 202 {
-			return cmpErr(err, "POST /v1/generate", status, body)
 		}
 		if _, err := control(c, "POST", "/_emulator/clock", `{"advance":"10s"}`); err != nil {
 			return err

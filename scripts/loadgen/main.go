@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -159,6 +160,88 @@ func (a api) quoteBody() []byte {
 
 func (a api) generateBody(quoteID string) []byte {
 	return []byte(`{"model":"` + a.model + `","input":` + a.input + `,"quote_id":"` + quoteID + `"}`)
+}
+
+// lighthouse is the input the runs generate with, and allKey the headers of the catalog's key
+// that may do everything.
+const lighthouse = `{"prompt":"a lighthouse on a cliff at dusk, long exposure","num_images":1}`
+
+var allKey = []string{"Authorization", "Bearer mg_test_all"}
+
+// flow makes one quote on c and spends it on a generation under the idempotency key; with wait
+// the generation waits for its job (answer 200). It returns the answer's body and the instant
+// its headers arrived; refused(err) tells a 429 from either call.
+func (a api) flow(c *conn, headers []string, key string, wait bool) ([]byte, time.Time, error) {
+	id, _, err := a.quote(c, headers)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	path := "/v1/generate"
+	if wait {
+		path += "?wait=true"
+	}
+	gen := []string{headers[0], headers[1], "Idempotency-Key", key}
+	status, body, at, err := c.do("POST", path, gen, a.generateBody(id))
+	if err != nil || status != 200 && (wait || status != 202) {
+		return nil, at, cmpErr(err, "POST "+path, status, body)
+	}
+	return body, at, nil
+}
+
+// openAdmin dials the connection for the control API and, with fund, gives acct_all credits
+// enough for any bounded run, so that a long one does not end in 402s.
+func openAdmin(addr string, fund bool) (*conn, error) {
+	admin, err := dial(addr, 8192)
+	if err != nil {
+		return nil, err
+	}
+	if fund {
+		if _, err := control(admin, "PUT", "/_emulator/accounts/acct_all", `{"credits":1000000000000}`); err != nil {
+			admin.close()
+			return nil, err
+		}
+	}
+	return admin, nil
+}
+
+// dialPool opens n connections to addr; on failure it closes the ones it opened.
+func dialPool(addr string, n int) ([]*conn, error) {
+	pool := make([]*conn, n)
+	for i := range pool {
+		c, err := dial(addr, 8192)
+		if err != nil {
+			closeAll(pool[:i])
+			return nil, err
+		}
+		pool[i] = c
+	}
+	return pool, nil
+}
+
+func closeAll(pool []*conn) {
+	for _, c := range pool {
+		c.close()
+	}
+}
+
+// fanOut runs do for every index from from to to, spread over the pool's connections with one
+// goroutine each; a connection stops at its first error, and the errors are joined.
+func fanOut(pool []*conn, from, to int, do func(c *conn, i int) error) error {
+	errs := make([]error, len(pool))
+	var wg sync.WaitGroup
+	for w, c := range pool {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := from + w; i < to; i += len(pool) {
+				if errs[w] = do(c, i); errs[w] != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // quote asks for a quote on c and returns its id and credits.

@@ -38,27 +38,22 @@ func retained(ctx context.Context, args []string) error {
 	if *n < 1 || *n > 1_000_000 || *conns < 1 || *conns > 256 || *batch < 1 || *batch > 10_000 {
 		return errors.New("-jobs, -conns or -batch out of range")
 	}
-	a := api{model: *model, input: `{"prompt":"a lighthouse on a cliff at dusk, long exposure","num_images":1}`}
-	headers := []string{"Authorization", "Bearer mg_test_all"}
-	admin, err := dial(tg.addr, 8192)
-	if err != nil {
-		return err
-	}
-	defer admin.close()
+	a := api{model: *model, input: lighthouse}
+	headers := allKey
 	idle, err := rssKB(tg.pid)
 	if err != nil {
 		return err
 	}
-	if _, err := control(admin, "PUT", "/_emulator/accounts/acct_all", `{"credits":1000000000000}`); err != nil {
+	admin, err := openAdmin(tg.addr, true)
+	if err != nil {
 		return err
 	}
-	pool := make([]*conn, *conns)
-	for i := range pool {
-		if pool[i], err = dial(tg.addr, 8192); err != nil {
-			return err
-		}
-		defer pool[i].close()
+	defer admin.close()
+	pool, err := dialPool(tg.addr, *conns)
+	if err != nil {
+		return err
 	}
+	defer closeAll(pool)
 
 	start := time.Now()
 	for made := 0; made < *n; {
@@ -66,30 +61,11 @@ func retained(ctx context.Context, args []string) error {
 			return err
 		}
 		size := min(*batch, *n-made)
-		errs := make([]error, len(pool))
-		var wg sync.WaitGroup
-		for w, c := range pool {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				gen := []string{headers[0], headers[1], "Idempotency-Key", ""}
-				for i := made + w; i < made+size; i += len(pool) {
-					id, _, err := a.quote(c, headers)
-					if err != nil {
-						errs[w] = err
-						return
-					}
-					gen[3] = "job-" + strconv.Itoa(i)
-					status, body, _, err := c.do("POST", "/v1/generate", gen, a.generateBody(id))
-					if err != nil || status != 202 {
-						errs[w] = cmpErr(err, "POST /v1/generate", status, body)
-						return
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
+		err := fanOut(pool, made, made+size, func(c *conn, i int) error {
+			_, _, err := a.flow(c, headers, "job-"+strconv.Itoa(i), false)
+			return err
+		})
+		if err != nil {
 			return err
 		}
 		made += size
@@ -171,9 +147,9 @@ func waiters(ctx context.Context, args []string) error {
 	if *n < 1 || *n > 20_000 || *conns < 1 || *conns > 256 {
 		return errors.New("-n or -conns out of range")
 	}
-	a := api{model: *model, input: `{"prompt":"a lighthouse on a cliff at dusk, long exposure","num_images":1}`}
+	a := api{model: *model, input: lighthouse}
 	// Two accounts, since one holds at most 10,000 unexpired quotes.
-	keys := [][]string{{"Authorization", "Bearer mg_test_all"}, {"Authorization", "Bearer mg_test_generate"}}
+	keys := [][]string{allKey, {"Authorization", "Bearer mg_test_generate"}}
 	admin, err := dial(tg.addr, 8192)
 	if err != nil {
 		return err
@@ -185,28 +161,16 @@ func waiters(ctx context.Context, args []string) error {
 	}
 
 	quoteIDs := make([]string, *n)
-	errs := make([]error, *conns)
-	var wg sync.WaitGroup
-	for w := range *conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c, err := dial(tg.addr, 8192)
-			if err != nil {
-				errs[w] = err
-				return
-			}
-			defer c.close()
-			for i := w; i < *n; i += *conns {
-				if quoteIDs[i], _, err = a.quote(c, keys[i%2]); err != nil {
-					errs[w] = err
-					return
-				}
-			}
-		}()
+	pool, err := dialPool(tg.addr, *conns)
+	if err != nil {
+		return err
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	err = fanOut(pool, 0, *n, func(c *conn, i int) (err error) {
+		quoteIDs[i], _, err = a.quote(c, keys[i%2])
+		return err
+	})
+	closeAll(pool)
+	if err != nil {
 		return err
 	}
 	withQuotes, _ := rssKB(tg.pid)
@@ -215,6 +179,7 @@ func waiters(ctx context.Context, args []string) error {
 	// sending its generation at once; one goroutine per connection then waits for its answer.
 	held := make([]*conn, *n)
 	answered := make(chan int, *n)
+	var wg sync.WaitGroup
 	var dialErr error
 	var mu sync.Mutex
 	next := 0

@@ -68,20 +68,15 @@ func sustain(ctx context.Context, args []string) error {
 			*label = "at " + strconv.FormatFloat(*rate, 'f', -1, 64) + "/s"
 		}
 	}
-	a := api{model: *model, input: `{"prompt":"a lighthouse on a cliff at dusk, long exposure","num_images":1}`}
-	headers := []string{"Authorization", "Bearer mg_test_all"}
-
-	admin, err := dial(tg.addr, 8192)
+	a := api{model: *model, input: lighthouse}
+	headers := allKey
+	admin, err := openAdmin(tg.addr, !*bare)
 	if err != nil {
 		return err
 	}
 	defer admin.close()
 	perJob, charged0 := int64(1), int64(0)
 	if !*bare {
-		// Enough credits for any bounded run, so that a long one does not end in 402s.
-		if _, err := control(admin, "PUT", "/_emulator/accounts/acct_all", `{"credits":1000000000000}`); err != nil {
-			return err
-		}
 		_, credits, err := a.quote(admin, headers)
 		if err != nil {
 			return err
@@ -120,7 +115,8 @@ func sustain(ctx context.Context, args []string) error {
 	var self0 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self0)
 
-	for w := range *conns {
+	// onConn runs loop on a connection of its own until the load ends.
+	onConn := func(loop func(c *conn)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -130,7 +126,11 @@ func sustain(ctx context.Context, args []string) error {
 				return
 			}
 			defer c.close()
-			gen := []string{headers[0], headers[1], "Idempotency-Key", ""}
+			loop(c)
+		}()
+	}
+	for w := range *conns {
+		onConn(func(c *conn) {
 			var trips []time.Duration
 			defer func() { mu.Lock(); roundTrips = append(roundTrips, trips...); mu.Unlock() }()
 			for k := 0; ctx.Err() == nil && failures.Load() < 1000; k++ {
@@ -145,7 +145,7 @@ func sustain(ctx context.Context, args []string) error {
 					}
 				}
 				t0 := time.Now()
-				id, _, err := a.quote(c, headers)
+				_, at, err := a.flow(c, headers, runID+"-w"+strconv.Itoa(w)+"-"+strconv.Itoa(k), false)
 				if refused(err) {
 					refusals.Add(1)
 					continue
@@ -154,44 +154,19 @@ func sustain(ctx context.Context, args []string) error {
 					fail(err)
 					continue
 				}
-				gen[3] = runID + "-w" + strconv.Itoa(w) + "-" + strconv.Itoa(k)
-				status, body, at, err := c.do("POST", "/v1/generate", gen, a.generateBody(id))
-				if err == nil && status == 429 {
-					refusals.Add(1)
-					continue
-				}
-				if err != nil || (status != 202 && status != 200) {
-					fail(cmpErr(err, "POST /v1/generate", status, body))
-					continue
-				}
 				accepted.Add(1)
 				if len(trips) < 200_000 {
 					trips = append(trips, at.Sub(t0))
 				}
 			}
-		}()
+		})
 	}
 	for p := range *probes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c, err := dial(tg.addr, 8192)
-			if err != nil {
-				fail(err)
-				return
-			}
-			defer c.close()
-			gen := []string{headers[0], headers[1], "Idempotency-Key", ""}
+		onConn(func(c *conn) {
 			for k := 0; ctx.Err() == nil && failures.Load() < 1000; k++ {
-				id, _, err := a.quote(c, headers)
+				body, at, err := a.flow(c, headers, runID+"-p"+strconv.Itoa(p)+"-"+strconv.Itoa(k), true)
 				if err != nil {
 					fail(err)
-					continue
-				}
-				gen[3] = runID + "-p" + strconv.Itoa(p) + "-" + strconv.Itoa(k)
-				status, body, at, err := c.do("POST", "/v1/generate?wait=true", gen, a.generateBody(id))
-				if err != nil || status != 200 {
-					fail(cmpErr(err, "POST /v1/generate?wait=true", status, body))
 					continue
 				}
 				probed.Add(1)
@@ -209,7 +184,7 @@ func sustain(ctx context.Context, args []string) error {
 				lateness = append(lateness, at.Sub(fin))
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 
 	// The monitor reads memory and charged credits every -every until the load ends, then

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 )
 
 // refsOf lists every "$ref" string in a decoded JSON document with the pointer it sits at.
@@ -17,7 +19,7 @@ func collectTestRefs(v any, at string, out map[string]string) {
 			if s, ok := child.(string); ok && k == "$ref" {
 				out[at] = s
 			}
-			collectTestRefs(child, at+"/"+escapePointer(k), out)
+			collectTestRefs(child, at+"/"+schema.EscapePointer(k), out)
 		}
 	case []any:
 		for i, child := range x {

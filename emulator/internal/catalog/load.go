@@ -42,6 +42,13 @@ var (
 	wordPattern    = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 )
 
+// ValidModelID reports whether a catalog can hold a model with this id: letters, digits, '.',
+// '_' and '-' in segments joined by single slashes, and no segment "." or "..", so an id is
+// always safe to put in a URL path.
+func ValidModelID(id string) bool {
+	return modelIDPattern.MatchString(id) && !strings.Contains("/"+id+"/", "/../") && !strings.Contains("/"+id+"/", "/./")
+}
+
 // DefaultAccounts are the accounts a catalog without accounts and keys gets.
 func DefaultAccounts() []Account {
 	return []Account{
@@ -332,7 +339,7 @@ func (c *Catalog) buildModel(r *Reporter, n *yaml.Node, cache *schemaCache, trus
 	case s.ID == "":
 		r.At(line, "model has no id")
 		return nil
-	case !modelIDPattern.MatchString(s.ID) || strings.Contains("/"+s.ID+"/", "/../") || strings.Contains("/"+s.ID+"/", "/./"):
+	case !ValidModelID(s.ID):
 		r.At(line, "model id %q may hold only letters, digits, '.', '_', '-' and single '/' between segments", s.ID)
 	}
 	// A model may leave out its mode (it is then its category) and its status (ready); without a

@@ -152,7 +152,7 @@ func compileSchema(r *Reporter, m *Model, n *yaml.Node, cache *schemaCache, trus
 
 // openAPISchemaPointer is where a model's input schema sits inside its OpenAPI document.
 func openAPISchemaPointer(m *Model) string {
-	return "#/paths/" + escapePointer("/"+m.ID) + "/post/requestBody/content/application~1json/schema"
+	return "#/paths/" + schema.EscapePointer("/"+m.ID) + "/post/requestBody/content/application~1json/schema"
 }
 
 // relocatedRefs writes the schema as it appears inside the OpenAPI document: every JSON Pointer
@@ -208,7 +208,7 @@ func checkRefs(r *Reporter, m *Model, doc *jsonDoc, v any, ptr string, refs *[]s
 	}
 	ok := true
 	for _, k := range sortedKeys(obj) {
-		child, at := obj[k], ptr+"/"+escapePointer(k)
+		child, at := obj[k], ptr+"/"+schema.EscapePointer(k)
 		switch {
 		case k == "$ref" || k == "$dynamicRef":
 			s, isString := child.(string)
@@ -231,7 +231,7 @@ func checkRefs(r *Reporter, m *Model, doc *jsonDoc, v any, ptr string, refs *[]s
 		case schema.KeywordHolds(k) == schema.HoldsSchemaMap:
 			named, _ := child.(map[string]any)
 			for _, name := range sortedKeys(named) {
-				ok = checkRefs(r, m, doc, named[name], at+"/"+escapePointer(name), refs) && ok
+				ok = checkRefs(r, m, doc, named[name], at+"/"+schema.EscapePointer(name), refs) && ok
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 	"gopkg.in/yaml.v3"
 )
 
@@ -136,7 +137,7 @@ func (c *converter) value(n *yaml.Node, ptr string, depth int) {
 			c.buf.WriteByte(':')
 			var child string
 			if c.track {
-				child = ptr + "/" + escapePointer(k.Value)
+				child = ptr + "/" + schema.EscapePointer(k.Value)
 				if c.doc.Lines != nil {
 					c.doc.Lines[child] = k.Line
 				}
@@ -229,8 +230,4 @@ func appendJSONString(b *bytes.Buffer, s string) {
 	}
 	b.WriteString(s[start:])
 	b.WriteByte('"')
-}
-
-func escapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }

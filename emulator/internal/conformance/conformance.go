@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -17,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
@@ -99,10 +99,7 @@ func Load(doc []byte) (*Document, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := jsonschema.NewCompiler()
-	c.Draft = jsonschema.Draft2020
-	c.AssertFormat = true
-	c.LoadURL = refuse
+	c := schema.NewCompiler()
 	if err := c.AddResource(base, bytes.NewReader(strict)); err != nil {
 		return nil, err
 	}
@@ -117,11 +114,11 @@ func Load(doc []byte) (*Document, error) {
 			if !ok {
 				continue
 			}
-			where := "/paths/" + escape(template) + "/" + method
+			where := "/paths/" + schema.EscapePointer(template) + "/" + method
 			op := &operation{id: str(raw["operationId"]), responses: map[string]*response{}}
 			rs, _ := raw["responses"].(map[string]any)
 			for _, status := range sortedKeys(rs) {
-				r, err := l.response(rs[status], where+"/responses/"+escape(status))
+				r, err := l.response(rs[status], where+"/responses/"+schema.EscapePointer(status))
 				if err != nil {
 					return nil, err
 				}
@@ -165,10 +162,6 @@ func closeObjects(v any) {
 	}
 }
 
-func refuse(u string) (io.ReadCloser, error) {
-	return nil, fmt.Errorf("%s: the document may refer only to itself", u)
-}
-
 // loader resolves the document's references and compiles its schemas.
 type loader struct {
 	root map[string]any
@@ -207,7 +200,7 @@ func (l *loader) response(v any, where string) (*response, error) {
 	r := &response{where: at, headers: map[string]*header{}, content: map[string]*jsonschema.Schema{}}
 	hs, _ := m["headers"].(map[string]any)
 	for _, name := range sortedKeys(hs) {
-		h, hat, err := l.deref(hs[name], at+"/headers/"+escape(name))
+		h, hat, err := l.deref(hs[name], at+"/headers/"+schema.EscapePointer(name))
 		if err != nil {
 			return nil, err
 		}
@@ -224,7 +217,7 @@ func (l *loader) response(v any, where string) (*response, error) {
 		if !isJSON(mt) {
 			continue
 		}
-		if r.content[mt], err = l.schema(at + "/content/" + escape(mt) + "/schema"); err != nil {
+		if r.content[mt], err = l.schema(at + "/content/" + schema.EscapePointer(mt) + "/schema"); err != nil {
 			return nil, err
 		}
 	}
@@ -350,16 +343,9 @@ func validate(sch *jsonschema.Schema, body []byte) error {
 // leaves lists the innermost causes of a validation error, one a line.
 func leaves(ve *jsonschema.ValidationError) string {
 	var out []string
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			out = append(out, fmt.Sprintf("  at %q: %s (%s)", e.InstanceLocation, e.Message, e.KeywordLocation))
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
+	for _, e := range schema.Leaves(ve) {
+		out = append(out, fmt.Sprintf("  at %q: %s (%s)", e.InstanceLocation, e.Message, e.KeywordLocation))
 	}
-	walk(ve)
 	return strings.Join(out, "\n")
 }
 
@@ -437,7 +423,7 @@ func Resolve(doc any, ptr string) (any, error) {
 	}
 	v := doc
 	for _, tok := range strings.Split(ptr[1:], "/") {
-		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+		tok = schema.UnescapePointer(tok)
 		switch n := v.(type) {
 		case map[string]any:
 			next, ok := n[tok]
@@ -456,11 +442,6 @@ func Resolve(doc any, ptr string) (any, error) {
 		}
 	}
 	return v, nil
-}
-
-// escape makes one JSON Pointer token of a key.
-func escape(key string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
 }
 
 func isJSON(mediaType string) bool {

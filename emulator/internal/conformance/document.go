@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
@@ -58,10 +59,7 @@ func CheckDocument(doc []byte) []error {
 }
 
 func validOpenAPI(root map[string]any) error {
-	c := jsonschema.NewCompiler()
-	c.Draft = jsonschema.Draft2020
-	c.AssertFormat = true
-	c.LoadURL = refuse
+	c := schema.NewCompiler()
 	for u, name := range oas31Files {
 		data, err := oas31.ReadFile(name)
 		if err != nil {
@@ -107,7 +105,7 @@ func collectRefs(v any, at string, out map[string][]string) {
 				out[s] = append(out[s], at)
 				continue
 			}
-			collectRefs(x, at+"/"+escape(k), out)
+			collectRefs(x, at+"/"+schema.EscapePointer(k), out)
 		}
 	case []any:
 		for i, x := range n {

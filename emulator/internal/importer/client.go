@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -274,15 +273,7 @@ func scrub(err error) error {
 	return err
 }
 
-// modelIDPattern is what the catalog accepts as a model id; validID adds that no segment is
-// "." or "..". An id from the service is checked before it becomes part of a path.
-var modelIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9._-]+)*$`)
-
-func validID(id string) bool {
-	return modelIDPattern.MatchString(id) && !strings.Contains("/"+id+"/", "/../") && !strings.Contains("/"+id+"/", "/./")
-}
-
-// modelPath is the detail path of a model id (checked with validID): slashes kept, each
+// modelPath is the detail path of a model id (checked with catalog.ValidModelID): slashes kept, each
 // segment escaped.
 func modelPath(id string) string {
 	segs := strings.Split(id, "/")

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 )
 
 // hostile is a loopback "service" that misbehaves as its handler says and records what it was
@@ -119,7 +121,7 @@ func TestUntrustedIDsNeverLeaveV1(t *testing.T) {
 		}
 	}
 	for _, id := range []string{"acme/pix/v1", "fal-ai/flux/dev", "a.b_c-d/1.5"} {
-		if !validID(id) {
+		if !catalog.ValidModelID(id) {
 			t.Errorf("%q is refused", id)
 		}
 	}

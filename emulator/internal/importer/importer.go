@@ -189,7 +189,7 @@ func readListing(ctx context.Context, c *client, o *Options) (*listing, error) {
 	}
 	for _, it := range items {
 		id := it.str("id")
-		if !validID(id) {
+		if !catalog.ValidModelID(id) {
 			text := "none"
 			if v := it.get("id"); v != nil {
 				text = short(v)
@@ -246,7 +246,7 @@ func Import(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	for _, id := range o.literalModels() {
-		if !validID(id) {
+		if !catalog.ValidModelID(id) {
 			return nil, fmt.Errorf("--models: %q is not a model id", id)
 		}
 		if !slices.Contains(ids, id) {
@@ -385,7 +385,7 @@ func readModel(ctx context.Context, c *client, o *Options, l *listing, id string
 // details' examples, else the OpenAPI document's, else one made from the schema.
 func (lm *liveModel) settleExamples(doc *node, warn func(string, ...any)) error {
 	root := lm.schema.root
-	compiled, err := compile(root)
+	compiled, err := schema.Compile(root.marshal())
 	if err != nil {
 		return fmt.Errorf("its input schema does not compile: %v", err)
 	}
@@ -428,15 +428,6 @@ func (lm *liveModel) settleExamples(doc *node, warn func(string, ...any)) error 
 		}
 	}
 	return errors.New("it has no valid example and none could be made")
-}
-
-func compile(root *node) (interface{ Validate(any) error }, error) {
-	c := schema.NewCompiler()
-	const u = "https://mediagen-emulator.invalid/import/input.json"
-	if err := c.AddResource(u, bytes.NewReader(root.marshal())); err != nil {
-		return nil, err
-	}
-	return c.Compile(u)
 }
 
 // accepts reports whether the catalog takes the model priced by r (its fields present, its

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 	"gopkg.in/yaml.v3"
 )
 
@@ -233,7 +234,7 @@ func (n *node) pointer(ptr string) *node {
 	}
 	cur := n
 	for _, tok := range strings.Split(ptr[1:], "/") {
-		tok = unescapePointer(tok)
+		tok = schema.UnescapePointer(tok)
 		switch {
 		case cur == nil:
 			return nil
@@ -250,14 +251,6 @@ func (n *node) pointer(ptr string) *node {
 		}
 	}
 	return cur
-}
-
-func escapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
-
-func unescapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
 }
 
 // marshal writes the node as compact JSON in its own member order.
@@ -456,11 +449,11 @@ func diffJSON(a, b *node, ptr string, limit int) []change {
 			out = append(out, change{ptr, "changed", short(a), short(b)})
 		case a.kind == kObject:
 			for _, k := range a.keys {
-				walk(a.get(k), b.get(k), ptr+"/"+escapePointer(k))
+				walk(a.get(k), b.get(k), ptr+"/"+schema.EscapePointer(k))
 			}
 			for _, k := range b.keys {
 				if a.get(k) == nil {
-					walk(nil, b.get(k), ptr+"/"+escapePointer(k))
+					walk(nil, b.get(k), ptr+"/"+schema.EscapePointer(k))
 				}
 			}
 		case a.kind == kArray:

@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 )
 
 func mustParse(t *testing.T, s string) *node {
@@ -56,7 +57,7 @@ func TestExtractSchemaMakesReferencesLocal(t *testing.T) {
 	if len(s.bodyExamples) != 1 || string(s.bodyExamples[0].marshal()) != `{"prompt":"a fox","size":"square"}` {
 		t.Errorf("body examples: %v", s.bodyExamples)
 	}
-	if _, err := compile(s.root); err != nil {
+	if _, err := schema.Compile(s.root.marshal()); err != nil {
 		t.Errorf("the extracted schema does not compile: %v", err)
 	}
 

@@ -128,7 +128,7 @@ func requestSchemaLocation(doc *node) (string, *node, error) {
 			if body == nil {
 				continue
 			}
-			bodyLoc := "/paths/" + escapePointer(p) + "/" + escapePointer(method) + "/requestBody"
+			bodyLoc := "/paths/" + schema.EscapePointer(p) + "/" + schema.EscapePointer(method) + "/requestBody"
 			if ref := body.str("$ref"); strings.HasPrefix(ref, "#/") {
 				bodyLoc = ref[1:]
 				body = doc.pointer(bodyLoc)
@@ -143,7 +143,7 @@ func requestSchemaLocation(doc *node) (string, *node, error) {
 					if media.get("schema") == nil {
 						continue
 					}
-					return bodyLoc + "/content/" + escapePointer(mt) + "/schema", media, nil
+					return bodyLoc + "/content/" + schema.EscapePointer(mt) + "/schema", media, nil
 				}
 			}
 		}
@@ -190,7 +190,7 @@ func (lc *localizer) walk(n *node, at, root string) {
 		lc.droppedIDs++
 	}
 	for i, k := range n.keys {
-		child, childAt := n.vals[i], at+"/"+escapePointer(k)
+		child, childAt := n.vals[i], at+"/"+schema.EscapePointer(k)
 		switch {
 		case k == "$ref" || k == "$dynamicRef":
 			if child.kind == kString {
@@ -207,7 +207,7 @@ func (lc *localizer) walk(n *node, at, root string) {
 		case schema.KeywordHolds(k) == schema.HoldsSchemaMap:
 			if child.kind == kObject {
 				for j, name := range child.keys {
-					lc.walk(child.vals[j], childAt+"/"+escapePointer(name), root)
+					lc.walk(child.vals[j], childAt+"/"+schema.EscapePointer(name), root)
 				}
 			}
 		}
@@ -238,7 +238,7 @@ func (lc *localizer) rewrite(ref, root string) string {
 		}
 	}
 	if best != "" {
-		return "#/$defs/" + escapePointer(lc.defLoc[best]) + target[len(best):]
+		return "#/$defs/" + schema.EscapePointer(lc.defLoc[best]) + target[len(best):]
 	}
 	src := lc.doc.pointer(target)
 	if src == nil {
@@ -255,7 +255,7 @@ func (lc *localizer) rewrite(ref, root string) string {
 		return ref
 	}
 	base := target[strings.LastIndexByte(target, '/')+1:]
-	base = unescapePointer(base)
+	base = schema.UnescapePointer(base)
 	if base == "" {
 		base = "def"
 	}
@@ -266,7 +266,7 @@ func (lc *localizer) rewrite(ref, root string) string {
 	lc.used[name] = true
 	lc.defLoc[target] = name
 	lc.pending = append(lc.pending, pendingDef{name: name, loc: target, n: src.clone()})
-	return "#/$defs/" + escapePointer(name)
+	return "#/$defs/" + schema.EscapePointer(name)
 }
 
 // prop is what the importer reads of one top-level input property, references followed.

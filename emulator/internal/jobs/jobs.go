@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/due"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
@@ -89,21 +90,16 @@ type Error struct {
 	Message string `json:"message"`
 }
 
-// Output is one file a succeeded job produced, described in full before it is made.
+// Output is one file a succeeded job produced, described in full before it is made: what the
+// client is shown (its URL left for the transport to fill in from Path) and how to make it.
 type Output struct {
-	Type        string  `json:"type"`
-	Path        string  `json:"-"` // under the emulator's address: /files/{job}/{n}.{ext}
-	URL         string  `json:"url"`
-	ContentType string  `json:"content_type"`
-	Width       int     `json:"width,omitempty"`
-	Height      int     `json:"height,omitempty"`
-	Duration    float64 `json:"duration_seconds,omitempty"`
-	SizeBytes   int64   `json:"size_bytes"`
+	api.Output
+	Path string // under the emulator's address: /files/{job}/{n}.{ext}
 
 	// Format, Seed and Label let the file be made again, byte for byte, when it is requested.
-	Format string `json:"-"`
-	Seed   uint64 `json:"-"`
-	Label  string `json:"-"`
+	Format string
+	Seed   uint64
+	Label  string
 }
 
 // New describes a job to create.

@@ -14,6 +14,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
@@ -100,8 +101,9 @@ func (w *world) balance(acct string) ledger.Balance {
 // described is the one output every test job is created with.
 func described(id string) []jobs.Output {
 	return []jobs.Output{{
-		Type: "image", Path: "/files/" + id + "/0.png", URL: "http://emulator/files/" + id + "/0.png",
-		ContentType: "image/png", Width: 1024, Height: 768, SizeBytes: 12345, Format: "png",
+		Output: api.Output{Type: "image", URL: "http://emulator/files/" + id + "/0.png",
+			ContentType: "image/png", Width: 1024, Height: 768, SizeBytes: 12345},
+		Path: "/files/" + id + "/0.png", Format: "png",
 	}}
 }
 

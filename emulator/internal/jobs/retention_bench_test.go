@@ -9,6 +9,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
 )
@@ -34,8 +35,8 @@ func newBenchJob(i int) New {
 		Input: raw,
 		Plan:  Plan{Queue: 200 * time.Millisecond, Run: 800 * time.Millisecond, QueueTimeout: 10 * time.Minute, Ending: Ending{Status: Succeeded}},
 		Outputs: []Output{{
-			Type: "image", Path: "/files/" + id + "/0.png", ContentType: "image/png",
-			Width: 1344, Height: 768, SizeBytes: 48_213, Format: "png", Seed: 1,
+			Output: api.Output{Type: "image", ContentType: "image/png", Width: 1344, Height: 768, SizeBytes: 48_213},
+			Path:   "/files/" + id + "/0.png", Format: "png", Seed: 1,
 			Label: strings.Clone(benchLabel), // made per job, as the server does
 		}},
 	}

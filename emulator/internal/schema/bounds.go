@@ -96,7 +96,7 @@ func (p *prechecker) walk(s *jsonschema.Schema, v any) {
 		}
 	case map[string]any:
 		for k, item := range x {
-			p.at = append(p.at, escapePointer(k))
+			p.at = append(p.at, EscapePointer(k))
 			p.walk(propertySchema(s, k), item)
 			p.at = p.at[:len(p.at)-1]
 		}

@@ -90,7 +90,7 @@ func Violations(err error) []Violation {
 	}
 	var out []Violation
 	seen := map[Violation]bool{}
-	for _, leaf := range leaves(ve) {
+	for _, leaf := range Leaves(ve) {
 		v := Violation{Pointer: leaf.InstanceLocation, Message: leaf.Message}
 		if !seen[v] {
 			seen[v] = true
@@ -111,7 +111,7 @@ func CompileProblems(err error) (invalid []Violation, message string) {
 	if errors.As(err, &se) {
 		var ve *jsonschema.ValidationError
 		if errors.As(se.Err, &ve) {
-			for _, leaf := range leaves(ve) {
+			for _, leaf := range Leaves(ve) {
 				invalid = append(invalid, Violation{Pointer: leaf.InstanceLocation, Message: leaf.Message})
 			}
 			return invalid, ""
@@ -135,13 +135,14 @@ func CompileProblems(err error) (invalid []Violation, message string) {
 	return nil, msg
 }
 
-func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
+// Leaves lists the innermost causes of a validation error, the ones that say what is wrong.
+func Leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
 	if len(ve.Causes) == 0 {
 		return []*jsonschema.ValidationError{ve}
 	}
 	var out []*jsonschema.ValidationError
 	for _, c := range ve.Causes {
-		out = append(out, leaves(c)...)
+		out = append(out, Leaves(c)...)
 	}
 	return out
 }
@@ -154,9 +155,14 @@ func OrRoot(ptr string) string {
 	return ptr
 }
 
-// escapePointer writes s as one JSON Pointer reference token.
-func escapePointer(s string) string {
+// EscapePointer writes s as one JSON Pointer reference token (RFC 6901).
+func EscapePointer(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// UnescapePointer reads one JSON Pointer reference token back into the key it names.
+func UnescapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
 }
 
 // Holding says what a schema keyword's value holds, for walks that must visit subschemas and

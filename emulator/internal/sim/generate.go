@@ -410,7 +410,7 @@ func locateToken(v any, ptr string) (string, string) {
 		}
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(x)) {
-			if p, o := locateToken(x[k], ptr+"/"+EscapePointer(k)); o != "" {
+			if p, o := locateToken(x[k], ptr+"/"+schema.EscapePointer(k)); o != "" {
 				return p, o
 			}
 		}
@@ -437,11 +437,6 @@ func hasToken(v any) bool {
 		}
 	}
 	return false
-}
-
-// EscapePointer escapes one JSON Pointer reference token.
-func EscapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
 // plan decides a new job's course: the catalog's timing for this input, shaped by the scenario

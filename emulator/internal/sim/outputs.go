@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
@@ -41,15 +42,17 @@ func (w *World) describeOutputs(m *catalog.Model, input map[string]any, jobID st
 	out := make([]jobs.Output, len(specs))
 	for i, spec := range specs {
 		o := jobs.Output{
-			Type:        spec.Type,
-			Path:        w.path + jobID + "/" + strconv.Itoa(i) + "." + extension(spec.Format),
-			ContentType: media.ContentType(spec.Format),
-			Width:       spec.Width,
-			Height:      spec.Height,
-			Duration:    spec.Duration,
-			Format:      spec.Format,
-			Seed:        w.ids.Uint64("media", jobID, strconv.Itoa(i)),
-			Label:       text,
+			Output: api.Output{
+				Type:        spec.Type,
+				ContentType: media.ContentType(spec.Format),
+				Width:       spec.Width,
+				Height:      spec.Height,
+				Duration:    spec.Duration,
+			},
+			Path:   w.path + jobID + "/" + strconv.Itoa(i) + "." + extension(spec.Format),
+			Format: spec.Format,
+			Seed:   w.ids.Uint64("media", jobID, strconv.Itoa(i)),
+			Label:  text,
 		}
 		// The job shows what the file really is: sizes and lengths past the media's limits are
 		// held to them, and videos take the nearest size the fixtures have.

@@ -140,19 +140,5 @@ func (w *World) endParked() {
 // stop is closed or the world is retired. It returns the count and whether it went below n.
 // Tests use it to see a wait let go without moving any clock.
 func (w *World) AwaitWaitingBelow(ctx context.Context, n int64, stop <-chan struct{}) (int64, bool) {
-	for {
-		changed := w.waitingChanged.next()
-		if cur := w.waiting.Load(); cur < n {
-			return cur, true
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return w.waiting.Load(), false
-		case <-stop:
-			return w.waiting.Load(), false
-		case <-w.gone:
-			return w.waiting.Load(), false
-		}
-	}
+	return w.awaitWaiting(ctx, func(cur int64) bool { return cur < n }, stop)
 }

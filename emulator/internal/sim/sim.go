@@ -60,20 +60,28 @@ type Config struct {
 // ManualStart is where a manual clock starts unless Config.Start says otherwise.
 var ManualStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
+// Defaults of the settings a Config may leave out.
+const (
+	DefaultMaxWait      = 180 * time.Second
+	DefaultQuoteTTL     = 10 * time.Minute
+	DefaultOutputTTL    = time.Hour
+	DefaultJobRetention = 24 * time.Hour
+)
+
 // withDefaults fills what the caller left out: the one place the defaults of these settings
 // live (emulator.Config passes them through unchanged).
 func (c Config) withDefaults() Config {
 	if c.MaxWait <= 0 {
-		c.MaxWait = 180 * time.Second
+		c.MaxWait = DefaultMaxWait
 	}
 	if c.QuoteTTL <= 0 {
-		c.QuoteTTL = 10 * time.Minute
+		c.QuoteTTL = DefaultQuoteTTL
 	}
 	if c.OutputTTL <= 0 {
-		c.OutputTTL = time.Hour
+		c.OutputTTL = DefaultOutputTTL
 	}
 	if c.JobRetention <= 0 {
-		c.JobRetention = 24 * time.Hour
+		c.JobRetention = DefaultJobRetention
 	}
 	c.JobRetention = max(c.JobRetention, c.OutputTTL) // a job outlives its outputs
 	if c.Start.IsZero() {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -250,10 +251,7 @@ func (ts *Tenants) newTenant(name string) *Tenant {
 // before anything is refused.
 func (ts *Tenants) recount() {
 	ts.mu.Lock()
-	all := make([]*Tenant, 0, len(ts.byName))
-	for _, t := range ts.byName {
-		all = append(all, t)
-	}
+	all := slices.Collect(maps.Values(ts.byName))
 	ts.mu.Unlock()
 	for _, t := range all {
 		t.count(true)
@@ -354,10 +352,7 @@ func (ts *Tenants) Delete(name string) error {
 func (ts *Tenants) List() []TenantInfo {
 	ts.mu.Lock()
 	ts.sweepLocked(ts.wall.Now(), false)
-	all := make([]*Tenant, 0, len(ts.byName))
-	for _, t := range ts.byName {
-		all = append(all, t)
-	}
+	all := slices.Collect(maps.Values(ts.byName))
 	ts.mu.Unlock()
 	slices.SortFunc(all, func(a, b *Tenant) int {
 		if (a.name == DefaultTenant) != (b.name == DefaultTenant) {
@@ -393,10 +388,7 @@ func (ts *Tenants) Close() {
 	if ts.ownWall {
 		ts.wall.Close()
 	}
-	all := make([]*Tenant, 0, len(ts.byName))
-	for _, t := range ts.byName {
-		all = append(all, t)
-	}
+	all := slices.Collect(maps.Values(ts.byName))
 	ts.mu.Unlock()
 	for _, t := range all {
 		t.World().retire()

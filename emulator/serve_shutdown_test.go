@@ -1,4 +1,4 @@
-package emulatortest
+package emulator
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 // TestShutdownClosesConnectionsThatSentNothing holds a connection that never sends a request
 // (as a transport's spare connection does) and shuts down. http.Server.Shutdown alone would
-// count it busy for five seconds and close it only then; the harness must have closed it, and
+// count it busy for five seconds and close it only then; Serve must have closed it, and
 // net/http have let go of it, before Shutdown begins.
 func TestShutdownClosesConnectionsThatSentNothing(t *testing.T) {
 	hs := newHTTPServer(http.NotFoundHandler(), slog.New(slog.DiscardHandler))
