@@ -51,10 +51,21 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, world *sim.World, 
 	if !ok || r.ProtoMajor != 1 {
 		return false
 	}
+	// Once the emulator is stopping nothing new parks: the caller's ordinary wait answers at
+	// once. Counting the answer to come under the same lock as the check keeps endParked's Wait
+	// from racing an Add.
+	s.parkedMu.Lock()
+	if s.stopping {
+		s.parkedMu.Unlock()
+		return false
+	}
+	s.parkedWG.Add(1)
+	s.parkedMu.Unlock()
 	var head bytes.Buffer
 	_ = w.Header().WriteSubset(&head, answerSet)
 	conn, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
+		s.parkedWG.Done()
 		return false
 	}
 	// net/http's buffers go back to the garbage collector: nothing parked keeps the writer or
@@ -69,7 +80,6 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, world *sim.World, 
 		tls: r.TLS, released: make(chan struct{})}
 	p.tenant.Enter()
 	rec.parked = p
-	s.parkedWG.Add(1)
 	wt := world.WaitThen(view, p.answer)
 	s.parkedMu.Lock()
 	stopping := s.stopping
@@ -80,7 +90,9 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, world *sim.World, 
 	}
 	s.parkedMu.Unlock()
 	if stopping {
-		wt.End() // the emulator began stopping meanwhile: answer now
+		// The emulator began stopping meanwhile: answer now, but not on this goroutine, since
+		// the answer waits for this handler to return (p.released).
+		go wt.End()
 	}
 	return true
 }

@@ -257,3 +257,44 @@ func TestHungUpWaitsLetGo(t *testing.T) {
 		t.Errorf("%v jobs succeeded, want both", jobs["total"])
 	}
 }
+
+// TestParkWhileStopping checks that a wait=true generation arriving after the emulator began
+// stopping is answered at once (the listener still accepts while parked answers drain), and
+// that stopping does not wait on it for ever.
+func TestParkWhileStopping(t *testing.T) {
+	s, err := NewServer(Config{CatalogFile: "../testdata/catalogs/small.yaml", ManualClock: true, MaxWait: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	defer hs.Close()
+	c := wire{t: t, base: hs.URL, key: "key_a"}
+	input := map[string]any{"prompt": "x"}
+	q := c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})
+	s.Shutdown() // what Serve does first when its context ends
+	body, _ := json.Marshal(map[string]any{"model": "test/pixel", "input": input, "quote_id": q["quote_id"]})
+	conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/generate?wait=true HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer key_a\r\n"+
+		"Content-Type: application/json\r\nIdempotency-Key: k1\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	// A bound on a failure, not a timing assertion: the answer is due at once.
+	_ = conn.SetReadDeadline(time.Now().Add(time.Minute))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("a generation that waited after the emulator began stopping got no answer: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Errorf("status %d, want 202 with the job as it stands", resp.StatusCode)
+	}
+	done := make(chan struct{})
+	go func() { s.Shutdown(); _ = s.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("Close never returned: an answer was still counted as to come")
+	}
+}
