@@ -162,6 +162,7 @@ type job struct {
 	changed    chan struct{} // made by the first Watch after a change; nil when unwatched
 	prev, next *job          // the account's jobs, in creation order
 	nextDone   *job          // the finished queue, in finish order
+	size       int64         // what it counts against the memory budget, fixed when made
 }
 
 // unset marks a time a job has not reached.
@@ -253,7 +254,8 @@ func (e *Engine) Create(n New) View {
 	j.live.Seq, j.live.Value = e.seq, j
 	e.held++
 	e.heldBytes += int64(len(j.Input))
-	e.bytes += Size(n)
+	j.size = Size(n)
+	e.bytes += j.size
 	e.counts.add(Queued, 1)
 	e.byID[j.ID] = j
 	acc := e.byAccount[j.Account]
@@ -426,7 +428,7 @@ func (e *Engine) drop() {
 	}
 	e.held--
 	e.heldBytes -= int64(len(j.Input))
-	e.bytes -= Size(j.New)
+	e.bytes -= j.size // not Size(j.New): a job that does not succeed lets go of its outputs
 	e.counts.add(j.status, -1)
 	if e.byID[j.ID] == j {
 		delete(e.byID, j.ID)
@@ -756,7 +758,7 @@ const (
 func Size(n New) int64 {
 	size := jobOverhead + len(n.ID) + len(n.Account) + len(n.Model) + len(n.QuoteID) + len(n.Input)
 	for _, o := range n.Outputs {
-		size += outputOverhead + len(o.URL) + len(o.Label)
+		size += outputOverhead + len(o.Path) + len(o.URL) + len(o.Label)
 	}
 	return int64(size)
 }

@@ -1240,3 +1240,30 @@ func TestOnEnd(t *testing.T) {
 	default:
 	}
 }
+
+// TestBytesReturnToBase checks that a job that does not succeed, and so lets go of its outputs,
+// takes away from the memory count exactly what it added when it is dropped.
+func TestBytesReturnToBase(t *testing.T) {
+	for _, status := range []jobs.Status{jobs.Succeeded, jobs.Failed} {
+		t.Run(string(status), func(t *testing.T) {
+			w := newWorld(t, time.Second)
+			base := w.engine.Bytes()
+			out := jobs.Output{Path: "/files/j1/0.png", Label: "image"}
+			w.create(jobs.New{ID: "j1", Plan: jobs.Plan{Queue: time.Second, Run: time.Second,
+				Ending: jobs.Ending{Status: status, Code: "generation_failed", At: 0.5}},
+				Outputs: []jobs.Output{out, out}})
+			if w.engine.Bytes() <= base {
+				t.Fatalf("a held job counts nothing: %d bytes", w.engine.Bytes())
+			}
+			if err := w.clock.Advance(time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			if n := w.engine.Len(); n != 0 {
+				t.Fatalf("%d jobs held past their retention", n)
+			}
+			if got := w.engine.Bytes(); got != base {
+				t.Errorf("%d bytes still counted with no job held", got-base)
+			}
+		})
+	}
+}
