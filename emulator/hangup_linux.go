@@ -106,6 +106,16 @@ func (h *hangups) loop() {
 			if errors.Is(err, syscall.EINTR) {
 				continue
 			}
+			// The watch cannot go on: say so to watch and stop, and give the descriptors back.
+			// Parked waits are still answered, at their job's end or --max-wait.
+			h.mu.Lock()
+			if !h.closed {
+				_ = syscall.Close(h.wake[1])
+				h.closed = true
+			}
+			h.mu.Unlock()
+			_ = syscall.Close(h.epfd)
+			_ = syscall.Close(h.wake[0])
 			return
 		}
 		for _, ev := range events[:n] {
