@@ -22,8 +22,9 @@ type Budget struct {
 	limit int64
 	used  atomic.Int64
 
-	countMu sync.Mutex
-	recount func() // brings every store's count up to date; set before the budget is shared
+	countMu  sync.Mutex
+	recounts atomic.Uint64 // how many recounts have finished
+	recount  func()        // brings every store's count up to date; set before the budget is shared
 }
 
 // New returns a budget of limit bytes; zero or less means no limit.
@@ -61,9 +62,14 @@ func (b *Budget) Admit(n int64) bool {
 		return true
 	}
 	if b.recount != nil {
+		// A recount that finished while this caller waited for the lock is as fresh as one it
+		// would make: when the budget is truly full, callers queued behind one recount share it
+		// instead of each walking every store in turn.
+		seen := b.recounts.Load()
 		b.countMu.Lock()
-		if !b.fits(n) {
+		if b.recounts.Load() == seen && !b.fits(n) {
 			b.recount()
+			b.recounts.Add(1)
 		}
 		b.countMu.Unlock()
 	}

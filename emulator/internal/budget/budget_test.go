@@ -1,6 +1,11 @@
 package budget
 
-import "testing"
+import (
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
 
 func TestAdmitRecountsBeforeRefusing(t *testing.T) {
 	t.Parallel()
@@ -38,4 +43,47 @@ func TestNoLimit(t *testing.T) {
 	if !b.Admit(1<<61) || b.Full() {
 		t.Error("a budget without a limit refused")
 	}
+}
+
+// A caller that queued behind a recount uses its result: with the budget truly full, callers
+// must not each walk every store in turn.
+func TestWaitersShareARecount(t *testing.T) {
+	t.Parallel()
+	b := New(100)
+	b.Add(100)
+	inRecount, release := make(chan struct{}), make(chan struct{})
+	var recounts atomic.Int32
+	b.OnRecount(func() {
+		if recounts.Add(1) == 1 {
+			close(inRecount)
+			<-release
+		}
+	})
+	done := make(chan bool, 2)
+	go func() { done <- b.Admit(1) }()
+	<-inRecount
+	go func() { done <- b.Admit(1) }()
+	// Wait until the second caller is queued on the lock the first one holds.
+	for !waitingOnLock() {
+		runtime.Gosched()
+	}
+	close(release)
+	if <-done || <-done {
+		t.Error("a full budget admitted a byte")
+	}
+	if n := recounts.Load(); n != 1 {
+		t.Errorf("%d recounts for two callers queued together, want 1", n)
+	}
+}
+
+// waitingOnLock reports whether some goroutine is blocked on a mutex inside Admit.
+func waitingOnLock() bool {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "[sync.Mutex.Lock") && strings.Contains(g, "budget.(*Budget).Admit") {
+			return true
+		}
+	}
+	return false
 }
