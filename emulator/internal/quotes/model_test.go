@@ -69,13 +69,14 @@ func (m *model) mark(account string, e entry, now time.Time) {
 	if !now.Before(e.due) {
 		return
 	}
-	m.seq++
-	e.seq = m.seq
-	m.marks[account] = append(m.marks[account], e)
-	for len(m.marks[account]) > m.l.Markers || total(m.marks[account]) > m.l.MarkerBytes {
+	// The new marker is never the one evicted: the others due first make room for it.
+	for len(m.marks[account]) > 0 && (len(m.marks[account])+1 > m.l.Markers || total(m.marks[account])+e.size > m.l.MarkerBytes) {
 		i := earliest(m.marks[account])
 		m.marks[account] = slices.Delete(m.marks[account], i, i+1)
 	}
+	m.seq++
+	e.seq = m.seq
+	m.marks[account] = append(m.marks[account], e)
 }
 
 func (m *model) add(q quotes.Quote, now time.Time) error {

@@ -247,13 +247,16 @@ func (s *Store) mark(a *account, r *record, now int64) {
 		delete(a.known, r.id)
 		return
 	}
+	// Room is made before the new marker goes in, so the one evicted is never the new one: a
+	// quote just used must stay known, or a Release after a hold that failed would find nothing
+	// and the caller's retry would answer quote_not_found.
+	for a.marks.Len() > 0 && (a.marks.Len()+1 > s.limits.Markers || a.markBytes+r.size > s.limits.MarkerBytes) {
+		a.forget(a.marks.Peek().Value)
+	}
 	s.seq++
 	r.e.Seq = s.seq
 	a.marks.Push(&r.e)
 	a.markBytes += r.size
-	for a.marks.Len() > s.limits.Markers || a.markBytes > s.limits.MarkerBytes {
-		a.forget(a.marks.Peek().Value)
-	}
 }
 
 // forget drops a record, live or marker. Callers hold s.mu.

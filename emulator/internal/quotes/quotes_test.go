@@ -607,3 +607,34 @@ func BenchmarkFootprint(b *testing.B) {
 	b.ReportMetric(perQuote, "B/quote")
 	b.ReportMetric(perMarker, "B/marker")
 }
+
+// A quote just used stays known by its marker even when the marker bound is full and its
+// marker is due before the others: the generation may yet fail to hold credits and Release it.
+func TestJustUsedMarkerIsNotEvicted(t *testing.T) {
+	t.Parallel()
+	c := clock.NewManual(t0)
+	l := quotes.DefaultLimits
+	l.Markers = 1
+	s := quotes.NewBounded(c, l)
+	late := quote("acct_a", "late", t0)
+	late.ExpiresAt = t0.Add(time.Hour) // its marker is forgotten after the next one's
+	if err := s.Add(late); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Add(quote("acct_a", "soon", t0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Use("acct_a", "late", "job1"); !ok {
+		t.Fatal("late could not be used")
+	}
+	if _, ok := s.Use("acct_a", "soon", "job2"); !ok {
+		t.Fatal("soon could not be used")
+	}
+	s.Release("acct_a", "soon", "job2")
+	if by, ok := s.Use("acct_a", "soon", "job3"); !ok || by != "job3" {
+		t.Errorf("after Release, Use = %q, %v; want the quote usable again", by, ok)
+	}
+	if n := s.Markers(); n > 1 {
+		t.Errorf("%d markers held, bound 1", n)
+	}
+}
