@@ -204,10 +204,15 @@ func (s *Server) frame(next http.Handler) http.Handler {
 			defer func() { answered(rec.fault) }()
 		}
 		t, token, terr := s.tenantOf(r)
+		// A tenant dropped between being found and being entered is found again, which makes
+		// it anew; the default tenant is never dropped, so this ends.
+		for t != nil && !t.Enter() {
+			t, token, terr = s.tenantOf(r)
+		}
 		if t == nil {
 			t = s.tenants.Default()
+			t.Enter()
 		}
-		t.Enter()
 		defer t.Leave()
 		world := t.World()
 		id := r.Header.Get("X-Request-Id")

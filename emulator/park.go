@@ -33,7 +33,8 @@ type parking struct {
 	tls                    *tls.ConnectionState
 	// tenant counts the parked generation as a request in progress until its answer, so the
 	// tenant is not dropped as idle under a wait.
-	tenant *sim.Tenant
+	tenant  *sim.Tenant
+	entered bool // whether the tenant counted it (it does unless it was already dropped)
 
 	released chan struct{} // closed once the request's handlers have all returned
 	answered bool          // guarded by Server.parkedMu
@@ -78,7 +79,9 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, world *sim.World, 
 	p := &parking{s: s, rec: rec, conn: conn, head: bytes.Clone(head.Bytes()), start: time.Now(),
 		method: r.Method, path: r.URL.Path, host: r.Host, tenant: infoOf(r).tenant, id: requestID(r),
 		tls: r.TLS, released: make(chan struct{})}
-	p.tenant.Enter()
+	// The request holds its tenant, so only a DELETE of it can have dropped it meanwhile;
+	// then there is no idle time to hold off.
+	p.entered = p.tenant.Enter()
 	rec.parked = p
 	wt := world.WaitThen(view, p.answer)
 	s.parkedMu.Lock()
@@ -113,7 +116,9 @@ func (p *parking) answer(v jobs.View) {
 	// Only what the answer's body and its log line read of a request.
 	r := &http.Request{Method: p.method, URL: &url.URL{Path: p.path}, Host: p.host, TLS: p.tls}
 	// The answer is decided: the tenant may idle from here, before the client can read it.
-	p.tenant.Leave()
+	if p.entered {
+		p.tenant.Leave()
+	}
 	s.answerParked(r, p, v)
 }
 

@@ -666,3 +666,65 @@ func TestConfigDefaults(t *testing.T) {
 		t.Errorf("given settings changed: %+v", c)
 	}
 }
+
+// TestLateRequestFindsANewTenant: a request that found a tenant just before the idle sweep
+// dropped it is told so when it enters, and finding the tenant again makes a new one; the
+// dropped world is not used.
+func TestLateRequestFindsANewTenant(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.Wall = clock.NewManual(start)
+	ts := NewTenants(cfg, ids.NewSeeded(1), media.NewCache(64<<20), 10, time.Minute)
+	t.Cleanup(ts.Close)
+	found, _ := ts.Get("late") // found, not yet entered
+	mustAdvanceClock(t, cfg.Wall, 2*time.Minute)
+	if _, ok := ts.Lookup("late"); ok {
+		t.Fatal("the idle tenant was not swept")
+	}
+	if found.Enter() {
+		t.Fatal("a swept tenant was entered")
+	}
+	again, err := ts.Get("late")
+	if err != nil || again == found {
+		t.Fatalf("finding the tenant again: %v, same tenant %v", err, again == found)
+	}
+	if !again.Enter() {
+		t.Fatal("the new tenant could not be entered")
+	}
+	again.Leave()
+	// A request under way when its tenant is deleted leaves normally; one after it comes too late.
+	if err := ts.Delete("late"); err != nil {
+		t.Fatal(err)
+	}
+	if again.Enter() {
+		t.Error("a deleted tenant was entered")
+	}
+}
+
+// TestResetAfterDropMakesNoWorld: a reset that loses the race with a DELETE or Close leaves
+// no world behind with its clock running, and Close still returns.
+func TestResetAfterDropMakesNoWorld(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.ManualClock = true
+	ts := NewTenants(cfg, ids.NewSeeded(1), media.NewCache(64<<20), 10, time.Minute)
+	a, _ := ts.Get("a")
+	old := a.World()
+	if err := ts.Delete("a"); err != nil {
+		t.Fatal(err)
+	}
+	if w := a.Reset(); w != old {
+		t.Error("a reset after the tenant was deleted made a new world")
+	}
+	d := ts.Default()
+	ts.Close()
+	before := d.World()
+	if w := d.Reset(); w != before {
+		t.Error("a reset after Close made a new world")
+	}
+	select {
+	case <-before.clock.Exited():
+	default:
+		t.Error("the closed tenant's clock still runs")
+	}
+}

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"maps"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -50,9 +51,12 @@ type Tenant struct {
 	current atomic.Pointer[World]
 
 	lastUsed atomic.Int64 // real time, Unix nanoseconds
-	active   atomic.Int64 // requests in progress; a tenant in use is never idle
+	active   atomic.Int64 // requests in progress (gone once dropped); a tenant in use is never idle
 	make     func() *World
 	wall     *clock.Clock
+
+	resetMu sync.Mutex
+	ended   bool // dropped or closed: its world is retired for good; guarded by resetMu
 
 	budget   *budget.Budget
 	countMu  sync.Mutex
@@ -66,19 +70,44 @@ func (t *Tenant) Name() string { return t.name }
 // World is the tenant's current world; a request loads it once and keeps it.
 func (t *Tenant) World() *World { return t.current.Load() }
 
-// Reset puts the tenant's whole world back to the configured start.
+// gone is added to a dropped tenant's count of requests in progress: the count stays negative
+// whatever Enter and Leave do after, which is how a request learns it came too late.
+const gone = math.MinInt64 / 2
+
+// Reset puts the tenant's whole world back to the configured start. A tenant dropped or closed
+// meanwhile is left as it is: a world made for it would never be retired, and its clock would
+// run on.
 func (t *Tenant) Reset() *World {
+	t.resetMu.Lock()
+	defer t.resetMu.Unlock()
+	if t.ended {
+		return t.World()
+	}
 	w := t.make()
 	t.current.Swap(w).retire()
 	t.count(true)
 	return w
 }
 
+// end retires the tenant's world for good and returns it.
+func (t *Tenant) end() *World {
+	t.resetMu.Lock()
+	t.ended = true
+	w := t.World()
+	t.resetMu.Unlock()
+	w.retire()
+	return w
+}
+
 // Enter marks the tenant in use by a request; Leave ends that use. A tenant is idle from the
-// end of its last request.
-func (t *Tenant) Enter() {
-	t.active.Add(1)
+// end of its last request. Enter reports false, and the use does not count, when the tenant
+// was dropped before it: the request must find the tenant again, which makes a new one.
+func (t *Tenant) Enter() bool {
+	if t.active.Add(1) <= 0 {
+		return false
+	}
 	t.lastUsed.Store(t.wall.Now().UnixNano())
+	return true
 }
 
 // Leave ends a use that Enter began, and counts what the tenant now holds against the budget.
@@ -322,9 +351,11 @@ func (ts *Tenants) sweepLocked(now time.Time, force bool) {
 		if name == DefaultTenant || t.active.Load() > 0 {
 			continue
 		}
-		if now.Sub(time.Unix(0, t.lastUsed.Load())) >= ts.idle {
+		// Only a tenant still unused as it is marked gone is dropped: a request that entered
+		// it since the check keeps it, and one that enters after sees it gone.
+		if now.Sub(time.Unix(0, t.lastUsed.Load())) >= ts.idle && t.active.CompareAndSwap(0, gone) {
 			delete(ts.byName, name)
-			t.World().retire()
+			t.end()
 			t.finish()
 		}
 	}
@@ -343,7 +374,8 @@ func (ts *Tenants) Delete(name string) error {
 	if !ok {
 		return problem.New(problem.TenantNotFound, "no tenant %q", name)
 	}
-	t.World().retire()
+	t.active.Add(gone) // requests under way finish in the retired world; new ones make a new tenant
+	t.end()
 	t.finish()
 	return nil
 }
@@ -390,14 +422,15 @@ func (ts *Tenants) Close() {
 	}
 	all := slices.Collect(maps.Values(ts.byName))
 	ts.mu.Unlock()
-	for _, t := range all {
-		t.World().retire()
+	worlds := make([]*World, len(all))
+	for i, t := range all {
+		worlds[i] = t.end()
 	}
 	// Leave nothing running: each real clock's loop returns soon after Close.
 	if ts.ownWall {
 		<-ts.wall.Exited()
 	}
-	for _, t := range all {
-		<-t.World().clock.Exited()
+	for _, w := range worlds {
+		<-w.clock.Exited()
 	}
 }
