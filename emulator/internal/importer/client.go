@@ -25,6 +25,9 @@ const (
 	maxRedirects   = 5                // redirects followed by one request
 	pageLimit      = 100              // models per listing page
 	maxListed      = 20_000           // listing entries read; a longer listing is refused
+	// maxListingBytes bounds what a whole listing holds once read (see nodeSize), so pages
+	// that each fit maxBodyBytes cannot add up past it.
+	maxListingBytes = 64 << 20
 	// DefaultTimeout is how long a whole import or drift may take.
 	DefaultTimeout = 30 * time.Minute
 )
@@ -43,6 +46,8 @@ type client struct {
 	pageLimit int
 	// notice is how often a slow request reports that it is still waiting.
 	notice time.Duration
+	// listingBytes bounds what a whole listing holds (maxListingBytes).
+	listingBytes int
 	// requests counts requests sent, retries included.
 	requests int
 }
@@ -286,6 +291,7 @@ func modelPath(id string) string {
 // listAll reads every page of a listing.
 func (c *client) listAll(ctx context.Context, query url.Values, progress func(n, total int)) ([]*node, error) {
 	var items []*node
+	held := 0
 	limit := c.pageLimit
 	for offset := 0; ; {
 		q := url.Values{}
@@ -301,6 +307,12 @@ func (c *client) listAll(ctx context.Context, query url.Values, progress func(n,
 		data := doc.get("data")
 		if data == nil || data.kind != kArray {
 			return nil, errors.New("GET /v1/models: the answer has no data list")
+		}
+		for _, it := range data.vals {
+			held += nodeSize(it)
+		}
+		if held > c.listingBytes {
+			return nil, fmt.Errorf("GET /v1/models: the listing holds more than %d MiB, more than the importer reads", c.listingBytes>>20)
 		}
 		items = append(items, data.vals...)
 		total := len(items)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -307,5 +308,30 @@ func TestMainGivesUpAtTheTimeout(t *testing.T) {
 	code = Main(context.Background(), "drift", []string{"--from", srv.URL, "--timeout", "0s"}, func(string) string { return "" }, &stdout, &stderr)
 	if code != 2 || !strings.Contains(stderr.String(), "--timeout must be positive") {
 		t.Errorf("--timeout 0s: exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// TestLargeListingIsBoundedAsAWhole: pages that each fit the size bound cannot add up past the
+// bound on the whole listing; the import stops with a clear error instead of holding them all.
+func TestLargeListingIsBoundedAsAWhole(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("x", 100<<10)
+	srv := newHostile(t, func(w http.ResponseWriter, r *http.Request) {
+		offset, _ := strconv.Atoi(r.URL.Query().Get("offset"))
+		var items []string
+		for i := range 10 { // about 1 MiB a page, well under the page bound
+			items = append(items, fmt.Sprintf(`{"id":"m-%d","name":"n","description":%q,"category":"text-to-image","status":"ready"}`, offset+i, big))
+		}
+		fmt.Fprintf(w, `{"data":[%s],"total":100000,"has_more":true}`, strings.Join(items, ","))
+	})
+	o := hostileOptions(srv.URL, &waits{}, nil)
+	o.attemptTimeout = time.Minute // big pages, on a loaded machine
+	o.listingBytes = 4 << 20
+	_, err := Import(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "the listing holds more than") {
+		t.Fatalf("import of an ever larger listing: %v", err)
+	}
+	if n := len(srv.requests()); n > 5 {
+		t.Errorf("%d pages of 1 MiB read under a 4 MiB bound, want at most 5", n)
 	}
 }

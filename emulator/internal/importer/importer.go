@@ -47,8 +47,10 @@ type Options struct {
 	// PageLimit is the listing page size (default 100).
 	PageLimit int
 
-	// attemptTimeout and notice replace attemptTimeout and waitNotice in tests.
+	// attemptTimeout, notice and listingBytes replace attemptTimeout, waitNotice and
+	// maxListingBytes in tests.
 	attemptTimeout, notice time.Duration
+	listingBytes           int
 }
 
 func (o *Options) client() (*client, error) {
@@ -72,7 +74,8 @@ func (o *Options) client() (*client, error) {
 		o.Progress = &lockedWriter{w: o.Progress}
 	}
 	c := &client{base: u, key: o.Key, http: hc, sleep: o.Sleep, logf: o.logf,
-		pageLimit: cmp.Or(o.PageLimit, pageLimit), notice: cmp.Or(o.notice, waitNotice)}
+		pageLimit: cmp.Or(o.PageLimit, pageLimit), notice: cmp.Or(o.notice, waitNotice),
+		listingBytes: cmp.Or(o.listingBytes, maxListingBytes)}
 	if c.sleep == nil {
 		c.sleep = sleepContext
 	}

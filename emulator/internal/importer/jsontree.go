@@ -49,6 +49,19 @@ type node struct {
 	index map[string]int
 }
 
+// nodeSize estimates what a value holds once read: its text and keys, and about 64 bytes a
+// value for the struct and the slices' headers.
+func nodeSize(n *node) int {
+	size := 64 + len(n.text)
+	for _, k := range n.keys {
+		size += len(k) + 16
+	}
+	for _, v := range n.vals {
+		size += nodeSize(v)
+	}
+	return size
+}
+
 // parseJSON reads one JSON value, keeping member order. Duplicate keys keep the last value.
 func parseJSON(data []byte) (*node, error) { return decodeJSON(bytes.NewReader(data)) }
 
