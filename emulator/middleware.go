@@ -156,14 +156,13 @@ func (rec *recorder) sending() {
 	if rec.journaled {
 		rec.journaled = false
 		world := rec.info.world
-		world.Journal().Add(journal.Entry{
+		world.Journal().AddRequest(journal.Entry{
 			Time: world.Now(), Method: rec.method, Path: rec.path, Query: rec.rawQuery,
 			Status: rec.status, Code: rec.code, Account: rec.account, Model: rec.model, JobID: rec.jobID,
 			RequestID: rec.info.id, IdempotencyKey: rec.idemKey, Fault: rec.fault,
 			DurationMS:  math.Round(float64(time.Since(rec.start).Microseconds())) / 1000,
 			RequestBody: rec.sent, ResponseBody: rec.body, // the journal caps both
-			RequestHeaders: journal.Headers(rec.header),
-		})
+		}, rec.header)
 		if rec.status >= 400 {
 			world.Coverage().Error(rec.route, rec.status, rec.code)
 		}

@@ -47,7 +47,7 @@ const (
 // secretHeaders are the request headers whose values the journal never keeps.
 var secretHeaders = map[string]bool{"Authorization": true, "Proxy-Authorization": true, "Cookie": true, "X-Emulator-Admin-Token": true}
 
-// Headers returns request headers as an entry keeps them: one value per name, several joined
+// Headers returns request headers as an entry shows them: one value per name, several joined
 // with ", ", each cut to MaxString, secrets replaced by Redacted, and at most MaxHeaders of them
 // (the first by name when there are more). Names are kept as given: the server has already put
 // them in canonical form.
@@ -55,32 +55,39 @@ func Headers(h map[string][]string) map[string]string {
 	if len(h) == 0 {
 		return nil
 	}
-	names := func(yield func(string) bool) {
-		for k := range h {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-	if len(h) > MaxHeaders {
-		sorted := slices.Sorted(maps.Keys(h))[:MaxHeaders]
-		names = slices.Values(sorted)
-	}
 	out := make(map[string]string, min(len(h), MaxHeaders))
-	for k := range names {
-		vs := h[k]
-		var v string
-		switch {
-		case secretHeaders[k]:
-			v = Redacted
-		case len(vs) == 1:
-			v = Cut(vs[0], MaxString)
-		default:
-			v = Cut(strings.Join(vs, ", "), MaxString)
+	if len(h) <= MaxHeaders {
+		for k, vs := range h {
+			out[Cut(k, MaxString)] = headerValue(k, vs)
 		}
-		out[Cut(k, MaxString)] = v
+		return out
+	}
+	for _, k := range slices.Sorted(maps.Keys(h))[:MaxHeaders] {
+		out[Cut(k, MaxString)] = headerValue(k, h[k])
 	}
 	return out
+}
+
+func headerValue(name string, vs []string) string {
+	switch {
+	case secretHeaders[name]:
+		return Redacted
+	case len(vs) == 1:
+		return Cut(vs[0], MaxString)
+	}
+	return Cut(strings.Join(vs, ", "), MaxString)
+}
+
+// headerSize is what request headers held as sent count against the byte bound.
+func headerSize(h map[string][]string) int64 {
+	n := 0
+	for k, vs := range h {
+		n += len(k) + headerOverhead
+		for _, v := range vs {
+			n += len(v) + 16
+		}
+	}
+	return int64(n)
 }
 
 // Filter selects entries; empty fields match everything.
@@ -95,7 +102,7 @@ type Journal struct {
 	mu         sync.Mutex
 	maxEntries int
 	maxBytes   int64
-	ring       []Entry // a ring: n entries, oldest first from head, wrapping around
+	ring       []slot // a ring: n entries, oldest first from head, wrapping around
 	head, n    int
 	bytes      int64 // the sizes of the entries held
 	seq        uint64
@@ -118,6 +125,14 @@ func (j *Journal) changed() {
 	}
 }
 
+// slot is an entry as held, with the request headers it was given as sent: they are put in
+// their entry form only when read, so recording a request costs no copy of them.
+type slot struct {
+	Entry
+	header map[string][]string
+	bytes  int64 // what the slot counts against the byte bound, set once
+}
+
 // NewBounded returns a journal keeping at most maxEntries entries whose sizes add up to at most
 // maxBytes, dropping the oldest first. One entry always fits: it is capped at MaxString per text
 // field and MaxBody per body.
@@ -127,15 +142,20 @@ func NewBounded(maxEntries int, maxBytes int64) *Journal {
 
 // Add records an entry, cutting its long fields, and drops the oldest entries until both
 // bounds hold again.
-func (j *Journal) Add(e Entry) {
-	e = capped(e)
-	size := Size(e)
+func (j *Journal) Add(e Entry) { j.AddRequest(e, nil) }
+
+// AddRequest records an entry with the request's headers as sent, which the journal keeps
+// unchanged (nobody may change them afterwards) and shows as Headers makes them.
+func (j *Journal) AddRequest(e Entry, header map[string][]string) {
+	s := slot{Entry: capped(e), header: header}
+	s.bytes = Size(s.Entry) + headerSize(header)
+	size := s.bytes
 	giveWay := j.full != nil && j.full()
 	defer j.changed()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.seq++
-	e.Seq = j.seq
+	s.Seq = j.seq
 	// The newest entry stays even alone over maxBytes: it is already capped.
 	var freed int64
 	for j.n > 0 && (j.n >= j.maxEntries || j.bytes+size > j.maxBytes || (giveWay && freed < size)) {
@@ -144,7 +164,7 @@ func (j *Journal) Add(e Entry) {
 	if j.n == len(j.ring) {
 		j.grow()
 	}
-	j.ring[(j.head+j.n)%len(j.ring)] = e
+	j.ring[(j.head+j.n)%len(j.ring)] = s
 	j.n++
 	j.bytes += size
 }
@@ -152,7 +172,7 @@ func (j *Journal) Add(e Entry) {
 // grow makes room for more entries, up to maxEntries: the ring doubles, so a quiet journal
 // stays small and a busy one stops copying once it is full.
 func (j *Journal) grow() {
-	ring := make([]Entry, min(max(16, 2*len(j.ring)), j.maxEntries))
+	ring := make([]slot, min(max(16, 2*len(j.ring)), j.maxEntries))
 	for i := range j.n {
 		ring[i] = j.ring[(j.head+i)%len(j.ring)]
 	}
@@ -162,16 +182,16 @@ func (j *Journal) grow() {
 // dropOldest forgets the oldest entry and returns its size. Callers hold j.mu and know there
 // is one.
 func (j *Journal) dropOldest() int64 {
-	size := Size(j.ring[j.head])
+	size := j.ring[j.head].bytes
 	j.bytes -= size
-	j.ring[j.head] = Entry{}
+	j.ring[j.head] = slot{}
 	j.head = (j.head + 1) % len(j.ring)
 	j.n--
 	return size
 }
 
 // at returns the i-th entry held, oldest first. Callers hold j.mu.
-func (j *Journal) at(i int) *Entry { return &j.ring[(j.head+i)%len(j.ring)] }
+func (j *Journal) at(i int) *slot { return &j.ring[(j.head+i)%len(j.ring)] }
 
 // Size is what an entry counts against the journal's byte bound.
 func Size(e Entry) int64 {
@@ -281,13 +301,16 @@ func (j *Journal) List(f Filter, offset, limit int) ([]Entry, int) {
 	var out []Entry
 	total := 0
 	for i := range j.n {
-		e := j.at(i)
-		if !f.matches(e) {
+		s := j.at(i)
+		if !f.matches(&s.Entry) {
 			continue
 		}
 		if total >= offset && len(out) < limit {
-			c := *e
+			c := s.Entry
 			c.RequestBody, c.ResponseBody = Body(c.RequestBody), Body(c.ResponseBody)
+			if s.header != nil {
+				c.RequestHeaders = Headers(s.header)
+			}
 			out = append(out, c)
 		}
 		total++

@@ -262,9 +262,20 @@ func TestHeadersAreBoundedAndRedacted(t *testing.T) {
 	if Headers(nil) != nil {
 		t.Errorf("no headers make a map")
 	}
+	// Headers handed over as sent are shown the same way, and count in full against the bound.
 	j := NewBounded(10, DefaultMaxBytes)
-	j.Add(Entry{Path: "/v1/x", RequestHeaders: small})
-	if j.Bytes() < int64(len(small["X-Long"])) {
+	j.AddRequest(Entry{Path: "/v1/x"}, h)
+	if j.Bytes() < int64(len(h["X-Long"][0])) {
 		t.Errorf("the headers are not counted against the byte bound: %d", j.Bytes())
+	}
+	list, _ := j.List(Filter{}, 0, 10)
+	if got := list[0].RequestHeaders; len(got) != MaxHeaders || got["Authorization"] != Redacted || got["Accept"] != "a, b" {
+		t.Errorf("listed headers = %v", got)
+	}
+	tight := NewBounded(10, 4*MaxString)
+	tight.AddRequest(Entry{Path: "/v1/a"}, h)
+	tight.AddRequest(Entry{Path: "/v1/b"}, h)
+	if list, total := tight.List(Filter{}, 0, 10); total != 1 || list[0].Path != "/v1/b" {
+		t.Errorf("large headers did not push the older entry out: %d entries", total)
 	}
 }
