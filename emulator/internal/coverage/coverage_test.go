@@ -163,6 +163,12 @@ func TestGlob(t *testing.T) {
 		{"POST /v1/generate 4*", "POST /v1/generate 503 service_unavailable", false},
 		{"GET /v1/jobs/{id} 404 job_not_found", "GET /v1/jobs/{id} 404 job_not_found", true},
 		{"a.c", "abc", false},
+		{"a*b*c", "aXbYbZc", true},
+		{"a*b*c", "aXbYcZ", false},
+		{"*c", "cc", true},
+		{"**", "", true},
+		{"", "x", false},
+		{strings.Repeat("*a", 500), strings.Repeat("a", 400), false},
 	} {
 		if got := NewGlob(c.glob).Match(c.id); got != c.want {
 			t.Errorf("%q matches %q: %v", c.glob, c.id, got)

@@ -75,11 +75,16 @@ func Parse(obj map[string]any) (*Pattern, []api.FieldError) {
 				}
 				p.src.Method, p.method = s, strings.ToUpper(s)
 			case "path":
-				if !strings.HasPrefix(s, "/") {
-					bad(at, `must start with "/"`)
+				if !strings.HasPrefix(s, "/") || len(s) > maxPath {
+					bad(at, fmt.Sprintf(`must start with "/" and be at most %d bytes`, maxPath))
 					continue
 				}
-				p.src.Path, p.path = s, pathRegexp(s)
+				re, err := pathRegexp(s)
+				if err != nil {
+					bad(at, "cannot be matched: "+err.Error())
+					continue
+				}
+				p.src.Path, p.path = s, re
 			case "code":
 				p.src.Code = s
 			}
@@ -169,8 +174,11 @@ func validToken(s string) bool {
 	return true
 }
 
+// maxPath bounds a path pattern, as the journal bounds the paths it keeps.
+const maxPath = 2 << 10
+
 // pathRegexp compiles a path pattern: * is any run without a slash, ** any run at all.
-func pathRegexp(path string) *regexp.Regexp {
+func pathRegexp(path string) (*regexp.Regexp, error) {
 	var b strings.Builder
 	b.WriteString("^")
 	for path != "" {
@@ -191,7 +199,7 @@ func pathRegexp(path string) *regexp.Regexp {
 		}
 	}
 	b.WriteString("$")
-	return regexp.MustCompile(b.String())
+	return regexp.Compile(b.String())
 }
 
 // parsePointer splits an RFC 6901 JSON Pointer into its unescaped tokens.

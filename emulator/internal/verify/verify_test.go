@@ -109,6 +109,7 @@ func TestParseRefusesBadPatterns(t *testing.T) {
 		{`{"body":"x","pointers":[]}`, []string{"/body", "/pointers"}},
 		{`{"pointers":{"a":1,"/x~":1,"/ok":1}}`, []string{"/pointers/~1x~0", "/pointers/a"}},
 		{`{"a/b":1}`, []string{"/a~1b"}},
+		{fmt.Sprintf(`{"path":"/%s"}`, bytes.Repeat([]byte("*"), maxPath)), []string{"/path"}},
 	}
 	for _, c := range cases {
 		p, errs := Parse(object(t, c.pattern))
