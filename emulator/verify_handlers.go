@@ -1,7 +1,6 @@
 package emulator
 
 import (
-	"math"
 	"mime"
 	"net/http"
 	"strconv"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/verify"
 )
@@ -33,7 +31,7 @@ func (s *Server) readPattern(w http.ResponseWriter, r *http.Request) (*verify.Pa
 // journalOf returns every entry of the request's tenant's journal, oldest first, in the form
 // GET /_emulator/requests lists them.
 func journalOf(r *http.Request) []api.JournalEntry {
-	entries, _ := worldOf(r).Journal().List(journal.Filter{}, 0, math.MaxInt)
+	entries := worldOf(r).Journal().All()
 	tenant := infoOf(r).tenant.Name()
 	for i := range entries {
 		entries[i].Tenant = tenant

@@ -318,6 +318,27 @@ func (j *Journal) List(f Filter, offset, limit int) ([]Entry, int) {
 	return out, total
 }
 
+// All returns every entry held, oldest first, as List shows them. Only the copy is made under
+// the journal's lock: the bodies and headers, which nothing changes once recorded, are put in
+// their listed form after, so reading a full journal does not hold up the requests recording.
+func (j *Journal) All() []Entry {
+	j.mu.Lock()
+	slots := make([]slot, j.n)
+	for i := range j.n {
+		slots[i] = *j.at(i)
+	}
+	j.mu.Unlock()
+	out := make([]Entry, len(slots))
+	for i, s := range slots {
+		out[i] = s.Entry
+		out[i].RequestBody, out[i].ResponseBody = Body(s.RequestBody), Body(s.ResponseBody)
+		if s.header != nil {
+			out[i].RequestHeaders = Headers(s.header)
+		}
+	}
+	return out
+}
+
 // Bytes reports the size of the entries held, as counted against the byte bound.
 func (j *Journal) Bytes() int64 {
 	j.mu.Lock()
