@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"net/http"
 	"regexp"
+	"sync"
 	"sync/atomic"
 
 	"github.com/gorilla/mux"
@@ -99,6 +100,7 @@ func dispatch(r *mux.Router) http.Handler {
 	var (
 		seed  = maphash.MakeSeed()
 		slots [routeSlots]atomic.Pointer[routed]
+		names routeNames
 	)
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		path := req.URL.Path
@@ -107,7 +109,7 @@ func dispatch(r *mux.Router) http.Handler {
 		if hit == nil || hit.method != req.Method || hit.path != path {
 			var match mux.RouteMatch
 			r.Match(req, &match)
-			hit = &routed{method: req.Method, path: path, handler: match.Handler, vars: match.Vars, route: routeName(r, req, &match)}
+			hit = &routed{method: req.Method, path: path, handler: match.Handler, vars: match.Vars, route: names.of(r, req, &match)}
 			if len(path) <= maxRoutedPath {
 				slot.Store(hit)
 			}
@@ -169,6 +171,30 @@ func routeName(r *mux.Router, req *http.Request, match *mux.RouteMatch) string {
 		return method + " *"
 	}
 	return method + " " + routeVar.ReplaceAllString(tpl, "{$1}")
+}
+
+// routeNames remembers the name of each route for each method, so a path seen for the first
+// time (a new job's id) costs no formatting. Routes and methods are few: it holds at most their
+// product.
+type routeNames struct{ m sync.Map } // routeKey → string
+
+type routeKey struct {
+	route  *mux.Route
+	method string
+}
+
+// of is routeName, remembered for routes that matched.
+func (n *routeNames) of(r *mux.Router, req *http.Request, match *mux.RouteMatch) string {
+	if match.Route == nil || match.MatchErr != nil {
+		return routeName(r, req, match)
+	}
+	k := routeKey{match.Route, req.Method}
+	if name, ok := n.m.Load(k); ok {
+		return name.(string)
+	}
+	name := routeName(r, req, match)
+	n.m.Store(k, name)
+	return name
 }
 
 // routeVar is a path variable with its pattern, such as {model:.+}.
