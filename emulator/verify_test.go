@@ -234,6 +234,8 @@ func TestCoverageCountsSurviveWrapAndDrops(t *testing.T) {
 	}
 	call(t, s, "POST", "/_emulator/faults", "", map[string]any{"match": map[string]any{"path": "/v1/models/categories"}, "status": 503, "count": 1})
 	call(t, s, "GET", "/v1/models/categories", "mg_test_all", nil)
+	call(t, s, "POST", "/_emulator/faults", "", map[string]any{"match": map[string]any{"path": "/v1/models"}, "action": "malformed", "count": 1})
+	call(t, s, "GET", "/v1/models", "mg_test_all", nil)
 
 	// Downloads: a range, then the output past its time to live.
 	q3 := quote(t, s, "mg_test_all", speechID, speech)
@@ -275,6 +277,7 @@ func TestCoverageCountsSurviveWrapAndDrops(t *testing.T) {
 		"GET * 404 not_found":                               1,
 		"GET /v1/models/categories 503 service_unavailable": 1,
 		"fault error":                  1,
+		"fault malformed":              1,
 		"idempotent replay":            1,
 		"job failed generation_failed": 1,
 		"job succeeded":                2,
