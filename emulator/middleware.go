@@ -114,6 +114,9 @@ type recorder struct {
 	// generation would otherwise hold on to.
 	journaled                       bool
 	method, path, rawQuery, idemKey string
+	header                          http.Header // read only when the entry is made
+	// route is the matched route's method and path template, for coverage of error answers.
+	route string
 
 	// parked, once a wait=true generation has taken over the connection to answer later, is
 	// what the answer needs; until then nothing is journaled or logged for the request.
@@ -153,13 +156,16 @@ func (rec *recorder) sending() {
 	if rec.journaled {
 		rec.journaled = false
 		world := rec.info.world
-		world.Journal().Add(journal.Entry{
+		world.Journal().AddRequest(journal.Entry{
 			Time: world.Now(), Method: rec.method, Path: rec.path, Query: rec.rawQuery,
 			Status: rec.status, Code: rec.code, Account: rec.account, Model: rec.model, JobID: rec.jobID,
 			RequestID: rec.info.id, IdempotencyKey: rec.idemKey, Fault: rec.fault,
 			DurationMS:  math.Round(float64(time.Since(rec.start).Microseconds())) / 1000,
 			RequestBody: rec.sent, ResponseBody: rec.body, // the journal caps both
-		})
+		}, rec.header)
+		if rec.status >= 400 {
+			world.Coverage().Error(rec.route, rec.status, rec.code)
+		}
 	}
 }
 

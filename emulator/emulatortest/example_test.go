@@ -218,3 +218,40 @@ func ExampleEmulator_Tenant() {
 	// 1h0m0s
 	// 5 1000000
 }
+
+// Ask whether requests like a pattern happened. When none did, the near misses say which part
+// of the pattern the closest requests missed.
+func ExampleEmulator_Verify() {
+	var tb emulatortest.Standalone
+	defer tb.Close()
+	emu := emulatortest.Start(&tb)
+
+	send(emu, http.MethodPost, "/v1/quotes", map[string]any{"model": "fal-ai/flux/dev", "input": map[string]any{"prompt": "a cat"}})
+
+	v := emu.Verify(&tb, emulatortest.Pattern{Method: "POST", Path: "/v1/quotes", Body: map[string]any{"input": map[string]any{"prompt": "a cat"}}})
+	fmt.Println("cats:", v.Count)
+	v = emu.Verify(&tb, emulatortest.Pattern{Path: "/v1/quotes", Pointers: map[string]any{"/input/prompt": "a dog"}})
+	fmt.Println("dogs:", v.Count)
+	for _, m := range v.NearMisses[0].Missed {
+		fmt.Printf("%s: want %v, got %v\n", m.Field, m.Want, m.Got)
+	}
+	// Output:
+	// cats: 1
+	// dogs: 0
+	// /pointers/~1input~1prompt: want a dog, got a cat
+}
+
+// Count which of the contract's hard cases a run exercised, and list the required ones it
+// never did.
+func ExampleEmulator_Coverage() {
+	var tb emulatortest.Standalone
+	defer tb.Close()
+	emu := emulatortest.Start(&tb)
+
+	send(emu, http.MethodGet, "/v1/jobs/no-such-job", nil)
+
+	c := emu.Coverage(&tb, "run", "GET /v1/jobs/{id} 4*")
+	fmt.Println(c.Exercised, "exercised; never seen:", c.RequiredMissing)
+	// Output:
+	// 1 exercised; never seen: [GET /v1/jobs/{id} 401 unauthenticated GET /v1/jobs/{id} 403 permission_denied GET /v1/jobs/{id} 429 rate_limited]
+}

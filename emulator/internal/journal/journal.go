@@ -9,6 +9,8 @@ import (
 
 	"bytes"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -31,10 +33,62 @@ const (
 	// DefaultMaxEntries and DefaultMaxBytes are the bounds New uses.
 	DefaultMaxEntries = 10_000
 	DefaultMaxBytes   = 16 << 20
+	// MaxHeaders is the most request headers one entry keeps.
+	MaxHeaders = 32
+	// Redacted stands for the value of a header that carries a secret.
+	Redacted = "[redacted]"
 	// entryOverhead approximates what an entry costs beyond its text: the struct itself and the
 	// strings' and slices' headers.
 	entryOverhead = 256
+	// headerOverhead approximates what a header costs in its map beyond its text.
+	headerOverhead = 40
 )
+
+// secretHeaders are the request headers whose values the journal never keeps.
+var secretHeaders = map[string]bool{"Authorization": true, "Proxy-Authorization": true, "Cookie": true, "X-Emulator-Admin-Token": true}
+
+// Headers returns request headers as an entry shows them: one value per name, several joined
+// with ", ", each cut to MaxString, secrets replaced by Redacted, and at most MaxHeaders of them
+// (the first by name when there are more). Names are kept as given: the server has already put
+// them in canonical form.
+func Headers(h map[string][]string) map[string]string {
+	if len(h) == 0 {
+		return nil
+	}
+	out := make(map[string]string, min(len(h), MaxHeaders))
+	if len(h) <= MaxHeaders {
+		for k, vs := range h {
+			out[Cut(k, MaxString)] = headerValue(k, vs)
+		}
+		return out
+	}
+	for _, k := range slices.Sorted(maps.Keys(h))[:MaxHeaders] {
+		out[Cut(k, MaxString)] = headerValue(k, h[k])
+	}
+	return out
+}
+
+func headerValue(name string, vs []string) string {
+	switch {
+	case secretHeaders[name]:
+		return Redacted
+	case len(vs) == 1:
+		return Cut(vs[0], MaxString)
+	}
+	return Cut(strings.Join(vs, ", "), MaxString)
+}
+
+// headerSize is what request headers held as sent count against the byte bound.
+func headerSize(h map[string][]string) int64 {
+	n := 0
+	for k, vs := range h {
+		n += len(k) + headerOverhead
+		for _, v := range vs {
+			n += len(v) + 16
+		}
+	}
+	return int64(n)
+}
 
 // Filter selects entries; empty fields match everything.
 type Filter struct {
@@ -48,7 +102,7 @@ type Journal struct {
 	mu         sync.Mutex
 	maxEntries int
 	maxBytes   int64
-	ring       []Entry // a ring: n entries, oldest first from head, wrapping around
+	ring       []slot // a ring: n entries, oldest first from head, wrapping around
 	head, n    int
 	bytes      int64 // the sizes of the entries held
 	seq        uint64
@@ -71,6 +125,14 @@ func (j *Journal) changed() {
 	}
 }
 
+// slot is an entry as held, with the request headers it was given as sent: they are put in
+// their entry form only when read, so recording a request costs no copy of them.
+type slot struct {
+	Entry
+	header map[string][]string
+	bytes  int64 // what the slot counts against the byte bound, set once
+}
+
 // NewBounded returns a journal keeping at most maxEntries entries whose sizes add up to at most
 // maxBytes, dropping the oldest first. One entry always fits: it is capped at MaxString per text
 // field and MaxBody per body.
@@ -80,15 +142,20 @@ func NewBounded(maxEntries int, maxBytes int64) *Journal {
 
 // Add records an entry, cutting its long fields, and drops the oldest entries until both
 // bounds hold again.
-func (j *Journal) Add(e Entry) {
-	e = capped(e)
-	size := Size(e)
+func (j *Journal) Add(e Entry) { j.AddRequest(e, nil) }
+
+// AddRequest records an entry with the request's headers as sent, which the journal keeps
+// unchanged (nobody may change them afterwards) and shows as Headers makes them.
+func (j *Journal) AddRequest(e Entry, header map[string][]string) {
+	s := slot{Entry: capped(e), header: header}
+	s.bytes = Size(s.Entry) + headerSize(header)
+	size := s.bytes
 	giveWay := j.full != nil && j.full()
 	defer j.changed()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.seq++
-	e.Seq = j.seq
+	s.Seq = j.seq
 	// The newest entry stays even alone over maxBytes: it is already capped.
 	var freed int64
 	for j.n > 0 && (j.n >= j.maxEntries || j.bytes+size > j.maxBytes || (giveWay && freed < size)) {
@@ -97,7 +164,7 @@ func (j *Journal) Add(e Entry) {
 	if j.n == len(j.ring) {
 		j.grow()
 	}
-	j.ring[(j.head+j.n)%len(j.ring)] = e
+	j.ring[(j.head+j.n)%len(j.ring)] = s
 	j.n++
 	j.bytes += size
 }
@@ -105,7 +172,7 @@ func (j *Journal) Add(e Entry) {
 // grow makes room for more entries, up to maxEntries: the ring doubles, so a quiet journal
 // stays small and a busy one stops copying once it is full.
 func (j *Journal) grow() {
-	ring := make([]Entry, min(max(16, 2*len(j.ring)), j.maxEntries))
+	ring := make([]slot, min(max(16, 2*len(j.ring)), j.maxEntries))
 	for i := range j.n {
 		ring[i] = j.ring[(j.head+i)%len(j.ring)]
 	}
@@ -115,22 +182,25 @@ func (j *Journal) grow() {
 // dropOldest forgets the oldest entry and returns its size. Callers hold j.mu and know there
 // is one.
 func (j *Journal) dropOldest() int64 {
-	size := Size(j.ring[j.head])
+	size := j.ring[j.head].bytes
 	j.bytes -= size
-	j.ring[j.head] = Entry{}
+	j.ring[j.head] = slot{}
 	j.head = (j.head + 1) % len(j.ring)
 	j.n--
 	return size
 }
 
 // at returns the i-th entry held, oldest first. Callers hold j.mu.
-func (j *Journal) at(i int) *Entry { return &j.ring[(j.head+i)%len(j.ring)] }
+func (j *Journal) at(i int) *slot { return &j.ring[(j.head+i)%len(j.ring)] }
 
 // Size is what an entry counts against the journal's byte bound.
 func Size(e Entry) int64 {
 	n := entryOverhead + len(e.Method) + len(e.Path) + len(e.Query) + len(e.Code) + len(e.Account) +
 		len(e.Model) + len(e.JobID) + len(e.RequestID) + len(e.IdempotencyKey) + len(e.Fault) +
 		len(e.RequestBody) + len(e.ResponseBody)
+	for k, v := range e.RequestHeaders {
+		n += len(k) + len(v) + headerOverhead
+	}
 	return int64(n)
 }
 
@@ -231,18 +301,42 @@ func (j *Journal) List(f Filter, offset, limit int) ([]Entry, int) {
 	var out []Entry
 	total := 0
 	for i := range j.n {
-		e := j.at(i)
-		if !f.matches(e) {
+		s := j.at(i)
+		if !f.matches(&s.Entry) {
 			continue
 		}
 		if total >= offset && len(out) < limit {
-			c := *e
+			c := s.Entry
 			c.RequestBody, c.ResponseBody = Body(c.RequestBody), Body(c.ResponseBody)
+			if s.header != nil {
+				c.RequestHeaders = Headers(s.header)
+			}
 			out = append(out, c)
 		}
 		total++
 	}
 	return out, total
+}
+
+// All returns every entry held, oldest first, as List shows them. Only the copy is made under
+// the journal's lock: the bodies and headers, which nothing changes once recorded, are put in
+// their listed form after, so reading a full journal does not hold up the requests recording.
+func (j *Journal) All() []Entry {
+	j.mu.Lock()
+	slots := make([]slot, j.n)
+	for i := range j.n {
+		slots[i] = *j.at(i)
+	}
+	j.mu.Unlock()
+	out := make([]Entry, len(slots))
+	for i, s := range slots {
+		out[i] = s.Entry
+		out[i].RequestBody, out[i].ResponseBody = Body(s.RequestBody), Body(s.ResponseBody)
+		if s.header != nil {
+			out[i].RequestHeaders = Headers(s.header)
+		}
+	}
+	return out
 }
 
 // Bytes reports the size of the entries held, as counted against the byte bound.

@@ -233,3 +233,67 @@ func TestGiveWay(t *testing.T) {
 		t.Errorf("the journal did not grow once there was room: %d bytes", j.Bytes())
 	}
 }
+
+func TestHeadersAreBoundedAndRedacted(t *testing.T) {
+	t.Parallel()
+	h := map[string][]string{
+		"Authorization":          {"Bearer mg_test_all"},
+		"X-Emulator-Admin-Token": {"secret"},
+		"Accept":                 {"a", "b"},
+		"X-Long":                 {strings.Repeat("x", 3*MaxString)},
+	}
+	for i := range 40 {
+		h[fmt.Sprintf("X-Extra-%02d", i)] = []string{"v"}
+	}
+	got := Headers(h)
+	if len(got) != MaxHeaders {
+		t.Errorf("%d headers kept, want %d", len(got), MaxHeaders)
+	}
+	if got["Authorization"] != Redacted || got["Accept"] != "a, b" {
+		t.Errorf("headers = %v", got)
+	}
+	if _, kept := got["X-Extra-39"]; kept {
+		t.Errorf("past the bound, the last by name was kept")
+	}
+	small := Headers(map[string][]string{"X-Emulator-Admin-Token": {"secret"}, "X-Long": h["X-Long"]})
+	if small["X-Emulator-Admin-Token"] != Redacted || len(small["X-Long"]) > MaxString || !strings.HasSuffix(small["X-Long"], Truncated) {
+		t.Errorf("small = %v", small)
+	}
+	if Headers(nil) != nil {
+		t.Errorf("no headers make a map")
+	}
+	// Headers handed over as sent are shown the same way, and count in full against the bound.
+	j := NewBounded(10, DefaultMaxBytes)
+	j.AddRequest(Entry{Path: "/v1/x"}, h)
+	if j.Bytes() < int64(len(h["X-Long"][0])) {
+		t.Errorf("the headers are not counted against the byte bound: %d", j.Bytes())
+	}
+	list, _ := j.List(Filter{}, 0, 10)
+	if got := list[0].RequestHeaders; len(got) != MaxHeaders || got["Authorization"] != Redacted || got["Accept"] != "a, b" {
+		t.Errorf("listed headers = %v", got)
+	}
+	tight := NewBounded(10, 4*MaxString)
+	tight.AddRequest(Entry{Path: "/v1/a"}, h)
+	tight.AddRequest(Entry{Path: "/v1/b"}, h)
+	if list, total := tight.List(Filter{}, 0, 10); total != 1 || list[0].Path != "/v1/b" {
+		t.Errorf("large headers did not push the older entry out: %d entries", total)
+	}
+}
+
+func TestAllListsEveryEntryAsListDoes(t *testing.T) {
+	t.Parallel()
+	j := NewBounded(3, DefaultMaxBytes)
+	for i := range 5 {
+		j.AddRequest(Entry{Path: fmt.Sprint("/v1/", i), RequestBody: []byte(`{ "a" : 1 }`)}, map[string][]string{"Authorization": {"Bearer k"}})
+	}
+	all := j.All()
+	listed, _ := j.List(Filter{}, 0, 10)
+	if len(all) != 3 || all[0].Path != "/v1/2" || string(all[0].RequestBody) != `{"a":1}` || all[0].RequestHeaders["Authorization"] != Redacted {
+		t.Fatalf("All = %+v", all)
+	}
+	for i := range all {
+		if all[i].Seq != listed[i].Seq || string(all[i].RequestBody) != string(listed[i].RequestBody) {
+			t.Errorf("entry %d: All %+v, List %+v", i, all[i], listed[i])
+		}
+	}
+}
