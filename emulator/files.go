@@ -23,6 +23,7 @@ func (s *Server) serveFile() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		vars := infoOf(r).vars
 		f, err := worldOf(r).File(vars["job"], vars["name"])
+		defer func() { noteDownload(r, err) }() // for the report: the journal records /v1 only
 		if err != nil {
 			return err
 		}
