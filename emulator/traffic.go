@@ -43,6 +43,11 @@ func (s *Server) traffic(next http.Handler) http.Handler {
 		}
 		if f, id, ok := world.PickFault(r.Method, r.URL.Path, rec.peeked); ok {
 			rec.fault = id
+			if api && rec.sent == nil && r.Body != nil && f.Action != scenario.ActionDelay {
+				// No handler reads the body of a request a fault answers: read it for the journal,
+				// where the report compares a retry with the attempt the fault answered.
+				rec.sent, _ = io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
+			}
 			if s.injectFault(rec, r, f) {
 				return
 			}

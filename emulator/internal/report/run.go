@@ -124,21 +124,22 @@ func Markdown(rep api.Report) string {
 	}
 	b.WriteString("\n")
 	for _, f := range rep.Findings {
-		where := ""
+		var where []string
 		if f.Tenant != "" {
-			where = " tenant " + f.Tenant + ","
+			where = append(where, "tenant "+f.Tenant)
 		}
-		seqs := make([]string, len(f.Entries))
-		for i, s := range f.Entries {
-			seqs[i] = fmt.Sprint(s)
+		if len(f.Entries) > 0 {
+			seqs := make([]string, len(f.Entries))
+			for i, s := range f.Entries {
+				seqs[i] = fmt.Sprint(s)
+			}
+			where = append(where, "journal entries "+strings.Join(seqs, ", "))
 		}
-		entries := ""
-		if len(seqs) > 0 {
-			entries = " (" + strings.TrimPrefix(where, " ") + " journal entries " + strings.Join(seqs, ", ") + ")"
-		} else if where != "" {
-			entries = " (" + strings.TrimSuffix(strings.TrimPrefix(where, " "), ",") + ")"
+		fmt.Fprintf(&b, "- **%s** `%s`: %s", f.Severity, f.Rule, cell(f.Reason))
+		if len(where) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(where, ", "))
 		}
-		fmt.Fprintf(&b, "- **%s** `%s`: %s%s\n", f.Severity, f.Rule, cell(f.Reason), entries)
+		b.WriteString("\n")
 	}
 	if shown := len(rep.Findings); shown < total {
 		fmt.Fprintf(&b, "\n%d more finding(s) not listed; the counts above are exact.\n", total-shown)
