@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"strings"
 	"time"
 
@@ -85,7 +86,7 @@ type Input struct {
 
 // Judge returns the findings the input shows, in the order they were made.
 func Judge(in Input) []api.Finding {
-	j := judge{in: in, quotes: map[string]quoteSeen{}, quoteUsed: map[string]uint64{}, attempts: map[string]attempt{},
+	j := judge{in: in, quotes: map[string]quoteSeen{}, quoteUsed: map[string]uint64{}, attempts: map[uint64]attempt{}, seed: maphash.MakeSeed(),
 		jobs: map[string]*jobSeen{}, waits: map[string]wait{}, failed: map[string]*failure{}, downloads: map[string][]Note{},
 		explained: map[uint64]bool{}}
 	for _, n := range in.Notes {
@@ -107,13 +108,15 @@ type judge struct {
 
 	quotes    map[string]quoteSeen // by quote id, from POST /v1/quotes answers
 	quoteUsed map[string]uint64    // quote id -> the generation that made a job with it
-	attempts  map[string]attempt   // canonical body -> its latest generation
-	explained map[uint64]bool      // generations a new-key-on-retry finding already names
+	seed      maphash.Seed
+	attempts  map[uint64]attempt // canonical body's hash -> its latest generation
+	explained map[uint64]bool    // generations a new-key-on-retry finding already names
 	jobs      map[string]*jobSeen
 	jobOrder  []string
 	waits     map[string]wait     // account, method and path -> the Retry-After in force
 	failed    map[string]*failure // a request that cannot succeed unchanged -> its failure
 	downloads map[string][]Note   // by job
+	later     []func()            // reasons written once their counts are final
 }
 
 type quoteSeen struct {
@@ -137,6 +140,7 @@ type wait struct {
 
 type failure struct {
 	seq     uint64
+	retries int
 	code    string
 	time    time.Time
 	finding int // index in out, or -1 before the first retry
@@ -248,6 +252,10 @@ func (j *judge) entry(e *api.JournalEntry) {
 // retryAfter judges retry-after-ignored: after a 429 or 503 with Retry-After, the same method
 // and path sent again before the wait is over.
 func (j *judge) retryAfter(e *api.JournalEntry) {
+	limited := (e.Status == 429 || e.Status == 503) && e.RetryAfter > 0
+	if len(j.waits) == 0 && !limited {
+		return
+	}
 	// Not by account: an injected fault answers before the key is read, so its entry has none.
 	k := e.Method + " " + e.Path
 	if w, ok := j.waits[k]; ok {
@@ -257,7 +265,7 @@ func (j *judge) retryAfter(e *api.JournalEntry) {
 				e.Method, e.Path, e.Time.Sub(w.until.Add(-time.Duration(w.after)*time.Second)).Round(time.Millisecond), w.code, w.after), w.seq, e.Seq)
 		}
 	}
-	if (e.Status == 429 || e.Status == 503) && e.RetryAfter > 0 {
+	if limited {
 		code := fmt.Sprint(e.Status)
 		if e.Code != "" {
 			code += " " + e.Code
@@ -271,25 +279,31 @@ func (j *judge) retryAfter(e *api.JournalEntry) {
 // account and answered the same. For insufficient_credits a balance set through the control API
 // between the two counts as a change.
 func (j *judge) unchanged(e *api.JournalEntry) {
+	fail := e.Fault == "" && hopeless[e.Code]
+	if len(j.failed) == 0 && !fail {
+		return // nothing to compare with: skip the body
+	}
 	k := e.Method + " " + e.Path + "?" + e.Query + "\x00" + e.Account + "\x00" + string(canonical(e.RequestBody))
 	if f, ok := j.failed[k]; ok {
 		if e.Fault == "" && e.Code == f.code && !(f.code == "insufficient_credits" && j.creditsSet(e.Account, f.time, e.Time)) {
 			if f.finding < 0 {
 				f.finding = j.add(RetryUnchanged, "", f.seq)
+				j.later = append(j.later, func() {
+					fd := &j.out[f.finding]
+					fd.Reason = fmt.Sprintf("%s %s was answered %s and sent again unchanged %d time(s), answered the same each time", e.Method, e.Path, f.code, f.retries)
+				})
 			}
+			f.retries++
 			j.addSeq(f.finding, e.Seq)
-			j.out[f.finding].Reason = fmt.Sprintf("%s %s was answered %s and sent again unchanged %d time(s), answered the same", e.Method, e.Path, f.code, countAfterFirst(j.out[f.finding].Entries))
 			f.time = e.Time
 			return
 		}
 		delete(j.failed, k)
 	}
-	if e.Fault == "" && hopeless[e.Code] {
+	if fail {
 		j.failed[k] = &failure{seq: e.Seq, code: e.Code, time: e.Time, finding: -1}
 	}
 }
-
-func countAfterFirst(seqs []uint64) int { return len(seqs) - 1 }
 
 // creditsSet reports whether account's balance was set through the control API from one time to
 // another, both included (on the manual clock they are often the same instant).
@@ -305,15 +319,12 @@ func (j *judge) creditsSet(account string, from, to time.Time) bool {
 // generation judges new-key-on-retry, expired-quote and quote-reused.
 func (j *judge) generation(e *api.JournalEntry) {
 	body := canonical(e.RequestBody)
-	var req struct {
-		QuoteID string `json:"quote_id"`
-	}
-	_ = json.Unmarshal(body, &req) // a body that does not parse has no quote to judge
+	quoteID := memberString(body, "quote_id")
 
 	// The body names the quote, which is the account's own: no need to key by account, which an
 	// injected fault's entry lacks (it answers before the key is read).
 	if e.IdempotencyKey != "" && len(body) > 0 && e.Status != 401 && e.Status != 403 {
-		k := string(body)
+		k := maphash.Bytes(j.seed, body) // the bodies themselves would make a large key
 		if prev, ok := j.attempts[k]; ok && prev.key != e.IdempotencyKey {
 			if why := j.ambiguous(prev, e); why != "" {
 				j.add(NewKeyOnRetry, fmt.Sprintf("the same generation was sent again with Idempotency-Key %q after %s with key %q: in production that can charge twice", clipText(e.IdempotencyKey), why, clipText(prev.key)), prev.seq, e.Seq)
@@ -326,21 +337,21 @@ func (j *judge) generation(e *api.JournalEntry) {
 	if e.Fault == "" {
 		switch e.Code {
 		case "quote_expired":
-			q, known := j.quotes[req.QuoteID]
-			reason := fmt.Sprintf("generation with quote %s, which had expired", clipText(req.QuoteID))
+			q, known := j.quotes[quoteID]
+			reason := fmt.Sprintf("generation with quote %s, which had expired", clipText(quoteID))
 			if known {
-				reason = fmt.Sprintf("generation with quote %s, %s after it expired at %s", clipText(req.QuoteID), e.Time.Sub(q.expires).Round(time.Millisecond), q.expires.UTC().Format(time.RFC3339))
+				reason = fmt.Sprintf("generation with quote %s, %s after it expired at %s", clipText(quoteID), e.Time.Sub(q.expires).Round(time.Millisecond), q.expires.UTC().Format(time.RFC3339))
 			}
 			j.add(ExpiredQuote, reason+": quote again when the quote is near its expires_at", q.seq, e.Seq)
 		case "quote_already_used":
 			if !j.explained[e.Seq] {
-				j.add(QuoteReused, fmt.Sprintf("generation with quote %s, which an earlier job already used: a quote buys one generation", clipText(req.QuoteID)), j.quoteUsed[req.QuoteID], e.Seq)
+				j.add(QuoteReused, fmt.Sprintf("generation with quote %s, which an earlier job already used: a quote buys one generation", clipText(quoteID)), j.quoteUsed[quoteID], e.Seq)
 			}
 		}
 	}
-	if e.Status/100 == 2 && req.QuoteID != "" {
-		if _, ok := j.quoteUsed[req.QuoteID]; !ok {
-			j.quoteUsed[req.QuoteID] = e.Seq
+	if e.Status/100 == 2 && quoteID != "" {
+		if _, ok := j.quoteUsed[quoteID]; !ok {
+			j.quoteUsed[quoteID] = e.Seq
 		}
 	}
 	if e.JobID != "" && e.Status/100 == 2 {
@@ -379,9 +390,11 @@ func (j *judge) poll(e *api.JournalEntry, id string) {
 		js.afterTerminal++
 		if js.afterFinding < 0 {
 			js.afterFinding = j.add(PollAfterTerminal, "", js.terminalSeq)
+			j.later = append(j.later, func() {
+				j.out[js.afterFinding].Reason = fmt.Sprintf("job %s was polled %d time(s) after an answer showed it %s: stop polling once a job is succeeded, failed, canceled or expired", clipText(id), js.afterTerminal, js.terminalStatus)
+			})
 		}
 		j.addSeq(js.afterFinding, e.Seq)
-		j.out[js.afterFinding].Reason = fmt.Sprintf("job %s was polled %d time(s) after an answer showed it %s", clipText(id), js.afterTerminal, js.terminalStatus)
 	}
 	if js.polled {
 		if gap := e.Time.Sub(js.lastPoll); gap < PollFloor {
@@ -395,9 +408,12 @@ func (j *judge) poll(e *api.JournalEntry, id string) {
 			if js.fast >= FastPolls {
 				if js.fastFinding < 0 {
 					js.fastFinding = j.add(PollTooFast, "")
+					j.later = append(j.later, func() {
+						fd := &j.out[js.fastFinding]
+						fd.Entries = js.fastSeqs
+						fd.Reason = fmt.Sprintf("job %s was polled %d times less than %s after the poll before (the shortest gap %s): wait at least %s between polls", clipText(id), js.fast, PollFloor, js.fastest.Round(time.Millisecond), PollFloor)
+					})
 				}
-				j.out[js.fastFinding].Entries = js.fastSeqs
-				j.out[js.fastFinding].Reason = fmt.Sprintf("job %s was polled %d times less than %s after the poll before (the shortest gap %s): wait at least %s between polls", clipText(id), js.fast, PollFloor, js.fastest.Round(time.Millisecond), PollFloor)
 			}
 		}
 	}
@@ -426,6 +442,9 @@ func (j *judge) sawJob(e *api.JournalEntry, id string) {
 // finish judges what needs the whole journal: downloads after expiry, and outputs never
 // downloaded.
 func (j *judge) finish() {
+	for _, f := range j.later {
+		f()
+	}
 	late := map[string]bool{}
 	for _, n := range j.in.Notes {
 		if n.Kind != Download || n.Status != 410 || late[n.Job] {
@@ -475,17 +494,39 @@ func (j *judge) expiry(id string) (time.Time, bool) {
 }
 
 // canonical is a body without insignificant whitespace, so a body sent again compares equal
-// however it was indented; a body that is not JSON stays as sent.
+// however it was indented; a body that is not JSON stays as sent. Most bodies are compact
+// already (a client's JSON encoder writes them so) and come back as they are, without a copy.
 func canonical(b []byte) []byte {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 {
 		return nil
+	}
+	if compact(b) {
+		return b
 	}
 	var out bytes.Buffer
 	if json.Compact(&out, b) != nil {
 		return b
 	}
 	return out.Bytes()
+}
+
+// compact reports whether b has no whitespace outside its strings.
+func compact(b []byte) bool {
+	in, esc := false, false
+	for _, c := range b {
+		switch {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\n' || c == '\t' || c == '\r'):
+			return false
+		}
+	}
+	return true
 }
 
 // stringField finds the first member name with a string value in a compact JSON object the
@@ -504,6 +545,41 @@ func stringField(body []byte, name string) string {
 		return ""
 	}
 	return string(rest[:end])
+}
+
+// memberString finds a member with a string value in a compact JSON object a client sent: the
+// first at the object's own level. A body that does not parse, or a value with escapes, gives "".
+func memberString(body []byte, name string) string {
+	depth, in, esc, start := 0, false, false, -1
+	for i, c := range body {
+		switch {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			if !in {
+				start = i + 1
+			} else if depth == 1 && i+1 < len(body) && body[i+1] == ':' && string(body[start:i]) == name {
+				rest := body[i+2:]
+				if len(rest) == 0 || rest[0] != '"' {
+					return ""
+				}
+				end := bytes.IndexByte(rest[1:], '"')
+				if end < 0 || bytes.IndexByte(rest[1:end+1], '\\') >= 0 {
+					return ""
+				}
+				return string(rest[1 : end+1])
+			}
+			in = !in
+		case in:
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return ""
 }
 
 // clipText keeps a value quoted in a reason short.

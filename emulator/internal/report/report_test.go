@@ -353,3 +353,20 @@ func TestMarkdown(t *testing.T) {
 		t.Errorf("%s", md)
 	}
 }
+
+func TestMemberStringAndCanonical(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"model":"m","input":{"quote_id":"inner"},"quote_id":"q1"}`: "q1",
+		`{"quote_id":"a\"b"}`: "",
+		`{"quote_id":5}`:      "",
+		`{"input":"\"quote_id\":\"x\"","quote_id":"q2"}`: "q2",
+		`not json`: "",
+	} {
+		if got := memberString([]byte(body), "quote_id"); got != want {
+			t.Errorf("memberString(%s) = %q, want %q", body, got, want)
+		}
+	}
+	if got := string(canonical([]byte(" {\"a\": \"x y\",\n \"b\": [1, 2]} "))); got != `{"a":"x y","b":[1,2]}` {
+		t.Errorf("canonical: %s", got)
+	}
+}
