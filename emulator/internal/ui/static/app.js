@@ -12,7 +12,7 @@ const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
 
 // The address keeps what is shown, so a link names it: #tenant=NAME&view=jobs&job=ID (or
 // view=journal&entry=SEQ). A test that fails can print such a link to what it saw.
-const TABS = ['jobs', 'journal', 'scenario', 'accounts'];
+const TABS = ['jobs', 'journal', 'scenario', 'accounts', 'report'];
 function fromHash() {
   const q = new URLSearchParams(location.hash.slice(1));
   const entry = Number(q.get('entry'));
@@ -268,7 +268,7 @@ function onEvent(event, data) {
 
 // The parts of the state each view shows: an event that names none of them fetches nothing.
 // The scenario view counts 429s and fault firings, which come with journal entries.
-const VIEW_PARTS = { jobs: ['jobs'], journal: ['journal'], scenario: ['scenario', 'journal'], accounts: ['accounts'] };
+const VIEW_PARTS = { jobs: ['jobs'], journal: ['journal'], scenario: ['scenario', 'journal'], accounts: ['accounts'], report: ['journal', 'jobs', 'clock'] };
 
 // refresh reloads the view when one of parts (default: all) is among what it shows.
 let refreshing = false, again = false;
@@ -295,6 +295,7 @@ function loadView() {
     case 'journal': return loadJournal();
     case 'scenario': return loadScenario();
     case 'accounts': return loadAccounts();
+    case 'report': return loadReport();
   }
 }
 
@@ -754,6 +755,25 @@ async function setCredits(account, value) {
   } catch (e) { failed(e); }
 }
 
+// ---- report --------------------------------------------------------------------------------
+
+async function loadReport() {
+  const run = $('#report-run').checked;
+  const rep = await api('GET', '/_emulator/report' + (run ? '?scope=run' : ''));
+  const total = Object.values(rep.counts).reduce((a, b) => a + b, 0);
+  $('#report-summary').textContent = total === 0
+    ? 'No findings in ' + fmtInt(rep.examined) + ' requests and downloads.'
+    : fmtInt(total) + ' finding' + (total === 1 ? '' : 's') + ' in ' + fmtInt(rep.examined) + ' requests and downloads: ' +
+      rep.rules.filter(r => rep.counts[r.id]).map(r => r.id + ' ×' + rep.counts[r.id]).join(', ') +
+      (rep.findings.length < total ? ' (the first ' + fmtInt(rep.findings.length) + ' listed)' : '');
+  const titles = Object.fromEntries(rep.rules.map(r => [r.id, r.title]));
+  $('#report-table tbody').replaceChildren(...rep.findings.map(f => el('tr', { 'data-rule': f.rule },
+    el('td', { class: 'mono', text: f.rule, title: titles[f.rule] }),
+    el('td', {}, el('span', { class: 'badge sev-' + f.severity, text: f.severity })),
+    el('td', { class: 'reason', text: (f.tenant ? f.tenant + ': ' : '') + f.reason, title: f.reason }),
+    el('td', { class: 'mono', text: f.entries.join(', ') }))));
+}
+
 // ---- tenants -------------------------------------------------------------------------------
 
 async function loadTenants() {
@@ -870,6 +890,7 @@ function wire() {
   $('#jobs-model').addEventListener('input', debounce(jobsChanged, 200));
   $('#jobs-filters').addEventListener('submit', ev => ev.preventDefault());
   $('#jobs-table tbody').addEventListener('click', ev => { const tr = ev.target.closest('tr'); if (tr) selectJob(tr.dataset.id, false); });
+  $('#report-run').addEventListener('change', () => refresh());
   $('#jobs-table tbody').addEventListener('keydown', ev => { if (ev.key === 'Enter') { const tr = ev.target.closest('tr'); if (tr) selectJob(tr.dataset.id, true); } });
   const journalChanged = () => { state.journal.page = 0; refresh(); };
   $('#journal-method').addEventListener('change', journalChanged);
