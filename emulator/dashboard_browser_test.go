@@ -513,6 +513,23 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.screenshot("dashboard-dark")
 	})
 
+	t.Run("report", func(t *testing.T) {
+		b := top.in(t)
+		// The same input the model refuses, twice: retry-unchanged.
+		for range 2 {
+			if rec := call(t, s, "POST", "/v1/quotes", "key_a", map[string]any{"model": "test/pixel", "input": map[string]any{"prompt": 5}}); rec.Code != 422 {
+				t.Fatalf("quote: %d %s", rec.Code, rec.Body)
+			}
+		}
+		b.do(chromedp.Navigate(ts.URL + "/_emulator/ui/#tenant=default&view=report"))
+		b.waitFor("the report lists the finding", `[...document.querySelectorAll('#report-table tbody tr')].some(r => r.dataset.rule === 'retry-unchanged' && r.cells[3].textContent.includes(','))`)
+		if got := evaluate[string](b, `document.querySelector('#report-summary').textContent`); !strings.Contains(got, "retry-unchanged") {
+			t.Errorf("the summary reads %q", got)
+		}
+		b.do(chromedp.Click(chromedp.CSS(`#report-run`)))
+		b.waitFor("the whole run's report names the tenant", `[...document.querySelectorAll('#report-table tbody tr')].some(r => r.cells[2].textContent.startsWith('default: '))`)
+	})
+
 	if errs := slices.DeleteFunc(top.consoleErrors(), isProbe); len(errs) > 0 {
 		t.Errorf("the page reported %d console error(s):\n%s", len(errs), strings.Join(errs, "\n"))
 	}

@@ -133,12 +133,7 @@ func (s *Server) getCoverage() handlerFunc {
 		if !markdown {
 			return s.writeJSON(w, http.StatusOK, report)
 		}
-		text := coverage.Markdown(report)
-		h := w.Header()
-		h.Set("Content-Type", "text/markdown; charset=utf-8")
-		h.Set("Content-Length", strconv.Itoa(len(text)))
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write([]byte(text))
+		writeMarkdown(w, coverage.Markdown(report))
 		return nil
 	}
 }

@@ -12,7 +12,7 @@ const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
 
 // The address keeps what is shown, so a link names it: #tenant=NAME&view=jobs&job=ID (or
 // view=journal&entry=SEQ). A test that fails can print such a link to what it saw.
-const TABS = ['jobs', 'journal', 'scenario', 'accounts', 'coverage'];
+const TABS = ['jobs', 'journal', 'scenario', 'accounts', 'coverage', 'report'];
 function fromHash() {
   const q = new URLSearchParams(location.hash.slice(1));
   const entry = Number(q.get('entry'));
@@ -269,7 +269,7 @@ function onEvent(event, data) {
 // The parts of the state each view shows: an event that names none of them fetches nothing.
 // The scenario view counts 429s and fault firings, which come with journal entries.
 // Coverage counts error answers (journaled) and job endings.
-const VIEW_PARTS = { jobs: ['jobs'], journal: ['journal'], scenario: ['scenario', 'journal'], accounts: ['accounts'], coverage: ['journal', 'jobs'] };
+const VIEW_PARTS = { jobs: ['jobs'], journal: ['journal'], scenario: ['scenario', 'journal'], accounts: ['accounts'], coverage: ['journal', 'jobs'], report: ['journal', 'jobs', 'clock'] };
 
 // refresh reloads the view when one of parts (default: all) is among what it shows.
 let refreshing = false, again = false;
@@ -297,6 +297,7 @@ function loadView() {
     case 'scenario': return loadScenario();
     case 'accounts': return loadAccounts();
     case 'coverage': return loadCoverage();
+    case 'report': return loadReport();
   }
 }
 
@@ -772,6 +773,25 @@ async function loadCoverage() {
     el('td', { text: k.group }), el('td', { class: 'mono', text: k.id }), el('td', { class: 'num', text: fmtInt(k.count) }))));
 }
 
+// ---- report --------------------------------------------------------------------------------
+
+async function loadReport() {
+  const run = $('#report-run').checked;
+  const rep = await api('GET', '/_emulator/report' + (run ? '?scope=run' : ''));
+  const total = Object.values(rep.counts).reduce((a, b) => a + b, 0);
+  $('#report-summary').textContent = total === 0
+    ? 'No findings in ' + fmtInt(rep.examined) + ' requests and downloads.'
+    : fmtInt(total) + ' finding' + (total === 1 ? '' : 's') + ' in ' + fmtInt(rep.examined) + ' requests and downloads: ' +
+      rep.rules.filter(r => rep.counts[r.id]).map(r => r.id + ' ×' + rep.counts[r.id]).join(', ') +
+      (rep.findings.length < total ? ' (the first ' + fmtInt(rep.findings.length) + ' listed)' : '');
+  const titles = Object.fromEntries(rep.rules.map(r => [r.id, r.title]));
+  $('#report-table tbody').replaceChildren(...rep.findings.map(f => el('tr', { 'data-rule': f.rule },
+    el('td', { class: 'mono', text: f.rule, title: titles[f.rule] }),
+    el('td', {}, el('span', { class: 'badge sev-' + f.severity, text: f.severity })),
+    el('td', { class: 'reason', text: (f.tenant ? f.tenant + ': ' : '') + f.reason, title: f.reason }),
+    el('td', { class: 'mono', text: f.entries.join(', ') }))));
+}
+
 // ---- tenants -------------------------------------------------------------------------------
 
 async function loadTenants() {
@@ -851,7 +871,7 @@ function onKey(ev) {
   }
   if (typing || !$('#overlay').hidden) return;
   const k = ev.key;
-  const tabs = { 1: 'jobs', 2: 'journal', 3: 'scenario', 4: 'accounts', 5: 'coverage' };
+  const tabs = { 1: 'jobs', 2: 'journal', 3: 'scenario', 4: 'accounts', 5: 'coverage', 6: 'report' };
   if (tabs[k]) { showTab(tabs[k]); }
   else if (k === 'j' || k === 'ArrowDown') { moveRow(1); }
   else if (k === 'k' || k === 'ArrowUp') { moveRow(-1); }
@@ -888,6 +908,7 @@ function wire() {
   $('#jobs-model').addEventListener('input', debounce(jobsChanged, 200));
   $('#jobs-filters').addEventListener('submit', ev => ev.preventDefault());
   $('#jobs-table tbody').addEventListener('click', ev => { const tr = ev.target.closest('tr'); if (tr) selectJob(tr.dataset.id, false); });
+  $('#report-run').addEventListener('change', () => refresh());
   $('#jobs-table tbody').addEventListener('keydown', ev => { if (ev.key === 'Enter') { const tr = ev.target.closest('tr'); if (tr) selectJob(tr.dataset.id, true); } });
   const journalChanged = () => { state.journal.page = 0; refresh(); };
   $('#journal-method').addEventListener('change', journalChanged);
