@@ -105,7 +105,9 @@ def test_coverage(tenant: Tenant):
 def test_report(tenant: Tenant):
     client, c, model = Client(tenant), tenant.control, image_model(tenant.base_url)
     quote_id = client.quote(model, {"prompt": "a cat"})["quote_id"]
-    assert client.generate(model, {"prompt": "a cat"}, "first", quote_id=quote_id).status == 202
+    first = client.generate(model, {"prompt": "a cat"}, "first", quote_id=quote_id)
+    assert first.status == 202
+    assert client.request("GET", "/v1/jobs/" + first.json()["id"]).status == 200  # the client has its job
     assert client.generate(model, {"prompt": "a cat"}, "second", quote_id=quote_id).status == 409  # quote_already_used
     rep = c.report()
     assert rep["scope"] == "tenant" and rep["tenant"] == tenant.name and rep["examined"] >= 3

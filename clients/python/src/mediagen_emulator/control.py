@@ -372,6 +372,11 @@ def _json(v: Any, limit: int = 2000) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+def _value(v: Any, limit: int = 200) -> str:
+    text = json.dumps(v, ensure_ascii=False, separators=(", ", ": "))
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def _describe_pattern(pattern: Mapping[str, Any]) -> str:
     if not pattern:
         return "any request"
@@ -392,7 +397,7 @@ def format_verification(pattern: Mapping[str, Any], got: Mapping[str, Any], time
     match the near misses, one line per part of the pattern each one missed."""
     count = int(got.get("count", 0))
     want = "at least 1" if times is None else str(times)
-    lines = ["expected %s request%s matching %s; %d matched" % (want, "" if want == "1" else "s",
+    lines = ["expected %s request%s matching %s; %d matched" % (want, "" if times in (None, 1) else "s",
                                                                _describe_pattern(pattern), count)]
     if count:
         seqs = [str(s) for s in got.get("matches") or []]
@@ -403,8 +408,9 @@ def format_verification(pattern: Mapping[str, Any], got: Mapping[str, Any], time
         for m in misses:
             lines.append("  " + _entry_line(m.get("entry") or {}))
             for miss in m.get("missed") or []:
-                lines.append("      %s: want %s, got %s" % (miss.get("field"), _json(miss.get("want"), 200),
-                                                          "nothing" if miss.get("got") is None else _json(miss.get("got"), 200)))
+                got_value = miss.get("got")
+                lines.append("      %s: want %s, got %s" % (miss.get("field"), _value(miss.get("want")),
+                                                          "nothing" if got_value is None else _value(got_value)))
     elif not count:
         lines.append("the tenant's journal holds no request close to it")
     return "\n".join(lines)
