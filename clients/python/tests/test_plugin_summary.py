@@ -149,3 +149,24 @@ def test_ini_options(run, pytester: pytest.Pytester):
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*mediagen-emulator report (run)*", "*1 required case never exercised: job canceled"])
     assert not list(pytester.path.glob("$*"))  # an unset variable names no file
+
+
+def test_xdist_attached_by_url(run, mediagen_server: Emulator, monkeypatch: pytest.MonkeyPatch):
+    pytest.importorskip("xdist")
+    monkeypatch.setenv(URL_ENV, mediagen_server.url)
+    result = run("-n", "2", "--mediagen-report")
+    assert result.ret == 0
+    assert result.stdout.str().count("mediagen-emulator report (run)") == 1
+    result.stdout.fnmatch_lines(["*quote-reused: * (tenant test_quote_used_twice-*)*"])
+    assert mediagen_server.control.report(scope="run")["counts"]["quote-reused"] >= 1  # the emulator of this session
+
+
+def test_an_emulator_that_cannot_answer(run, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
+    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+    monkeypatch.setenv(URL_ENV, "http://127.0.0.1:9")  # nothing listens on the discard port
+    printed = run("test_plain.py", "--mediagen-coverage")
+    assert printed.ret == 0  # printing is best effort
+    printed.stdout.fnmatch_lines(["cannot read the run's coverage and report from http://127.0.0.1:9: *"])
+    gated = run("test_plain.py", "--mediagen-require", "job *")
+    assert gated.ret == 1  # a gate that cannot be judged fails
+    gated.stdout.fnmatch_lines(["mediagen-emulator: cannot read the run's coverage and report from http://127.0.0.1:9: *"])
