@@ -63,7 +63,7 @@ suite() {
 
 # pytest's exit status 5 (no tests collected) counts as a failure: every run here has tests.
 suite python-package "$pytest_py" "${pyt[@]}" clients/python/tests
-suite python-xdist "$pytest_py" "${pyt[@]}" -n 4 --mediagen-shared clients/python/tests/test_tenants.py clients/python/tests/test_control.py
+suite python-xdist "$pytest_py" "${pyt[@]}" -n 4 --mediagen-shared clients/python/tests/test_tenants.py clients/python/tests/test_control.py clients/python/tests/test_verify.py
 suite python-attached "$pytest_py" env "PYTHONPATH=$repo/clients/python/src" "$pytest_py" -m mediagen_emulator -- \
   "${pyt[@]}" -n 4 clients/python/tests/test_tenants.py examples/python
 suite python-installed "$pytest_py" bash -c '

@@ -13,14 +13,16 @@ from .control import (ADMIN_TOKEN_HEADER, TENANT_HEADER, Control, Duration, Emul
                       parse_time)
 from .server import (ADMIN_TOKEN_ENV, BIN_ENV, DEFAULT_KEY, URL_ENV, Emulator, EmulatorStartError, Tenant,
                      find_binary, tenant_name)
-from .types import (Balance, Clock, Fault, FaultMatch, FaultSpec, Health, Job, JournalEntry, Problem, ResetResult,
-                    Scenario, TenantInfo, Waiting)
+from .types import (Balance, Clock, Coverage, CoverageCase, Fault, FaultMatch, FaultSpec, Finding, Health, Job,
+                    JournalEntry, Miss, NearMiss, Problem, Report, RequestPattern, ResetResult, Rule, Scenario,
+                    TenantInfo, UnexpectedError, Verification, Waiting)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ADMIN_TOKEN_ENV", "ADMIN_TOKEN_HEADER", "BIN_ENV", "DEFAULT_KEY", "TENANT_HEADER", "URL_ENV",
-    "Balance", "Clock", "Control", "Duration", "Emulator", "EmulatorError", "EmulatorStartError", "EmulatorTimeout",
-    "Fault", "FaultMatch", "FaultSpec", "Health", "Job", "JournalEntry", "Problem", "ResetResult", "Scenario", "Tenant",
-    "TenantInfo", "Waiting", "find_binary", "parse_time", "tenant_name",
+    "Balance", "Clock", "Control", "Coverage", "CoverageCase", "Duration", "Emulator", "EmulatorError",
+    "EmulatorStartError", "EmulatorTimeout", "Fault", "FaultMatch", "FaultSpec", "Finding", "Health", "Job",
+    "JournalEntry", "Miss", "NearMiss", "Problem", "Report", "RequestPattern", "ResetResult", "Rule", "Scenario",
+    "Tenant", "TenantInfo", "UnexpectedError", "Verification", "Waiting", "find_binary", "parse_time", "tenant_name",
 ]

@@ -8,10 +8,10 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Dict, List, Mapping, Optional, Union, cast
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union, cast
 
-from .types import (Balance, Clock, Fault, FaultSpec, Health, Job, JournalEntry, Problem, ResetResult, Scenario,
-                    TenantInfo)
+from .types import (Balance, Clock, Coverage, Fault, FaultSpec, Health, Job, JournalEntry, Problem, Report,
+                    RequestPattern, ResetResult, Scenario, TenantInfo, UnexpectedError, Verification)
 
 TENANT_HEADER = "X-Emulator-Tenant"
 ADMIN_TOKEN_HEADER = "X-Emulator-Admin-Token"
@@ -105,12 +105,19 @@ class Control:
     def call(self, method: str, path: str, body: Any = None, query: Optional[Mapping[str, Any]] = None,
              timeout: Optional[float] = None) -> Any:
         """Sends one request to the control API and returns the decoded JSON answer (None for
-        an empty one)."""
+        an empty one). A list or tuple in `query` repeats its parameter."""
+        raw = self.raw(method, path, body, query, timeout)
+        return json.loads(raw) if raw else None
+
+    def raw(self, method: str, path: str, body: Any = None, query: Optional[Mapping[str, Any]] = None,
+            timeout: Optional[float] = None) -> bytes:
+        """Sends one request to the control API and returns the answer's bytes."""
         url = self.base_url + path
         if query:
-            params = {k: ("true" if v is True else "false" if v is False else v) for k, v in query.items() if v is not None}
+            params = {k: ("true" if v is True else "false" if v is False else v) for k, v in query.items()
+                      if v is not None and v != [] and v != ()}
             if params:
-                url += "?" + urllib.parse.urlencode(params)
+                url += "?" + urllib.parse.urlencode(params, doseq=True)
         headers = self.headers
         data = None
         if body is not None:
@@ -128,7 +135,7 @@ class Control:
             except ValueError:
                 problem = {}
             raise EmulatorError(method, path, err.code, problem if isinstance(problem, dict) else {}, raw) from None
-        return json.loads(raw) if raw else None
+        return raw
 
     # --- health and reset --------------------------------------------------------------------
 
@@ -279,3 +286,149 @@ class Control:
         except EmulatorError as err:
             if not (missing_ok and err.status == 404):
                 raise
+
+    # --- verification, expected errors ----------------------------------------------------------
+
+    def verify(self, pattern: Optional[RequestPattern] = None, **fields: Any) -> Verification:
+        """How many of the tenant's /v1 requests match a pattern, given as a dict, as keywords,
+        or both (keywords win): verify(method="POST", path="/v1/generate", status=202,
+        headers={"Idempotency-Key": "k1"}, body={"model": "m"}, pointers={"/input/prompt": "a cat"}).
+        With no match, `near_misses` holds the closest entries and what each one missed."""
+        return cast(Verification, self.call("POST", "/_emulator/verify", _pattern(pattern, fields)))
+
+    def assert_requested(self, times: Optional[int] = None, pattern: Optional[RequestPattern] = None,
+                         **fields: Any) -> Verification:
+        """Asserts that requests matching the pattern happened `times` times (at least once when
+        None); the AssertionError lists the matches, or the near misses and what they missed."""
+        want = _pattern(pattern, fields)
+        got = self.verify(want)
+        count = int(got["count"])
+        if (count >= 1) if times is None else (count == times):
+            return got
+        raise AssertionError(format_verification(want, got, times))
+
+    def expect_error(self, pattern: Optional[RequestPattern] = None, **fields: Any) -> List[RequestPattern]:
+        """Declares errors the tenant's requests may answer without being "unexpected" (a
+        pattern as for verify, e.g. status=402, code="insufficient_credits"); returns every
+        pattern declared. Reset clears them."""
+        return cast(List[RequestPattern], self.call("POST", "/_emulator/expected-errors", _pattern(pattern, fields))["data"])
+
+    def expected_errors(self) -> List[RequestPattern]:
+        """The patterns of the errors declared expected."""
+        return cast(List[RequestPattern], self.call("GET", "/_emulator/expected-errors")["data"])
+
+    def clear_expected_errors(self) -> None:
+        """Forgets every expected-error pattern of the tenant."""
+        self.call("DELETE", "/_emulator/expected-errors")
+
+    def unexpected_errors(self) -> List[UnexpectedError]:
+        """The tenant's /v1 answers with status >= 400 that no expected pattern matches, oldest
+        first, each with its journal entry and the problem's detail."""
+        return cast(List[UnexpectedError], self.call("GET", "/_emulator/unexpected")["data"])
+
+    def assert_no_unexpected(self) -> None:
+        """Asserts the tenant answered no unexpected error; the AssertionError shows each such
+        request with its bodies and the problem's detail."""
+        got = self.call("GET", "/_emulator/unexpected")
+        if got["data"]:
+            raise AssertionError(format_unexpected(got["data"], int(got.get("total", len(got["data"]))), self.tenant))
+
+    # --- coverage and report --------------------------------------------------------------------
+
+    def coverage(self, scope: str = "tenant", require: Sequence[str] = ()) -> Coverage:
+        """Which of the contract's cases were exercised, by this tenant (scope="tenant") or by
+        every tenant since the emulator started (scope="run"); `required_missing` lists the
+        cases that match a `require` glob ("job failed *") and were never exercised."""
+        return cast(Coverage, self.call("GET", "/_emulator/coverage", query={"scope": scope, "require": _globs(require)}))
+
+    def coverage_markdown(self, scope: str = "run", require: Sequence[str] = ()) -> str:
+        """The coverage as a markdown table, for a CI job summary."""
+        return self.raw("GET", "/_emulator/coverage",
+                        query={"scope": scope, "require": _globs(require), "format": "markdown"}).decode("utf-8")
+
+    def report(self, scope: str = "tenant") -> Report:
+        """What the emulator found wrong in the client's behaviour (retries with a new
+        Idempotency-Key, Retry-After ignored, polling too fast, ...), for this tenant or for
+        the whole run."""
+        return cast(Report, self.call("GET", "/_emulator/report", query={"scope": scope}))
+
+    def report_markdown(self, scope: str = "run") -> str:
+        """The report as markdown, for a CI job summary."""
+        return self.raw("GET", "/_emulator/report", query={"scope": scope, "format": "markdown"}).decode("utf-8")
+
+
+def _pattern(pattern: Optional[Mapping[str, Any]], fields: Mapping[str, Any]) -> Dict[str, Any]:
+    out: Dict[str, Any] = dict(pattern or {})
+    out.update(fields)
+    return out
+
+
+def _globs(require: Union[str, Sequence[str]]) -> List[str]:
+    return [require] if isinstance(require, str) else list(require)
+
+
+def _json(v: Any, limit: int = 2000) -> str:
+    text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, separators=(", ", ": "))
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _value(v: Any, limit: int = 200) -> str:
+    text = json.dumps(v, ensure_ascii=False, separators=(", ", ": "))
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _describe_pattern(pattern: Mapping[str, Any]) -> str:
+    if not pattern:
+        return "any request"
+    return " ".join("%s=%s" % (k, v if isinstance(v, (str, int)) and not isinstance(v, bool) else _json(v))
+                    for k, v in pattern.items())
+
+
+def _entry_line(e: Mapping[str, Any]) -> str:
+    line = "#%s %s %s%s -> %s" % (e.get("seq"), e.get("method"), e.get("path"),
+                                  "?" + e["query"] if e.get("query") else "", e.get("status"))
+    if e.get("code"):
+        line += " " + e["code"]
+    return line
+
+
+def format_verification(pattern: Mapping[str, Any], got: Mapping[str, Any], times: Optional[int] = None) -> str:
+    """The message of a failed assert_requested: what was wanted, what matched, and for no
+    match the near misses, one line per part of the pattern each one missed."""
+    count = int(got.get("count", 0))
+    want = "at least 1" if times is None else str(times)
+    lines = ["expected %s request%s matching %s; %d matched" % (want, "" if times in (None, 1) else "s",
+                                                               _describe_pattern(pattern), count)]
+    if count:
+        seqs = [str(s) for s in got.get("matches") or []]
+        lines.append("  matching journal entries: #" + ", #".join(seqs) + (" …" if count > len(seqs) else ""))
+    misses = got.get("near_misses") or []
+    if misses:
+        lines.append("near misses (closest first):")
+        for m in misses:
+            lines.append("  " + _entry_line(m.get("entry") or {}))
+            for miss in m.get("missed") or []:
+                got_value = miss.get("got")
+                lines.append("      %s: want %s, got %s" % (miss.get("field"), _value(miss.get("want")),
+                                                          "nothing" if got_value is None else _value(got_value)))
+    elif not count:
+        lines.append("the tenant's journal holds no request close to it")
+    return "\n".join(lines)
+
+
+def format_unexpected(items: Sequence[Mapping[str, Any]], total: Optional[int] = None, tenant: Optional[str] = None) -> str:
+    """The message of a failed assert_no_unexpected: each request with its bodies and the
+    problem's detail."""
+    total = len(items) if total is None else total
+    where = " in tenant %s" % tenant if tenant else ""
+    lines = ["%d unexpected error%s%s (declare the expected ones with expect_error):" % (total, "" if total == 1 else "s", where)]
+    for item in items:
+        e = item.get("entry") or {}
+        lines.append("  " + _entry_line(e) + (": " + item["detail"] if item.get("detail") else ""))
+        if "request_body" in e:
+            lines.append("      request:  " + _json(e["request_body"]))
+        if "response_body" in e:
+            lines.append("      response: " + _json(e["response_body"]))
+    if total > len(items):
+        lines.append("  … and %d more" % (total - len(items)))
+    return "\n".join(lines)

@@ -10,21 +10,42 @@
   ``base_url``, ``api_key`` (``mg_test_all.<tenant>``), ``headers`` and ``control``; deleted
   after the test. Skips the test when the emulator does not know tenants.
 
+What the run proved (a test's unexpected errors, the run's coverage of the contract's cases, the
+report on the client's behaviour) comes from options, each also an ini setting:
+
+- ``--mediagen-fail-on-unexpected``: a test that passed fails when its tenant answered an error
+  no ``expect_error`` pattern (or ``@pytest.mark.mediagen_expect_error(...)``) declared.
+- ``--mediagen-coverage``, ``--mediagen-require GLOB``: the run's coverage in the terminal
+  summary; the run fails when a required case was never exercised.
+- ``--mediagen-report``, ``--mediagen-fail-on-rule RULE``: the run's report in the terminal
+  summary; the run fails on findings of the chosen rules (ids, globs, or a severity).
+- ``--mediagen-summary-file PATH``: both in markdown, appended to PATH ($GITHUB_STEP_SUMMARY).
+
+They read the emulator's whole-run counts (scope=run) once, from the process that owns the
+terminal: under pytest-xdist they make the controller start one emulator for every worker, as
+``--mediagen-shared`` does, unless a URL is given.
+
 Installed, the plugin loads itself (entry point ``pytest11``); from a checkout, use
 ``PYTHONPATH=clients/python/src pytest -p mediagen_emulator.pytest_plugin``.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
-from typing import Any, Dict, Iterator
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
 
 import pytest
 
+from .control import EmulatorError, format_unexpected
 from .server import ADMIN_TOKEN_ENV, URL_ENV, Emulator, Tenant
 
 _SHARED_URL = "mediagen_emulator_url"
 _SHARED_TOKEN = "mediagen_emulator_admin_token"
+_EXPECT_MARK = "mediagen_expect_error"
+_SEVERITIES = {"info": 0, "warning": 1, "error": 2}
+# Beyond this many lines a section prints its head and says how to see the rest (-v).
+_QUIET_LINES = 40
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -33,6 +54,51 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--mediagen-url", default=None, help="attach to the emulator at this URL instead of starting one (default: $MEDIAGEN_EMULATOR_URL)")
     group.addoption("--mediagen-shared", action="store_true", default=False,
                     help="with pytest-xdist, start one emulator in the controller and let every worker use it (each test has its own tenant)")
+    group.addoption("--mediagen-fail-on-unexpected", action="store_true", default=None,
+                    help="fail a test at its end when its tenant answered an error it did not declare expected (ini: mediagen_fail_on_unexpected)")
+    group.addoption("--mediagen-coverage", action="store_true", default=None,
+                    help="print which of the contract's cases the run exercised (-v: every case) (ini: mediagen_coverage)")
+    group.addoption("--mediagen-require", action="append", default=None, metavar="GLOB",
+                    help="fail the run when a case matching GLOB was never exercised, e.g. 'job failed *'; repeatable (ini: mediagen_require, one per line)")
+    group.addoption("--mediagen-report", action="store_true", default=None,
+                    help="print the emulator's report on the client's behaviour for the run (ini: mediagen_report)")
+    group.addoption("--mediagen-fail-on-rule", action="append", default=None, metavar="RULE",
+                    help="fail the run when the report has findings of RULE: a rule id, a glob, or a severity "
+                         "(error, warning, info: that severity or worse); repeatable (ini: mediagen_fail_on_rule)")
+    group.addoption("--mediagen-summary-file", default=None, metavar="PATH",
+                    help="append the run's coverage and report in markdown to PATH, e.g. \"$GITHUB_STEP_SUMMARY\" (ini: mediagen_summary_file; $VARIABLES expanded)")
+    parser.addini("mediagen_fail_on_unexpected", "as --mediagen-fail-on-unexpected", type="bool", default=False)
+    parser.addini("mediagen_coverage", "as --mediagen-coverage", type="bool", default=False)
+    parser.addini("mediagen_require", "as --mediagen-require, one glob per line", type="linelist", default=[])
+    parser.addini("mediagen_report", "as --mediagen-report", type="bool", default=False)
+    parser.addini("mediagen_fail_on_rule", "as --mediagen-fail-on-rule, one per line", type="linelist", default=[])
+    parser.addini("mediagen_summary_file", "as --mediagen-summary-file", default="")
+
+
+def _flag(config: pytest.Config, name: str) -> bool:
+    given = config.getoption(name)
+    return bool(config.getini(name)) if given is None else bool(given)
+
+
+def _list(config: pytest.Config, name: str) -> List[str]:
+    given = config.getoption(name)
+    return list(given) if given else [v for v in config.getini(name) if v.strip()]
+
+
+def _summary_file(config: pytest.Config) -> str:
+    path = config.getoption("mediagen_summary_file") or os.path.expandvars(config.getini("mediagen_summary_file") or "")
+    # An ini file naming $GITHUB_STEP_SUMMARY is read outside CI too, where it means nothing.
+    return "" if path.startswith("$") else path
+
+
+def _run_wanted(config: pytest.Config) -> bool:
+    """Whether an option asks for the run's coverage or report."""
+    return (_flag(config, "mediagen_coverage") or _flag(config, "mediagen_report") or bool(_list(config, "mediagen_require"))
+            or bool(_list(config, "mediagen_fail_on_rule")) or bool(_summary_file(config)))
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
 
 
 def _url(config: pytest.Config) -> str:
@@ -44,9 +110,12 @@ def _xdist_workers(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # The xdist controller starts the shared emulator before any worker exists.
-    if (config.getoption("mediagen_shared") and not hasattr(config, "workerinput") and _xdist_workers(config)
-            and not _url(config)):
+    config.addinivalue_line("markers", _EXPECT_MARK + "(**pattern): an error the test's `mediagen` tenant may answer "
+                            "without it being unexpected, e.g. status=402, code='insufficient_credits'; repeatable")
+    # The xdist controller starts the shared emulator before any worker exists. The run's
+    # coverage and report need one emulator that saw every test, read from the controller.
+    if ((config.getoption("mediagen_shared") or _run_wanted(config)) and not _is_worker(config)
+            and _xdist_workers(config) and not _url(config)):
         config._mediagen_shared = Emulator.start(config.getoption("mediagen_bin"))  # type: ignore[attr-defined]
 
 
@@ -87,7 +156,10 @@ def mediagen_server(request: pytest.FixtureRequest, mediagen_server_options: Dic
         options = dict(mediagen_server_options)
         options.setdefault("binary", config.getoption("mediagen_bin"))
         emu = Emulator.start(**options)
+    config._mediagen_server = emu  # type: ignore[attr-defined]
     yield emu
+    if not _is_worker(config):
+        _collect_run(config, emu)  # while it still runs
     code = emu.close()
     if code not in (None, 0):
         raise RuntimeError("the emulator exited with %s after SIGTERM (log: %s)" % (code, emu.log_path))
@@ -100,5 +172,217 @@ def mediagen(request: pytest.FixtureRequest, mediagen_server: Emulator) -> Itera
         pytest.skip("the emulator at %s does not support tenants (GET /_emulator/tenants answered 404); "
                     "use a newer mediagen-emulator" % mediagen_server.url)
     tenant = mediagen_server.new_tenant(request.node.name)
+    for mark in request.node.iter_markers(_EXPECT_MARK):
+        tenant.control.expect_error(*mark.args, **mark.kwargs)
     yield tenant
     tenant.delete(missing_ok=True)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """With --mediagen-fail-on-unexpected: a test that passed fails when its tenant answered
+    errors it did not declare expected; a test that failed shows them too."""
+    outcome = yield
+    if call.when != "call" or not _flag(item.config, "mediagen_fail_on_unexpected"):
+        return
+    tenant = getattr(item, "funcargs", {}).get("mediagen")
+    report = outcome.get_result()
+    if not isinstance(tenant, Tenant) or report.skipped or hasattr(report, "wasxfail"):
+        return
+    try:
+        got = tenant.control.call("GET", "/_emulator/unexpected")
+        text = format_unexpected(got["data"], int(got.get("total", len(got["data"]))), tenant.name) if got["data"] else ""
+    except (EmulatorError, OSError) as err:
+        text = "mediagen-emulator: cannot list the tenant's unexpected errors: %s" % err
+    if not text:
+        return
+    if report.passed:
+        report.outcome = "failed"
+        report.longrepr = text
+    else:
+        report.sections.append(("mediagen-emulator unexpected errors", text))
+
+
+# --- the run's coverage and report -------------------------------------------------------------
+
+
+def _collect_run(config: pytest.Config, emu: Optional[Emulator]) -> None:
+    """Reads the run's coverage and report from the emulator, once, as the options ask."""
+    if emu is None or getattr(config, "_mediagen_run", None) is not None or not _run_wanted(config):
+        return
+    run: Dict[str, Any] = {"url": emu.url}
+    control = emu.control
+    require = _list(config, "mediagen_require")
+    try:
+        if _flag(config, "mediagen_coverage") or require:
+            run["coverage"] = control.coverage("run", require)
+        if _flag(config, "mediagen_report") or _list(config, "mediagen_fail_on_rule"):
+            run["report"] = control.report("run")
+        if _summary_file(config):
+            run["markdown"] = "\n\n".join(m.strip("\n") for m in (control.coverage_markdown("run", require),
+                                                                  control.report_markdown("run"))) + "\n"
+    except (EmulatorError, OSError) as err:
+        run["error"] = "cannot read the run's coverage and report from %s: %s" % (emu.url, err)
+    config._mediagen_run = run  # type: ignore[attr-defined]
+
+
+def _summary_emulator(config: pytest.Config) -> Optional[Emulator]:
+    """The emulator that saw the whole run and still runs, if any."""
+    shared = getattr(config, "_mediagen_shared", None)
+    if shared is not None:
+        return shared
+    own = getattr(config, "_mediagen_server", None)
+    if own is not None and (own.process is None or own.process.poll() is None):
+        return own
+    if _url(config):
+        return Emulator.attach(_url(config))
+    return None
+
+
+def _selected(rule: str, severity: str, selectors: Sequence[str]) -> bool:
+    for sel in selectors:
+        if sel in _SEVERITIES:
+            if _SEVERITIES.get(severity, -1) >= _SEVERITIES[sel]:
+                return True
+        elif fnmatch.fnmatchcase(rule, sel):
+            return True
+    return False
+
+
+def rule_counts(report: Mapping[str, Any]) -> Dict[str, int]:
+    """Findings per rule: the report's exact counts, else counted from its findings."""
+    counts = dict(report.get("counts") or {})
+    if not counts:
+        for f in report.get("findings") or []:
+            counts[f["rule"]] = counts.get(f["rule"], 0) + 1
+    return counts
+
+
+def _gate(config: pytest.Config, run: Mapping[str, Any]) -> List[str]:
+    """Why the run fails on its coverage or report; empty when it does not."""
+    problems = []
+    if run.get("error"):
+        # Printing is best effort; a gate that cannot be judged fails.
+        gated = _list(config, "mediagen_require") or _list(config, "mediagen_fail_on_rule")
+        return ["mediagen-emulator: " + run["error"]] if gated else []
+    missing = (run.get("coverage") or {}).get("required_missing") or []
+    if missing:
+        problems.append("mediagen-emulator: %d required case%s never exercised: %s"
+                        % (len(missing), "" if len(missing) == 1 else "s", ", ".join(missing)))
+    selectors = _list(config, "mediagen_fail_on_rule")
+    if selectors and "report" in run:
+        severity = {r["id"]: r.get("severity", "") for r in run["report"].get("rules") or []}
+        hit = {r: n for r, n in rule_counts(run["report"]).items() if n and _selected(r, severity.get(r, ""), selectors)}
+        if hit:
+            problems.append("mediagen-emulator: the report has findings of rules that fail the run: "
+                            + ", ".join("%s (%d)" % (r, n) for r, n in sorted(hit.items())))
+    return problems
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtestloop(session: pytest.Session) -> Iterator[None]:
+    """After every test (and every xdist worker) is done: reads the run's coverage and report,
+    writes the summary file, and fails the run when a gate says so."""
+    yield
+    config = session.config
+    if _is_worker(config) or config.option.collectonly or not _run_wanted(config):
+        return
+    try:
+        _collect_run(config, _summary_emulator(config))
+    except Exception as err:  # attaching failed: say so in the summary, fail the run below
+        config._mediagen_run = {"error": str(err)}  # type: ignore[attr-defined]
+    run = getattr(config, "_mediagen_run", None)
+    if run is None:
+        return  # no test used an emulator
+    path = _summary_file(config)
+    if path and run.get("markdown"):
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(run["markdown"])
+    config._mediagen_gate = _gate(config, run)  # type: ignore[attr-defined]
+    if config._mediagen_gate:  # type: ignore[attr-defined]
+        session.testsfailed += 1
+
+
+def _wrap_items(head: str, items: Sequence[str], width: int) -> List[str]:
+    """Items joined by "; " on lines of at most `width` (an item is never split), the first
+    line opening with `head`, the others indented."""
+    lines, line = [], head
+    for i, item in enumerate(items):
+        piece = item + (";" if i < len(items) - 1 else "")
+        if line.strip() and len(line) + len(piece) > width and line not in (head, "  "):
+            lines.append(line.rstrip())
+            line = "  "
+        line += piece + " "
+    lines.append(line.rstrip())
+    return lines
+
+
+def format_coverage(cov: Mapping[str, Any], verbose: bool = False, width: int = 100) -> List[str]:
+    """The coverage as terminal lines: exercised per group, then the cases never exercised,
+    wrapped to `width` (every case on a line of its own with its count when verbose)."""
+    cases = cov.get("cases") or []
+    groups: Dict[str, List[Mapping[str, Any]]] = {}
+    for c in cases:
+        groups.setdefault(c.get("group", ""), []).append(c)
+    lines = ["  ".join("%s %d/%d" % (g, sum(1 for c in cs if c.get("count")), len(cs)) for g, cs in groups.items())]
+    if verbose:
+        width = max([len(str(c.get("count", 0))) for c in cases] or [1])
+        for g, cs in groups.items():
+            lines.append(g + ":")
+            lines += ["  %*s  %s" % (width, c.get("count") or "-", c["id"]) for c in cs]
+    else:
+        for g, cs in groups.items():
+            never = [c["id"] for c in cs if not c.get("count")]
+            if never:
+                lines += _wrap_items("never exercised, %s: " % g, never, width)
+    missing = cov.get("required_missing") or []
+    if missing:
+        lines.append("REQUIRED and never exercised (%d):" % len(missing))
+        lines += ["  " + i for i in missing]
+    return lines
+
+
+def format_report(rep: Mapping[str, Any], verbose: bool = False) -> List[str]:
+    """The report as terminal lines: per rule its count and title, then each finding kept."""
+    counts = rule_counts(rep)
+    rules = {r["id"]: r for r in rep.get("rules") or []}
+    lines = []
+    for rid, n in sorted(counts.items(), key=lambda kv: (-_SEVERITIES.get(rules.get(kv[0], {}).get("severity", ""), -1), kv[0])):
+        if n:
+            r = rules.get(rid, {})
+            lines.append("%-7s %-26s %4d  %s" % (r.get("severity", ""), rid, n, r.get("title", "")))
+    findings = rep.get("findings") or []
+    if findings:
+        lines.append("findings:")
+    for f in findings:
+        where = " (tenant %s)" % f["tenant"] if f.get("tenant") else ""
+        entries = " ".join("#%s" % e for e in f.get("entries") or [])
+        lines.append("  %s: %s%s %s" % (f.get("rule"), f.get("reason", ""), where, entries))
+    if not verbose and len(lines) > _QUIET_LINES:
+        lines = lines[:_QUIET_LINES] + ["  … %d more lines (-v shows them)" % (len(lines) - _QUIET_LINES)]
+    return lines
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """Prints the run's coverage and report, and why the run failed on them."""
+    run = getattr(config, "_mediagen_run", None)
+    if _is_worker(config) or run is None:
+        return
+    tr = terminalreporter
+    verbose = config.getoption("verbose") > 0
+    if run.get("error"):
+        tr.write_sep("-", "mediagen-emulator", red=True)
+        tr.write_line(run["error"])
+    if "coverage" in run and (_flag(config, "mediagen_coverage") or run["coverage"].get("required_missing")):
+        cov = run["coverage"]
+        tr.write_sep("-", "mediagen-emulator coverage (run): %s of %s cases exercised" % (cov.get("exercised"), cov.get("total")))
+        for line in format_coverage(cov, verbose, getattr(tr, "_tw", None) and tr._tw.fullwidth or 100):
+            tr.write_line(line)
+    if "report" in run and _flag(config, "mediagen_report"):
+        rep = run["report"]
+        n = sum(rule_counts(rep).values())
+        tr.write_sep("-", "mediagen-emulator report (run): %d finding%s in %s requests" % (n, "" if n == 1 else "s", rep.get("examined")))
+        for line in format_report(rep, verbose) or ["no findings"]:
+            tr.write_line(line)
+    for problem in getattr(config, "_mediagen_gate", []):
+        tr.write_line(problem, red=True, bold=True)

@@ -1,0 +1,97 @@
+"""A client of the media generation service that behaves: the well-behaved twin of
+hasty_client.py. What it does differently is marked "Careful:".
+
+    client = CarefulClient("https://api.example", "mg_live_...")
+    images = client.render("fal-ai/flux/dev", {"prompt": "a red fox"})   # the outputs' bytes
+
+`sleep` is how it waits (time.sleep by default); a test against the emulator's manual clock
+passes `tenant.control.advance`, so that waiting moves the emulator's clock instead of the test's.
+"""
+
+import http.client
+import json
+import time
+import urllib.error
+import urllib.request
+import uuid
+
+TERMINAL = {"succeeded", "failed", "canceled", "expired"}
+# Careful: only answers that may succeed unchanged later are retried; a 4xx other than 429 would
+# fail again the same way.
+RETRYABLE = {429, 500, 502, 503, 504}
+
+
+class ServiceError(Exception):
+    """An answer the client does not retry, or the last of its retries."""
+
+    def __init__(self, status, body):
+        self.status, self.body = status, body
+        super().__init__("%s: %s" % (status, body[:300]))
+
+
+class CarefulClient:
+    def __init__(self, base_url, api_key, sleep=time.sleep, attempts=5, poll_floor=1.0, poll_ceiling=10.0):
+        self.base_url, self.api_key, self.sleep = base_url.rstrip("/"), api_key, sleep
+        self.attempts, self.poll_floor, self.poll_ceiling = attempts, poll_floor, poll_ceiling
+
+    def render(self, model, data):
+        """Quotes, generates, waits for the job and downloads every output; returns their bytes."""
+        quote = self.call("POST", "/v1/quotes", {"model": model, "input": data})  # Careful: a quote per generation
+        job = self.generate(model, data, quote["quote_id"])
+        job = self.wait(job)
+        if job["status"] != "succeeded":
+            raise ServiceError(job["status"], json.dumps(job.get("error")))
+        return [self.download(o["url"]) for o in job["outputs"]]  # Careful: outputs expire; fetch them now
+
+    def generate(self, model, data, quote_id):
+        # Careful: one key per generation, sent again on every retry, so that a retry of a request
+        # that did reach the service returns the same job instead of making (and charging) another.
+        key = str(uuid.uuid4())
+        return self.call("POST", "/v1/generate", {"model": model, "input": data, "quote_id": quote_id},
+                         {"Idempotency-Key": key})
+
+    def wait(self, job):
+        interval = self.poll_floor
+        while job["status"] not in TERMINAL:  # Careful: never polls a job seen terminal
+            self.sleep(interval)  # Careful: at least poll_floor between polls, backing off
+            job = self.call("GET", "/v1/jobs/" + job["id"])
+            interval = min(interval * 1.5, self.poll_ceiling)
+        return job
+
+    def download(self, url):
+        return self.call("GET", url, raw=True)
+
+    def call(self, method, path, body=None, headers=None, raw=False):
+        """One request, retried on 429, 5xx and lost connections; the JSON answer (or bytes)."""
+        backoff = 1.0
+        for attempt in range(1, self.attempts + 1):
+            try:
+                status, hdrs, answer = self._send(method, path, body, headers)
+            except (urllib.error.URLError, http.client.HTTPException, ConnectionError) as err:
+                status, hdrs, answer = None, {}, str(err).encode()
+            if status is not None and status < 400:
+                return answer if raw else json.loads(answer)
+            if (status is not None and status not in RETRYABLE) or attempt == self.attempts:
+                raise ServiceError(status, answer.decode("utf-8", "replace"))
+            # Careful: Retry-After, when the service gives one, is the least time to wait.
+            self.sleep(max(float(hdrs.get("Retry-After") or 0), backoff))
+            backoff = min(backoff * 2, 30.0)
+
+    def _send(self, method, path, body, headers):
+        url = path if path.startswith("http") else self.base_url + path
+        hdrs = {"Authorization": "Bearer " + self.api_key, **(headers or {})}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            hdrs["Content-Type"] = "application/json"
+        req = urllib.request.Request(url, data, hdrs, method=method)
+        try:
+            with _opener.open(req, timeout=60) as resp:
+                return resp.status, resp.headers, resp.read()
+        except urllib.error.HTTPError as err:
+            with err:
+                return err.code, err.headers, err.read()
+
+
+# Straight to the service: a proxy from HTTP_PROXY would see (and usually refuse) loopback addresses.
+_opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))

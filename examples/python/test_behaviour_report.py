@@ -1,0 +1,61 @@
+"""The hasty and the careful client against the emulator: the same calls, the same faults, and
+the emulator's report says what each did wrong. Each client waits through the tenant's manual
+clock (sleep=control.advance), so Retry-After, polling pace and expiry are judged on the
+emulator's time and the test never sleeps."""
+
+import pytest
+
+from careful_client import CarefulClient
+from careful_client import ServiceError as CarefulError
+from hasty_client import HastyClient
+from hasty_client import ServiceError as HastyError
+
+FLAWS = {"new-key-on-retry", "retry-after-ignored", "poll-too-fast", "quote-reused", "outputs-never-downloaded"}
+
+
+@pytest.fixture
+def model(mediagen):
+    client = CarefulClient(mediagen.base_url, mediagen.api_key)
+    return client.call("GET", "/v1/models?category=text-to-image&limit=1")["data"][0]["id"]
+
+
+def run(client, control, model):
+    """The same day for either client: an outage answers its first generation, then it renders
+    the same input again, then one whose job fails, and the outputs' time to live passes."""
+    control.add_fault(match={"method": "POST", "path": "/v1/generate"}, status=503, retry_after=5, count=1)
+    control.expect_error(status=503, code="service_unavailable")  # the outage is the test's own doing
+    assert client.render(model, {"prompt": "a red fox"})
+    assert client.render(model, {"prompt": "a red fox"})
+    with pytest.raises((HastyError, CarefulError)) as failed:  # the token forces this job's outcome
+        client.render(model, {"prompt": "a red fox [emulator:fail]"})
+    assert failed.value.status == "failed"
+    control.advance("2h")
+    # Both clients met the cases this test is for.
+    assert control.coverage(require=["POST /v1/generate 503 *", "job failed generation_failed"])["required_missing"] == []
+
+
+def test_the_report_names_each_flaw_of_the_hasty_client(mediagen, model):
+    control = mediagen.control
+    run(HastyClient(mediagen.base_url, mediagen.api_key, sleep=control.advance), control, model)
+
+    report = control.report()
+    assert {f["rule"] for f in report["findings"]} == FLAWS
+    for finding in report["findings"]:
+        assert finding["entries"] and finding["reason"]
+    # The reused quote answered 409; nothing declared it expected, so it is "unexpected".
+    assert [u["entry"]["code"] for u in control.unexpected_errors()] == ["quote_already_used"]
+    # Five tries (503 then 202; 409 then 202; 202), each with a key of its own.
+    keys = [e.get("idempotency_key") for e in control.requests(method="POST", path="/v1/generate")]
+    assert len(keys) == 5 and len(set(keys)) == 5
+
+
+def test_the_careful_client_gets_a_clean_report(mediagen, model):
+    control = mediagen.control
+    run(CarefulClient(mediagen.base_url, mediagen.api_key, sleep=control.advance), control, model)
+
+    assert control.report()["findings"] == []
+    control.assert_no_unexpected()
+    # The retry after the outage sent the same key as the try that met it.
+    first_key = control.requests(method="POST", path="/v1/generate")[0]["idempotency_key"]
+    control.assert_requested(2, method="POST", path="/v1/generate", headers={"Idempotency-Key": first_key})
+    control.assert_requested(1, method="POST", path="/v1/generate", status=503, headers={"Idempotency-Key": first_key})
