@@ -9,7 +9,7 @@ import { Control, EmulatorError } from './control.js';
 
 const URL_ENV = 'MEDIAGEN_EMULATOR_URL';
 const ADMIN_TOKEN_ENV = 'MEDIAGEN_ADMIN_TOKEN';
-const SHOWN_PER_GROUP = 12; // unexercised cases named per group; the markdown has them all
+const SHOWN_PER_GROUP = 8; // unexercised cases named per group; the markdown has them all
 const SHOWN_FINDINGS = 20;
 
 /** Whether `text` matches the glob `pattern`, where `*` is any run of characters. */
@@ -26,7 +26,26 @@ function controlOf({ control, emulator, url, adminToken }) {
   return new Control(url, { adminToken: adminToken ?? (process.env[ADMIN_TOKEN_ENV] || undefined) });
 }
 
-/** The coverage as a short table for a terminal. */
+// wrapList joins items with "; " into lines of at most `width` characters, the first after
+// `head` and the rest indented to line up with it.
+function wrapList(head, items, width = 100) {
+  const pad = ' '.repeat(head.length);
+  const lines = [];
+  let line = head;
+  for (const [i, item] of items.entries()) {
+    const piece = item + (i < items.length - 1 ? ';' : '');
+    if (line.length > pad.length && line.length + 1 + piece.length > width) {
+      lines.push(line);
+      line = pad + piece;
+    } else {
+      line += (line.length > pad.length ? ' ' : '') + piece;
+    }
+  }
+  lines.push(line);
+  return lines;
+}
+
+/** The coverage as a short table for a terminal: per group how many cases happened, and which not. */
 export function formatCoverage(cov) {
   const groups = new Map();
   for (const c of cov.cases ?? []) {
@@ -38,14 +57,13 @@ export function formatCoverage(cov) {
   const lines = [`mediagen-emulator coverage (${cov.scope}${cov.tenant ? ` ${cov.tenant}` : ''}): ${cov.exercised} of ${cov.total} cases exercised`];
   const width = Math.max(0, ...[...groups.keys()].map((k) => k.length));
   for (const [name, g] of groups) {
-    lines.push(`  ${name.padEnd(width)}  ${String(g.done).padStart(3)}/${String(g.done + g.missing.length).padEnd(3)}`);
-    if (g.missing.length) {
-      const shown = g.missing.slice(0, SHOWN_PER_GROUP).join('; ');
-      const more = g.missing.length > SHOWN_PER_GROUP ? `; … ${g.missing.length - SHOWN_PER_GROUP} more` : '';
-      lines.push(`    never: ${shown}${more}`);
-    }
+    lines.push(`  ${name.padEnd(width)} ${String(g.done).padStart(3)} of ${g.done + g.missing.length}`);
+    if (!g.missing.length) continue;
+    const shown = g.missing.slice(0, SHOWN_PER_GROUP);
+    if (g.missing.length > SHOWN_PER_GROUP) shown.push(`… ${g.missing.length - SHOWN_PER_GROUP} more`);
+    lines.push(...wrapList('    never: ', shown));
   }
-  if (cov.required_missing?.length) lines.push(`  REQUIRED but never exercised: ${cov.required_missing.join('; ')}`);
+  if (cov.required_missing?.length) lines.push(...wrapList('  REQUIRED but never exercised: ', cov.required_missing));
   return lines.join('\n');
 }
 

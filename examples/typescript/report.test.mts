@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { type Emulator, type Tenant, emulatorFromEnv, tenantFor } from '@mediagen/emulator-testing';
 
 import { CarefulClient } from './careful-client.mjs';
-import { ApiError, type ClientOptions } from './http.mjs';
+import { ApiError, type ClientOptions, type Render } from './http.mjs';
 import { SloppyClient } from './sloppy-client.mjs';
 
 const MODEL = 'fal-ai/flux/schnell';
@@ -28,13 +28,15 @@ function options(tenant: Tenant): ClientOptions {
   return { baseUrl: tenant.baseUrl, apiKey: tenant.apiKey, sleep: (ms) => tenant.control.advance(ms) };
 }
 
-/** Plays the story; resolves with the problem code of each step that failed, in order. */
-async function story(tenant: Tenant, client: SloppyClient | CarefulClient): Promise<string[]> {
+/** Plays the story; resolves with the problem code of each step that failed, in order, and how many files the client downloaded. */
+async function story(tenant: Tenant, client: SloppyClient | CarefulClient): Promise<{ failed: string[]; files: number }> {
   const { control } = tenant;
   const failed: string[] = [];
+  let files = 0;
   const step = async (run: () => Promise<unknown>) => {
     try {
-      await run();
+      const got = await run();
+      if (got && typeof got === 'object' && 'files' in got) files += (got as Render).files.length;
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       failed.push(err.code);
@@ -47,14 +49,15 @@ async function story(tenant: Tenant, client: SloppyClient | CarefulClient): Prom
   await control.advance('11m'); // …who takes eleven minutes to decide (quotes live ten)
   await step(() => client.render(MODEL, BOAT));
   await control.advance('2h'); // outputs live an hour
-  return failed;
+  return { failed, files };
 }
 
 describe('the emulator judges the clients', { concurrency: true }, () => {
   test('the sloppy client: the report names each flaw', async (t) => {
     const tenant = await tenantFor(t, emu);
-    const failed = await story(tenant, new SloppyClient(options(tenant)));
+    const { failed, files } = await story(tenant, new SloppyClient(options(tenant)));
     assert.deepEqual(failed, ['quote_already_used', 'quote_expired']); // what its users would see
+    assert.equal(files, 0);
 
     const report = await tenant.control.report();
     const fired = new Set(report.findings.map((f) => f.rule));
@@ -75,7 +78,7 @@ describe('the emulator judges the clients', { concurrency: true }, () => {
     const tenant = await tenantFor(t, emu, { failOnUnexpected: true }); // the test fails on an error no expectError declared
     await tenant.control.expectError({ status: 503, code: 'service_unavailable' }); // the fault below
     const client = new CarefulClient(options(tenant));
-    assert.deepEqual(await story(tenant, client), []);
+    assert.deepEqual(await story(tenant, client), { failed: [], files: 3 });
 
     const report = await tenant.control.report();
     assert.deepEqual(report.findings, [], JSON.stringify(report.findings, null, 2));
@@ -84,6 +87,6 @@ describe('the emulator judges the clients', { concurrency: true }, () => {
     assert.equal(refused?.status, 503);
     await tenant.control.assertRequested({ method: 'POST', path: '/v1/generate', status: 202, headers: { 'Idempotency-Key': refused!.idempotency_key! } }, { times: 1 });
     assert.equal(accepted?.idempotency_key, refused?.idempotency_key);
-    await tenant.control.assertRequested({ method: 'GET', path: '/files/**', status: 200 }, { times: 3 });
+    await tenant.control.assertRequested({ method: 'POST', path: '/v1/generate', status: 202 }, { times: 3 }); // one per picture
   });
 });

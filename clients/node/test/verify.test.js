@@ -153,7 +153,7 @@ describe('coverage and report', { concurrency: true }, () => {
     assert.match(md, /insufficient_credits/);
     const table = formatCoverage(cov);
     assert.match(table, /^mediagen-emulator coverage \(tenant \S+\): \d+ of \d+ cases exercised/);
-    assert.match(table, /REQUIRED but never exercised: .*job failed provider_error/);
+    assert.match(table, /REQUIRED but never exercised: [\s\S]*job failed provider_error/);
   });
 
   test('the report names a new key on a retry after a 5xx, for the tenant and for the run', async (t) => {
