@@ -61,7 +61,7 @@ describe('the emulator judges the clients', { concurrency: true }, () => {
 
     const report = await tenant.control.report();
     const fired = new Set(report.findings.map((f) => f.rule));
-    for (const rule of ['new-key-on-retry', 'retry-after-ignored', 'poll-too-fast', 'quote-reused', 'expired-quote', 'outputs-never-downloaded']) {
+    for (const rule of ['new-key-on-retry', 'retry-after-ignored', 'poll-too-fast', 'quote-reused', 'expired-quote', 'outputs-never-downloaded'] as const) {
       assert.ok(fired.has(rule), `the report names ${rule}; it has: ${[...fired].join(', ')}`);
     }
     // The journal shows the double send: two keys for one quote.

@@ -152,6 +152,11 @@ async function endOfRun(options = {}) {
     if (coverage.required_missing?.length) {
         failures.push(`required cases never exercised: ${coverage.required_missing.join('; ')}`);
     }
+    // A glob that names no case (a typo, a renamed case) would otherwise pass for ever.
+    for (const glob of [].concat(require)) {
+        if (!(coverage.cases ?? []).some((c) => globMatch(glob, c.id)))
+            failures.push(`required ${JSON.stringify(glob)} matches no case`);
+    }
     const severity = new Map((report.rules ?? []).map((r) => [r.id, r.severity]));
     for (const [id, n] of Object.entries(ruleCounts(report))) {
         if (n > 0 && failOn.some((e) => selects(e, id, severity.get(id)))) {
