@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 )
 
@@ -22,8 +23,12 @@ const fileCacheBytes = 256 << 20
 func (s *Server) serveFile() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		vars := infoOf(r).vars
-		f, err := worldOf(r).File(vars["job"], vars["name"])
+		world := worldOf(r)
+		f, err := world.File(vars["job"], vars["name"])
 		if err != nil {
+			if pe := problem.As(err); pe != nil && pe.Code == problem.OutputExpired {
+				world.Coverage().Hit(coverage.ExpiredDownload)
+			}
 			return err
 		}
 		h := w.Header()
@@ -65,6 +70,9 @@ func (fe *fileErrors) WriteHeader(status int) {
 	case status >= 400:
 		err = problem.New(problem.InvalidParameter, "the file cannot be served as asked: %s", http.StatusText(status))
 	default:
+		if status == http.StatusPartialContent && strings.HasPrefix(fe.r.URL.Path, "/files/") {
+			worldOf(fe.r).Coverage().Hit(coverage.RangedDownload)
+		}
 		fe.ResponseWriter.WriteHeader(status)
 		return
 	}

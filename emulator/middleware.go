@@ -114,6 +114,9 @@ type recorder struct {
 	// generation would otherwise hold on to.
 	journaled                       bool
 	method, path, rawQuery, idemKey string
+	header                          http.Header // read only when the entry is made
+	// route is the matched route's method and path template, for coverage of error answers.
+	route string
 
 	// parked, once a wait=true generation has taken over the connection to answer later, is
 	// what the answer needs; until then nothing is journaled or logged for the request.
@@ -159,7 +162,11 @@ func (rec *recorder) sending() {
 			RequestID: rec.info.id, IdempotencyKey: rec.idemKey, Fault: rec.fault,
 			DurationMS:  math.Round(float64(time.Since(rec.start).Microseconds())) / 1000,
 			RequestBody: rec.sent, ResponseBody: rec.body, // the journal caps both
+			RequestHeaders: journal.Headers(rec.header),
 		})
+		if rec.status >= 400 {
+			world.Coverage().Error(rec.route, rec.status, rec.code)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package emulator
 import (
 	"hash/maphash"
 	"net/http"
+	"regexp"
 	"sync/atomic"
 
 	"github.com/gorilla/mux"
@@ -19,7 +20,7 @@ import (
 // sent with %2F in place of "/" names the same model.
 func (s *Server) routes() http.Handler {
 	r := s.router()
-	return s.cors(r, s.frame(s.traffic(dispatch(r))))
+	return s.cors(r, s.frame(s.traffic(r, dispatch(r))))
 }
 
 // router matches every endpoint; see routes.
@@ -55,6 +56,12 @@ func (s *Server) router() *mux.Router {
 	r.Handle("/_emulator/faults", s.handle(s.control(s.touching(s.addFault())))).Methods(http.MethodPost)
 	r.Handle("/_emulator/faults", s.handle(s.control(s.touching(s.clearFaults())))).Methods(http.MethodDelete)
 	r.Handle("/_emulator/faults/{id}", s.handle(s.control(s.touching(s.deleteFault())))).Methods(http.MethodDelete)
+	r.Handle("/_emulator/verify", s.handle(s.control(s.verifyRequests()))).Methods(http.MethodPost)
+	r.Handle("/_emulator/expected-errors", s.handle(s.control(s.addExpectedError()))).Methods(http.MethodPost)
+	r.Handle("/_emulator/expected-errors", s.handle(s.control(s.listExpectedErrors()))).Methods(http.MethodGet)
+	r.Handle("/_emulator/expected-errors", s.handle(s.control(s.clearExpectedErrors()))).Methods(http.MethodDelete)
+	r.Handle("/_emulator/unexpected", s.handle(s.control(s.listUnexpected()))).Methods(http.MethodGet)
+	r.Handle("/_emulator/coverage", s.handle(s.control(s.getCoverage()))).Methods(http.MethodGet)
 	r.Handle("/_emulator/accounts", s.handle(s.control(s.listAccounts()))).Methods(http.MethodGet)
 	r.Handle("/_emulator/accounts/{account}", s.handle(s.control(s.putAccount()))).Methods(http.MethodPut)
 	r.Handle("/_emulator/jobs", s.handle(s.control(s.listAllJobs()))).Methods(http.MethodGet)
@@ -100,12 +107,16 @@ func dispatch(r *mux.Router) http.Handler {
 		if hit == nil || hit.method != req.Method || hit.path != path {
 			var match mux.RouteMatch
 			r.Match(req, &match)
-			hit = &routed{method: req.Method, path: path, handler: match.Handler, vars: match.Vars}
+			hit = &routed{method: req.Method, path: path, handler: match.Handler, vars: match.Vars, route: routeName(r, req, &match)}
 			if len(path) <= maxRoutedPath {
 				slot.Store(hit)
 			}
 		}
-		infoOf(req).vars = hit.vars // shared by every request to the path: only read
+		info := infoOf(req)
+		info.vars = hit.vars // shared by every request to the path: only read
+		if info.rec != nil {
+			info.rec.route = hit.route
+		}
 		hit.handler.ServeHTTP(w, req)
 	})
 }
@@ -122,7 +133,46 @@ type routed struct {
 	method, path string
 	handler      http.Handler
 	vars         map[string]string
+	route        string // see routeName
 }
+
+// routeName names the route a request matched for coverage, as the method and the path
+// template without its patterns: "GET /v1/models/{model}". HEAD is named GET; a method the path
+// does not answer is named with the path's template all the same; a path no route answers is
+// "*". match is the router's answer for req, or nil to ask it.
+func routeName(r *mux.Router, req *http.Request, match *mux.RouteMatch) string {
+	if match == nil {
+		match = &mux.RouteMatch{}
+		r.Match(req, match)
+	}
+	method := req.Method
+	if method == http.MethodHead {
+		method = http.MethodGet
+	}
+	route := match.Route
+	if match.MatchErr == mux.ErrMethodMismatch {
+		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+			probe := req.Clone(req.Context())
+			probe.Method = m
+			var found mux.RouteMatch
+			if r.Match(probe, &found) && found.MatchErr == nil {
+				route = found.Route
+				break
+			}
+		}
+	}
+	if route == nil || match.MatchErr == mux.ErrNotFound {
+		return method + " *"
+	}
+	tpl, err := route.GetPathTemplate()
+	if err != nil {
+		return method + " *"
+	}
+	return method + " " + routeVar.ReplaceAllString(tpl, "{$1}")
+}
+
+// routeVar is a path variable with its pattern, such as {model:.+}.
+var routeVar = regexp.MustCompile(`\{(\w+):[^}]*\}`)
 
 // allowedMethods lists the methods some route answers for the request's path.
 func allowedMethods(r *mux.Router, req *http.Request) []string {

@@ -88,6 +88,9 @@ type Config struct {
 	// wall is real time as tenants see it, for their idleness; the package's tests set a manual
 	// clock here to drive it (default a real clock).
 	wall *clock.Clock
+	// journalEntries, when set, bounds each tenant's journal lower than usual, so the
+	// package's tests can make it wrap around.
+	journalEntries int
 	// Logger receives one line per request and every server fault; nil discards them.
 	Logger *slog.Logger
 }
@@ -230,6 +233,7 @@ func (s *Server) finishLoading(cat *catalog.Catalog, err error) {
 		Logger:       s.log,
 		Wall:         s.cfg.wall,
 		Budget:       budget.New(s.cfg.MemoryBudget),
+		JournalMax:   s.cfg.journalEntries,
 	}, s.ids, s.files, s.cfg.MaxTenants, s.cfg.TenantIdle)
 	s.handler = s.routes()
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gorilla/mux"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
@@ -22,7 +23,7 @@ func isAPI(path string) bool { return strings.HasPrefix(path, "/v1/") || path ==
 
 // traffic wraps the router: it injects the faults in force, and records /v1 requests in the
 // journal once they are answered.
-func (s *Server) traffic(next http.Handler) http.Handler {
+func (s *Server) traffic(router *mux.Router, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		api := isAPI(r.URL.Path)
 		if !api && !strings.HasPrefix(r.URL.Path, "/files/") {
@@ -39,10 +40,15 @@ func (s *Server) traffic(next http.Handler) http.Handler {
 			rec.journaled = true
 			rec.method, rec.path, rec.rawQuery = r.Method, r.URL.Path, r.URL.RawQuery
 			rec.idemKey = r.Header.Get("Idempotency-Key")
+			rec.header = r.Header
 			defer rec.sending()
 		}
 		if f, id, ok := world.PickFault(r.Method, r.URL.Path, rec.peeked); ok {
 			rec.fault = id
+			world.Coverage().Fault(f.Action)
+			if api && f.Action == scenario.ActionError {
+				rec.route = routeName(router, r, nil) // the request is answered before routing
+			}
 			if s.injectFault(rec, r, f) {
 				return
 			}

@@ -538,12 +538,18 @@ export interface JournalEntry {
   /** How long the answer took, in real milliseconds. */
   duration_ms: number;
   /**
-   * The body sent (headers, and so keys, are never recorded): its JSON when it was valid JSON of
-   * at most 16 KiB, else a string of its text cut to fit.
+   * The body sent: its JSON when it was valid JSON of at most 16 KiB, else a string of its text
+   * cut to fit.
    */
   request_body?: unknown;
   /** The JSON body answered, kept the same way; absent for files and empty answers. */
   response_body?: unknown;
+  /**
+   * The request's headers by canonical name, several values joined with `, `: at most 32, each
+   * value cut at 2 KiB; `Authorization`, `Proxy-Authorization`, `Cookie` and
+   * `X-Emulator-Admin-Token` read `[redacted]`.
+   */
+  request_headers?: Record<string, unknown>;
   /** The tenant the entry belongs to. */
   tenant: string;
 }
@@ -574,6 +580,117 @@ export interface RequestMatch {
   category?: string;
   /** What the model makes. */
   output_type?: "image" | "video" | "audio";
+}
+
+/** Describes journal entries: every member given must match, and `{}` matches every entry. */
+export interface RequestPattern {
+  /** The method, compared without regard to case. */
+  method?: string;
+  /**
+   * The path: `*` matches any run of characters other than `/`, `**` any run at all (model ids
+   * hold slashes).
+   */
+  path?: string;
+  /** The status answered. */
+  status?: number;
+  /** The problem code answered. */
+  code?: string;
+  /** Request headers: names without regard to case, values exact. */
+  headers?: Record<string, unknown>;
+  /**
+   * Members the request body must have, with equal JSON values; objects are compared member by
+   * member, arrays and scalars as whole values.
+   */
+  body?: Record<string, unknown>;
+  /** JSON Pointers (RFC 6901) into the request body, each to the value that must be there. */
+  pointers?: Record<string, unknown>;
+}
+
+/** The answer of `POST /_emulator/verify`. */
+export interface Verification {
+  /** How many entries match. */
+  count: number;
+  /** The `seq`s of the first 100 matching entries, oldest first. */
+  matches: number[];
+  /**
+   * Only when `count` is 0: at most 5 entries, those that missed the fewest fields first, then the
+   * newest.
+   */
+  near_misses?: NearMiss[];
+}
+
+/** A journal entry that came close to a pattern, and what it missed. */
+export interface NearMiss {
+  entry: JournalEntry;
+  /** Each part of the pattern the entry did not match. */
+  missed: Miss[];
+}
+
+/** One part of a pattern an entry missed. */
+export interface Miss {
+  /**
+   * A JSON Pointer into the pattern: `/status`, `/headers/Idempotency-Key`, `/body/input/prompt`,
+   * `/pointers/~1input~1prompt`.
+   */
+  field: string;
+  /** The pattern's value. */
+  want: unknown;
+  /** The entry's value; null when it has none. */
+  got: unknown;
+}
+
+/** The tenant's expected-error patterns. */
+export interface ExpectedErrorList {
+  /** In the order added. */
+  data: RequestPattern[];
+}
+
+/** An error answer no expected pattern covers. */
+export interface UnexpectedError {
+  entry: JournalEntry;
+  /** The problem's `detail`, or empty when the answer had none. */
+  detail: string;
+}
+
+/** The answer of `GET /_emulator/unexpected`. */
+export interface UnexpectedErrorList {
+  /** The first 100, oldest first. */
+  data: UnexpectedError[];
+  /** How many there are. */
+  total: number;
+}
+
+/** Which of the contract's cases happened, and how often. */
+export interface Coverage {
+  /** `tenant` or `run`. */
+  scope: "tenant" | "run";
+  /** The tenant counted, for `scope=tenant`. */
+  tenant?: string;
+  /** How many cases happened at least once. */
+  exercised: number;
+  /** How many cases are listed. */
+  total: number;
+  /**
+   * The contract's cases in order (errors by endpoint, jobs, flows, faults), then any other case
+   * seen, in the order first seen (at most 200 of those).
+   */
+  cases: CoverageCase[];
+  /** The cases that match a `require` pattern and never happened. */
+  required_missing: string[];
+}
+
+/** One case and how many times it happened. */
+export interface CoverageCase {
+  /**
+   * `{METHOD} {route} {status} {code}` for an error (`POST /v1/generate 402
+   * insufficient_credits`), `job {status} [code]`, `idempotent replay`, `wait timed out`, `ranged
+   * download`, `expired download`, or `fault {kind}`.
+   */
+  id: string;
+  /** The case's group. */
+  group: "errors" | "jobs" | "flows" | "faults";
+  /** How many times it happened. */
+  count: number;
 }
 
 /** A fault to inject into matching `/v1` and `/files` requests, as in a scenario file. */

@@ -113,7 +113,11 @@ type JournalEntry struct {
 	// and ending "…(truncated)".
 	RequestBody  json.RawMessage `json:"request_body,omitempty"`
 	ResponseBody json.RawMessage `json:"response_body,omitempty"`
-	Tenant       string          `json:"tenant"`
+	// RequestHeaders are the request's headers under their canonical names, several values
+	// joined with ", ": at most 32, each value cut like the text fields, and Authorization and
+	// X-Emulator-Admin-Token shown as "[redacted]".
+	RequestHeaders map[string]string `json:"request_headers,omitempty"`
+	Tenant         string            `json:"tenant"`
 }
 
 // Balance is an account's credits (GET /_emulator/accounts, PUT /_emulator/accounts/{id}).
@@ -281,4 +285,83 @@ type HomeLink struct {
 	Href  string `json:"href"`
 	Title string `json:"title"`
 	Note  string `json:"note,omitempty"`
+}
+
+// RequestPattern describes journal entries (POST /_emulator/verify, POST
+// /_emulator/expected-errors); every field given must match, and the empty pattern matches every
+// entry. Path takes * for any run of characters other than / and ** for any run at all; Headers
+// are compared by canonical name and exact value; Body matches when every member it has is in
+// the recorded body with an equal JSON value (objects recursively); Pointers maps a JSON Pointer
+// into the recorded body to the value that must be there.
+type RequestPattern struct {
+	Method   string            `json:"method,omitempty"`
+	Path     string            `json:"path,omitempty"`
+	Status   int               `json:"status,omitempty"`
+	Code     string            `json:"code,omitempty"`
+	Headers  map[string]string `json:"headers,omitempty"`
+	Body     map[string]any    `json:"body,omitempty"`
+	Pointers map[string]any    `json:"pointers,omitempty"`
+}
+
+// Verification is the answer of POST /_emulator/verify: how many journal entries match, the
+// first 100 of their seqs (oldest first) and, when none match, the closest entries.
+type Verification struct {
+	Count   int      `json:"count"`
+	Matches []uint64 `json:"matches"`
+	// NearMisses are at most 5 entries, those that missed the fewest fields first, then the
+	// newest; only when Count is 0.
+	NearMisses []NearMiss `json:"near_misses,omitempty"`
+}
+
+// NearMiss is a journal entry that did not match a pattern, and what it missed.
+type NearMiss struct {
+	Entry  JournalEntry `json:"entry"`
+	Missed []Miss       `json:"missed"`
+}
+
+// Miss is one part of a pattern an entry did not match: Field is a JSON Pointer into the
+// pattern, Want the pattern's value and Got the entry's (null when it has none).
+type Miss struct {
+	Field string `json:"field"`
+	Want  any    `json:"want"`
+	Got   any    `json:"got"`
+}
+
+// ExpectedErrors is the list of GET and POST /_emulator/expected-errors.
+type ExpectedErrors struct {
+	Data []RequestPattern `json:"data"`
+}
+
+// UnexpectedError is an error answer no expected pattern covers, with its problem's detail.
+type UnexpectedError struct {
+	Entry  JournalEntry `json:"entry"`
+	Detail string       `json:"detail"`
+}
+
+// UnexpectedErrors is the answer of GET /_emulator/unexpected: the first 100, oldest first, and
+// how many there are.
+type UnexpectedErrors struct {
+	Data  []UnexpectedError `json:"data"`
+	Total int               `json:"total"`
+}
+
+// Coverage is the answer of GET /_emulator/coverage: every case of the contract with how often
+// it happened, in the tenant (Scope "tenant") or in every tenant since the emulator started
+// (Scope "run").
+type Coverage struct {
+	Scope     string         `json:"scope"`
+	Tenant    string         `json:"tenant,omitempty"`
+	Exercised int            `json:"exercised"` // cases with a count above 0
+	Total     int            `json:"total"`
+	Cases     []CoverageCase `json:"cases"`
+	// RequiredMissing are the cases that match a require glob and never happened.
+	RequiredMissing []string `json:"required_missing"`
+}
+
+// CoverageCase is one case and how many times it happened. Group is errors, jobs, flows or
+// faults.
+type CoverageCase struct {
+	ID    string `json:"id"`
+	Group string `json:"group"`
+	Count int64  `json:"count"`
 }

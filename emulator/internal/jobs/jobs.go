@@ -142,6 +142,9 @@ type Options struct {
 	// ended or dropped. It runs under the engine's lock, so it must be quick and must not call
 	// back into the engine.
 	OnChange func()
+	// OnTerminal, when set, is told of every job that ends: its terminal status and, for a
+	// failed or expired job, its error code. It runs under the engine's lock, like OnChange.
+	OnTerminal func(status Status, code string)
 }
 
 // job is the engine's record; every field is guarded by Engine.mu. It is kept compact (times
@@ -189,12 +192,13 @@ func (j *job) creditStatus() string {
 
 // Engine holds and advances jobs. It is safe for concurrent use.
 type Engine struct {
-	clock     *clock.Clock
-	ledger    *ledger.Ledger
-	retention time.Duration
-	maxJobs   int
-	maxBytes  int64
-	onChange  func()
+	clock      *clock.Clock
+	ledger     *ledger.Ledger
+	retention  time.Duration
+	maxJobs    int
+	maxBytes   int64
+	onChange   func()
+	onTerminal func(Status, string)
 
 	mu        sync.Mutex
 	byID      map[string]*job
@@ -234,7 +238,7 @@ func NewEngine(c *clock.Clock, l *ledger.Ledger, o Options) *Engine {
 		o.MaxInputBytes = DefaultMaxInputBytes
 	}
 	return &Engine{
-		clock: c, ledger: l, retention: o.Retention, maxJobs: o.MaxJobs, maxBytes: o.MaxInputBytes, onChange: o.OnChange,
+		clock: c, ledger: l, retention: o.Retention, maxJobs: o.MaxJobs, maxBytes: o.MaxInputBytes, onChange: o.OnChange, onTerminal: o.OnTerminal,
 		byID: map[string]*job{}, byAccount: map[string]*accountJobs{},
 	}
 }
@@ -368,6 +372,13 @@ func (e *Engine) terminate(j *job, status Status, jerr *Error, at time.Time) {
 		e.ledger.Refund(j.Account, j.Credits)
 	}
 	j.status, j.err, j.finishedAt = status, jerr, at.UnixNano()
+	if e.onTerminal != nil {
+		code := ""
+		if jerr != nil {
+			code = jerr.Code
+		}
+		e.onTerminal(status, code)
+	}
 	if e.doneTail != nil {
 		e.doneTail.nextDone = j
 	} else {

@@ -9,6 +9,8 @@ import (
 
 	"bytes"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -31,10 +33,55 @@ const (
 	// DefaultMaxEntries and DefaultMaxBytes are the bounds New uses.
 	DefaultMaxEntries = 10_000
 	DefaultMaxBytes   = 16 << 20
+	// MaxHeaders is the most request headers one entry keeps.
+	MaxHeaders = 32
+	// Redacted stands for the value of a header that carries a secret.
+	Redacted = "[redacted]"
 	// entryOverhead approximates what an entry costs beyond its text: the struct itself and the
 	// strings' and slices' headers.
 	entryOverhead = 256
+	// headerOverhead approximates what a header costs in its map beyond its text.
+	headerOverhead = 40
 )
+
+// secretHeaders are the request headers whose values the journal never keeps.
+var secretHeaders = map[string]bool{"Authorization": true, "Proxy-Authorization": true, "Cookie": true, "X-Emulator-Admin-Token": true}
+
+// Headers returns request headers as an entry keeps them: one value per name, several joined
+// with ", ", each cut to MaxString, secrets replaced by Redacted, and at most MaxHeaders of them
+// (the first by name when there are more). Names are kept as given: the server has already put
+// them in canonical form.
+func Headers(h map[string][]string) map[string]string {
+	if len(h) == 0 {
+		return nil
+	}
+	names := func(yield func(string) bool) {
+		for k := range h {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+	if len(h) > MaxHeaders {
+		sorted := slices.Sorted(maps.Keys(h))[:MaxHeaders]
+		names = slices.Values(sorted)
+	}
+	out := make(map[string]string, min(len(h), MaxHeaders))
+	for k := range names {
+		vs := h[k]
+		var v string
+		switch {
+		case secretHeaders[k]:
+			v = Redacted
+		case len(vs) == 1:
+			v = Cut(vs[0], MaxString)
+		default:
+			v = Cut(strings.Join(vs, ", "), MaxString)
+		}
+		out[Cut(k, MaxString)] = v
+	}
+	return out
+}
 
 // Filter selects entries; empty fields match everything.
 type Filter struct {
@@ -131,6 +178,9 @@ func Size(e Entry) int64 {
 	n := entryOverhead + len(e.Method) + len(e.Path) + len(e.Query) + len(e.Code) + len(e.Account) +
 		len(e.Model) + len(e.JobID) + len(e.RequestID) + len(e.IdempotencyKey) + len(e.Fault) +
 		len(e.RequestBody) + len(e.ResponseBody)
+	for k, v := range e.RequestHeaders {
+		n += len(k) + len(v) + headerOverhead
+	}
 	return int64(n)
 }
 

@@ -233,3 +233,38 @@ func TestGiveWay(t *testing.T) {
 		t.Errorf("the journal did not grow once there was room: %d bytes", j.Bytes())
 	}
 }
+
+func TestHeadersAreBoundedAndRedacted(t *testing.T) {
+	t.Parallel()
+	h := map[string][]string{
+		"Authorization":          {"Bearer mg_test_all"},
+		"X-Emulator-Admin-Token": {"secret"},
+		"Accept":                 {"a", "b"},
+		"X-Long":                 {strings.Repeat("x", 3*MaxString)},
+	}
+	for i := range 40 {
+		h[fmt.Sprintf("X-Extra-%02d", i)] = []string{"v"}
+	}
+	got := Headers(h)
+	if len(got) != MaxHeaders {
+		t.Errorf("%d headers kept, want %d", len(got), MaxHeaders)
+	}
+	if got["Authorization"] != Redacted || got["Accept"] != "a, b" {
+		t.Errorf("headers = %v", got)
+	}
+	if _, kept := got["X-Extra-39"]; kept {
+		t.Errorf("past the bound, the last by name was kept")
+	}
+	small := Headers(map[string][]string{"X-Emulator-Admin-Token": {"secret"}, "X-Long": h["X-Long"]})
+	if small["X-Emulator-Admin-Token"] != Redacted || len(small["X-Long"]) > MaxString || !strings.HasSuffix(small["X-Long"], Truncated) {
+		t.Errorf("small = %v", small)
+	}
+	if Headers(nil) != nil {
+		t.Errorf("no headers make a map")
+	}
+	j := NewBounded(10, DefaultMaxBytes)
+	j.Add(Entry{Path: "/v1/x", RequestHeaders: small})
+	if j.Bytes() < int64(len(small["X-Long"])) {
+		t.Errorf("the headers are not counted against the byte bound: %d", j.Bytes())
+	}
+}

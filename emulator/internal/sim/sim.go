@@ -12,6 +12,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/budget"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 )
@@ -53,6 +54,11 @@ type Config struct {
 	Wall *clock.Clock
 	// Budget bounds the bytes all tenants' stores hold together; nil means no bound.
 	Budget *budget.Budget
+	// Coverage counts the contract's cases over the whole run: every world adds to it, and it
+	// outlives resets and dropped tenants. Nil means counts of the tenants' own.
+	Coverage *coverage.Counts
+	// JournalMax bounds the entries of each world's journal (JournalEntries when ≤ 0).
+	JournalMax int
 
 	maker *media.Maker // made from Media by withDefaults, shared by every world
 }
@@ -92,6 +98,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Budget == nil {
 		c.Budget = budget.New(0)
+	}
+	if c.JournalMax <= 0 {
+		c.JournalMax = JournalEntries
+	}
+	if c.Coverage == nil {
+		c.Coverage = coverage.New(nil)
 	}
 	c.maker = media.NewMaker(c.Media)
 	return c

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/budget"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
@@ -257,6 +258,10 @@ func (ts *Tenants) recount() {
 		t.count(true)
 	}
 }
+
+// RunCoverage counts the contract's cases over every tenant since the tenants were made,
+// dropped and reset ones included.
+func (ts *Tenants) RunCoverage() *coverage.Counts { return ts.cfg.Coverage }
 
 // Default is the default tenant.
 func (ts *Tenants) Default() *Tenant {

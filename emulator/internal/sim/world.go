@@ -2,12 +2,14 @@ package sim
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/faults"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/idempotency"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
@@ -15,9 +17,11 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/quotes"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ratelimit"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/verify"
 )
 
 // Bounds of a world's stores, each per tenant.
@@ -80,6 +84,43 @@ type World struct {
 
 	mu       sync.Mutex
 	quoteSeq map[string]uint64 // per account, for seeded quote ids
+
+	// coverage counts the contract's cases seen in this world, and adds them to the run's.
+	coverage *coverage.Counts
+
+	expectMu sync.Mutex
+	expected []*verify.Pattern // the error answers a test declared it expects; guarded by expectMu
+}
+
+// MaxExpected bounds the expected-error patterns a world holds.
+const MaxExpected = 100
+
+// Coverage is the world's count of the contract's cases.
+func (w *World) Coverage() *coverage.Counts { return w.coverage }
+
+// Expect adds an expected-error pattern and returns them all; past MaxExpected it refuses.
+func (w *World) Expect(p *verify.Pattern) ([]*verify.Pattern, error) {
+	w.expectMu.Lock()
+	defer w.expectMu.Unlock()
+	if len(w.expected) >= MaxExpected {
+		return nil, problem.New(problem.InvalidRequest, "a tenant holds at most %d expected errors; DELETE /_emulator/expected-errors clears them", MaxExpected)
+	}
+	w.expected = append(w.expected, p)
+	return slices.Clone(w.expected), nil
+}
+
+// Expected returns the expected-error patterns, in the order added.
+func (w *World) Expected() []*verify.Pattern {
+	w.expectMu.Lock()
+	defer w.expectMu.Unlock()
+	return slices.Clone(w.expected)
+}
+
+// ClearExpected forgets every expected-error pattern.
+func (w *World) ClearExpected() {
+	w.expectMu.Lock()
+	defer w.expectMu.Unlock()
+	w.expected = nil
 }
 
 // newWorld builds a world at the configured start.
@@ -106,10 +147,13 @@ func newWorld(cfg *Config, g *ids.Generator, files *media.Cache, path, cacheKey 
 		ledger:   l,
 		quotes:   quotes.NewBounded(c, quoteLimits(cfg.JobRetention)),
 		idem:     idempotency.NewStore(c, cfg.MaxJobs),
-		jobs:     jobs.NewEngine(c, l, jobs.Options{Retention: cfg.JobRetention, MaxJobs: cfg.MaxJobs, OnChange: func() { w.Changed(PartJobs | PartAccounts) }}),
+		jobs: jobs.NewEngine(c, l, jobs.Options{Retention: cfg.JobRetention, MaxJobs: cfg.MaxJobs,
+			OnChange:   func() { w.Changed(PartJobs | PartAccounts) },
+			OnTerminal: func(s jobs.Status, code string) { w.coverage.JobEnded(string(s), code) }}),
+		coverage: coverage.New(cfg.Coverage),
 		faults:   faults.New(g.Float64),
 		limiter:  ratelimit.New(),
-		journal:  journal.NewBounded(JournalEntries, JournalBytes),
+		journal:  journal.NewBounded(cfg.JournalMax, JournalBytes),
 		gone:     make(chan struct{}),
 		quoteSeq: map[string]uint64{},
 	}

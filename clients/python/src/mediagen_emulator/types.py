@@ -551,11 +551,15 @@ class JournalEntry(_JournalEntryRequired, total=False):
     idempotency_key: str
     #: The id of the fault injected into the answer.
     fault: str
-    #: The body sent (headers, and so keys, are never recorded): its JSON when it was valid JSON of
-    #: at most 16 KiB, else a string of its text cut to fit.
+    #: The body sent: its JSON when it was valid JSON of at most 16 KiB, else a string of its text
+    #: cut to fit.
     request_body: Any
     #: The JSON body answered, kept the same way; absent for files and empty answers.
     response_body: Any
+    #: The request's headers by canonical name, several values joined with `, `: at most 32, each
+    #: value cut at 2 KiB; `Authorization`, `Proxy-Authorization`, `Cookie` and
+    #: `X-Emulator-Admin-Token` read `[redacted]`.
+    request_headers: Dict[str, Any]
 
 
 class JournalPage(TypedDict):
@@ -586,6 +590,124 @@ class RequestMatch(TypedDict, total=False):
     category: str
     #: What the model makes.
     output_type: Literal["image", "video", "audio"]
+
+
+class RequestPattern(TypedDict, total=False):
+    """Describes journal entries: every member given must match, and `{}` matches every entry."""
+
+    #: The method, compared without regard to case.
+    method: str
+    #: The path: `*` matches any run of characters other than `/`, `**` any run at all (model ids
+    #: hold slashes).
+    path: str
+    #: The status answered.
+    status: int
+    #: The problem code answered.
+    code: str
+    #: Request headers: names without regard to case, values exact.
+    headers: Dict[str, Any]
+    #: Members the request body must have, with equal JSON values; objects are compared member by
+    #: member, arrays and scalars as whole values.
+    body: Dict[str, Any]
+    #: JSON Pointers (RFC 6901) into the request body, each to the value that must be there.
+    pointers: Dict[str, Any]
+
+
+class _VerificationRequired(TypedDict):
+    """The fields of Verification that are always present."""
+
+    #: How many entries match.
+    count: int
+    #: The `seq`s of the first 100 matching entries, oldest first.
+    matches: List[int]
+
+
+class Verification(_VerificationRequired, total=False):
+    """The answer of `POST /_emulator/verify`."""
+
+    #: Only when `count` is 0: at most 5 entries, those that missed the fewest fields first, then the
+    #: newest.
+    near_misses: List[NearMiss]
+
+
+class NearMiss(TypedDict):
+    """A journal entry that came close to a pattern, and what it missed."""
+
+    entry: JournalEntry
+    #: Each part of the pattern the entry did not match.
+    missed: List[Miss]
+
+
+class Miss(TypedDict):
+    """One part of a pattern an entry missed."""
+
+    #: A JSON Pointer into the pattern: `/status`, `/headers/Idempotency-Key`, `/body/input/prompt`,
+    #: `/pointers/~1input~1prompt`.
+    field: str
+    #: The pattern's value.
+    want: Any
+    #: The entry's value; null when it has none.
+    got: Any
+
+
+class ExpectedErrorList(TypedDict):
+    """The tenant's expected-error patterns."""
+
+    #: In the order added.
+    data: List[RequestPattern]
+
+
+class UnexpectedError(TypedDict):
+    """An error answer no expected pattern covers."""
+
+    entry: JournalEntry
+    #: The problem's `detail`, or empty when the answer had none.
+    detail: str
+
+
+class UnexpectedErrorList(TypedDict):
+    """The answer of `GET /_emulator/unexpected`."""
+
+    #: The first 100, oldest first.
+    data: List[UnexpectedError]
+    #: How many there are.
+    total: int
+
+
+class _CoverageRequired(TypedDict):
+    """The fields of Coverage that are always present."""
+
+    #: `tenant` or `run`.
+    scope: Literal["tenant", "run"]
+    #: How many cases happened at least once.
+    exercised: int
+    #: How many cases are listed.
+    total: int
+    #: The contract's cases in order (errors by endpoint, jobs, flows, faults), then any other case
+    #: seen, in the order first seen (at most 200 of those).
+    cases: List[CoverageCase]
+    #: The cases that match a `require` pattern and never happened.
+    required_missing: List[str]
+
+
+class Coverage(_CoverageRequired, total=False):
+    """Which of the contract's cases happened, and how often."""
+
+    #: The tenant counted, for `scope=tenant`.
+    tenant: str
+
+
+class CoverageCase(TypedDict):
+    """One case and how many times it happened."""
+
+    #: `{METHOD} {route} {status} {code}` for an error (`POST /v1/generate 402
+    #: insufficient_credits`), `job {status} [code]`, `idempotent replay`, `wait timed out`, `ranged
+    #: download`, `expired download`, or `fault {kind}`.
+    id: str
+    #: The case's group.
+    group: Literal["errors", "jobs", "flows", "faults"]
+    #: How many times it happened.
+    count: int
 
 
 class FaultRule(TypedDict, total=False):

@@ -1,0 +1,290 @@
+// Package coverage counts which of the contract's hard cases a client's tests exercised: each
+// problem code on each endpoint, each way a job ends, the flows that are easy to leave untested
+// (an idempotent replay, a wait that ran out, a ranged or expired download) and each kind of
+// injected fault. Counts are kept as counters, not read from the journal, so a journal that has
+// wrapped around loses nothing; a world's counters also add to the run's, which outlive resets
+// and dropped tenants.
+package coverage
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+)
+
+// The groups a case belongs to.
+const (
+	GroupErrors = "errors"
+	GroupJobs   = "jobs"
+	GroupFlows  = "flows"
+	GroupFaults = "faults"
+)
+
+// MaxExtra bounds the cases a Counts adds beyond the contract's list (a failure code a scenario
+// or a forced failure made up, an error on a path no route answers); past it such cases go
+// uncounted.
+const MaxExtra = 200
+
+// Case is one case of the list.
+type Case struct {
+	ID, Group string
+}
+
+// Index is a case's place in the list.
+type Index int
+
+// endpoints are the /v1 endpoints and the problems each can answer, as the contract's error
+// table and order of checks give them; 429 rate_limited and 503 service_unavailable come from
+// the scenario's limits and injected faults. HEAD is counted as GET.
+var endpoints = []struct {
+	route    string
+	problems []string
+}{
+	{"GET /v1/models", []string{"401 unauthenticated", "403 permission_denied", "400 invalid_parameter", "429 rate_limited", "503 service_unavailable"}},
+	{"GET /v1/models/categories", []string{"401 unauthenticated", "403 permission_denied", "429 rate_limited", "503 service_unavailable"}},
+	{"GET /v1/models/{model}", []string{"401 unauthenticated", "403 permission_denied", "404 model_not_found", "429 rate_limited", "503 service_unavailable"}},
+	{"POST /v1/quotes", []string{"401 unauthenticated", "403 permission_denied", "415 unsupported_media_type", "413 payload_too_large",
+		"400 invalid_json", "422 invalid_request", "404 model_not_found", "422 invalid_input", "409 model_unavailable",
+		"429 rate_limited", "503 service_unavailable"}},
+	{"POST /v1/generate", []string{"401 unauthenticated", "403 permission_denied", "400 missing_idempotency_key", "400 invalid_parameter",
+		"415 unsupported_media_type", "413 payload_too_large", "400 invalid_json", "422 invalid_request", "404 model_not_found",
+		"422 invalid_input", "422 idempotency_key_reused", "404 quote_not_found", "422 quote_mismatch", "422 quote_expired",
+		"409 quote_already_used", "409 model_unavailable", "402 insufficient_credits", "429 rate_limited", "503 service_unavailable"}},
+	{"GET /v1/jobs", []string{"401 unauthenticated", "403 permission_denied", "400 invalid_parameter", "429 rate_limited", "503 service_unavailable"}},
+	{"GET /v1/jobs/{id}", []string{"401 unauthenticated", "403 permission_denied", "404 job_not_found", "429 rate_limited", "503 service_unavailable"}},
+	{"POST /v1/jobs/{id}/cancel", []string{"401 unauthenticated", "403 permission_denied", "404 job_not_found", "409 job_not_cancelable",
+		"429 rate_limited", "503 service_unavailable"}},
+}
+
+// Job endings: "job succeeded", "job canceled", and a status with an error code otherwise.
+var jobEndings = []string{"succeeded", "failed generation_failed", "failed content_policy_violation", "failed provider_timeout",
+	"failed provider_error", "failed out_of_capacity", "expired queue_timeout", "canceled"}
+
+// FaultKinds are the actions a fault rule can take, each a case "fault {kind}".
+var FaultKinds = []string{"error", "reset", "malformed", "truncated", "delay"}
+
+// The flows, each one case; set once, as the list is built.
+var (
+	Replay          Index // "idempotent replay": a generation answered again for its Idempotency-Key
+	WaitTimedOut    Index // "wait timed out": a wait=true generation answered 202
+	RangedDownload  Index // "ranged download": a file answered 206
+	ExpiredDownload Index // "expired download": a file answered 410
+)
+
+// errorKey finds an error case without building its id.
+type errorKey struct {
+	route  string
+	status int
+	code   string
+}
+
+var (
+	list    []Case
+	byID    = map[string]Index{}
+	byError = map[errorKey]Index{}
+	byJob   = map[[2]string]Index{}
+	byFault = map[string]Index{}
+)
+
+func add(id, group string) Index {
+	if _, dup := byID[id]; dup {
+		panic("coverage: case listed twice: " + id)
+	}
+	i := Index(len(list))
+	list = append(list, Case{ID: id, Group: group})
+	byID[id] = i
+	return i
+}
+
+func init() {
+	for _, e := range endpoints {
+		for _, p := range e.problems {
+			status, code, _ := strings.Cut(p, " ")
+			n, err := strconv.Atoi(status)
+			if err != nil {
+				panic("coverage: bad problem " + p)
+			}
+			byError[errorKey{e.route, n, code}] = add(e.route+" "+p, GroupErrors)
+		}
+	}
+	for _, end := range jobEndings {
+		status, code, _ := strings.Cut(end, " ")
+		byJob[[2]string{status, code}] = add("job "+end, GroupJobs)
+	}
+	Replay = add("idempotent replay", GroupFlows)
+	WaitTimedOut = add("wait timed out", GroupFlows)
+	RangedDownload = add("ranged download", GroupFlows)
+	ExpiredDownload = add("expired download", GroupFlows)
+	for _, k := range FaultKinds {
+		byFault[k] = add("fault "+k, GroupFaults)
+	}
+}
+
+// Cases is the contract's list, in order: errors by endpoint, jobs, flows, faults.
+func Cases() []Case { return list[:len(list):len(list)] }
+
+// Counts counts the cases seen in one world, or over the run. It is safe for concurrent use, and
+// counting a listed case takes two atomic additions (this Counts and its parent's) and nothing
+// else.
+type Counts struct {
+	n      []atomic.Int64
+	parent *Counts
+
+	mu    sync.Mutex
+	extra map[string]*extraCase // cases seen that the list lacks; guarded by mu
+	order []string              // their ids in the order first seen; guarded by mu
+}
+
+type extraCase struct {
+	group string
+	n     int64
+}
+
+// New returns zeroed counts that also add every case to parent, when it is not nil.
+func New(parent *Counts) *Counts {
+	return &Counts{n: make([]atomic.Int64, len(list)), parent: parent}
+}
+
+// Hit counts a case of the list.
+func (c *Counts) Hit(i Index) {
+	for ; c != nil; c = c.parent {
+		c.n[i].Add(1)
+	}
+}
+
+// Error counts an error answer: route is the method and path template of the route that
+// matched, such as "GET /v1/jobs/{id}", or "GET *" when none did.
+func (c *Counts) Error(route string, status int, code string) {
+	if i, ok := byError[errorKey{route, status, code}]; ok {
+		c.Hit(i)
+		return
+	}
+	if route == "" {
+		route = "*"
+	}
+	c.hitExtra(route+" "+strconv.Itoa(status)+" "+code, GroupErrors)
+}
+
+// JobEnded counts a job's end: its terminal status and, for failed and expired jobs, its error
+// code.
+func (c *Counts) JobEnded(status, code string) {
+	if status == "succeeded" || status == "canceled" {
+		code = ""
+	}
+	if i, ok := byJob[[2]string{status, code}]; ok {
+		c.Hit(i)
+		return
+	}
+	id := "job " + status
+	if code != "" {
+		id += " " + code
+	}
+	c.hitExtra(id, GroupJobs)
+}
+
+// Fault counts an injected fault of a kind (its action).
+func (c *Counts) Fault(kind string) {
+	if i, ok := byFault[kind]; ok {
+		c.Hit(i)
+		return
+	}
+	c.hitExtra("fault "+kind, GroupFaults)
+}
+
+func (c *Counts) hitExtra(id, group string) {
+	for ; c != nil; c = c.parent {
+		c.mu.Lock()
+		if e := c.extra[id]; e != nil {
+			e.n++
+		} else if len(c.order) < MaxExtra {
+			if c.extra == nil {
+				c.extra = map[string]*extraCase{}
+			}
+			c.extra[id] = &extraCase{group: group, n: 1}
+			c.order = append(c.order, id)
+		}
+		c.mu.Unlock()
+	}
+}
+
+// Snapshot returns every case with its count: the list in order, then the cases seen beyond
+// it in the order first seen.
+func (c *Counts) Snapshot() []api.CoverageCase {
+	out := make([]api.CoverageCase, 0, len(list)+len(c.order))
+	for i, k := range list {
+		out = append(out, api.CoverageCase{ID: k.ID, Group: k.Group, Count: c.n[i].Load()})
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range c.order {
+		e := c.extra[id]
+		out = append(out, api.CoverageCase{ID: id, Group: e.group, Count: e.n})
+	}
+	return out
+}
+
+// Glob is a require pattern: * stands for any run of characters.
+type Glob struct {
+	text string
+	re   *regexp.Regexp
+}
+
+// NewGlob compiles a require pattern.
+func NewGlob(pattern string) Glob {
+	parts := strings.Split(pattern, "*")
+	for i, p := range parts {
+		parts[i] = regexp.QuoteMeta(p)
+	}
+	return Glob{text: pattern, re: regexp.MustCompile(`^` + strings.Join(parts, `.*`) + `$`)}
+}
+
+// Match reports whether a case id matches.
+func (g Glob) Match(id string) bool { return g.re.MatchString(id) }
+
+// Report builds the answer of GET /_emulator/coverage from counts: how many cases were
+// exercised, and which cases matching a require pattern were not.
+func Report(scope, tenant string, c *Counts, require []Glob) api.Coverage {
+	cases := c.Snapshot()
+	out := api.Coverage{Scope: scope, Tenant: tenant, Total: len(cases), Cases: cases, RequiredMissing: []string{}}
+	for _, k := range cases {
+		if k.Count > 0 {
+			out.Exercised++
+			continue
+		}
+		for _, g := range require {
+			if g.Match(k.ID) {
+				out.RequiredMissing = append(out.RequiredMissing, k.ID)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Markdown renders a coverage answer as a short markdown document, for a CI job's summary: a
+// heading with the totals, the required cases never exercised, and a table of every case.
+func Markdown(c api.Coverage) string {
+	var b strings.Builder
+	where := "the whole run"
+	if c.Scope != "run" {
+		where = "tenant " + c.Tenant
+	}
+	fmt.Fprintf(&b, "## Emulator coverage (%s): %d of %d cases exercised\n\n", where, c.Exercised, c.Total)
+	if len(c.RequiredMissing) > 0 {
+		fmt.Fprintf(&b, "**Required but never exercised (%d):**\n\n", len(c.RequiredMissing))
+		for _, id := range c.RequiredMissing {
+			fmt.Fprintf(&b, "- `%s`\n", id)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("| case | group | count |\n|---|---|---:|\n")
+	for _, k := range c.Cases {
+		fmt.Fprintf(&b, "| `%s` | %s | %d |\n", strings.ReplaceAll(k.ID, "|", `\|`), k.Group, k.Count)
+	}
+	return b.String()
+}

@@ -1,0 +1,172 @@
+package emulator
+
+import (
+	"math"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/verify"
+)
+
+// maxRequire bounds the require patterns one coverage request may give.
+const maxRequire = 100
+
+// readPattern decodes and checks the request pattern a body holds.
+func (s *Server) readPattern(w http.ResponseWriter, r *http.Request) (*verify.Pattern, error) {
+	body, err := s.decodeBody(w, r, bodyOptional)
+	if err != nil {
+		return nil, err
+	}
+	p, errs := verify.Parse(body)
+	if errs != nil {
+		return nil, &problem.Error{Code: problem.InvalidRequest, Detail: "the request pattern has " + strconv.Itoa(len(errs)) + " problem(s); see errors", Errors: errs}
+	}
+	return p, nil
+}
+
+// journalOf returns every entry of the request's tenant's journal, oldest first, in the form
+// GET /_emulator/requests lists them.
+func journalOf(r *http.Request) []api.JournalEntry {
+	entries, _ := worldOf(r).Journal().List(journal.Filter{}, 0, math.MaxInt)
+	tenant := infoOf(r).tenant.Name()
+	for i := range entries {
+		entries[i].Tenant = tenant
+	}
+	return entries
+}
+
+// verifyRequests counts the journal entries that match a pattern and, when none does, shows
+// the closest.
+func (s *Server) verifyRequests() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		p, err := s.readPattern(w, r)
+		if err != nil {
+			return err
+		}
+		return s.writeJSON(w, http.StatusOK, verify.Verify(p, journalOf(r)))
+	}
+}
+
+// expectedList is the body listing a world's expected errors.
+func expectedList(ps []*verify.Pattern) api.ExpectedErrors {
+	out := api.ExpectedErrors{Data: make([]api.RequestPattern, len(ps))}
+	for i, p := range ps {
+		out.Data[i] = p.Source()
+	}
+	return out
+}
+
+func (s *Server) addExpectedError() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		p, err := s.readPattern(w, r)
+		if err != nil {
+			return err
+		}
+		all, err := worldOf(r).Expect(p)
+		if err != nil {
+			return err
+		}
+		return s.writeJSON(w, http.StatusCreated, expectedList(all))
+	}
+}
+
+func (s *Server) listExpectedErrors() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		return s.writeJSON(w, http.StatusOK, expectedList(worldOf(r).Expected()))
+	}
+}
+
+func (s *Server) clearExpectedErrors() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		worldOf(r).ClearExpected()
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+}
+
+// listUnexpected lists the error answers of the tenant that no expected pattern covers.
+func (s *Server) listUnexpected() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		return s.writeJSON(w, http.StatusOK, verify.Unexpected(worldOf(r).Expected(), journalOf(r)))
+	}
+}
+
+// getCoverage answers which of the contract's cases happened, in the tenant or over the run,
+// as JSON or as markdown.
+func (s *Server) getCoverage() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		scope, given, err := queryValue(r, "scope")
+		if err != nil {
+			return err
+		}
+		if !given {
+			scope = "tenant"
+		}
+		if scope != "tenant" && scope != "run" {
+			return paramError("scope", "scope must be tenant or run")
+		}
+		markdown, err := wantsMarkdown(r)
+		if err != nil {
+			return err
+		}
+		q, _ := query(r) // queryValue has refused a query that does not parse
+		require := q["require"]
+		if len(require) > maxRequire {
+			return paramError("require", "give at most %d require patterns", maxRequire)
+		}
+		globs := make([]coverage.Glob, len(require))
+		for i, g := range require {
+			if g == "" || len(g) > 1024 {
+				return paramError("require", "a require pattern is 1 to 1024 characters, with * for any run of characters")
+			}
+			globs[i] = coverage.NewGlob(g)
+		}
+		counts, tenant := worldOf(r).Coverage(), infoOf(r).tenant.Name()
+		if scope == "run" {
+			counts, tenant = s.tenants.RunCoverage(), ""
+		}
+		report := coverage.Report(scope, tenant, counts, globs)
+		if !markdown {
+			return s.writeJSON(w, http.StatusOK, report)
+		}
+		text := coverage.Markdown(report)
+		h := w.Header()
+		h.Set("Content-Type", "text/markdown; charset=utf-8")
+		h.Set("Content-Length", strconv.Itoa(len(text)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(text))
+		return nil
+	}
+}
+
+// wantsMarkdown reads format=markdown|json, or else an Accept header that names text/markdown.
+func wantsMarkdown(r *http.Request) (bool, error) {
+	format, given, err := queryValue(r, "format")
+	if err != nil {
+		return false, err
+	}
+	if given {
+		switch format {
+		case "markdown":
+			return true, nil
+		case "json":
+			return false, nil
+		}
+		return false, paramError("format", "format must be json or markdown")
+	}
+	for _, line := range r.Header.Values("Accept") {
+		for _, part := range strings.Split(line, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err == nil && mt == "text/markdown" && params["q"] != "0" {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
