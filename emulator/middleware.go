@@ -159,7 +159,7 @@ func (rec *recorder) sending() {
 		world.Journal().Add(journal.Entry{
 			Time: world.Now(), Method: rec.method, Path: rec.path, Query: rec.rawQuery,
 			Status: rec.status, Code: rec.code, Account: rec.account, Model: rec.model, JobID: rec.jobID,
-			RequestID: rec.info.id, IdempotencyKey: rec.idemKey, Fault: rec.fault,
+			RequestID: rec.info.id, IdempotencyKey: rec.idemKey, Fault: rec.fault, RetryAfter: rec.retryAfter(),
 			DurationMS:  math.Round(float64(time.Since(rec.start).Microseconds())) / 1000,
 			RequestBody: rec.sent, ResponseBody: rec.body, // the journal caps both
 			RequestHeaders: journal.Headers(rec.header),
@@ -168,6 +168,16 @@ func (rec *recorder) sending() {
 			world.Coverage().Error(rec.route, rec.status, rec.code)
 		}
 	}
+}
+
+// retryAfter is the Retry-After the answer carries, in seconds, or 0: the report judges whether
+// the client waited it out.
+func (rec *recorder) retryAfter() int {
+	if rec.status != http.StatusTooManyRequests && rec.status != http.StatusServiceUnavailable {
+		return 0
+	}
+	n, _ := strconv.Atoi(rec.Header().Get("Retry-After"))
+	return max(n, 0)
 }
 
 // Unwrap lets http.ResponseController reach the connection (flush, deadlines, hijack).

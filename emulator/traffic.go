@@ -49,6 +49,11 @@ func (s *Server) traffic(router *mux.Router, next http.Handler) http.Handler {
 			if api && f.Action == scenario.ActionError {
 				rec.route = routeName(router, r, nil) // the request is answered before routing
 			}
+			if api && rec.sent == nil && r.Body != nil && f.Action != scenario.ActionDelay {
+				// No handler reads the body of a request a fault answers: read it for the journal,
+				// where the report compares a retry with the attempt the fault answered.
+				rec.sent, _ = io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
+			}
 			if s.injectFault(rec, r, f) {
 				return
 			}

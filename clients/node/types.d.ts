@@ -535,6 +535,8 @@ export interface JournalEntry {
   idempotency_key?: string;
   /** The id of the fault injected into the answer. */
   fault?: string;
+  /** The `Retry-After` the answer carried, in seconds (429 and 503 answers). */
+  retry_after?: number;
   /** How long the answer took, in real milliseconds. */
   duration_ms: number;
   /**
@@ -747,6 +749,51 @@ export interface Fault {
 export interface FaultList {
   /** In the order they are tried. */
   data: Fault[];
+}
+
+/** What the emulator judged of the client's behaviour. */
+export interface Report {
+  /** What was judged. */
+  scope: "tenant" | "run";
+  /** The tenant judged, for scope `tenant`. */
+  tenant?: string;
+  /** Journal entries and downloads examined. */
+  examined: number;
+  /** Oldest first; at most 1,000 for scope `run`. */
+  findings: Finding[];
+  /** Findings per rule id, exact even where `findings` is cut. */
+  counts: Record<string, unknown>;
+  /** Every rule the emulator judges by. */
+  rules: Rule[];
+}
+
+/** One thing the client did that a rule calls wrong. */
+export interface Finding {
+  /** The rule's id. */
+  rule: "new-key-on-retry" | "retry-after-ignored" | "poll-too-fast" | "poll-after-terminal" | "retry-unchanged" | "expired-quote" | "quote-reused" | "download-after-expiry" | "outputs-never-downloaded";
+  /**
+   * `error` costs money or data in production, `warning` is wasteful or fragile, `info` is worth a
+   * look.
+   */
+  severity: "error" | "warning" | "info";
+  /** What happened, in one line. */
+  reason: string;
+  /** The journal seqs that show it, at most 20; empty when only downloads show it. */
+  entries: number[];
+  /** The tenant whose journal the seqs are in, for scope `run`. */
+  tenant?: string;
+}
+
+/** One rule the report judges by. */
+export interface Rule {
+  id: "new-key-on-retry" | "retry-after-ignored" | "poll-too-fast" | "poll-after-terminal" | "retry-unchanged" | "expired-quote" | "quote-reused" | "download-after-expiry" | "outputs-never-downloaded";
+  /**
+   * `error` costs money or data in production, `warning` is wasteful or fragile, `info` is worth a
+   * look.
+   */
+  severity: "error" | "warning" | "info";
+  /** What it catches. */
+  title: string;
 }
 
 /** An account's credits. */

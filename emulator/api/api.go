@@ -107,7 +107,9 @@ type JournalEntry struct {
 	RequestID      string    `json:"request_id"`
 	IdempotencyKey string    `json:"idempotency_key,omitempty"`
 	Fault          string    `json:"fault,omitempty"` // the id of the fault rule that answered, if any
-	DurationMS     float64   `json:"duration_ms"`
+	// RetryAfter is the Retry-After the answer carried, in seconds (429 and 503 answers).
+	RetryAfter int     `json:"retry_after,omitempty"`
+	DurationMS float64 `json:"duration_ms"`
 	// RequestBody and ResponseBody are the bodies as sent, secrets redacted: the JSON itself
 	// when it was valid JSON of at most 16 KiB, else a JSON string of the text, cut at 16 KiB
 	// and ending "…(truncated)".
@@ -118,6 +120,40 @@ type JournalEntry struct {
 	// X-Emulator-Admin-Token shown as "[redacted]".
 	RequestHeaders map[string]string `json:"request_headers,omitempty"`
 	Tenant         string            `json:"tenant"`
+}
+
+// Report severities, from the most to the least serious.
+const (
+	SeverityError   = "error"   // costs money or data in production
+	SeverityWarning = "warning" // wasteful or fragile, and noticed by a real service
+	SeverityInfo    = "info"    // worth a look
+)
+
+// Report is the body of GET /_emulator/report: what the emulator judged of the client's
+// behaviour from the journal, for one tenant or for the whole run.
+type Report struct {
+	Scope    string         `json:"scope"`            // tenant or run
+	Tenant   string         `json:"tenant,omitempty"` // the tenant judged, for scope tenant
+	Examined int            `json:"examined"`         // journal entries and downloads examined
+	Findings []Finding      `json:"findings"`         // oldest first; at most 1,000 for scope run
+	Counts   map[string]int `json:"counts"`           // findings per rule id, exact even where Findings is cut
+	Rules    []Rule         `json:"rules"`            // every rule the emulator judges by
+}
+
+// Finding is one thing a client did that a rule calls wrong.
+type Finding struct {
+	Rule     string   `json:"rule"`
+	Severity string   `json:"severity"`
+	Reason   string   `json:"reason"`           // one line
+	Entries  []uint64 `json:"entries"`          // the journal seqs that show it, oldest first
+	Tenant   string   `json:"tenant,omitempty"` // whose journal the seqs are in, for scope run
+}
+
+// Rule is one rule the report judges by.
+type Rule struct {
+	ID       string `json:"id"`
+	Severity string `json:"severity"`
+	Title    string `json:"title"`
 }
 
 // Balance is an account's credits (GET /_emulator/accounts, PUT /_emulator/accounts/{id}).

@@ -3,11 +3,13 @@ package emulatortest
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -277,4 +279,41 @@ func (e *Emulator) do(method, path string, in any, want int, out any) {
 			e.t.Fatalf("emulatortest: %s %s: decoding %.200q: %v", method, path, data, err)
 		}
 	}
+}
+
+// Report is the emulator's report on the client's behaviour (GET /_emulator/report): for scope
+// "tenant" (or "") this handle's tenant, for "run" every tenant since the emulator started. The
+// README lists every rule.
+func (e *Emulator) Report(t TB, scope string) api.Report {
+	t.Helper()
+	q := url.Values{}
+	if scope != "" {
+		q.Set("scope", scope)
+	}
+	var rep api.Report
+	e.For(t).do(http.MethodGet, "/_emulator/report?"+q.Encode(), nil, http.StatusOK, &rep)
+	return rep
+}
+
+// AssertNoFindings fails t now when this handle's tenant has findings of the given rules (of any
+// rule when none is given), listing each with its reason and journal entries.
+func (e *Emulator) AssertNoFindings(t TB, rules ...string) {
+	t.Helper()
+	var bad []string
+	for _, f := range e.Report(t, "tenant").Findings {
+		if len(rules) == 0 || slices.Contains(rules, f.Rule) {
+			bad = append(bad, fmt.Sprintf("  %s %s: %s (journal entries %v)", f.Severity, f.Rule, f.Reason, f.Entries))
+		}
+	}
+	if len(bad) > 0 {
+		t.Fatalf("emulatortest: the report on the client found %d problem(s):\n%s", len(bad), strings.Join(bad, "\n"))
+	}
+}
+
+// FailOnRules checks, once t ends, that this handle's tenant has no findings of the given rules
+// (of any rule when none is given), and fails t when it has, as AssertNoFindings does. Call it
+// after Tenant(t), so that it runs before the tenant is deleted.
+func (e *Emulator) FailOnRules(t TB, rules ...string) {
+	t.Helper()
+	t.Cleanup(func() { e.AssertNoFindings(t, rules...) })
 }

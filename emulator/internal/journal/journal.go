@@ -295,6 +295,19 @@ func (j *Journal) List(f Filter, offset, limit int) ([]Entry, int) {
 	return out, total
 }
 
+// Entries returns every entry held, oldest first, with their bodies as recorded rather than in
+// their journal form (see Body): a reader that looks into a few of many bodies, such as the
+// report, then pays only for those. The bodies are shared with the journal: do not change them.
+func (j *Journal) Entries() []Entry {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := make([]Entry, j.n)
+	for i := range j.n {
+		out[i] = *j.at(i)
+	}
+	return out
+}
+
 // Bytes reports the size of the entries held, as counted against the byte bound.
 func (j *Journal) Bytes() int64 {
 	j.mu.Lock()

@@ -11,12 +11,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/budget"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/report"
 )
 
 // DefaultTenant names the tenant of requests that name none. It always exists and is never
@@ -54,6 +56,7 @@ type Tenant struct {
 	active   atomic.Int64 // requests in progress; a tenant in use is never idle
 	make     func() *World
 	wall     *clock.Clock
+	run      *report.Run // where the tenant's findings go when a world of it goes
 
 	budget   *budget.Budget
 	countMu  sync.Mutex
@@ -70,10 +73,15 @@ func (t *Tenant) World() *World { return t.current.Load() }
 // Reset puts the tenant's whole world back to the configured start.
 func (t *Tenant) Reset() *World {
 	w := t.make()
-	t.current.Swap(w).retire()
+	old := t.current.Swap(w)
+	old.retire()
+	t.fold(old)
 	t.count(true)
 	return w
 }
+
+// fold keeps what the report finds in a world that is going, for the whole run's report.
+func (t *Tenant) fold(w *World) { t.run.Later(t.name, w.Judge) }
 
 // Enter marks the tenant in use by a request; Leave ends that use. A tenant is idle from the
 // end of its last request.
@@ -100,7 +108,7 @@ type holder interface{ Bytes() int64 }
 // footprint is what the world holds, as counted against the memory budget.
 func (w *World) footprint() int64 {
 	n := int64(worldOverhead)
-	for _, h := range [...]holder{w.quotes, w.jobs, w.idem, w.journal} {
+	for _, h := range [...]holder{w.quotes, w.jobs, w.idem, w.journal, w.notes} {
 		n += h.Bytes()
 	}
 	return n
@@ -175,6 +183,7 @@ type Tenants struct {
 	idle  time.Duration
 
 	worlds atomic.Uint64 // numbers every world made, for its files' keys in the shared cache
+	run    *report.Run   // the findings of every world gone since the start
 
 	wall    *clock.Clock
 	ownWall bool // made here, so closed here
@@ -201,7 +210,7 @@ func NewTenants(cfg Config, g *ids.Generator, files *media.Cache, max int, idle 
 	if idle <= 0 {
 		idle = DefaultTenantIdle
 	}
-	ts := &Tenants{cfg: cfg, ids: g, files: files, max: max, idle: idle, wall: cfg.Wall, byName: map[string]*Tenant{}}
+	ts := &Tenants{cfg: cfg, ids: g, files: files, max: max, idle: idle, wall: cfg.Wall, byName: map[string]*Tenant{}, run: report.NewRun()}
 	if ts.wall == nil {
 		ts.wall, ts.ownWall = clock.NewReal(), true
 	}
@@ -235,7 +244,7 @@ func (ts *Tenants) newTenant(name string) *Tenant {
 		g, path = ts.ids.For(name), "/files/"+name+"/"
 	}
 	now := ts.wall.Now()
-	t := &Tenant{name: name, created: now.UTC(), ids: g, wall: ts.wall, budget: ts.cfg.Budget}
+	t := &Tenant{name: name, created: now.UTC(), ids: g, wall: ts.wall, budget: ts.cfg.Budget, run: ts.run}
 	t.lastUsed.Store(now.UnixNano())
 	t.make = func() *World {
 		w := newWorld(&ts.cfg, g, ts.files, path, strconv.FormatUint(ts.worlds.Add(1), 10)+":")
@@ -330,6 +339,7 @@ func (ts *Tenants) sweepLocked(now time.Time, force bool) {
 		if now.Sub(time.Unix(0, t.lastUsed.Load())) >= ts.idle {
 			delete(ts.byName, name)
 			t.World().retire()
+			t.fold(t.World())
 			t.finish()
 		}
 	}
@@ -349,8 +359,24 @@ func (ts *Tenants) Delete(name string) error {
 		return problem.New(problem.TenantNotFound, "no tenant %q", name)
 	}
 	t.World().retire()
+	t.fold(t.World())
 	t.finish()
 	return nil
+}
+
+// Report is the report of the whole run: every world gone since the start, and every live
+// tenant judged now.
+func (ts *Tenants) Report() api.Report {
+	ts.mu.Lock()
+	all := slices.Collect(maps.Values(ts.byName))
+	ts.mu.Unlock()
+	slices.SortFunc(all, func(a, b *Tenant) int { return strings.Compare(a.name, b.name) })
+	live := make([]report.Live, len(all))
+	for i, t := range all {
+		n, fs := t.World().Judge()
+		live[i] = report.Live{Tenant: t.name, Examined: n, Findings: fs}
+	}
+	return ts.run.Report(live)
 }
 
 // List describes every live tenant, the default first, then by name.
@@ -405,4 +431,5 @@ func (ts *Tenants) Close() {
 	for _, t := range all {
 		<-t.World().clock.Exited()
 	}
+	ts.run.Wait() // no fold of a gone world outlives the emulator
 }

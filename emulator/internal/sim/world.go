@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
@@ -20,6 +21,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/quotes"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ratelimit"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/report"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/verify"
 )
@@ -62,6 +64,7 @@ type World struct {
 	faults  *faults.Set
 	limiter *ratelimit.Limiter
 	journal *journal.Journal
+	notes   *report.Notes // downloads and balance changes, for the report
 
 	scenario atomic.Pointer[scenario.Scenario]
 	waiting  atomic.Int64 // generations blocked waiting for their job
@@ -154,6 +157,7 @@ func newWorld(cfg *Config, g *ids.Generator, files *media.Cache, path, cacheKey 
 		faults:   faults.New(g.Float64),
 		limiter:  ratelimit.New(),
 		journal:  journal.NewBounded(cfg.JournalMax, JournalBytes),
+		notes:    report.NewNotes(report.MaxNotes),
 		gone:     make(chan struct{}),
 		quoteSeq: map[string]uint64{},
 	}
@@ -274,7 +278,35 @@ func (w *World) RequestID() string { return w.ids.RequestID() }
 // SetCredits sets what an account can spend; held and charged credits stay.
 func (w *World) SetCredits(account string, credits int64) (ledger.Balance, error) {
 	defer w.Changed(PartAccounts)
-	return w.ledger.SetAvailable(account, credits)
+	b, err := w.ledger.SetAvailable(account, credits)
+	if err == nil {
+		w.notes.Add(report.Note{Kind: report.CreditsSet, Time: w.Now(), Account: account})
+	}
+	return b, err
+}
+
+// Downloaded notes a download of one of the world's output files, for the report: the journal
+// records /v1 requests only.
+func (w *World) Downloaded(jobID, file string, status int, ranged bool) {
+	w.notes.Add(report.Note{Kind: report.Download, Time: w.Now(), Job: jobID, File: file, Status: status, Ranged: ranged})
+}
+
+// Judge judges the client's behaviour in this world from its journal and notes (see package
+// report): how many entries and notes it examined, and what it found.
+func (w *World) Judge() (int, []api.Finding) {
+	entries := w.journal.Entries()
+	notes, missing := w.notes.List()
+	findings := report.Judge(report.Input{Entries: entries, Notes: notes, NotesMissing: missing, OutputsExpireAt: w.outputsExpireAt, Now: w.Now()})
+	return len(entries) + len(notes), findings
+}
+
+// outputsExpireAt is when a succeeded job's outputs stop being served.
+func (w *World) outputsExpireAt(id string) (time.Time, bool) {
+	v, ok := w.jobs.Get("", id)
+	if !ok || v.Status != jobs.Succeeded {
+		return time.Time{}, false
+	}
+	return v.OutputsExpireAt, true
 }
 
 // NeedsModel reports whether a fault or rate-limit rule in force matches on models, so the

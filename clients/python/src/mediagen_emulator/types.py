@@ -551,6 +551,8 @@ class JournalEntry(_JournalEntryRequired, total=False):
     idempotency_key: str
     #: The id of the fault injected into the answer.
     fault: str
+    #: The `Retry-After` the answer carried, in seconds (429 and 503 answers).
+    retry_after: int
     #: The body sent: its JSON when it was valid JSON of at most 16 KiB, else a string of its text
     #: cut to fit.
     request_body: Any
@@ -769,6 +771,60 @@ class FaultList(TypedDict):
 
     #: In the order they are tried.
     data: List[Fault]
+
+
+class _ReportRequired(TypedDict):
+    """The fields of Report that are always present."""
+
+    #: What was judged.
+    scope: Literal["tenant", "run"]
+    #: Journal entries and downloads examined.
+    examined: int
+    #: Oldest first; at most 1,000 for scope `run`.
+    findings: List[Finding]
+    #: Findings per rule id, exact even where `findings` is cut.
+    counts: Dict[str, Any]
+    #: Every rule the emulator judges by.
+    rules: List[Rule]
+
+
+class Report(_ReportRequired, total=False):
+    """What the emulator judged of the client's behaviour."""
+
+    #: The tenant judged, for scope `tenant`.
+    tenant: str
+
+
+class _FindingRequired(TypedDict):
+    """The fields of Finding that are always present."""
+
+    #: The rule's id.
+    rule: Literal["new-key-on-retry", "retry-after-ignored", "poll-too-fast", "poll-after-terminal", "retry-unchanged", "expired-quote", "quote-reused", "download-after-expiry", "outputs-never-downloaded"]
+    #: `error` costs money or data in production, `warning` is wasteful or fragile, `info` is worth a
+    #: look.
+    severity: Literal["error", "warning", "info"]
+    #: What happened, in one line.
+    reason: str
+    #: The journal seqs that show it, at most 20; empty when only downloads show it.
+    entries: List[int]
+
+
+class Finding(_FindingRequired, total=False):
+    """One thing the client did that a rule calls wrong."""
+
+    #: The tenant whose journal the seqs are in, for scope `run`.
+    tenant: str
+
+
+class Rule(TypedDict):
+    """One rule the report judges by."""
+
+    id: Literal["new-key-on-retry", "retry-after-ignored", "poll-too-fast", "poll-after-terminal", "retry-unchanged", "expired-quote", "quote-reused", "download-after-expiry", "outputs-never-downloaded"]
+    #: `error` costs money or data in production, `warning` is wasteful or fragile, `info` is worth a
+    #: look.
+    severity: Literal["error", "warning", "info"]
+    #: What it catches.
+    title: str
 
 
 class Balance(TypedDict):

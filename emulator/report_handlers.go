@@ -1,0 +1,69 @@
+package emulator
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/report"
+)
+
+// getReport judges the client's behaviour: GET /_emulator/report?scope=tenant|run, as JSON, or
+// as markdown with format=markdown or Accept: text/markdown.
+func (s *Server) getReport() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		scope, _, err := queryValue(r, "scope")
+		if err != nil {
+			return err
+		}
+		markdown, err := wantsMarkdown(r)
+		if err != nil {
+			return err
+		}
+		var rep api.Report
+		switch scope {
+		case "", "tenant":
+			n, findings := worldOf(r).Judge()
+			rep = report.Tenant(infoOf(r).tenant.Name(), n, findings)
+		case "run":
+			rep = s.tenants.Report()
+		default:
+			return paramError("scope", "scope must be tenant or run, not %q", scope)
+		}
+		if markdown {
+			writeMarkdown(w, report.Markdown(rep))
+			return nil
+		}
+		return s.writeJSON(w, http.StatusOK, rep)
+	}
+}
+
+// writeMarkdown sends a document as text/markdown.
+func writeMarkdown(w http.ResponseWriter, doc string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/markdown; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(doc)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write([]byte(doc))
+}
+
+// noteDownload tells the report about a download of an output file (the journal records /v1
+// only): what it was answered, and whether it asked for a range. HEAD fetches nothing.
+func noteDownload(r *http.Request, err error) {
+	if r.Method != http.MethodGet {
+		return
+	}
+	status := http.StatusOK
+	if rec := infoOf(r).rec; rec != nil && rec.status != 0 {
+		status = rec.status
+	}
+	if err != nil {
+		if pe := problem.As(err); pe == nil || pe.Code != problem.OutputExpired {
+			return // not one of the tenant's files, or not the client's doing: nothing to judge
+		}
+		status = http.StatusGone
+	}
+	vars := infoOf(r).vars
+	worldOf(r).Downloaded(vars["job"], r.URL.Path, status, r.Header.Get("Range") != "")
+}

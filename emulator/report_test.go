@@ -1,0 +1,194 @@
+package emulator
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/report"
+)
+
+// getReport asks for a report as JSON.
+func getReport(t *testing.T, c wire, query string) api.Report {
+	t.Helper()
+	body := fetchReport(t, c, query, "", http.StatusOK, "application/json")
+	var rep api.Report
+	if err := json.Unmarshal([]byte(body), &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func fetchReport(t *testing.T, c wire, query, accept string, want int, contentType string) string {
+	t.Helper()
+	req, _ := http.NewRequest("GET", c.base+"/_emulator/report"+query, nil)
+	if c.header != "" {
+		req.Header.Set(headerTenant, c.header)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want || !strings.HasPrefix(resp.Header.Get("Content-Type"), contentType) {
+		t.Fatalf("report%s: %d %s %s", query, resp.StatusCode, resp.Header.Get("Content-Type"), raw)
+	}
+	return string(raw)
+}
+
+// TestReportNamesEveryFlawOfAClient drives one client through every flaw the report knows, over
+// HTTP on the manual clock, and checks the report names each, in JSON and in markdown; then
+// that the whole run's report keeps the tenant's findings once the tenant is deleted.
+func TestReportNamesEveryFlawOfAClient(t *testing.T) {
+	hs := tenantServer(t, Config{})
+	c := wire{t: t, base: hs.URL, key: "key_a", header: "flawed"}
+	advance := func(d string) { c.must(200, "POST", "/_emulator/clock", map[string]any{"advance": d}) }
+	input := map[string]any{"prompt": "a cat", "num_images": 1}
+	gen := func(want int, quote any, key string) map[string]any {
+		return c.must(want, "POST", "/v1/generate", map[string]any{"model": "test/pixel", "input": input, "quote_id": quote}, "Idempotency-Key", key)
+	}
+	quote := func() any {
+		return c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})["quote_id"]
+	}
+
+	// new-key-on-retry: a 503, then the same generation with a new key.
+	c.must(201, "POST", "/_emulator/faults", map[string]any{"match": map[string]any{"path": "/v1/generate"}, "status": 503, "count": 1})
+	q1 := quote()
+	gen(503, q1, "k1")
+	advance("1s") // the 503's Retry-After
+	id := gen(202, q1, "k2")["id"].(string)
+	// poll-too-fast: four polls at one instant.
+	for range 4 {
+		c.must(200, "GET", "/v1/jobs/"+id, nil)
+	}
+	// poll-after-terminal.
+	advance("5s")
+	job := c.must(200, "GET", "/v1/jobs/"+id, nil)
+	c.must(200, "GET", "/v1/jobs/"+id, nil)
+	// quote-reused: the client had the job, and uses its quote again.
+	gen(409, q1, "k3")
+	// retry-after-ignored.
+	c.must(201, "POST", "/_emulator/faults", map[string]any{"match": map[string]any{"path": "/v1/models"}, "status": 429, "retry_after": 5, "count": 1})
+	c.must(429, "GET", "/v1/models", nil)
+	c.must(200, "GET", "/v1/models", nil)
+	// retry-unchanged.
+	bad := map[string]any{"model": "test/pixel", "input": map[string]any{"prompt": "a cat", "num_images": 99}}
+	c.must(422, "POST", "/v1/quotes", bad)
+	c.must(422, "POST", "/v1/quotes", bad)
+	// expired-quote.
+	q2 := quote()
+	advance("11m")
+	gen(422, q2, "k4")
+	// outputs-never-downloaded: a second job, seen succeeded, never fetched.
+	q3 := quote()
+	other := gen(202, q3, "k5")["id"].(string)
+	advance("5s")
+	c.must(200, "GET", "/v1/jobs/"+other, nil)
+	// download-after-expiry: the first job's output, fetched past its time to live.
+	advance("2h")
+	file := job["outputs"].([]any)[0].(map[string]any)["url"].(string)
+	u, _ := url.Parse(file)
+	if status, _, _ := c.do("GET", u.Path, nil); status != http.StatusGone {
+		t.Fatalf("the expired output answered %d", status)
+	}
+
+	rep := getReport(t, c, "")
+	if rep.Scope != "tenant" || rep.Tenant != "flawed" || rep.Examined == 0 || len(rep.Rules) != len(report.Rules) {
+		t.Errorf("report %+v", rep)
+	}
+	for _, r := range report.Rules {
+		if rep.Counts[r.ID] != 1 {
+			t.Errorf("%s found %d times, want once; findings: %+v", r.ID, rep.Counts[r.ID], rep.Findings)
+		}
+	}
+	for _, f := range rep.Findings {
+		if f.Rule == report.NewKeyOnRetry && len(f.Entries) != 2 {
+			t.Errorf("new-key-on-retry shows entries %v", f.Entries)
+		}
+	}
+
+	for _, ask := range []struct{ query, accept string }{{"?format=markdown", ""}, {"", "text/markdown"}} {
+		md := fetchReport(t, c, ask.query, ask.accept, 200, "text/markdown")
+		for _, r := range report.Rules {
+			if !strings.Contains(md, "`"+r.ID+"`") {
+				t.Errorf("the markdown report lacks %s:\n%s", r.ID, md)
+			}
+		}
+	}
+	for _, q := range []string{"?scope=all", "?format=html", "?scope=%zz"} {
+		fetchReport(t, c, q, "", http.StatusBadRequest, "application/problem+json")
+	}
+
+	// The tenant goes; the run keeps what it found, and names it.
+	boss := wire{t: t, base: hs.URL, key: "key_a"}
+	boss.must(204, "DELETE", "/_emulator/tenants/flawed", nil)
+	run := getReport(t, boss, "?scope=run")
+	for _, r := range report.Rules {
+		if run.Counts[r.ID] != 1 {
+			t.Errorf("run: %s found %d times, want once", r.ID, run.Counts[r.ID])
+		}
+	}
+	if run.Scope != "run" || len(run.Findings) != len(report.Rules) || run.Findings[0].Tenant != "flawed" {
+		t.Errorf("run report %+v", run)
+	}
+}
+
+// TestRunReportFoldsResetTenants checks that a reset keeps the findings of the world it ends for
+// the run, while the tenant's own report starts over.
+func TestRunReportFoldsResetTenants(t *testing.T) {
+	hs := tenantServer(t, Config{})
+	c := wire{t: t, base: hs.URL, key: "key_a"}
+	bad := map[string]any{"model": "test/pixel", "input": map[string]any{"prompt": "a cat", "num_images": 99}}
+	for range 2 {
+		c.must(422, "POST", "/v1/quotes", bad)
+		c.must(422, "POST", "/v1/quotes", bad)
+		c.must(200, "POST", "/_emulator/reset", nil)
+	}
+	c.must(422, "POST", "/v1/quotes", bad)
+	c.must(422, "POST", "/v1/quotes", bad)
+	if rep := getReport(t, c, "?scope=tenant"); rep.Counts[report.RetryUnchanged] != 1 || len(rep.Findings) != 1 {
+		t.Errorf("tenant report after resets: %+v", rep)
+	}
+	run := getReport(t, c, "?scope=run")
+	if run.Counts[report.RetryUnchanged] != 3 || len(run.Findings) != 3 || run.Examined != 6 {
+		t.Errorf("run report: counts %v, %d findings, examined %d", run.Counts, len(run.Findings), run.Examined)
+	}
+}
+
+// TestReportIsCleanForACarefulClient: the same steps done right find nothing.
+func TestReportIsCleanForACarefulClient(t *testing.T) {
+	hs := tenantServer(t, Config{})
+	c := wire{t: t, base: hs.URL, key: "key_a", header: "careful"}
+	advance := func(d string) { c.must(200, "POST", "/_emulator/clock", map[string]any{"advance": d}) }
+	input := map[string]any{"prompt": "a cat", "num_images": 1}
+	c.must(201, "POST", "/_emulator/faults", map[string]any{"match": map[string]any{"path": "/v1/generate"}, "status": 503, "retry_after": 2, "count": 1})
+	q := c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})["quote_id"]
+	body := map[string]any{"model": "test/pixel", "input": input, "quote_id": q}
+	c.must(503, "POST", "/v1/generate", body, "Idempotency-Key", "k1")
+	advance("2s")
+	id := c.must(202, "POST", "/v1/generate", body, "Idempotency-Key", "k1")["id"].(string)
+	var job map[string]any
+	for {
+		advance("1s")
+		job = c.must(200, "GET", "/v1/jobs/"+id, nil)
+		if job["status"] == "succeeded" {
+			break
+		}
+	}
+	for _, o := range job["outputs"].([]any) {
+		u, _ := url.Parse(o.(map[string]any)["url"].(string))
+		c.must(206, "GET", u.Path, nil, "Range", "bytes=0-9")
+	}
+	advance("2h")
+	if rep := getReport(t, c, ""); len(rep.Findings) != 0 || rep.Examined == 0 {
+		t.Errorf("a careful client got %+v", rep)
+	}
+}

@@ -1,0 +1,239 @@
+// Package mediagen is a small client of the Media Generation Service, written twice over: a
+// careful client, and a naive one with the mistakes that pass every test against a stub and
+// cost money in production. The tests in this folder show both against a plain stub (where both
+// pass) and against the emulator, whose report names each mistake of the naive client by its
+// rule id and finds nothing wrong with the careful one.
+//
+// The naive client (Careful false):
+//   - retries a failed generation with a new Idempotency-Key (new-key-on-retry),
+//   - retries a 429 or 503 at once, whatever Retry-After says (retry-after-ignored),
+//   - polls its job every 100 ms (poll-too-fast),
+//   - keeps a quote per input and uses it again for the next generation (quote-reused),
+//   - hands back its outputs' URLs and never downloads them (outputs-never-downloaded).
+package mediagen
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Client renders media with the service.
+type Client struct {
+	BaseURL string // such as http://127.0.0.1:8080, without a trailing slash
+	Key     string // the API key
+	HTTP    *http.Client
+	// Sleep waits between polls and retries: time.Sleep unless set. A test on the emulator's
+	// manual clock makes it move that clock instead.
+	Sleep func(time.Duration)
+	// Careful picks the careful client; the zero value is the naive one.
+	Careful bool
+
+	quotes map[string]string // the naive client's quote per model and input
+}
+
+// Result is a finished generation: the job, its outputs' URLs and, for the careful client,
+// their bytes.
+type Result struct {
+	JobID string
+	URLs  []string
+	Files [][]byte
+}
+
+// Error is an answer the service refused, with its problem code.
+type Error struct {
+	Status     int
+	Code       string
+	RetryAfter time.Duration
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("mediagen: %d %s", e.Status, e.Code) }
+
+// Render quotes, generates, waits for the job and (when careful) downloads its outputs.
+func (c *Client) Render(ctx context.Context, model string, input map[string]any) (Result, error) {
+	quote, err := c.quote(ctx, model, input)
+	if err != nil {
+		return Result{}, err
+	}
+	body := map[string]any{"model": model, "input": input, "quote_id": quote}
+	key := newKey()
+	var job jobBody
+	for attempt := 1; ; attempt++ {
+		if !c.Careful {
+			key = newKey() // naive: each attempt is a new request to it
+		}
+		err = c.call(ctx, http.MethodPost, "/v1/generate", body, key, &job)
+		if err == nil || attempt == 4 || !retryable(err) {
+			break
+		}
+		c.backOff(err, attempt)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	for job.Status == "queued" || job.Status == "running" {
+		if c.Careful {
+			c.sleep(time.Second)
+		} else {
+			c.sleep(100 * time.Millisecond)
+		}
+		if err := c.call(ctx, http.MethodGet, "/v1/jobs/"+job.ID, nil, "", &job); err != nil {
+			return Result{}, err
+		}
+	}
+	if job.Status != "succeeded" {
+		return Result{JobID: job.ID}, fmt.Errorf("mediagen: job %s %s", job.ID, job.Status)
+	}
+	res := Result{JobID: job.ID}
+	for _, o := range job.Outputs {
+		res.URLs = append(res.URLs, o.URL)
+	}
+	if !c.Careful {
+		return res, nil // naive: the caller may download later (it never does)
+	}
+	for _, u := range res.URLs {
+		data, err := c.download(ctx, u)
+		if err != nil {
+			return res, err
+		}
+		res.Files = append(res.Files, data)
+	}
+	return res, nil
+}
+
+// quote prices a generation. The naive client keeps its quotes and uses them again.
+func (c *Client) quote(ctx context.Context, model string, input map[string]any) (string, error) {
+	raw, _ := json.Marshal(input)
+	cacheKey := model + "\x00" + string(raw)
+	if id, ok := c.quotes[cacheKey]; ok && !c.Careful {
+		return id, nil
+	}
+	var q struct {
+		QuoteID string `json:"quote_id"`
+	}
+	if err := c.call(ctx, http.MethodPost, "/v1/quotes", map[string]any{"model": model, "input": input}, "", &q); err != nil {
+		return "", err
+	}
+	if c.quotes == nil {
+		c.quotes = map[string]string{}
+	}
+	c.quotes[cacheKey] = q.QuoteID
+	return q.QuoteID, nil
+}
+
+// backOff waits before a retry: the careful client waits what Retry-After asks, or a growing
+// pause; the naive one retries at once.
+func (c *Client) backOff(err error, attempt int) {
+	if !c.Careful {
+		return
+	}
+	wait := time.Duration(attempt) * time.Second
+	var e *Error
+	if errors.As(err, &e) && e.RetryAfter > wait {
+		wait = e.RetryAfter
+	}
+	c.sleep(wait)
+}
+
+// retryable says whether a generation may be tried again: a 429, a 5xx, or no answer at all.
+func retryable(err error) bool {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Status == http.StatusTooManyRequests || e.Status >= 500
+	}
+	return true // the connection failed: the request may or may not have arrived
+}
+
+type jobBody struct {
+	ID      string `json:"id"`
+	Status  string `json:"status"`
+	Outputs []struct {
+		URL string `json:"url"`
+	} `json:"outputs"`
+}
+
+func (c *Client) call(ctx context.Context, method, path string, in any, idemKey string, out any) error {
+	var body io.Reader
+	if in != nil {
+		raw, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, body)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.Key)
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if idemKey != "" {
+		req.Header.Set("Idempotency-Key", idemKey)
+	}
+	resp, err := c.client().Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 400 {
+		var p struct {
+			Code string `json:"code"`
+		}
+		_ = json.Unmarshal(raw, &p)
+		secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+		return &Error{Status: resp.StatusCode, Code: p.Code, RetryAfter: time.Duration(secs) * time.Second}
+	}
+	return json.Unmarshal(raw, out)
+}
+
+func (c *Client) download(ctx context.Context, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.client().Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, &Error{Status: resp.StatusCode}
+	}
+	return io.ReadAll(resp.Body)
+}
+
+func (c *Client) client() *http.Client {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return http.DefaultClient
+}
+
+func (c *Client) sleep(d time.Duration) {
+	if c.Sleep != nil {
+		c.Sleep(d)
+		return
+	}
+	time.Sleep(d)
+}
+
+// newKey is a fresh Idempotency-Key.
+func newKey() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
