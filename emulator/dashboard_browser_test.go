@@ -348,6 +348,36 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.screenshot("dashboard-journal")
 	})
 
+	t.Run("the coverage panel counts the cases as they happen", func(t *testing.T) {
+		b := top.in(t)
+		b.do(chromedp.Click(chromedp.CSS(`.tabs [data-tab=coverage]`)))
+		covRow := func(id string) string { return `document.querySelector('#coverage-table tr[data-case="` + id + `"]')` }
+		b.waitFor("the injected 503 is counted", `!document.querySelector('#view-coverage').hidden && !!`+covRow("GET /v1/models 503 service_unavailable")+
+			` && `+covRow("GET /v1/models 503 service_unavailable")+`.cells[2].textContent === '1'`)
+		if n := evaluate[int](b, `document.querySelectorAll('#coverage-table tbody tr').length`); n < 70 {
+			t.Errorf("the panel lists %d cases; want the contract's whole list", n)
+		}
+		if !evaluate[bool](b, covRow("fault error")+`.classList.contains('seen') && `+covRow("job canceled")+`.classList.contains('unseen')`) {
+			t.Error("seen and unseen cases are not told apart")
+		}
+		// A new error answer shows up without a reload.
+		call(t, s, "GET", "/v1/models", "", nil)
+		b.waitFor("the 401 is counted live", covRow("GET /v1/models 401 unauthenticated")+`.cells[2].textContent === '1'`)
+		if got := evaluate[string](b, `document.querySelector('#coverage-summary').textContent`); !strings.HasSuffix(got, "cases exercised") {
+			t.Errorf("the summary reads %q", got)
+		}
+		b.do(chromedp.Click(chromedp.CSS(`#coverage-unseen`)))
+		b.waitFor("only unseen cases are listed", `!`+covRow("GET /v1/models 401 unauthenticated")+` && !!`+covRow("job canceled"))
+		b.do(chromedp.Click(chromedp.CSS(`#coverage-unseen`)),
+			chromedp.SetValue(chromedp.CSS(`#coverage-scope`), "run"),
+			chromedp.Evaluate[chromedp.Void](`document.querySelector('#coverage-scope').dispatchEvent(new Event('change'))`))
+		b.waitFor("the whole run is shown", `document.querySelector('#coverage-summary').textContent.endsWith('in the whole run')`)
+		fitIn(t, b, "the coverage table", `document.querySelectorAll('#coverage-table tbody td')`)
+		b.screenshot("dashboard-coverage")
+		b.do(chromedp.SetValue(chromedp.CSS(`#coverage-scope`), "tenant"),
+			chromedp.Evaluate[chromedp.Void](`document.querySelector('#coverage-scope').dispatchEvent(new Event('change'))`))
+	})
+
 	t.Run("a /v1 call makes the jobs view fetch nothing", func(t *testing.T) {
 		b := top.in(t)
 		b.do(chromedp.Click(chromedp.CSS(`.tabs [data-tab=jobs]`)))

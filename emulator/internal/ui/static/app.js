@@ -12,7 +12,7 @@ const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
 
 // The address keeps what is shown, so a link names it: #tenant=NAME&view=jobs&job=ID (or
 // view=journal&entry=SEQ). A test that fails can print such a link to what it saw.
-const TABS = ['jobs', 'journal', 'scenario', 'accounts'];
+const TABS = ['jobs', 'journal', 'scenario', 'accounts', 'coverage'];
 function fromHash() {
   const q = new URLSearchParams(location.hash.slice(1));
   const entry = Number(q.get('entry'));
@@ -268,7 +268,8 @@ function onEvent(event, data) {
 
 // The parts of the state each view shows: an event that names none of them fetches nothing.
 // The scenario view counts 429s and fault firings, which come with journal entries.
-const VIEW_PARTS = { jobs: ['jobs'], journal: ['journal'], scenario: ['scenario', 'journal'], accounts: ['accounts'] };
+// Coverage counts error answers (journaled) and job endings.
+const VIEW_PARTS = { jobs: ['jobs'], journal: ['journal'], scenario: ['scenario', 'journal'], accounts: ['accounts'], coverage: ['journal', 'jobs'] };
 
 // refresh reloads the view when one of parts (default: all) is among what it shows.
 let refreshing = false, again = false;
@@ -295,6 +296,7 @@ function loadView() {
     case 'journal': return loadJournal();
     case 'scenario': return loadScenario();
     case 'accounts': return loadAccounts();
+    case 'coverage': return loadCoverage();
   }
 }
 
@@ -754,6 +756,22 @@ async function setCredits(account, value) {
   } catch (e) { failed(e); }
 }
 
+// ---- coverage ------------------------------------------------------------------------------
+
+async function loadCoverage() {
+  const scope = $('#coverage-scope').value;
+  const c = await api('GET', '/_emulator/coverage?scope=' + scope);
+  $('#coverage-summary').textContent = c.exercised + ' of ' + c.total + ' cases exercised' + (scope === 'run' ? ' in the whole run' : '');
+  const unseen = $('#coverage-unseen').checked;
+  const rows = c.cases.filter(k => !unseen || k.count === 0);
+  const body = $('#coverage-table tbody');
+  const key = scope + JSON.stringify(rows);
+  if (body.dataset.v === key) return;
+  body.dataset.v = key;
+  body.replaceChildren(...rows.map(k => el('tr', { 'data-case': k.id, class: k.count ? 'seen' : 'unseen' },
+    el('td', { text: k.group }), el('td', { class: 'mono', text: k.id }), el('td', { class: 'num', text: fmtInt(k.count) }))));
+}
+
 // ---- tenants -------------------------------------------------------------------------------
 
 async function loadTenants() {
@@ -833,7 +851,7 @@ function onKey(ev) {
   }
   if (typing || !$('#overlay').hidden) return;
   const k = ev.key;
-  const tabs = { 1: 'jobs', 2: 'journal', 3: 'scenario', 4: 'accounts' };
+  const tabs = { 1: 'jobs', 2: 'journal', 3: 'scenario', 4: 'accounts', 5: 'coverage' };
   if (tabs[k]) { showTab(tabs[k]); }
   else if (k === 'j' || k === 'ArrowDown') { moveRow(1); }
   else if (k === 'k' || k === 'ArrowUp') { moveRow(-1); }
@@ -895,6 +913,9 @@ function wire() {
       if (e instanceof ApiError && e.status === 422) notice('Fault not added: ' + (detail || e.message), 'error'); else failed(e);
     }
   });
+  $('#coverage-scope').addEventListener('change', () => refresh());
+  $('#coverage-unseen').addEventListener('change', () => refresh());
+  $('#coverage-filters').addEventListener('submit', ev => ev.preventDefault());
   $('#faults-clear').addEventListener('click', async () => { try { await api('DELETE', '/_emulator/faults'); } catch (e) { failed(e); } });
   $('#token-form').addEventListener('submit', ev => {
     ev.preventDefault();
