@@ -2,7 +2,8 @@
 # Runs the test-runner recipes the README shows, from their files under examples/, as written:
 # Jest (native ES modules, and the usual ts-jest setup on CommonJS), Vitest with
 # test.concurrent, node's runner, a whole flow typed by openapi-typescript under tsc --strict,
-# pytest with and without xdist; and lints the GitHub Actions workflows and actions.
+# the TypeScript example client (examples/typescript), pytest with and without xdist; and lints
+# the GitHub Actions workflows and actions.
 #
 #   bash examples/recipes.sh
 #
@@ -56,7 +57,7 @@ install_node() {
 # The helper's CommonJS entry is what tsc makes of its ES modules.
 check_cjs() {
   "$recipes/node_modules/.bin/tsc" --allowJs --module commonjs --moduleResolution node10 --target es2022 \
-    --skipLibCheck --types node --typeRoots "$recipes/node_modules/@types" --outDir "$tmp/cjs" clients/node/index.js
+    --skipLibCheck --types node --typeRoots "$recipes/node_modules/@types" --outDir "$tmp/cjs" clients/node/index.js clients/node/jest-reporter.js
   # import.meta is a syntax error in CommonJS; there the module's own URL comes from __filename.
   sed -i 's/import\.meta\.url/require("node:url").pathToFileURL(__filename).href/g' "$tmp/cjs/"*.js
   cp clients/node/cjs/package.json "$tmp/cjs/"
@@ -102,6 +103,11 @@ step "openapi-typescript and a typed flow under tsc --strict" bash -c '
   npx openapi-typescript ../../../docs/openapi.json -o openapi.d.ts --silent
   npx tsc -p . --outDir out
   node out/flow.mjs'
+step "TypeScript example: a sloppy and a careful client, judged by the emulator's report" bash -c '
+  out=examples/node-recipes/node_modules/.typescript-example
+  rm -rf "$out"
+  examples/node-recipes/node_modules/.bin/tsc -p examples/typescript --outDir "$out"
+  node --test "$out"/*.test.mjs'
 step "pytest with python -m pytest, with and without xdist" pytest_recipe
 step "actionlint" go run "$ACTIONLINT" -shellcheck= -pyflakes= .github/workflows/*.yml examples/ci/*.yml
 

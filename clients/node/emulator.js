@@ -245,17 +245,29 @@ export async function emulatorFromEnv(options = {}) {
 }
 
 /**
- * A fresh tenant for one node:test test (or any context with `name` and `after`), deleted when
- * the test ends. Rejects when the emulator has no tenants.
+ * A fresh tenant for one test, deleted when the test ends: `t` is node:test's context (`name`,
+ * `after`) or Vitest's (`task.name`, `onTestFinished`). With failOnUnexpected, the test also
+ * fails when its tenant answered an error that no expectError declared. Rejects when the
+ * emulator has no tenants.
  */
-export async function tenantFor(t, emulator, { key = DEFAULT_KEY } = {}) {
+export async function tenantFor(t, emulator, { key = DEFAULT_KEY, failOnUnexpected = false } = {}) {
   if (!(await emulator.supportsTenants())) {
     throw new EmulatorError('GET', '/_emulator/tenants', 404, {
       code: 'not_found',
       detail: `the emulator at ${emulator.url} does not support tenants; use a newer mediagen-emulator`,
     });
   }
-  const tenant = emulator.newTenant(t?.name ?? '', key);
-  t?.after?.(() => tenant.delete());
+  const tenant = emulator.newTenant(t?.name ?? t?.task?.name ?? '', key);
+  const end = async () => {
+    try {
+      if (failOnUnexpected) await tenant.control.assertNoUnexpected();
+    } finally {
+      await tenant.delete();
+    }
+  };
+  // Vitest's own onTestFinished, from the test's context: under test.concurrent the one imported
+  // from 'vitest' can belong to another test.
+  if (typeof t?.onTestFinished === 'function') t.onTestFinished(end);
+  else t?.after?.(end);
   return tenant;
 }

@@ -7,16 +7,21 @@ import type { ChildProcess } from 'node:child_process';
 import type {
   Balance,
   Clock,
+  Coverage,
   Fault,
   FaultRule,
   Health,
   Job,
   JournalEntry,
   Problem,
+  Report,
   RequestMatch,
+  RequestPattern,
   ResetResult,
   Scenario,
   Tenant as WireTenant,
+  UnexpectedError,
+  Verification,
 } from './types.js';
 
 export * from './types.js';
@@ -130,6 +135,39 @@ export declare class Control {
 
   tenants(): Promise<TenantInfo[]>;
   deleteTenant(name: string, options?: { missingOk?: boolean }): Promise<void>;
+
+  /** How many of this tenant's journal entries match `pattern` (their seqs), and the near misses when none does. */
+  verify(pattern?: RequestPattern): Promise<Verification>;
+  /**
+   * Resolves when requests like `pattern` happened (exactly `times` when given); otherwise
+   * rejects with an AssertionError listing the near misses and the fields each one missed.
+   */
+  assertRequested(pattern?: RequestPattern, options?: { times?: number }): Promise<Verification>;
+  /** Declares an error this tenant's test expects, so it is not unexpected; resolves with every expected pattern. */
+  expectError(pattern: RequestPattern): Promise<RequestPattern[]>;
+  expectedErrors(): Promise<RequestPattern[]>;
+  clearExpectedErrors(): Promise<void>;
+  /** Every answer of status >= 400 in this tenant's journal that no expected pattern matches, oldest first (at most 100). */
+  unexpectedErrors(): Promise<UnexpectedError[]>;
+  /** Rejects with an AssertionError showing each unexpected error's request, bodies and problem detail. */
+  assertNoUnexpected(): Promise<void>;
+  /** Which of the contract's hard cases happened: in this tenant ('tenant', the default) or in the whole run ('run'). */
+  coverage(options?: CoverageOptions): Promise<Coverage>;
+  /** The coverage as markdown (scope 'run' by default). */
+  coverageMarkdown(options?: CoverageOptions): Promise<string>;
+  /** The findings on the client's behaviour: this tenant's ('tenant', the default) or the whole run's ('run'). */
+  report(options?: { scope?: Scope }): Promise<Report>;
+  /** The report as markdown (scope 'run' by default). */
+  reportMarkdown(options?: { scope?: Scope }): Promise<string>;
+}
+
+/** Whose coverage or report: the control's tenant, or every tenant since the emulator started. */
+export type Scope = 'tenant' | 'run';
+
+export interface CoverageOptions {
+  scope?: Scope;
+  /** Case-id globs (`*` is any run of characters); the ones never exercised are listed in required_missing. */
+  require?: string | string[];
 }
 
 /** One tenant: the URL and credentials a client under test uses, and the control API acting on it. */
@@ -190,5 +228,63 @@ export declare function emulatorFromEnv(options?: StartOptions): Promise<Emulato
 export declare function findBinary(path?: string): string;
 export declare function tenantName(hint?: string, suffixLength?: number): string;
 export declare function durationText(d: Duration): string;
-/** A fresh tenant for one test (anything with `name` and `after`, such as node:test's context), deleted when it ends. */
-export declare function tenantFor(t: { name?: string; after?: (fn: () => unknown) => void } | undefined, emulator: Emulator, options?: { key?: string }): Promise<Tenant>;
+/**
+ * A fresh tenant for one test, deleted when it ends: `t` is node:test's context (`name`, `after`)
+ * or Vitest's (`task.name`, `onTestFinished`). With failOnUnexpected the test also fails when the
+ * tenant answered an error no expectError declared.
+ */
+export declare function tenantFor(
+  t:
+    | { name?: string; after?: (fn: () => unknown) => void }
+    | { task: { name: string }; onTestFinished: (fn: () => unknown) => void }
+    | undefined,
+  emulator: Emulator,
+  options?: { key?: string; failOnUnexpected?: boolean },
+): Promise<Tenant>;
+
+/** What the end of a run checks and where it finds the emulator. */
+export interface EndOfRunOptions {
+  /** Case-id globs the run must exercise ("job *", "POST /v1/generate 4*"). */
+  require?: string[];
+  /** Rule ids, globs of rule ids, or severities ("error") whose findings fail the run. */
+  failOn?: string[];
+  /** A file to append the markdown to; default $GITHUB_STEP_SUMMARY; false for none. */
+  markdown?: string | false;
+  /** Default 'run': every tenant since the emulator started, whichever worker used it. */
+  scope?: Scope;
+  /** Where to find the emulator: one of these, else $MEDIAGEN_EMULATOR_URL. */
+  url?: string;
+  adminToken?: string;
+  emulator?: Emulator;
+  control?: Control;
+  /** Where the tables go; default standard output (standard error for Jest). */
+  print?: (text: string) => void;
+}
+
+export interface EndOfRun {
+  coverage?: Coverage;
+  report?: Report;
+  /** Why the run fails; empty when it passes its gates. */
+  failures: string[];
+}
+
+/** Prints the run's coverage and report, writes their markdown, and says why the run fails (it never throws for that). */
+export declare function endOfRun(options?: EndOfRunOptions): Promise<EndOfRun>;
+/** The coverage as a short table for a terminal. */
+export declare function formatCoverage(coverage: Coverage): string;
+/** The report as a short list for a terminal. */
+export declare function formatReport(report: Report): string;
+
+/** A Jest reporter: `['@mediagen/emulator-testing/jest-reporter', options]` in `reporters`. */
+export declare class JestReporter {
+  constructor(globalConfig: unknown, options?: EndOfRunOptions);
+  onRunComplete(): Promise<void>;
+  getLastError(): Error | undefined;
+}
+
+/** A Vitest reporter: `new VitestReporter(options)` in `reporters`; also finds the URL a global setup provided as `mediagenUrl` (or `provided`). */
+export declare class VitestReporter {
+  constructor(options?: EndOfRunOptions & { provided?: string });
+  onInit(vitest: unknown): void;
+  onTestRunEnd(): Promise<void>;
+}

@@ -16,3 +16,4 @@ export {
   tenantFor,
   tenantName,
 } from './emulator.js';
+export { JestReporter, VitestReporter, endOfRun, formatCoverage, formatReport } from './summary.js';

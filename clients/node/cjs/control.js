@@ -5,6 +5,10 @@ Object.defineProperty(exports, "__esModule", { value: true });
 exports.Control = exports.EmulatorTimeoutError = exports.EmulatorError = exports.ADMIN_TOKEN_HEADER = exports.TENANT_HEADER = void 0;
 exports.durationText = durationText;
 exports.timeText = timeText;
+exports.formatEntry = formatEntry;
+exports.formatVerification = formatVerification;
+exports.formatUnexpected = formatUnexpected;
+const node_assert_1 = require("node:assert");
 exports.TENANT_HEADER = 'X-Emulator-Tenant';
 exports.ADMIN_TOKEN_HEADER = 'X-Emulator-Admin-Token';
 /** An answer from the emulator that is not a success, with its problem body. */
@@ -70,13 +74,20 @@ class Control {
         return h;
     }
     /** Sends one request and resolves with the decoded JSON answer (undefined when empty). */
-    async call(method, path, { body, query, timeoutMs } = {}) {
+    async call(method, path, options = {}) {
+        const text = await this.#send(method, path, options);
+        return text ? JSON.parse(text) : undefined;
+    }
+    /** Sends one request and resolves with the answer's text. */
+    async #send(method, path, { body, query, timeoutMs, accept } = {}) {
         let url = this.baseUrl + path;
         if (query) {
             const params = new URLSearchParams();
-            for (const [k, v] of Object.entries(query))
-                if (v !== undefined && v !== null)
-                    params.set(k, String(v));
+            for (const [k, v] of Object.entries(query)) {
+                for (const one of Array.isArray(v) ? v : [v])
+                    if (one !== undefined && one !== null)
+                        params.append(k, String(one));
+            }
             const qs = params.toString();
             if (qs)
                 url += `?${qs}`;
@@ -84,6 +95,8 @@ class Control {
         const headers = this.headers;
         if (body !== undefined)
             headers['Content-Type'] = 'application/json';
+        if (accept)
+            headers.Accept = accept;
         const resp = await fetch(url, {
             method,
             headers,
@@ -101,7 +114,7 @@ class Control {
             }
             throw new EmulatorError(method, path, resp.status, problem && typeof problem === 'object' ? problem : undefined, text);
         }
-        return text ? JSON.parse(text) : undefined;
+        return text;
     }
     health() {
         return this.call('GET', '/_emulator/health');
@@ -219,5 +232,120 @@ class Control {
                 throw err;
         }
     }
+    /** How many journal entries of this tenant match `pattern`, which, and the near misses when none does. */
+    verify(pattern = {}) {
+        return this.call('POST', '/_emulator/verify', { body: pattern });
+    }
+    /**
+     * Resolves with the verification when requests like `pattern` happened (exactly `times` of
+     * them when given); otherwise rejects with an AssertionError that lists the near misses.
+     */
+    async assertRequested(pattern = {}, { times } = {}) {
+        const v = await this.verify(pattern);
+        if (times === undefined ? v.count > 0 : v.count === times)
+            return v;
+        throw new node_assert_1.AssertionError({
+            message: formatVerification(pattern, v, times),
+            actual: v.count,
+            expected: times ?? '1 or more',
+            operator: 'assertRequested',
+        });
+    }
+    /** Declares a problem this tenant's test expects; it is then not an unexpected error. Resolves with every expected pattern. */
+    async expectError(pattern = {}) {
+        return (await this.call('POST', '/_emulator/expected-errors', { body: pattern })).data;
+    }
+    /** The patterns of the problems this tenant expects. */
+    async expectedErrors() {
+        return (await this.call('GET', '/_emulator/expected-errors')).data;
+    }
+    /** Forgets the expected problems (a reset does too). */
+    async clearExpectedErrors() {
+        await this.call('DELETE', '/_emulator/expected-errors');
+    }
+    /** Every answer of status 400 or more in this tenant's journal that no expected pattern matches, oldest first. */
+    async unexpectedErrors() {
+        return (await this.call('GET', '/_emulator/unexpected')).data;
+    }
+    /** Rejects with an AssertionError that shows each unexpected error's request, answer and detail. */
+    async assertNoUnexpected() {
+        const got = await this.call('GET', '/_emulator/unexpected');
+        if (!got.total)
+            return;
+        throw new node_assert_1.AssertionError({
+            message: formatUnexpected(got.data, got.total, this.tenant),
+            actual: got.total,
+            expected: 0,
+            operator: 'assertNoUnexpected',
+        });
+    }
+    /**
+     * Which of the contract's hard cases were exercised: this tenant's (scope 'tenant') or every
+     * tenant's since the emulator started (scope 'run'). `require` globs fill `required_missing`.
+     */
+    coverage({ scope = 'tenant', require = [] } = {}) {
+        return this.call('GET', '/_emulator/coverage', { query: { scope, require: [].concat(require) } });
+    }
+    /** The coverage as a markdown table (scope 'run' by default), for a CI job summary. */
+    coverageMarkdown({ scope = 'run', require = [] } = {}) {
+        return this.#send('GET', '/_emulator/coverage', { query: { scope, require: [].concat(require), format: 'markdown' }, accept: 'text/markdown' });
+    }
+    /** The findings on the client's behaviour: this tenant's (scope 'tenant') or the whole run's. */
+    report({ scope = 'tenant' } = {}) {
+        return this.call('GET', '/_emulator/report', { query: { scope } });
+    }
+    /** The report as markdown (scope 'run' by default). */
+    reportMarkdown({ scope = 'run' } = {}) {
+        return this.#send('GET', '/_emulator/report', { query: { scope, format: 'markdown' }, accept: 'text/markdown' });
+    }
 }
 exports.Control = Control;
+const json = (v) => (v === undefined ? 'undefined' : JSON.stringify(v));
+// block cuts a long body and indents every line of it.
+function block(v, pad, max = 2000) {
+    let text = typeof v === 'string' ? v : JSON.stringify(v, null, 2);
+    if (text.length > max)
+        text = `${text.slice(0, max)}… (${text.length - max} more characters)`;
+    return text.replace(/^/gm, pad);
+}
+/** One journal entry on one line: #seq METHOD path -> status code. */
+function formatEntry(e) {
+    const query = e.query ? `?${e.query}` : '';
+    return `#${e.seq} ${e.method} ${e.path}${query} -> ${e.status}${e.code ? ` ${e.code}` : ''}${e.time ? ` at ${e.time}` : ''}`;
+}
+/** The message of a failed assertRequested: what was wanted, what was found, and the near misses with each missed field. */
+function formatVerification(pattern, v, times) {
+    const want = times === undefined ? 'at least one request' : `${times} request${times === 1 ? '' : 's'}`;
+    const lines = [`wanted ${want} matching ${json(pattern)}; found ${v.count}`];
+    if (v.count > 0)
+        lines.push(`  matching journal entries: ${v.matches.map((s) => `#${s}`).join(', ')}${v.count > v.matches.length ? ', …' : ''}`);
+    const near = v.near_misses ?? [];
+    if (near.length) {
+        lines.push('near misses, closest first:');
+        for (const m of near) {
+            lines.push(`  ${formatEntry(m.entry)}`);
+            for (const f of m.missed)
+                lines.push(`      ${f.field}: wanted ${json(f.want)}, got ${f.got === null || f.got === undefined ? 'nothing' : json(f.got)}`);
+        }
+    }
+    else if (v.count === 0) {
+        lines.push('no near misses: the journal holds no request close to it');
+    }
+    return lines.join('\n');
+}
+/** The message of a failed assertNoUnexpected: each request with its bodies and the problem's detail. */
+function formatUnexpected(items, total, tenant) {
+    const lines = [`${total} unexpected error${total === 1 ? '' : 's'}${tenant ? ` in tenant ${tenant}` : ''} (declare the expected ones with expectError):`];
+    for (const { entry: e, detail } of items) {
+        lines.push(`  ${formatEntry(e)}${detail ? `: ${detail}` : ''}`);
+        if (e.idempotency_key)
+            lines.push(`      Idempotency-Key: ${e.idempotency_key}`);
+        if (e.request_body !== undefined)
+            lines.push('      request body:', block(e.request_body, '        '));
+        if (e.response_body !== undefined)
+            lines.push('      response body:', block(e.response_body, '        '));
+    }
+    if (total > items.length)
+        lines.push(`  … and ${total - items.length} more`);
+    return lines.join('\n');
+}

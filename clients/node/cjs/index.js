@@ -2,7 +2,7 @@
 // Test helpers for mediagen-emulator: start or attach to the emulator, drive its control API,
 // and give each test its own tenant. Types: index.d.ts.
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.tenantName = exports.tenantFor = exports.startEmulator = exports.findBinary = exports.emulatorFromEnv = exports.attachEmulator = exports.URL_ENV = exports.EmulatorStartError = exports.Emulator = exports.DEFAULT_KEY = exports.BIN_ENV = exports.ADMIN_TOKEN_ENV = exports.durationText = exports.TENANT_HEADER = exports.EmulatorTimeoutError = exports.EmulatorError = exports.Control = exports.ADMIN_TOKEN_HEADER = void 0;
+exports.formatReport = exports.formatCoverage = exports.endOfRun = exports.VitestReporter = exports.JestReporter = exports.tenantName = exports.tenantFor = exports.startEmulator = exports.findBinary = exports.emulatorFromEnv = exports.attachEmulator = exports.URL_ENV = exports.EmulatorStartError = exports.Emulator = exports.DEFAULT_KEY = exports.BIN_ENV = exports.ADMIN_TOKEN_ENV = exports.durationText = exports.TENANT_HEADER = exports.EmulatorTimeoutError = exports.EmulatorError = exports.Control = exports.ADMIN_TOKEN_HEADER = void 0;
 var control_js_1 = require("./control.js");
 Object.defineProperty(exports, "ADMIN_TOKEN_HEADER", { enumerable: true, get: function () { return control_js_1.ADMIN_TOKEN_HEADER; } });
 Object.defineProperty(exports, "Control", { enumerable: true, get: function () { return control_js_1.Control; } });
@@ -23,3 +23,9 @@ Object.defineProperty(exports, "findBinary", { enumerable: true, get: function (
 Object.defineProperty(exports, "startEmulator", { enumerable: true, get: function () { return emulator_js_1.startEmulator; } });
 Object.defineProperty(exports, "tenantFor", { enumerable: true, get: function () { return emulator_js_1.tenantFor; } });
 Object.defineProperty(exports, "tenantName", { enumerable: true, get: function () { return emulator_js_1.tenantName; } });
+var summary_js_1 = require("./summary.js");
+Object.defineProperty(exports, "JestReporter", { enumerable: true, get: function () { return summary_js_1.JestReporter; } });
+Object.defineProperty(exports, "VitestReporter", { enumerable: true, get: function () { return summary_js_1.VitestReporter; } });
+Object.defineProperty(exports, "endOfRun", { enumerable: true, get: function () { return summary_js_1.endOfRun; } });
+Object.defineProperty(exports, "formatCoverage", { enumerable: true, get: function () { return summary_js_1.formatCoverage; } });
+Object.defineProperty(exports, "formatReport", { enumerable: true, get: function () { return summary_js_1.formatReport; } });

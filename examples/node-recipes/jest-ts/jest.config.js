@@ -5,4 +5,5 @@ module.exports = {
   testEnvironment: 'node',
   globalSetup: './global-setup.ts',
   globalTeardown: './global-teardown.ts',
+  reporters: ['default', ['@mediagen/emulator-testing/jest-reporter', { failOn: ['error'] }]], // the run's coverage and report
 };

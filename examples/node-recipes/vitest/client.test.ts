@@ -1,16 +1,15 @@
 import { inject, test, type TestContext } from 'vitest';
-import { attachEmulator, type Job, type Quote, type Tenant } from '@mediagen/emulator-testing';
+import { attachEmulator, tenantFor, type Job, type Quote, type Tenant } from '@mediagen/emulator-testing';
 
 const emu = attachEmulator(inject('mediagenUrl')); // the admin token, if any, from $MEDIAGEN_ADMIN_TOKEN
 
-// A tenant of the test's own, deleted when the test ends. Under test.concurrent, take
-// onTestFinished (and expect) from the test's context: the ones imported from 'vitest' belong
-// to whichever test is current after an await, which is not always this one.
-async function ownTenant({ task, onTestFinished, skip }: TestContext): Promise<Tenant> {
-  if (!(await emu.supportsTenants())) skip('this emulator has no tenants');
-  const tenant = emu.newTenant(task.name);
-  onTestFinished(() => tenant.delete());
-  return tenant;
+// A tenant of the test's own, deleted when the test ends; the test fails if its tenant answered
+// an error it did not declare with expectError. tenantFor takes onTestFinished from the test's
+// context: under test.concurrent the one imported from 'vitest' belongs to whichever test is
+// current after an await, which is not always this one (take expect from the context too).
+async function ownTenant(context: TestContext): Promise<Tenant> {
+  if (!(await emu.supportsTenants())) context.skip('this emulator has no tenants');
+  return tenantFor(context, emu, { failOnUnexpected: true });
 }
 
 for (const n of [1, 2, 3, 4, 5, 6]) {

@@ -1,0 +1,91 @@
+// What both example clients share: the service's types they use and one HTTP call. A client
+// library would have its own; nothing here knows about the emulator.
+
+export interface Quote {
+  quote_id: string;
+  model: string;
+  credits: number;
+  expires_at: string;
+}
+
+export interface Output {
+  url: string;
+  content_type: string;
+}
+
+export interface Job {
+  id: string;
+  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled' | 'expired';
+  outputs: Output[];
+  error?: { code: string; message: string } | null;
+}
+
+/** A finished render: the job and, when the client fetched them, its outputs' bytes. */
+export interface Render {
+  job: Job;
+  files: Buffer[];
+}
+
+export interface ClientOptions {
+  baseUrl: string;
+  apiKey: string;
+  /** How the client waits; tests on the emulator's manual clock pass (ms) => control.advance(ms). */
+  sleep?: (ms: number) => Promise<unknown>;
+}
+
+/** An answer that is not a success (or no answer at all: status 0). */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    /** Seconds from Retry-After, when the answer had one. */
+    readonly retryAfter: number | undefined,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  /** Whether the request may have been acted on and may succeed if sent again. */
+  get ambiguous(): boolean {
+    return this.status === 0 || this.status >= 500;
+  }
+}
+
+export const realSleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Sends one request; resolves with the JSON answer, rejects with an ApiError. */
+export async function call<T>(opts: ClientOptions, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+  let resp: Response;
+  try {
+    resp = await fetch(new URL(path, opts.baseUrl), {
+      method,
+      headers: { Authorization: `Bearer ${opts.apiKey}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (err) {
+    throw new ApiError(0, 'no_answer', undefined, `${method} ${path}: ${(err as Error).message}`);
+  }
+  const text = await resp.text();
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    throw new ApiError(resp.ok ? 0 : resp.status, 'bad_answer', undefined, `${method} ${path}: ${resp.status} and a body that is not JSON`);
+  }
+  if (!resp.ok) {
+    const problem = (json ?? {}) as { code?: string; detail?: string };
+    const ra = resp.headers.get('Retry-After');
+    throw new ApiError(resp.status, problem.code ?? 'error', ra === null ? undefined : Number(ra), `${method} ${path}: ${resp.status} ${problem.code}: ${problem.detail}`);
+  }
+  return json as T;
+}
+
+/** Fetches one output file. */
+export async function download(opts: ClientOptions, url: string): Promise<Buffer> {
+  const resp = await fetch(new URL(url, opts.baseUrl));
+  if (!resp.ok) throw new ApiError(resp.status, 'download_failed', undefined, `GET ${url}: ${resp.status}`);
+  return Buffer.from(await resp.arrayBuffer());
+}
+
+export const terminal = (job: Job) => !['queued', 'running'].includes(job.status);

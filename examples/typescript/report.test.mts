@@ -1,0 +1,92 @@
+// Both clients against mediagen-emulator, through the same story: the first generation meets a
+// 503 with Retry-After (a fault), jobs run on the manual clock and are forced to succeed (an
+// outcome token in the prompt), the same picture is asked for twice, a price is shown and the
+// picture rendered eleven minutes later, and then two hours pass. The emulator's report names
+// each flaw of the sloppy client by its rule id, and has nothing to say about the careful one.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
+import { type Emulator, type Tenant, emulatorFromEnv, tenantFor } from '@mediagen/emulator-testing';
+
+import { CarefulClient } from './careful-client.mjs';
+import { ApiError, type ClientOptions, type Render } from './http.mjs';
+import { SloppyClient } from './sloppy-client.mjs';
+
+const MODEL = 'fal-ai/flux/schnell';
+const FOX = { prompt: 'a red fox [emulator:succeed]' };
+const BOAT = { prompt: 'a boat at dusk [emulator:succeed]' };
+
+let emu: Emulator;
+before(async () => {
+  emu = await emulatorFromEnv({ seed: 42 }); // the manual clock
+});
+after(() => emu.close());
+
+/** What a client is given: the tenant's URL and key, and a sleep that moves the tenant's clock. */
+function options(tenant: Tenant): ClientOptions {
+  return { baseUrl: tenant.baseUrl, apiKey: tenant.apiKey, sleep: (ms) => tenant.control.advance(ms) };
+}
+
+/** Plays the story; resolves with the problem code of each step that failed, in order, and how many files the client downloaded. */
+async function story(tenant: Tenant, client: SloppyClient | CarefulClient): Promise<{ failed: string[]; files: number }> {
+  const { control } = tenant;
+  const failed: string[] = [];
+  let files = 0;
+  const step = async (run: () => Promise<unknown>) => {
+    try {
+      const got = await run();
+      if (got && typeof got === 'object' && 'files' in got) files += (got as Render).files.length;
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      failed.push(err.code);
+    }
+  };
+  await control.addFault({ match: { method: 'POST', path: '/v1/generate' }, status: 503, retry_after: 5, count: 1 });
+  await step(() => client.render(MODEL, FOX));
+  await step(() => client.render(MODEL, FOX)); // the same picture again
+  await step(() => client.quote(MODEL, BOAT)); // a price shown to the user…
+  await control.advance('11m'); // …who takes eleven minutes to decide (quotes live ten)
+  await step(() => client.render(MODEL, BOAT));
+  await control.advance('2h'); // outputs live an hour
+  return { failed, files };
+}
+
+describe('the emulator judges the clients', { concurrency: true }, () => {
+  test('the sloppy client: the report names each flaw', async (t) => {
+    const tenant = await tenantFor(t, emu);
+    const { failed, files } = await story(tenant, new SloppyClient(options(tenant)));
+    assert.deepEqual(failed, ['quote_already_used', 'quote_expired']); // what its users would see
+    assert.equal(files, 0);
+
+    const report = await tenant.control.report();
+    const fired = new Set(report.findings.map((f) => f.rule));
+    for (const rule of ['new-key-on-retry', 'retry-after-ignored', 'poll-too-fast', 'quote-reused', 'expired-quote', 'outputs-never-downloaded'] as const) {
+      assert.ok(fired.has(rule), `the report names ${rule}; it has: ${[...fired].join(', ')}`);
+    }
+    // The journal shows the double send: two keys for one quote.
+    const sent = await tenant.control.requests({ method: 'POST', path: '/v1/generate' });
+    assert.ok(new Set(sent.slice(0, 2).map((e) => e.idempotency_key)).size === 2);
+    // The 503 was the test's own doing; the 409 and the 422 are the client's.
+    await tenant.control.expectError({ status: 503, code: 'service_unavailable' });
+    const unexpected = await tenant.control.unexpectedErrors();
+    assert.deepEqual(unexpected.map((u) => u.entry.code), ['quote_already_used', 'quote_expired']);
+    await assert.rejects(tenant.control.assertNoUnexpected(), /quote_already_used[\s\S]*quote_expired/);
+  });
+
+  test('the careful client: a clean report', async (t) => {
+    const tenant = await tenantFor(t, emu, { failOnUnexpected: true }); // the test fails on an error no expectError declared
+    await tenant.control.expectError({ status: 503, code: 'service_unavailable' }); // the fault below
+    const client = new CarefulClient(options(tenant));
+    assert.deepEqual(await story(tenant, client), { failed: [], files: 3 });
+
+    const report = await tenant.control.report();
+    assert.deepEqual(report.findings, [], JSON.stringify(report.findings, null, 2));
+    // The retry after the 503 sent the first attempt's key, once Retry-After had passed.
+    const [refused, accepted] = await tenant.control.requests({ method: 'POST', path: '/v1/generate' });
+    assert.equal(refused?.status, 503);
+    await tenant.control.assertRequested({ method: 'POST', path: '/v1/generate', status: 202, headers: { 'Idempotency-Key': refused!.idempotency_key! } }, { times: 1 });
+    assert.equal(accepted?.idempotency_key, refused?.idempotency_key);
+    await tenant.control.assertRequested({ method: 'POST', path: '/v1/generate', status: 202 }, { times: 3 }); // one per picture
+  });
+});
