@@ -80,21 +80,27 @@ type World struct {
 
 	mu       sync.Mutex
 	quoteSeq map[string]uint64 // per account, for seeded quote ids
+
+	// gate lets a snapshot see the world stand still: every change made on a request's behalf
+	// holds it shared, a snapshot holds it alone (with the clock's callbacks held too).
+	gate sync.RWMutex
 }
 
-// newWorld builds a world at the configured start.
-func newWorld(cfg *Config, g *ids.Generator, files *media.Cache, path, cacheKey string) *World {
-	var c *clock.Clock
-	if cfg.ManualClock {
+// newWorld builds a world at the configured start; a clock or ledger given (a snapshot's)
+// replaces the configured one.
+func newWorld(cfg *Config, g *ids.Generator, c *clock.Clock, l *ledger.Ledger, files *media.Cache, path, cacheKey string) *World {
+	if c == nil && cfg.ManualClock {
 		c = clock.NewManual(cfg.Start)
-	} else {
+	} else if c == nil {
 		c = clock.NewReal()
 	}
-	start := make(map[string]int64, len(cfg.Catalog.Accounts))
-	for _, a := range cfg.Catalog.Accounts {
-		start[a.ID] = a.Credits
+	if l == nil {
+		start := make(map[string]int64, len(cfg.Catalog.Accounts))
+		for _, a := range cfg.Catalog.Accounts {
+			start[a.ID] = a.Credits
+		}
+		l = ledger.New(start)
 	}
-	l := ledger.New(start)
 	var w *World
 	w = &World{
 		cfg:      cfg,
@@ -230,6 +236,8 @@ func (w *World) RequestID() string { return w.ids.RequestID() }
 // SetCredits sets what an account can spend; held and charged credits stay.
 func (w *World) SetCredits(account string, credits int64) (ledger.Balance, error) {
 	defer w.Changed(PartAccounts)
+	w.gate.RLock()
+	defer w.gate.RUnlock()
 	return w.ledger.SetAvailable(account, credits)
 }
 
