@@ -56,7 +56,7 @@ type Tenant struct {
 	make     func() *World
 	// build makes a world on a given clock, id source and ledger (a snapshot's).
 	build func(*clock.Clock, *ids.Generator, *ledger.Ledger) *World
-	wall     *clock.Clock
+	wall  *clock.Clock
 
 	resetMu sync.Mutex
 	ended   bool // dropped or closed: its world is retired for good; guarded by resetMu
