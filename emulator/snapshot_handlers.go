@@ -79,31 +79,37 @@ func decodeSnapshot(data []byte) (*api.Snapshot, error) {
 		return &problem.Error{Code: problem.InvalidSnapshot, Detail: "the snapshot does not hold at " + strconv.Quote(ptr) + ": " + msg + "; nothing was changed",
 			Errors: []problem.FieldError{{Pointer: ptr, Message: msg}}}
 	}
-	var probe struct {
-		Format json.RawMessage `json:"format"`
-	}
-	if err := json.Unmarshal(data, &probe); err != nil {
-		var syntax *json.SyntaxError
-		if errors.As(err, &syntax) || errors.Is(err, io.ErrUnexpectedEOF) || len(bytes.TrimSpace(data)) == 0 {
-			where := ""
-			if syntax != nil {
-				where = fmt.Sprintf(" (at byte %d)", syntax.Offset)
-			}
-			return nil, bad("", "not complete JSON"+where+": the document is truncated or was edited by hand")
-		}
-		return nil, bad("", "a snapshot is a JSON object")
-	}
-	var format int
-	if err := json.Unmarshal(probe.Format, &format); err != nil || format < 1 {
-		return nil, bad("/format", "format must be a positive integer (this emulator writes "+strconv.Itoa(api.SnapshotFormat)+")")
-	}
-	if format > api.SnapshotFormat {
-		return nil, bad("/format", "format "+strconv.Itoa(format)+" is newer than this emulator reads ("+strconv.Itoa(api.SnapshotFormat)+"); restore it with a newer emulator")
-	}
+	// The document is read once, strictly; only when that fails is it looked at again, to tell
+	// a newer format or a broken document from a field gone wrong.
 	var doc api.Snapshot
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
-	if err := d.Decode(&doc); err != nil {
+	err := d.Decode(&doc)
+	if err != nil {
+		var probe struct {
+			Format json.RawMessage `json:"format"`
+		}
+		if perr := json.Unmarshal(data, &probe); perr != nil {
+			var syntax *json.SyntaxError
+			if errors.As(perr, &syntax) || errors.Is(perr, io.ErrUnexpectedEOF) || len(bytes.TrimSpace(data)) == 0 {
+				where := ""
+				if syntax != nil {
+					where = fmt.Sprintf(" (at byte %d)", syntax.Offset)
+				}
+				return nil, bad("", "not complete JSON"+where+": the document is truncated or was edited by hand")
+			}
+			return nil, bad("", "a snapshot is a JSON object")
+		}
+		doc.Format = 0
+		_ = json.Unmarshal(probe.Format, &doc.Format)
+	}
+	if doc.Format < 1 {
+		return nil, bad("/format", "format must be a positive integer (this emulator writes "+strconv.Itoa(api.SnapshotFormat)+")")
+	}
+	if doc.Format > api.SnapshotFormat {
+		return nil, bad("/format", "format "+strconv.Itoa(doc.Format)+" is newer than this emulator reads ("+strconv.Itoa(api.SnapshotFormat)+"); restore it with a newer emulator")
+	}
+	if err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) {
 			return nil, bad(fieldPointer(typeErr.Field), "want "+typeErr.Type.String()+", got a JSON "+typeErr.Value)
