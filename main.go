@@ -77,6 +77,10 @@ type options struct {
 	maxJobs    int
 	cors       string
 	budget     string // --memory-budget, a size such as 2GiB
+	// state is a snapshot file the default tenant starts from; stateOnExit where its snapshot
+	// is written at a clean shutdown.
+	state       string
+	stateOnExit string
 	// bodyTimeout bounds how long a request's body may take to arrive; idleTimeout how long a
 	// keep-alive connection may wait for its next request.
 	bodyTimeout time.Duration
@@ -157,6 +161,8 @@ func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.F
 	count(&o.maxTenants, "max-tenants", d.MaxTenants, "most tenants alive at once besides the default one (then 429 too_many_tenants)")
 	count(&o.maxJobs, "max-jobs", d.MaxJobs, "most jobs each tenant retains; the oldest finished are dropped first")
 	fs.StringVar(&o.budget, "memory-budget", env("memory-budget", "1GiB"), "bytes all tenants' quotes, jobs, keys and journals may hold together, such as 512MiB (then 503 memory_budget_exhausted)")
+	fs.StringVar(&o.state, "state", env("state", ""), "snapshot FILE the default tenant starts from (GET /_emulator/snapshot writes one)")
+	fs.StringVar(&o.stateOnExit, "state-on-exit", env("state-on-exit", ""), "FILE the default tenant's snapshot, journal included, is written to at a clean shutdown (SIGTERM or SIGINT)")
 	fs.StringVar(&o.cors, "cors-origins", env("cors-origins", "*"), "origins browsers may call /v1 and /files from: *, none, or a comma-separated list such as http://localhost:5173")
 	return fs, o, envErrs
 }
@@ -217,6 +223,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return usageError("mediagen-emulator: cannot start:\n%v", err)
 	}
 	defer srv.Close()
+	if o.state != "" {
+		data, err := os.ReadFile(o.state)
+		if err != nil {
+			return usageError("mediagen-emulator: --state %s: %v", o.state, errors.Unwrap(err))
+		}
+		if err := srv.Restore("", data); err != nil {
+			return usageError("mediagen-emulator: --state %s: %v", o.state, err)
+		}
+	}
 
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
@@ -226,7 +241,30 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		logger.Warn("control API disabled: listening on a non-loopback address without --admin-token; set one to enable /_emulator/ (health stays open)", slog.String("addr", ln.Addr().String()))
 	}
 	fmt.Fprintf(stdout, "listening on http://%s\n", listenURLHost(o.addr, ln.Addr()))
-	return srv.Serve(ctx, ln, emulator.ServeLimits{BodyTimeout: o.bodyTimeout, IdleTimeout: o.idleTimeout})
+	if err := srv.Serve(ctx, ln, emulator.ServeLimits{BodyTimeout: o.bodyTimeout, IdleTimeout: o.idleTimeout}); err != nil {
+		return err
+	}
+	if o.stateOnExit != "" {
+		return writeState(srv, o.stateOnExit)
+	}
+	return nil
+}
+
+// writeState writes the default tenant's snapshot to a file, whole or not at all: it goes to
+// a file beside it first, then takes its name.
+func writeState(srv *emulator.Server, path string) error {
+	data, err := srv.Snapshot("", true)
+	if err != nil {
+		return fmt.Errorf("mediagen-emulator: --state-on-exit %s: %w", path, err)
+	}
+	tmp := path + ".partial"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("mediagen-emulator: --state-on-exit %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("mediagen-emulator: --state-on-exit %s: %w", path, err)
+	}
+	return nil
 }
 
 // configure turns options into the emulator's Config, checking each value; the logger is

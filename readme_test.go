@@ -41,7 +41,7 @@ import (
 
 // readmeSections are the README sections whose transcripts the tests run; the first starts
 // the emulator and sets the variables for all of them.
-var readmeSections = []string{"## The client flow in curl", "## Browsers (CORS)", "## Tenants: many isolated tests on one emulator", "## Verification and coverage"}
+var readmeSections = []string{"## The client flow in curl", "## Browsers (CORS)", "## Tenants: many isolated tests on one emulator", "## Verification and coverage", "## Snapshots: save, restore and share a tenant's world"}
 
 const (
 	readmePath = "README.md"

@@ -54,15 +54,16 @@ func (s *Server) health() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		world := worldOf(r)
 		return s.writeJSON(w, http.StatusOK, api.Health{
-			Clock: s.clockMode(), Control: !s.cfg.ControlDisabled, Models: len(s.catalog.Models),
+			Clock: clockMode(world.Manual()), Control: !s.cfg.ControlDisabled, Models: len(s.catalog.Models),
 			Now: timestamp(world.Now()), Scenario: world.Scenario().Name, Seeded: s.cfg.Seeded,
 			Status: "ok", Tenant: infoOf(r).tenant.Name(), Version: Version, Waiting: world.Waiting(),
 		})
 	}
 }
 
-func (s *Server) clockMode() string {
-	if s.cfg.ManualClock {
+// clockMode names a world's clock: the configured one, or a restored snapshot's.
+func clockMode(manual bool) string {
+	if manual {
 		return "manual"
 	}
 	return "real"
@@ -77,7 +78,7 @@ func (s *Server) resetState() handlerFunc {
 
 // clockBody is the clock as the control API shows it.
 func (s *Server) clockBody(world *sim.World) api.Clock {
-	c := api.Clock{Mode: s.clockMode(), Now: timestamp(world.Now())}
+	c := api.Clock{Mode: clockMode(world.Manual()), Now: timestamp(world.Now())}
 	if id, at, from, ok := world.NextDue(); ok {
 		c.NextDue = &api.NextDue{At: timestamp(at), JobID: id, Status: string(from)}
 	}
@@ -411,7 +412,7 @@ func (s *Server) listTenants() handlerFunc {
 		out := make([]tenantView, len(infos))
 		for i, t := range infos {
 			out[i] = tenantView{Name: t.Name, Created: timestamp(t.Created), LastUsed: timestamp(t.LastUsed), Jobs: t.Jobs,
-				Clock: map[string]any{"mode": s.clockMode(), "now": timestamp(t.Now)}}
+				Clock: map[string]any{"mode": clockMode(t.Manual), "now": timestamp(t.Now)}}
 		}
 		return s.writeJSON(w, http.StatusOK, map[string]any{"data": out})
 	}

@@ -60,6 +60,7 @@ var kinds = map[problem.Code]struct {
 	problem.Internal:                {500, "Internal error"},
 	problem.ServiceUnavailable:      {503, "Service unavailable"},
 	problem.MemoryBudgetExhausted:   {503, "Memory budget exhausted"},
+	problem.InvalidSnapshot:         {422, "Invalid snapshot"},
 }
 
 // writeError sends err as problem+json. Unclassified errors are logged and sent as an

@@ -66,6 +66,9 @@ type Config struct {
 	ControlDisabled bool
 	// MaxBodyBytes limits request bodies (default 1 MiB).
 	MaxBodyBytes int64
+	// MaxSnapshotBytes limits the body of PUT /_emulator/snapshot (default 64 MiB), which a
+	// busy tenant's snapshot needs rather than the 1 MiB of other requests.
+	MaxSnapshotBytes int64
 	// MaxJobs bounds the jobs each tenant retains (default 100,000); past it the oldest finished
 	// job is dropped and answers 404, as after --job-retention.
 	MaxJobs int
@@ -130,16 +133,17 @@ type Server struct {
 // the defaults a command line shows for its flags.
 func Defaults() Config {
 	return Config{
-		Scenario:     "default",
-		MaxWait:      sim.DefaultMaxWait,
-		QuoteTTL:     sim.DefaultQuoteTTL,
-		OutputTTL:    sim.DefaultOutputTTL,
-		JobRetention: sim.DefaultJobRetention,
-		MaxBodyBytes: 1 << 20,
-		MaxJobs:      jobs.DefaultMaxJobs,
-		MaxTenants:   sim.DefaultMaxTenants,
-		TenantIdle:   sim.DefaultTenantIdle,
-		MemoryBudget: budget.DefaultBytes,
+		Scenario:         "default",
+		MaxWait:          sim.DefaultMaxWait,
+		QuoteTTL:         sim.DefaultQuoteTTL,
+		OutputTTL:        sim.DefaultOutputTTL,
+		JobRetention:     sim.DefaultJobRetention,
+		MaxBodyBytes:     1 << 20,
+		MaxSnapshotBytes: DefaultMaxSnapshotBytes,
+		MaxJobs:          jobs.DefaultMaxJobs,
+		MaxTenants:       sim.DefaultMaxTenants,
+		TenantIdle:       sim.DefaultTenantIdle,
+		MemoryBudget:     budget.DefaultBytes,
 	}
 }
 
@@ -151,6 +155,9 @@ func NewServer(cfg Config) (*Server, error) {
 	d := Defaults()
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = d.MaxBodyBytes
+	}
+	if cfg.MaxSnapshotBytes <= 0 {
+		cfg.MaxSnapshotBytes = d.MaxSnapshotBytes
 	}
 	if cfg.TenantIdle <= 0 {
 		cfg.TenantIdle = d.TenantIdle

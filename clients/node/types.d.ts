@@ -30,6 +30,8 @@ export interface Problem {
   credits_available?: number;
   /** With `job_not_cancelable`: how the job ended. */
   job_status?: "queued" | "running" | "succeeded" | "failed" | "canceled" | "expired";
+  /** `invalid_snapshot`: the models the snapshot names that the catalog lacks. */
+  models?: string[];
 }
 
 /**
@@ -897,4 +899,134 @@ export interface HomeIndex {
     title: string;
     note?: string;
   }[];
+}
+
+/** A tenant's whole mutable world (see the README's Snapshots section). */
+export interface Snapshot {
+  /** The document's format; this emulator writes and reads 1, and refuses a newer one. */
+  format: number;
+  /** The emulator version that wrote it. */
+  emulator: string;
+  /** A digest of the catalog's models and accounts (sha256:...). */
+  catalog: string;
+  /** The tenant it was taken from. */
+  tenant: string;
+  clock: {
+    mode: "manual" | "real";
+    now: string;
+  };
+  random: {
+    seeded: boolean;
+    /** The seed, as text. */
+    seed?: string;
+    /** The seeded source's UUID namespace (from the seed and the tenant's name). */
+    namespace?: string;
+    /** Request ids drawn so far. */
+    requests: number;
+    /** Quotes made so far, per account. */
+    quotes: Record<string, unknown>;
+  };
+  scenario: {
+    name: string;
+    /** The scenario's YAML or JSON, for one sent inline. */
+    document?: string;
+  };
+  accounts: Balance[];
+  quotes: {
+    id: string;
+    account: string;
+    model: string;
+    credits: number;
+    created_at: string;
+    expires_at: string;
+    /** The canonical input; absent once only the quote's marker is kept. */
+    input?: unknown;
+    input_digest: string;
+    used_by?: string;
+  }[];
+  jobs: ({
+    id: string;
+    account: string;
+    model: string;
+    quote_id: string;
+    credits: number;
+    input: unknown;
+    status: "queued" | "running" | "succeeded" | "failed" | "canceled" | "expired";
+    created_at: string;
+    started_at?: string;
+    finished_at?: string;
+    /** Hundredths, as frozen when the job ended. */
+    progress: number;
+    forced?: boolean;
+    error?: JobError;
+    plan: {
+      /** A duration such as 250ms or 1m30s. */
+      queue: string;
+      /** A duration such as 250ms or 1m30s. */
+      run: string;
+      /** A duration such as 250ms or 1m30s. */
+      queue_timeout: string;
+      ending: {
+        status: string;
+        code?: string;
+        message?: string;
+        at?: number;
+        in_queue?: boolean;
+      };
+      forced?: string;
+    };
+    /** A duration such as 250ms or 1m30s. */
+    output_ttl: string;
+    outputs?: {
+      type: string;
+      file: string;
+      content_type: string;
+      width?: number;
+      height?: number;
+      duration_seconds?: number;
+      size_bytes: number;
+      format: string;
+      /** A 64-bit number, as text. */
+      seed: string;
+      label: string;
+    }[];
+    /** An ended job's place in the order jobs ended. */
+    finish_order?: number;
+  })[];
+  idempotency_keys: {
+    account: string;
+    key: string;
+    digest: string;
+    job_id: string;
+    until: string;
+  }[];
+  faults: {
+    next_id: number;
+    rules: ({
+      id: string;
+      source: "api" | "scenario";
+      rule: FaultRule;
+      remaining: number;
+      fired: number;
+      draws: number;
+    })[];
+  };
+  rate_limits: {
+    rule: number;
+    caller: string;
+    window: number;
+    count: number;
+  }[];
+  journal?: {
+    seq: number;
+    entries: JournalEntry[];
+  };
+}
+
+export interface SnapshotResult {
+  status: "restored";
+  tenant: string;
+  now: string;
+  jobs: number;
+  quotes: number;
 }

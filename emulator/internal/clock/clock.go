@@ -270,3 +270,19 @@ func (c *Clock) Pending() int {
 	defer c.mu.Unlock()
 	return c.timers.Len()
 }
+
+// NewRealAt returns a clock that follows wall time from the instant at: a real clock restored
+// from a snapshot goes on from where it stood.
+func NewRealAt(at time.Time) *Clock {
+	c := &Clock{base: time.Now(), wake: make(chan struct{}, 1), stopped: make(chan struct{}), exited: make(chan struct{})}
+	c.offset.Store(Nanos(at) - Nanos(c.base))
+	go c.loop()
+	return c
+}
+
+// Hold stops callbacks from running until the returned release is called, so a reader sees
+// everything the clock drives stand still (a snapshot is taken under it).
+func (c *Clock) Hold() (release func()) {
+	c.fire.Lock()
+	return c.fire.Unlock
+}

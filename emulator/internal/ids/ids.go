@@ -106,3 +106,35 @@ func (g *Generator) RequestID() string {
 	hex.Encode(out[4:], b[:])
 	return string(out[:])
 }
+
+// State is where a generator stands: what it is seeded with, and the request ids it has drawn.
+type State struct {
+	Seeded    bool
+	Seed      int64
+	Namespace string
+	Requests  uint64
+}
+
+// State reports where the generator stands. Seeded draws are named by stable inputs, so this
+// is all a generator needs to go on exactly as it would have.
+func (g *Generator) State() State {
+	s := State{Seeded: g.seeded, Requests: g.seq.Load()}
+	if g.seeded {
+		s.Seed, s.Namespace = g.seed, g.ns.String()
+	}
+	return s
+}
+
+// Restore returns a generator that goes on from a state State reported.
+func Restore(s State) (*Generator, error) {
+	if !s.Seeded {
+		return NewRandom(), nil
+	}
+	ns, err := uuid.Parse(s.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	g := &Generator{seeded: true, seed: s.Seed, ns: ns}
+	g.seq.Store(s.Requests)
+	return g, nil
+}

@@ -385,3 +385,44 @@ func (f Filter) matches(e *Entry) bool {
 		(f.Code == "" || f.Code == e.Code) &&
 		(f.Status == 0 || f.Status == e.Status)
 }
+
+// Export lists the entries held, oldest first, and the last number given.
+func (j *Journal) Export() api.SnapshotJournal {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := api.SnapshotJournal{Seq: j.seq, Entries: make([]Entry, j.n)}
+	for i := range j.n {
+		s := j.at(i)
+		e := s.Entry
+		e.RequestBody, e.ResponseBody = Body(e.RequestBody), Body(e.ResponseBody)
+		if s.header != nil {
+			e.RequestHeaders = Headers(s.header)
+		}
+		out.Entries[i] = e
+	}
+	return out
+}
+
+// Import replaces the entries with exported ones, keeping their numbers; the journal's bounds
+// apply, so the oldest may go.
+func (j *Journal) Import(in api.SnapshotJournal) {
+	j.mu.Lock()
+	j.ring, j.head, j.n, j.bytes = nil, 0, 0, 0
+	for _, e := range in.Entries {
+		// Imported headers are kept in their listed form, in the entry itself.
+		e = capped(e)
+		size := Size(e)
+		for j.n > 0 && (j.n >= j.maxEntries || j.bytes+size > j.maxBytes) {
+			j.dropOldest()
+		}
+		if j.n == len(j.ring) {
+			j.grow()
+		}
+		j.ring[(j.head+j.n)%len(j.ring)] = slot{Entry: e, bytes: size}
+		j.n++
+		j.bytes += size
+	}
+	j.seq = in.Seq
+	j.mu.Unlock()
+	j.changed()
+}

@@ -116,3 +116,12 @@ func (l *Ledger) SetAvailable(account string, credits int64) (Balance, error) {
 	b.Available = credits
 	return *b, nil
 }
+
+// Restore returns a ledger holding exactly these balances (a snapshot's accounts).
+func Restore(balances []Balance) *Ledger {
+	l := &Ledger{accounts: make(map[string]*Balance, len(balances))}
+	for _, b := range balances {
+		l.accounts[b.Account] = &b
+	}
+	return l
+}

@@ -55,6 +55,7 @@ const (
 	TenantNotFound          Code = "tenant_not_found"
 	TenantNotDeletable      Code = "tenant_not_deletable"
 	MemoryBudgetExhausted   Code = "memory_budget_exhausted"
+	InvalidSnapshot         Code = "invalid_snapshot"
 )
 
 // FieldError is one field-level problem: Pointer is a JSON Pointer into the request body, or

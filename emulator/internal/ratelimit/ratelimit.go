@@ -3,8 +3,13 @@
 package ratelimit
 
 import (
+	"cmp"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 )
 
 // Limiter counts requests per rule and caller. It is safe for concurrent use.
@@ -65,4 +70,33 @@ func (l *Limiter) Reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	clear(l.counts)
+}
+
+// Export lists the counts of the windows held, in a fixed order.
+func (l *Limiter) Export() []api.SnapshotWindow {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]api.SnapshotWindow, 0, len(l.counts))
+	for b, n := range l.counts {
+		out = append(out, api.SnapshotWindow{Rule: b.rule, Caller: b.caller, Window: b.window, Count: n})
+	}
+	slices.SortFunc(out, func(x, y api.SnapshotWindow) int {
+		return cmp.Or(cmp.Compare(x.Rule, y.Rule), cmp.Compare(x.Caller, y.Caller), cmp.Compare(x.Window, y.Window))
+	})
+	return out
+}
+
+// Import replaces the counts with exported ones; rules says how many limits the scenario in
+// force has. Each problem is reported with a JSON Pointer relative to the list.
+func (l *Limiter) Import(ws []api.SnapshotWindow, rules int, report func(ptr, msg string)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	clear(l.counts)
+	for i, w := range ws {
+		if w.Rule < 0 || w.Rule >= rules || w.Count < 0 {
+			report("/"+strconv.Itoa(i), "names no rate limit of the scenario in force, or counts below 0")
+			continue
+		}
+		l.counts[bucket{w.Rule, w.Caller, w.Window}] = w.Count
+	}
 }

@@ -27,6 +27,8 @@ type Scenario struct {
 	Faults      []Fault     `yaml:"faults"`
 	// Source is the file the scenario came from.
 	Source string `yaml:"-"`
+	// Document is the text it was read from, so a snapshot can carry a scenario sent inline.
+	Document []byte `yaml:"-"`
 }
 
 // Rule sets how jobs behave; a field left out keeps the value of the layer beneath (the
@@ -193,7 +195,7 @@ func Parse(name string, data []byte) (*Scenario, error) {
 	if !catalog.DecodeStrict(r, doc.Content[0], s) {
 		return nil, r.Problems.Sorted()
 	}
-	s.Source = name
+	s.Source, s.Document = name, data
 	if s.Name == "" {
 		s.Name = strings.TrimSuffix(path.Base(name), path.Ext(name))
 	}

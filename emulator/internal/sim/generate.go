@@ -48,6 +48,8 @@ func (w *World) Quote(account, model string, input map[string]any) (Quote, error
 	if !m.Ready() {
 		return Quote{}, problem.New(problem.ModelUnavailable, "model %q is %s and does not take quotes", m.ID, m.Status)
 	}
+	w.gate.RLock()
+	defer w.gate.RUnlock()
 	now := w.clock.Now()
 	q := quotes.Quote{
 		ID:        w.ids.UUID("quote", account, strconv.FormatUint(w.nextQuote(account), 10)),
@@ -120,19 +122,27 @@ func (w *World) Generate(ctx context.Context, g Generation) (v jobs.View, replay
 			}
 			return view, true, nil
 		}
-		// Directives steer a new job; a replay returns the job as it was made.
-		steer, err := w.directives(g, g.Input)
-		var view jobs.View
-		if err == nil {
-			view, err = w.startJob(g.Account, g.QuoteID, m, g.Input, steer)
-		}
-		if err != nil {
-			w.idem.Abort(g.Account, key, entry)
-			return jobs.View{}, false, err
-		}
-		w.idem.Finish(g.Account, key, entry, view.ID)
-		return view, false, nil
+		return w.lead(g, m, entry)
 	}
+}
+
+// lead makes the job of a generation whose key it holds, and settles the key. A snapshot
+// sees the job and its key together, or neither.
+func (w *World) lead(g Generation, m *catalog.Model, entry *idempotency.Entry) (jobs.View, bool, error) {
+	w.gate.RLock()
+	defer w.gate.RUnlock()
+	// Directives steer a new job; a replay returns the job as it was made.
+	steer, err := w.directives(g, g.Input)
+	var view jobs.View
+	if err == nil {
+		view, err = w.startJob(g.Account, g.QuoteID, m, g.Input, steer)
+	}
+	if err != nil {
+		w.idem.Abort(g.Account, g.IdempotencyKey, entry)
+		return jobs.View{}, false, err
+	}
+	w.idem.Finish(g.Account, g.IdempotencyKey, entry, view.ID)
+	return view, false, nil
 }
 
 // CheckIdempotencyKey refuses a missing, blank or overlong Idempotency-Key. The contract checks
@@ -292,6 +302,8 @@ func (w *World) ListJobs(account string, f jobs.Filter, offset, limit int) ([]jo
 
 // Cancel ends an account's queued or running job as canceled, refunding its credits.
 func (w *World) Cancel(account, id string) (jobs.View, error) {
+	w.gate.RLock()
+	defer w.gate.RUnlock()
 	v, err := w.jobs.Cancel(account, id)
 	return v, jobChangeError(id, v, err)
 }
@@ -302,6 +314,8 @@ func (w *World) Force(id string, status jobs.Status, jerr *jobs.Error) (jobs.Vie
 	if status == jobs.Failed && jerr == nil {
 		jerr = &jobs.Error{Code: "generation_failed", Message: scenario.DefaultMessage("generation_failed")}
 	}
+	w.gate.RLock()
+	defer w.gate.RUnlock()
 	v, err := w.jobs.Force(id, status, jerr)
 	return v, jobChangeError(id, v, err)
 }

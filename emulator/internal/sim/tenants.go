@@ -17,6 +17,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/report"
@@ -56,8 +57,10 @@ type Tenant struct {
 	lastUsed atomic.Int64 // real time, Unix nanoseconds
 	active   atomic.Int64 // requests in progress (gone once dropped); a tenant in use is never idle
 	make     func() *World
-	wall     *clock.Clock
-	run      *report.Run // where the tenant's findings go when a world of it goes
+	// build makes a world on a given clock, id source and ledger (a snapshot's).
+	build func(*clock.Clock, *ids.Generator, *ledger.Ledger) *World
+	wall  *clock.Clock
+	run   *report.Run // where the tenant's findings go when a world of it goes
 
 	resetMu sync.Mutex
 	ended   bool // dropped or closed: its world is retired for good; guarded by resetMu
@@ -275,11 +278,15 @@ func (ts *Tenants) newTenant(name string) *Tenant {
 	now := ts.wall.Now()
 	t := &Tenant{name: name, created: now.UTC(), ids: g, wall: ts.wall, budget: ts.cfg.Budget, run: ts.run}
 	t.lastUsed.Store(now.UnixNano())
-	t.make = func() *World {
-		w := newWorld(&ts.cfg, g, ts.files, path, strconv.FormatUint(ts.worlds.Add(1), 10)+":")
+	t.build = func(c *clock.Clock, own *ids.Generator, l *ledger.Ledger) *World {
+		if own == nil {
+			own = g
+		}
+		w := newWorld(&ts.cfg, own, c, l, ts.files, path, strconv.FormatUint(ts.worlds.Add(1), 10)+":")
 		w.journal.GiveWay(ts.cfg.Budget.Full)
 		return w
 	}
+	t.make = func() *World { return t.build(nil, nil, nil) }
 	t.current.Store(t.make())
 	t.count(true)
 	return t

@@ -94,6 +94,10 @@ type World struct {
 
 	expectMu sync.Mutex
 	expected []*verify.Pattern // the error answers a test declared it expects; guarded by expectMu
+
+	// gate lets a snapshot see the world stand still: every change made on a request's behalf
+	// holds it shared, a snapshot holds it alone (with the clock's callbacks held too).
+	gate sync.RWMutex
 }
 
 // MaxExpected bounds the expected-error patterns a world holds.
@@ -127,19 +131,21 @@ func (w *World) ClearExpected() {
 	w.expected = nil
 }
 
-// newWorld builds a world at the configured start.
-func newWorld(cfg *Config, g *ids.Generator, files *media.Cache, path, cacheKey string) *World {
-	var c *clock.Clock
-	if cfg.ManualClock {
+// newWorld builds a world at the configured start; a clock or ledger given (a snapshot's)
+// replaces the configured one.
+func newWorld(cfg *Config, g *ids.Generator, c *clock.Clock, l *ledger.Ledger, files *media.Cache, path, cacheKey string) *World {
+	if c == nil && cfg.ManualClock {
 		c = clock.NewManual(cfg.Start)
-	} else {
+	} else if c == nil {
 		c = clock.NewReal()
 	}
-	start := make(map[string]int64, len(cfg.Catalog.Accounts))
-	for _, a := range cfg.Catalog.Accounts {
-		start[a.ID] = a.Credits
+	if l == nil {
+		start := make(map[string]int64, len(cfg.Catalog.Accounts))
+		for _, a := range cfg.Catalog.Accounts {
+			start[a.ID] = a.Credits
+		}
+		l = ledger.New(start)
 	}
-	l := ledger.New(start)
 	var w *World
 	w = &World{
 		cfg:      cfg,
@@ -279,6 +285,8 @@ func (w *World) RequestID() string { return w.ids.RequestID() }
 // SetCredits sets what an account can spend; held and charged credits stay.
 func (w *World) SetCredits(account string, credits int64) (ledger.Balance, error) {
 	defer w.Changed(PartAccounts)
+	w.gate.RLock()
+	defer w.gate.RUnlock()
 	b, err := w.ledger.SetAvailable(account, credits)
 	if err == nil {
 		w.notes.Add(report.Note{Kind: report.CreditsSet, Time: w.Now(), Account: account})

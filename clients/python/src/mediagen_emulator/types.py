@@ -45,6 +45,8 @@ class Problem(_ProblemRequired, total=False):
     credits_available: int
     #: With `job_not_cancelable`: how the job ended.
     job_status: Literal["queued", "running", "succeeded", "failed", "canceled", "expired"]
+    #: `invalid_snapshot`: the models the snapshot names that the catalog lacks.
+    models: List[str]
 
 
 ProblemCode = str
@@ -927,6 +929,44 @@ class HomeIndex(TypedDict):
     #: Where the README is.
     docs: str
     links: List[Dict[str, Any]]
+
+
+class _SnapshotRequired(TypedDict):
+    """The fields of Snapshot that are always present."""
+
+    #: The document's format; this emulator writes and reads 1, and refuses a newer one.
+    format: int
+    #: The emulator version that wrote it.
+    emulator: str
+    #: A digest of the catalog's models and accounts (sha256:...).
+    catalog: str
+    #: The tenant it was taken from.
+    tenant: str
+    clock: Dict[str, Any]
+    random: Dict[str, Any]
+    scenario: Dict[str, Any]
+    accounts: List[Balance]
+    quotes: List[Dict[str, Any]]
+    jobs: List[Dict[str, Any]]
+    idempotency_keys: List[Dict[str, Any]]
+    faults: Dict[str, Any]
+    rate_limits: List[Dict[str, Any]]
+
+
+class Snapshot(_SnapshotRequired, total=False):
+    """A tenant's whole mutable world (see the README's Snapshots section)."""
+
+    journal: Dict[str, Any]
+
+
+class SnapshotResult(TypedDict):
+    """(Not described.)"""
+
+    status: Literal["restored"]
+    tenant: str
+    now: str
+    jobs: int
+    quotes: int
 
 
 FaultMatch = RequestMatch

@@ -1,0 +1,182 @@
+package api
+
+import "encoding/json"
+
+// SnapshotFormat is the version of the snapshot document this emulator writes and reads; a
+// document of a newer format is refused rather than misread.
+const SnapshotFormat = 1
+
+// Snapshot is a tenant's whole mutable world as one document (GET and PUT
+// /_emulator/snapshot): restoring it puts the world back exactly, so jobs go on as they would
+// have and, under a seed, the same requests get the same answers, ids and file bytes.
+type Snapshot struct {
+	Format   int    `json:"format"`
+	Emulator string `json:"emulator"` // the version that wrote it
+	// Catalog is a digest of the catalog's models and accounts when it was written: a restore
+	// into another catalog is allowed as long as it has every model the document names.
+	Catalog         string           `json:"catalog"`
+	Tenant          string           `json:"tenant"` // the tenant it was taken from
+	Clock           SnapshotClock    `json:"clock"`
+	Random          SnapshotRandom   `json:"random"`
+	Scenario        SnapshotScenario `json:"scenario"`
+	Accounts        []Balance        `json:"accounts"`
+	Quotes          []SnapshotQuote  `json:"quotes"`
+	Jobs            []SnapshotJob    `json:"jobs"`
+	IdempotencyKeys []SnapshotKey    `json:"idempotency_keys"`
+	Faults          SnapshotFaults   `json:"faults"`
+	RateLimits      []SnapshotWindow `json:"rate_limits"`
+	// Journal is present when asked for (?journal=true); a restore without it starts an empty
+	// journal.
+	Journal *SnapshotJournal `json:"journal,omitempty"`
+}
+
+// SnapshotClock is the world's clock: its mode and where it stood. A real clock goes on from
+// that instant at the speed of wall time.
+type SnapshotClock struct {
+	Mode string `json:"mode"` // manual or real
+	Now  string `json:"now"`
+}
+
+// SnapshotRandom is the position of the world's id and random source. Seeded ids and draws are
+// named by stable inputs (the seed, the tenant, the entity), so the only positions are counters:
+// request ids drawn, and each account's quotes made.
+type SnapshotRandom struct {
+	Seeded bool `json:"seeded"`
+	// Seed and Namespace (a UUID derived from the seed and the tenant's name) are set when
+	// seeded; Seed is text so that no client's numbers lose digits.
+	Seed      string `json:"seed,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	// Requests counts the request ids drawn.
+	Requests uint64 `json:"requests"`
+	// Quotes counts each account's quotes made.
+	Quotes map[string]uint64 `json:"quotes"`
+}
+
+// SnapshotScenario is the scenario in force: by name when the emulator has it, or the whole
+// document when it was sent inline.
+type SnapshotScenario struct {
+	Name     string `json:"name"`
+	Document string `json:"document,omitempty"` // YAML or JSON, as it was sent
+}
+
+// SnapshotQuote is a quote the world knows: live (unused, unexpired), or only its marker once
+// spent or expired, which keeps a digest of its input rather than the input.
+type SnapshotQuote struct {
+	ID          string          `json:"id"`
+	Account     string          `json:"account"`
+	Model       string          `json:"model"`
+	Credits     int64           `json:"credits"`
+	CreatedAt   string          `json:"created_at"`
+	ExpiresAt   string          `json:"expires_at"`
+	Input       json.RawMessage `json:"input,omitempty"`
+	InputDigest string          `json:"input_digest"` // hex, of the canonical input
+	UsedBy      string          `json:"used_by,omitempty"`
+}
+
+// SnapshotJob is a job with the plan it was given, so a restored job goes on exactly as it
+// would have. Jobs are listed in creation order.
+type SnapshotJob struct {
+	ID         string           `json:"id"`
+	Account    string           `json:"account"`
+	Model      string           `json:"model"`
+	QuoteID    string           `json:"quote_id"`
+	Credits    int64            `json:"credits"`
+	Input      json.RawMessage  `json:"input"`
+	Status     string           `json:"status"`
+	CreatedAt  string           `json:"created_at"`
+	StartedAt  string           `json:"started_at,omitempty"`
+	FinishedAt string           `json:"finished_at,omitempty"`
+	Progress   int              `json:"progress"` // hundredths, as frozen when it ended
+	Forced     bool             `json:"forced,omitempty"`
+	Error      *JobError        `json:"error,omitempty"`
+	Plan       SnapshotPlan     `json:"plan"`
+	OutputTTL  Duration         `json:"output_ttl"`
+	Outputs    []SnapshotOutput `json:"outputs,omitempty"`
+	// FinishOrder places an ended job among the others in the order they ended (1 first),
+	// which is the order they are dropped.
+	FinishOrder int `json:"finish_order,omitempty"`
+}
+
+// SnapshotPlan is the course a job was given when it was created.
+type SnapshotPlan struct {
+	Queue        Duration       `json:"queue"`
+	Run          Duration       `json:"run"`
+	QueueTimeout Duration       `json:"queue_timeout"`
+	Ending       SnapshotEnding `json:"ending"`
+	Forced       string         `json:"forced,omitempty"`
+}
+
+// SnapshotEnding is how a job ends when nothing interrupts it.
+type SnapshotEnding struct {
+	Status  string  `json:"status"` // succeeded, failed or expired
+	Code    string  `json:"code,omitempty"`
+	Message string  `json:"message,omitempty"`
+	At      float64 `json:"at,omitempty"`
+	InQueue bool    `json:"in_queue,omitempty"`
+}
+
+// SnapshotOutput is a file a job has once it succeeds, with what makes it byte for byte.
+type SnapshotOutput struct {
+	Type        string  `json:"type"`
+	File        string  `json:"file"` // its name under the job, such as 0.png
+	ContentType string  `json:"content_type"`
+	Width       int     `json:"width,omitempty"`
+	Height      int     `json:"height,omitempty"`
+	Duration    float64 `json:"duration_seconds,omitempty"`
+	SizeBytes   int64   `json:"size_bytes"`
+	Format      string  `json:"format"`
+	Seed        string  `json:"seed"` // a 64-bit number, as text
+	Label       string  `json:"label"`
+}
+
+// SnapshotKey is an Idempotency-Key that created a job, remembered until Until; listed in the
+// order they are forgotten.
+type SnapshotKey struct {
+	Account string `json:"account"`
+	Key     string `json:"key"`
+	Digest  string `json:"digest"` // hex SHA-256 of the request
+	JobID   string `json:"job_id"`
+	Until   string `json:"until"`
+}
+
+// SnapshotFaults are the fault rules in force, in order, and the number the next one takes.
+type SnapshotFaults struct {
+	NextID int             `json:"next_id"`
+	Rules  []SnapshotFault `json:"rules"`
+}
+
+// SnapshotFault is one fault rule with its counts: Remaining (-1 for no limit), Fired, and the
+// probability draws made so far.
+type SnapshotFault struct {
+	ID        string    `json:"id"`
+	Source    string    `json:"source"`
+	Rule      FaultRule `json:"rule"`
+	Remaining int       `json:"remaining"`
+	Fired     int       `json:"fired"`
+	Draws     uint64    `json:"draws"`
+}
+
+// SnapshotWindow is one rate-limit window's count: the scenario's limit (by index), the
+// caller (a key or an account) and the window (by number since 1970).
+type SnapshotWindow struct {
+	Rule   int    `json:"rule"`
+	Caller string `json:"caller"`
+	Window int64  `json:"window"`
+	Count  int    `json:"count"`
+}
+
+// SnapshotJournal is the request journal: its entries, oldest first, and the last number
+// given.
+type SnapshotJournal struct {
+	Seq     uint64         `json:"seq"`
+	Entries []JournalEntry `json:"entries"`
+}
+
+// SnapshotResult is the answer to PUT /_emulator/snapshot.
+type SnapshotResult struct {
+	Status string `json:"status"` // restored
+	Tenant string `json:"tenant"`
+	Now    string `json:"now"`
+	Jobs   int    `json:"jobs"`
+	Quotes int    `json:"quotes"`
+}

@@ -1,0 +1,229 @@
+package jobs
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+)
+
+// Export lists every job held, in creation order, with its plan and outputs, so Import puts
+// each back exactly where it stood. Ended jobs carry their place in the order they ended.
+func (e *Engine) Export() []api.SnapshotJob {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	all := make([]*job, 0, e.held)
+	for _, acc := range e.byAccount {
+		for j := acc.head; j != nil; j = j.next {
+			all = append(all, j)
+		}
+	}
+	slices.SortFunc(all, func(x, y *job) int { return cmp.Compare(x.live.Seq, y.live.Seq) })
+	order := make(map[*job]int, e.counts.Total())
+	n := 0
+	for j := e.doneHead; j != nil; j = j.nextDone {
+		n++
+		order[j] = n
+	}
+	out := make([]api.SnapshotJob, len(all))
+	for i, j := range all {
+		p := j.Plan
+		sj := api.SnapshotJob{
+			ID: j.ID, Account: j.Account, Model: j.Model, QuoteID: j.QuoteID, Credits: j.Credits, Input: j.Input,
+			Status: string(j.status), CreatedAt: stampNanos(j.createdAt), StartedAt: stampNanos(j.startedAt),
+			FinishedAt: stampNanos(j.finishedAt), Progress: int(j.progress), Forced: j.forced,
+			Plan: api.SnapshotPlan{Queue: api.Duration(p.Queue), Run: api.Duration(p.Run), QueueTimeout: api.Duration(p.QueueTimeout),
+				Ending: api.SnapshotEnding{Status: string(p.Ending.Status), Code: p.Ending.Code, Message: p.Ending.Message, At: p.Ending.At, InQueue: p.Ending.InQueue},
+				Forced: p.Forced},
+			OutputTTL:   api.Duration(j.OutputTTL),
+			FinishOrder: order[j],
+		}
+		if j.err != nil {
+			sj.Error = &api.JobError{Code: j.err.Code, Message: j.err.Message}
+		}
+		for _, o := range j.Outputs {
+			sj.Outputs = append(sj.Outputs, api.SnapshotOutput{Type: o.Type, File: path.Base(o.Path), ContentType: o.ContentType,
+				Width: o.Width, Height: o.Height, Duration: o.Duration, SizeBytes: o.SizeBytes, Format: o.Format,
+				Seed: strconv.FormatUint(o.Seed, 10), Label: o.Label})
+		}
+		out[i] = sj
+	}
+	return out
+}
+
+// stampNanos formats a job's time, or "" when unset.
+func stampNanos(n int64) string {
+	if n == unset {
+		return ""
+	}
+	return timeOf(n).Format(time.RFC3339Nano)
+}
+
+// fileName is an output's name under its job.
+var fileName = regexp.MustCompile(`^[0-9]{1,4}\.[a-z0-9]{1,8}$`)
+
+// Import puts exported jobs into an empty engine, with their files under prefix (the world's
+// /files/ or /files/{tenant}/), and schedules the live ones' next steps. The ledger is left as
+// it is: the credits held for live jobs come back with the accounts. Each problem is reported
+// with a JSON Pointer relative to the list; a job with one is left out.
+func (e *Engine) Import(in []api.SnapshotJob, prefix string, report func(ptr, msg string)) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var done []*job
+	ended := map[int]bool{}
+	live := 0
+	for i, sj := range in {
+		at := "/" + strconv.Itoa(i)
+		j, field, msg := decodeJob(sj, prefix)
+		if j == nil {
+			report(at+field, msg)
+			continue
+		}
+		if e.byID[j.ID] != nil {
+			report(at+"/id", "job "+j.ID+" appears twice")
+			continue
+		}
+		if j.status.Terminal() {
+			if sj.FinishOrder < 1 || ended[sj.FinishOrder] {
+				report(at+"/finish_order", "an ended job needs a finish_order of its own, from 1")
+				continue
+			}
+			ended[sj.FinishOrder] = true
+		} else {
+			live++
+		}
+		e.seq++
+		j.live.Seq, j.live.Value = e.seq, j
+		e.held++
+		e.heldBytes += int64(len(j.Input))
+		j.size = Size(j.New)
+		e.bytes += j.size
+		e.counts.add(j.status, 1)
+		e.byID[j.ID] = j
+		acc := e.byAccount[j.Account]
+		if acc == nil {
+			acc = &accountJobs{}
+			e.byAccount[j.Account] = acc
+		}
+		j.prev = acc.tail
+		if acc.tail != nil {
+			acc.tail.next = j
+		} else {
+			acc.head = j
+		}
+		acc.tail = j
+		if j.status.Terminal() {
+			j.live.At = int64(sj.FinishOrder) // the order it ended, until the finished queue is built
+			done = append(done, j)
+			continue
+		}
+		j.live.At = nextStep(j)
+		e.live.Push(&j.live)
+	}
+	if len(in) > max(e.maxJobs, live) {
+		report("", "holds "+strconv.Itoa(len(in))+" jobs, more than the bound of "+strconv.Itoa(e.maxJobs))
+	}
+	slices.SortFunc(done, func(x, y *job) int { return cmp.Compare(x.live.At, y.live.At) })
+	for _, j := range done {
+		j.live.At = 0
+		if e.doneTail != nil {
+			e.doneTail.nextDone = j
+		} else {
+			e.doneHead = j
+		}
+		e.doneTail = j
+	}
+	e.arm()
+	e.changed()
+}
+
+// nextStep is when a live job next moves on, as Create and step schedule it.
+func nextStep(j *job) int64 {
+	p := j.Plan
+	if j.status == Running {
+		run := p.Run
+		if p.Ending.Status == Failed {
+			run = time.Duration(float64(run) * min(1, max(0, p.Ending.At)))
+		}
+		return addNanos(j.startedAt, run)
+	}
+	if expiresQueued(p) {
+		return addNanos(j.createdAt, p.QueueTimeout)
+	}
+	return addNanos(j.createdAt, p.Queue)
+}
+
+// decodeJob turns an exported job back into the engine's record, or says what is wrong with
+// it: the field's pointer (relative to the job) and why.
+func decodeJob(sj api.SnapshotJob, prefix string) (*job, string, string) {
+	status := Status(sj.Status)
+	if sj.ID == "" || sj.Account == "" {
+		return nil, "/id", "a job needs an id and an account"
+	}
+	if !status.Valid() {
+		return nil, "/status", "not a job status"
+	}
+	times := [3]int64{unset, unset, unset}
+	for i, f := range [...]struct{ name, v string }{{"created_at", sj.CreatedAt}, {"started_at", sj.StartedAt}, {"finished_at", sj.FinishedAt}} {
+		if f.v == "" {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, f.v)
+		if err != nil {
+			return nil, "/" + f.name, "not an RFC 3339 time"
+		}
+		times[i] = t.UnixNano()
+	}
+	switch {
+	case times[0] == unset:
+		return nil, "/created_at", "a job needs its created_at"
+	case status == Running && times[1] == unset:
+		return nil, "/started_at", "a running job needs its started_at"
+	case status == Queued && times[1] != unset:
+		return nil, "/started_at", "a queued job has not started"
+	case status.Terminal() != (times[2] != unset):
+		return nil, "/finished_at", "an ended job, and only an ended job, has a finished_at"
+	case sj.Progress < 0 || sj.Progress > 100:
+		return nil, "/progress", "hundredths from 0 to 100"
+	case sj.Credits < 0:
+		return nil, "/credits", "credits cannot be negative"
+	case sj.Plan.Queue < 0 || sj.Plan.Run < 0 || sj.Plan.QueueTimeout < 0 || sj.OutputTTL < 0:
+		return nil, "/plan", "durations cannot be negative"
+	}
+	switch Status(sj.Plan.Ending.Status) {
+	case Succeeded, Failed, Expired, "":
+	default:
+		return nil, "/plan/ending/status", "a plan ends as succeeded, failed or expired"
+	}
+	var input bytes.Buffer
+	if err := json.Compact(&input, sj.Input); err != nil {
+		return nil, "/input", "not JSON"
+	}
+	j := &job{status: status, createdAt: times[0], startedAt: times[1], finishedAt: times[2], progress: uint8(sj.Progress), forced: sj.Forced}
+	j.New = New{ID: sj.ID, Account: sj.Account, Model: sj.Model, QuoteID: sj.QuoteID, Credits: sj.Credits, Input: input.Bytes(),
+		Plan: Plan{Queue: time.Duration(sj.Plan.Queue), Run: time.Duration(sj.Plan.Run), QueueTimeout: time.Duration(sj.Plan.QueueTimeout),
+			Ending: Ending{Status: Status(sj.Plan.Ending.Status), Code: sj.Plan.Ending.Code, Message: sj.Plan.Ending.Message, At: sj.Plan.Ending.At, InQueue: sj.Plan.Ending.InQueue},
+			Forced: sj.Plan.Forced},
+		OutputTTL: time.Duration(sj.OutputTTL)}
+	if sj.Error != nil {
+		j.err = &Error{Code: sj.Error.Code, Message: sj.Error.Message}
+	}
+	for k, o := range sj.Outputs {
+		seed, err := strconv.ParseUint(o.Seed, 10, 64)
+		if err != nil {
+			return nil, "/outputs/" + strconv.Itoa(k) + "/seed", "not a 64-bit number as text"
+		}
+		if !fileName.MatchString(o.File) {
+			return nil, "/outputs/" + strconv.Itoa(k) + "/file", "not a file name such as 0.png"
+		}
+		j.Outputs = append(j.Outputs, Output{Output: api.Output{Type: o.Type, ContentType: o.ContentType, Width: o.Width, Height: o.Height,
+			Duration: o.Duration, SizeBytes: o.SizeBytes}, Path: prefix + sj.ID + "/" + o.File, Format: o.Format, Seed: seed, Label: o.Label})
+	}
+	return j, "", ""
+}

@@ -1,0 +1,320 @@
+package sim
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
+)
+
+// maxSnapshotProblems bounds the problems one refused snapshot reports.
+const maxSnapshotProblems = 100
+
+// CatalogDigest names a catalog by its models and accounts, so a snapshot says which catalog
+// it was taken under.
+func CatalogDigest(c *catalog.Catalog) string {
+	h := sha256.New()
+	for _, m := range c.Models {
+		h.Write([]byte("model\x00" + m.ID + "\x00" + m.Status + "\x00"))
+	}
+	for _, a := range c.Accounts {
+		h.Write([]byte("account\x00" + a.ID + "\x00" + strconv.FormatInt(a.Credits, 10) + "\x00"))
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// Snapshot returns the world as one document, taken while nothing in it moves: no request
+// changes it and no job moves on until every store has been read. The journal is included
+// when asked for.
+func (w *World) Snapshot(withJournal bool) api.Snapshot {
+	w.gate.Lock()
+	defer w.gate.Unlock()
+	release := w.clock.Hold()
+	defer release()
+	mode := "real"
+	if w.clock.Manual() {
+		mode = "manual"
+	}
+	st := w.ids.State()
+	doc := api.Snapshot{
+		Format:  api.SnapshotFormat,
+		Catalog: CatalogDigest(w.cfg.Catalog),
+		Clock:   api.SnapshotClock{Mode: mode, Now: Timestamp(w.clock.Now())},
+		Random:  api.SnapshotRandom{Seeded: st.Seeded, Namespace: st.Namespace, Requests: st.Requests, Quotes: map[string]uint64{}},
+	}
+	if st.Seeded {
+		doc.Random.Seed = strconv.FormatInt(st.Seed, 10)
+	}
+	w.mu.Lock()
+	for a, n := range w.quoteSeq {
+		doc.Random.Quotes[a] = n
+	}
+	w.mu.Unlock()
+	sc := w.scenario.Load()
+	doc.Scenario.Name = sc.Name
+	if !w.knownScenario(sc) {
+		doc.Scenario.Document = string(sc.Document)
+	}
+	doc.Accounts = w.ledger.Balances()
+	doc.Quotes = w.quotes.Export()
+	doc.Jobs = w.jobs.Export()
+	doc.IdempotencyKeys = w.idem.Export()
+	doc.Faults = w.faults.Export()
+	doc.RateLimits = w.limiter.Export()
+	if withJournal {
+		j := w.journal.Export()
+		doc.Journal = &j
+	}
+	return doc
+}
+
+// knownScenario reports whether the emulator knows the scenario by its name, so a snapshot
+// need not carry its document.
+func (w *World) knownScenario(sc *scenario.Scenario) bool {
+	return w.cfg.Scenarios[sc.Name] == sc || w.cfg.Scenario == sc
+}
+
+// scenarioNamed finds a scenario the emulator knows by name.
+func (w *World) scenarioNamed(name string) (*scenario.Scenario, bool) {
+	if sc, ok := w.cfg.Scenarios[name]; ok {
+		return sc, true
+	}
+	if w.cfg.Scenario.Name == name {
+		return w.cfg.Scenario, true
+	}
+	return nil, false
+}
+
+// problems gathers what is wrong with a snapshot, each with its JSON Pointer.
+type problems struct {
+	list   []problem.FieldError
+	more   int
+	models []string
+}
+
+func (p *problems) add(ptr, msg string) {
+	if len(p.list) >= maxSnapshotProblems {
+		p.more++
+		return
+	}
+	p.list = append(p.list, problem.FieldError{Pointer: ptr, Message: msg})
+}
+
+// under reports problems of a part of the document, whose pointers are relative to it.
+func (p *problems) under(prefix string) func(ptr, msg string) {
+	return func(ptr, msg string) { p.add(prefix+ptr, msg) }
+}
+
+func (p *problems) model(ptr, id string) {
+	if !slices.Contains(p.models, id) {
+		p.models = append(p.models, id)
+	}
+	p.add(ptr, "the catalog has no model "+strconv.Quote(id))
+}
+
+// err is the problem to answer, or nil when the document holds.
+func (p *problems) err() error {
+	if len(p.list) == 0 {
+		return nil
+	}
+	detail := strconv.Itoa(len(p.list)+p.more) + " problems in the snapshot; see errors"
+	if len(p.list) == 1 {
+		detail = "the snapshot does not hold at " + p.list[0].Pointer + ": " + p.list[0].Message
+	}
+	if p.more > 0 {
+		detail += " (the first " + strconv.Itoa(len(p.list)) + " are listed)"
+	}
+	detail += "; nothing was changed"
+	e := &problem.Error{Code: problem.InvalidSnapshot, Detail: detail, Errors: p.list}
+	if len(p.models) > 0 {
+		e.Extra = map[string]any{"models": p.models}
+	}
+	return e
+}
+
+// Restore replaces the tenant's world with one built from a snapshot, at once: requests see
+// the old world or the new one, never a mix. A document that does not hold changes nothing and
+// answers invalid_snapshot with a JSON Pointer for each problem. Requests under way in the old
+// world finish there, as after a reset.
+func (t *Tenant) Restore(doc *api.Snapshot) (*World, error) {
+	w, err := t.buildFrom(doc)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.admit(w.footprint()); err != nil {
+		w.retire()
+		return nil, err
+	}
+	t.resetMu.Lock()
+	defer t.resetMu.Unlock()
+	if t.ended {
+		w.retire()
+		return nil, problem.New(problem.TenantNotFound, "tenant %q was dropped while the snapshot was restored", t.name)
+	}
+	t.current.Swap(w).retire()
+	t.count(true)
+	w.Changed(PartAll)
+	return w, nil
+}
+
+// buildFrom makes a world from a snapshot without showing it to anyone, or says every way the
+// document does not hold.
+func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
+	p := &problems{}
+	cur := t.World()
+	cfg := cur.cfg
+	if doc.Format != api.SnapshotFormat {
+		if doc.Format > api.SnapshotFormat {
+			p.add("/format", "format "+strconv.Itoa(doc.Format)+" is newer than this emulator reads ("+strconv.Itoa(api.SnapshotFormat)+"); use the emulator version that wrote it, "+strconv.Quote(doc.Emulator)+", or newer")
+		} else {
+			p.add("/format", "format must be "+strconv.Itoa(api.SnapshotFormat))
+		}
+		return nil, p.err()
+	}
+	now, err := time.Parse(time.RFC3339Nano, doc.Clock.Now)
+	if err != nil || now.After(clock.Latest) {
+		p.add("/clock/now", "not an RFC 3339 time before "+clock.Latest.Format(time.RFC3339))
+	}
+	if doc.Clock.Mode != "manual" && doc.Clock.Mode != "real" {
+		p.add("/clock/mode", "manual or real")
+	}
+	st := ids.State{Seeded: doc.Random.Seeded, Namespace: doc.Random.Namespace, Requests: doc.Random.Requests}
+	if st.Seeded {
+		if st.Seed, err = strconv.ParseInt(doc.Random.Seed, 10, 64); err != nil {
+			p.add("/random/seed", "a 64-bit number as text")
+		}
+	}
+	g, err := ids.Restore(st)
+	if err != nil {
+		p.add("/random/namespace", "not a UUID")
+	}
+	var sc *scenario.Scenario
+	if doc.Scenario.Document != "" {
+		if sc, err = scenario.Parse("snapshot scenario", []byte(doc.Scenario.Document)); err != nil {
+			p.add("/scenario/document", err.Error())
+		}
+	} else if sc, _ = cur.scenarioNamed(doc.Scenario.Name); sc == nil {
+		p.add("/scenario/name", "this emulator has no scenario "+strconv.Quote(doc.Scenario.Name)+"; a snapshot carries the document of a scenario sent inline, and names the others")
+	}
+	// Accounts: the catalog's, as the document has them; one it leaves out starts afresh.
+	known := map[string]int64{}
+	for _, a := range cfg.Catalog.Accounts {
+		known[a.ID] = a.Credits
+	}
+	balances := map[string]ledger.Balance{}
+	for i, b := range doc.Accounts {
+		at := "/accounts/" + strconv.Itoa(i)
+		switch _, ok := known[b.Account]; {
+		case !ok:
+			p.add(at+"/account", "the catalog has no account "+strconv.Quote(b.Account))
+		case balances[b.Account].Account != "":
+			p.add(at+"/account", "account "+b.Account+" appears twice")
+		case b.Available < 0 || b.Held < 0 || b.Charged < 0 || b.Refunded < 0:
+			p.add(at, "credits cannot be negative")
+		default:
+			balances[b.Account] = b
+		}
+	}
+	for id, credits := range known {
+		if _, ok := balances[id]; !ok {
+			balances[id] = ledger.Balance{Account: id, Available: credits}
+		}
+	}
+	// References between the parts: every job and quote belongs to an account the catalog has
+	// and is for a model it has; a job and the quote that paid for it name each other; an
+	// account holds exactly what its live jobs hold.
+	held := map[string]int64{}
+	quoteAt := map[string]int{}
+	for i, q := range doc.Quotes {
+		at := "/quotes/" + strconv.Itoa(i)
+		quoteAt[q.Account+"\x00"+q.ID] = i
+		if _, ok := cfg.Catalog.Model(q.Model); !ok {
+			p.model(at+"/model", q.Model)
+		}
+		if _, ok := known[q.Account]; !ok {
+			p.add(at+"/account", "the catalog has no account "+strconv.Quote(q.Account))
+		}
+	}
+	jobAt := map[string]int{}
+	for i, j := range doc.Jobs {
+		at := "/jobs/" + strconv.Itoa(i)
+		jobAt[j.ID] = i
+		if _, ok := cfg.Catalog.Model(j.Model); !ok {
+			p.model(at+"/model", j.Model)
+		}
+		if _, ok := known[j.Account]; !ok {
+			p.add(at+"/account", "the catalog has no account "+strconv.Quote(j.Account))
+		}
+		live := j.Status == string(jobs.Queued) || j.Status == string(jobs.Running)
+		if live {
+			held[j.Account] += j.Credits
+		}
+		qi, ok := quoteAt[j.Account+"\x00"+j.QuoteID]
+		switch {
+		case ok && doc.Quotes[qi].UsedBy != j.ID:
+			p.add(at+"/quote_id", "quote "+j.QuoteID+" paid for "+strconv.Quote(doc.Quotes[qi].UsedBy)+", not for this job")
+		case !ok && live:
+			p.add(at+"/quote_id", "names quote "+strconv.Quote(j.QuoteID)+", which the document does not hold")
+		}
+	}
+	for i, q := range doc.Quotes {
+		if ji, ok := jobAt[q.UsedBy]; q.UsedBy != "" && ok && doc.Jobs[ji].QuoteID != q.ID {
+			p.add("/quotes/"+strconv.Itoa(i)+"/used_by", "job "+q.UsedBy+" was paid for by quote "+doc.Jobs[ji].QuoteID)
+		}
+	}
+	for i, b := range doc.Accounts {
+		if _, ok := known[b.Account]; ok && b.Held != held[b.Account] {
+			p.add("/accounts/"+strconv.Itoa(i)+"/held", "holds "+strconv.FormatInt(b.Held, 10)+" credits, but its live jobs hold "+strconv.FormatInt(held[b.Account], 10))
+		}
+	}
+	for i, k := range doc.IdempotencyKeys {
+		if _, ok := known[k.Account]; !ok {
+			p.add("/idempotency_keys/"+strconv.Itoa(i)+"/account", "the catalog has no account "+strconv.Quote(k.Account))
+		}
+	}
+	if len(p.list) > 0 {
+		return nil, p.err()
+	}
+
+	var c *clock.Clock
+	if doc.Clock.Mode == "manual" {
+		c = clock.NewManual(now)
+	} else {
+		c = clock.NewRealAt(now)
+	}
+	l := ledger.Restore(slices.Collect(func(yield func(ledger.Balance) bool) {
+		for _, b := range balances {
+			if !yield(b) {
+				return
+			}
+		}
+	}))
+	w := t.build(c, g, l)
+	w.scenario.Store(sc)
+	for a, n := range doc.Random.Quotes {
+		w.quoteSeq[a] = n
+	}
+	w.quotes.Import(doc.Quotes, p.under("/quotes"))
+	w.jobs.Import(doc.Jobs, w.path, p.under("/jobs"))
+	w.idem.Import(doc.IdempotencyKeys, p.under("/idempotency_keys"))
+	w.faults.Import(doc.Faults, p.under("/faults"))
+	w.limiter.Import(doc.RateLimits, len(sc.RateLimits), p.under("/rate_limits"))
+	if doc.Journal != nil {
+		w.journal.Import(*doc.Journal)
+	}
+	if err := p.err(); err != nil {
+		w.retire()
+		return nil, err
+	}
+	return w, nil
+}

@@ -1,0 +1,43 @@
+package emulator
+
+import (
+	"fmt"
+	"testing"
+)
+
+// BenchmarkSnapshot10kJobs takes and restores the snapshot of a tenant holding 10,000 jobs
+// (half ended, half live), reporting the document's size.
+func BenchmarkSnapshot10kJobs(b *testing.B) {
+	s := simServer(b, Config{Seeded: true, Seed: 1})
+	for i := range 10_000 {
+		input := map[string]any{"prompt": fmt.Sprint("bench ", i)}
+		q := decode[quoteBody](b, tenantCall(b, s, "big", "POST", "/v1/quotes", "mg_test_all", map[string]any{"model": schnellID, "input": input}))
+		outcome := "slow"
+		if i%2 == 0 {
+			outcome = "succeed"
+		}
+		rec := tenantCall(b, s, "big", "POST", "/v1/generate", "mg_test_all", map[string]any{"model": schnellID, "input": input, "quote_id": q.QuoteID},
+			"Idempotency-Key", fmt.Sprint("k", i), "X-Emulator-Outcome", outcome)
+		if rec.Code != 202 {
+			b.Fatalf("generate: %d %s", rec.Code, rec.Body)
+		}
+	}
+	tenantCall(b, s, "big", "POST", "/_emulator/clock", "", map[string]any{"advance": "1s"})
+	doc := snapshotOf(b, s, "big", "")
+	b.Run("snapshot", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			snapshotOf(b, s, "big", "")
+		}
+		b.ReportMetric(float64(len(doc))/1e6, "MB/doc")
+	})
+	b.Run("restore", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if rec := restore(b, s, "copy", doc); rec.Code != 200 {
+				b.Fatalf("restore: %d %s", rec.Code, rec.Body)
+			}
+		}
+		b.ReportMetric(float64(len(doc))/1e6, "MB/doc")
+	})
+}

@@ -1,0 +1,181 @@
+package emulator
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
+)
+
+// DefaultMaxSnapshotBytes bounds the body of PUT /_emulator/snapshot unless
+// Config.MaxSnapshotBytes says otherwise: a snapshot of a busy tenant is far larger than any
+// other request, so its route has a bound of its own.
+const DefaultMaxSnapshotBytes = 64 << 20
+
+// getSnapshot answers the tenant's whole world as one document; ?journal=true adds the journal.
+func (s *Server) getSnapshot() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		withJournal, err := parseBool(r, "journal")
+		if err != nil {
+			return err
+		}
+		doc := s.snapshotOf(infoOf(r).tenant, withJournal)
+		return s.writeJSON(w, http.StatusOK, doc)
+	}
+}
+
+// snapshotOf is a tenant's snapshot, named by this emulator.
+func (s *Server) snapshotOf(t *sim.Tenant, withJournal bool) api.Snapshot {
+	doc := t.World().Snapshot(withJournal)
+	doc.Emulator, doc.Tenant = Version, t.Name()
+	return doc
+}
+
+// putSnapshot replaces the tenant's world with the snapshot sent, at once, or changes nothing.
+func (s *Server) putSnapshot() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if ct := r.Header.Get("Content-Type"); ct != "" {
+			mt, _, err := mime.ParseMediaType(ct)
+			if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+				return problem.New(problem.UnsupportedMediaType, "send the snapshot as application/json, not %q", ct)
+			}
+		}
+		limit := s.cfg.MaxSnapshotBytes
+		body, err := readAll(http.MaxBytesReader(w, r.Body, limit), r.ContentLength, limit)
+		if err != nil {
+			if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+				return problem.New(problem.PayloadTooLarge, "the snapshot is over the limit of %d bytes for this route", limit)
+			}
+			return problem.New(problem.InvalidJSON, "the body could not be read to its end")
+		}
+		doc, err := decodeSnapshot(body)
+		if err != nil {
+			return err
+		}
+		t := infoOf(r).tenant
+		world, err := t.Restore(doc)
+		if err != nil {
+			return err
+		}
+		return s.writeJSON(w, http.StatusOK, api.SnapshotResult{Status: "restored", Tenant: t.Name(), Now: timestamp(world.Now()),
+			Jobs: world.Jobs(), Quotes: world.Quotes()})
+	}
+}
+
+// decodeSnapshot reads a snapshot document strictly. A document that is not complete JSON, of
+// a newer format, or with fields of the wrong type or unknown ones, is an invalid_snapshot
+// problem with a JSON Pointer to where it goes wrong.
+func decodeSnapshot(data []byte) (*api.Snapshot, error) {
+	bad := func(ptr, msg string) error {
+		return &problem.Error{Code: problem.InvalidSnapshot, Detail: "the snapshot does not hold at " + strconv.Quote(ptr) + ": " + msg + "; nothing was changed",
+			Errors: []problem.FieldError{{Pointer: ptr, Message: msg}}}
+	}
+	// The document is read once, strictly; only when that fails is it looked at again, to tell
+	// a newer format or a broken document from a field gone wrong.
+	var doc api.Snapshot
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	err := d.Decode(&doc)
+	if err != nil {
+		var probe struct {
+			Format json.RawMessage `json:"format"`
+		}
+		if perr := json.Unmarshal(data, &probe); perr != nil {
+			var syntax *json.SyntaxError
+			if errors.As(perr, &syntax) || errors.Is(perr, io.ErrUnexpectedEOF) || len(bytes.TrimSpace(data)) == 0 {
+				where := ""
+				if syntax != nil {
+					where = fmt.Sprintf(" (at byte %d)", syntax.Offset)
+				}
+				return nil, bad("", "not complete JSON"+where+": the document is truncated or was edited by hand")
+			}
+			return nil, bad("", "a snapshot is a JSON object")
+		}
+		doc.Format = 0
+		_ = json.Unmarshal(probe.Format, &doc.Format)
+	}
+	if doc.Format < 1 {
+		return nil, bad("/format", "format must be a positive integer (this emulator writes "+strconv.Itoa(api.SnapshotFormat)+")")
+	}
+	if doc.Format > api.SnapshotFormat {
+		return nil, bad("/format", "format "+strconv.Itoa(doc.Format)+" is newer than this emulator reads ("+strconv.Itoa(api.SnapshotFormat)+"); restore it with a newer emulator")
+	}
+	if err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return nil, bad(fieldPointer(typeErr.Field), "want "+typeErr.Type.String()+", got a JSON "+typeErr.Value)
+		}
+		if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return nil, bad("", "unknown field "+field+": the document was edited, or written by another format")
+		}
+		return nil, bad("", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if d.More() {
+		return nil, bad("", "more than one JSON value")
+	}
+	return &doc, nil
+}
+
+// fieldPointer turns encoding/json's dotted field path into a JSON Pointer.
+func fieldPointer(field string) string {
+	if field == "" {
+		return ""
+	}
+	return "/" + strings.ReplaceAll(field, ".", "/")
+}
+
+// Snapshot returns a tenant's snapshot document ("" names the default tenant), as GET
+// /_emulator/snapshot answers it; --state-on-exit writes it.
+func (s *Server) Snapshot(tenant string, withJournal bool) ([]byte, error) {
+	<-s.ready
+	if s.tenants == nil {
+		return nil, errors.New("the catalog failed to load")
+	}
+	t, err := s.tenants.Get(tenant)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(s.snapshotOf(t, withJournal))
+}
+
+// Restore replaces a tenant's world with a snapshot document ("" names the default tenant), as
+// PUT /_emulator/snapshot does; --state loads it. A document that does not hold changes nothing
+// and the error names every problem with its JSON Pointer.
+func (s *Server) Restore(tenant string, data []byte) error {
+	<-s.ready
+	if s.tenants == nil {
+		return errors.New("the catalog failed to load")
+	}
+	if int64(len(data)) > s.cfg.MaxSnapshotBytes {
+		return fmt.Errorf("the snapshot is %d bytes, over the limit of %d", len(data), s.cfg.MaxSnapshotBytes)
+	}
+	t, err := s.tenants.Get(tenant)
+	if err != nil {
+		return err
+	}
+	doc, err := decodeSnapshot(data)
+	if err == nil {
+		_, err = t.Restore(doc)
+	}
+	if pe := problem.As(err); pe != nil && len(pe.Errors) > 1 {
+		var b strings.Builder
+		b.WriteString(pe.Detail)
+		for _, e := range pe.Errors {
+			b.WriteString("\n  " + e.Pointer + ": " + e.Message)
+		}
+		return errors.New(b.String())
+	}
+	if pe := problem.As(err); pe != nil {
+		return errors.New(pe.Detail)
+	}
+	return err
+}

@@ -1,0 +1,332 @@
+package emulator
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+)
+
+// tenantCall is call in a named tenant.
+func tenantCall(t testing.TB, s *Server, tenant, method, path, key string, body any, headers ...string) *httptest.ResponseRecorder {
+	t.Helper()
+	return call(t, s, method, path, key, body, append([]string{"X-Emulator-Tenant", tenant}, headers...)...)
+}
+
+// busyTenant fills a tenant with jobs in every state, held credits, used and unused quotes,
+// faults of both sources and a manual clock moved part of the way.
+func busyTenant(t testing.TB, s *Server, tenant string) {
+	t.Helper()
+	do := func(want int, method, path, key string, body any, headers ...string) *httptest.ResponseRecorder {
+		t.Helper()
+		rec := tenantCall(t, s, tenant, method, path, key, body, headers...)
+		if rec.Code != want && want != 0 {
+			t.Fatalf("%s %s: %d %s", method, path, rec.Code, rec.Body)
+		}
+		return rec
+	}
+	// The flaky scenario's faults would make the set-up's own answers vary; it comes in last.
+	var ids []string
+	for i, outcome := range []string{"expire", "succeed", "fail", "expire", "slow", "succeed", "slow", "content_policy", "slow"} {
+		if i == 1 {
+			do(200, "POST", "/_emulator/clock", "", map[string]any{"advance": "11m"}) // the first expires
+		}
+		input := map[string]any{"prompt": fmt.Sprint("busy ", i), "num_images": 1 + i%2, "image_size": "square", "output_format": "png"}
+		q := decode[quoteBody](t, do(200, "POST", "/v1/quotes", "mg_test_all", map[string]any{"model": schnellID, "input": input}))
+		rec := do(202, "POST", "/v1/generate", "mg_test_all", map[string]any{"model": schnellID, "input": input, "quote_id": q.QuoteID},
+			"Idempotency-Key", fmt.Sprint("busy-", i), "X-Emulator-Outcome", outcome)
+		ids = append(ids, decode[jobJSON](t, rec).ID)
+	}
+	do(200, "POST", "/v1/quotes", "mg_test_all", map[string]any{"model": schnellID, "input": map[string]any{"prompt": "unused"}})
+	do(200, "POST", "/_emulator/clock", "", map[string]any{"advance": "7s"})
+	do(200, "POST", "/v1/jobs/"+ids[6]+"/cancel", "mg_test_all", nil)
+	do(201, "POST", "/_emulator/faults", "", map[string]any{"match": map[string]any{"path": "/v1/models"}, "status": 503, "count": 3})
+	do(0, "GET", "/v1/models", "mg_test_all", nil)
+	do(200, "PUT", "/_emulator/accounts/acct_poor", "", map[string]any{"credits": 77})
+	do(200, "PUT", "/_emulator/scenario", "", map[string]any{"name": "flaky"})
+	do(200, "POST", "/_emulator/clock", "", map[string]any{"advance": "1500ms"})
+}
+
+// continuation sends the same requests after a snapshot point and returns everything the
+// emulator answered, file bytes included, with the tenant's own file prefix made neutral.
+func continuation(t testing.TB, s *Server, tenant string) string {
+	t.Helper()
+	var out strings.Builder
+	record := func(rec *httptest.ResponseRecorder) {
+		fmt.Fprintf(&out, "%d %s %s\n", rec.Code, rec.Header().Get("X-Request-Id"), rec.Body)
+	}
+	get := func(path, key string) *httptest.ResponseRecorder {
+		rec := tenantCall(t, s, tenant, "GET", path, key, nil)
+		record(rec)
+		return rec
+	}
+	state := func() {
+		for _, p := range []string{"/_emulator/accounts", "/_emulator/jobs?limit=100", "/_emulator/clock", "/_emulator/faults", "/_emulator/scenario"} {
+			get(p, "")
+		}
+		jobs := get("/v1/jobs?limit=100", "mg_test_all")
+		var page struct{ Data []jobJSON }
+		_ = json.Unmarshal(jobs.Body.Bytes(), &page)
+		for _, j := range page.Data {
+			get("/v1/jobs/"+j.ID, "mg_test_all")
+			for _, o := range j.Outputs {
+				file := tenantCall(t, s, tenant, "GET", strings.TrimPrefix(o.URL, "http://example.com"), "", nil)
+				sum := sha256.Sum256(file.Body.Bytes())
+				fmt.Fprintf(&out, "file %s %d %s\n", o.URL, file.Code, hex.EncodeToString(sum[:]))
+			}
+		}
+	}
+	state()
+	for i := range 6 {
+		input := map[string]any{"prompt": fmt.Sprint("after ", i), "num_images": 1, "image_size": "square", "output_format": "png"}
+		q := tenantCall(t, s, tenant, "POST", "/v1/quotes", "mg_test_all", map[string]any{"model": schnellID, "input": input})
+		record(q)
+		if q.Code == 200 {
+			record(tenantCall(t, s, tenant, "POST", "/v1/generate", "mg_test_all",
+				map[string]any{"model": schnellID, "input": input, "quote_id": decode[quoteBody](t, q).QuoteID}, "Idempotency-Key", fmt.Sprint("after-", i)))
+		}
+		record(tenantCall(t, s, tenant, "POST", "/_emulator/clock", "", map[string]any{"advance": "2s"}))
+	}
+	get("/v1/models?limit=1", "mg_test_all")
+	record(tenantCall(t, s, tenant, "POST", "/_emulator/clock", "", map[string]any{"advance": "10m"}))
+	state()
+	get("/_emulator/requests?limit=500", "")
+	// The journal times requests in real time, which no snapshot can repeat.
+	neutral := durations.ReplaceAllString(out.String(), `"duration_ms":0`)
+	// A restored journal shows the headers its requests were sent with, the original tenant's
+	// name among them.
+	neutral = tenantHeader.ReplaceAllString(neutral, `"X-Emulator-Tenant":"TENANT"`)
+	return strings.NewReplacer("/files/"+tenant+"/", "/files/TENANT/", `"tenant":"`+tenant+`"`, `"tenant":"TENANT"`).Replace(neutral)
+}
+
+var durations = regexp.MustCompile(`"duration_ms":[0-9.e-]+`)
+
+func snapshotOf(t testing.TB, s *Server, tenant, query string) []byte {
+	t.Helper()
+	rec := tenantCall(t, s, tenant, "GET", "/_emulator/snapshot"+query, "", nil)
+	if rec.Code != 200 {
+		t.Fatalf("snapshot: %d %s", rec.Code, rec.Body)
+	}
+	return rec.Body.Bytes()
+}
+
+func restore(t testing.TB, s *Server, tenant string, doc []byte) *httptest.ResponseRecorder {
+	t.Helper()
+	return tenantCall(t, s, tenant, "PUT", "/_emulator/snapshot", "", string(doc))
+}
+
+// A busy tenant's snapshot, restored into another tenant of another emulator seeded otherwise,
+// answers every control and /v1 request as the original does, and goes on identically: the
+// same answers, ids and file bytes.
+func TestSnapshotRoundTripGoesOnIdentically(t *testing.T) {
+	t.Parallel()
+	a := simServer(t, Config{Seeded: true, Seed: 99})
+	busyTenant(t, a, "alpha")
+	doc := snapshotOf(t, a, "alpha", "?journal=true")
+
+	var parsed api.Snapshot
+	if err := json.Unmarshal(doc, &parsed); err != nil {
+		t.Fatal(err)
+	}
+	states := map[string]int{}
+	for _, j := range parsed.Jobs {
+		states[j.Status]++
+	}
+	for _, s := range []string{"queued", "running", "succeeded", "failed", "canceled", "expired"} {
+		if states[s] == 0 {
+			t.Errorf("the busy tenant has no %s job: %v", s, states)
+		}
+	}
+	if parsed.Format != 1 || parsed.Clock.Mode != "manual" || !parsed.Random.Seeded || len(parsed.Faults.Rules) < 2 || parsed.Journal == nil || parsed.Scenario.Name != "flaky" {
+		t.Errorf("snapshot lacks parts: format %d clock %+v random %+v faults %d scenario %q", parsed.Format, parsed.Clock, parsed.Random, len(parsed.Faults.Rules), parsed.Scenario.Name)
+	}
+
+	b := simServer(t, Config{Seeded: true, Seed: 7})
+	if rec := restore(t, b, "beta", doc); rec.Code != 200 {
+		t.Fatalf("restore: %d %s", rec.Code, rec.Body)
+	}
+	// Restored in place, in the same emulator too.
+	if rec := restore(t, a, "gamma", doc); rec.Code != 200 {
+		t.Fatalf("restore: %d %s", rec.Code, rec.Body)
+	}
+	// A snapshot of a restored tenant is the document it was restored from.
+	if rec := restore(t, b, "delta", doc); rec.Code != 200 {
+		t.Fatalf("restore: %d %s", rec.Code, rec.Body)
+	}
+	// Its own request drew one more request id.
+	again := bytes.Replace(snapshotOf(t, b, "delta", "?journal=true"), []byte(`"tenant":"delta"`), []byte(`"tenant":"alpha"`), 1)
+	again = bytes.Replace(again, fmt.Appendf(nil, `"requests":%d`, parsed.Random.Requests+1), fmt.Appendf(nil, `"requests":%d`, parsed.Random.Requests), 1)
+	if !bytes.Equal(again, doc) {
+		t.Errorf("a restored snapshot's snapshot differs: %s", firstDifference(strings.ReplaceAll(string(doc), ",", ",\n"), strings.ReplaceAll(string(again), ",", ",\n")))
+	}
+	want := continuation(t, a, "alpha")
+	for _, other := range []struct {
+		s      *Server
+		tenant string
+	}{{b, "beta"}, {a, "gamma"}} {
+		if got := continuation(t, other.s, other.tenant); got != want {
+			t.Errorf("tenant %s goes on differently:\n%s", other.tenant, firstDifference(want, got))
+		}
+	}
+	if !strings.Contains(want, "file ") || !strings.Contains(want, `"status":"failed"`) {
+		t.Errorf("the continuation lacks files or failures:\n%s", want)
+	}
+}
+
+var tenantHeader = regexp.MustCompile(`"X-Emulator-Tenant":"[^"]*"`)
+
+// firstDifference shows where two transcripts part.
+func firstDifference(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := range min(len(al), len(bl)) {
+		if al[i] != bl[i] {
+			return fmt.Sprintf("line %d:\nwant %s\ngot  %s", i+1, al[i], bl[i])
+		}
+	}
+	return fmt.Sprintf("lengths %d and %d", len(al), len(bl))
+}
+
+// Bad documents answer 422 invalid_snapshot with a JSON Pointer per problem, and change nothing.
+func TestBadSnapshotsChangeNothing(t *testing.T) {
+	t.Parallel()
+	s := simServer(t, Config{Seeded: true, Seed: 5})
+	busyTenant(t, s, "src")
+	doc := snapshotOf(t, s, "src", "")
+	busyTenant(t, s, "dst")
+	before := snapshotOf(t, s, "dst", "")
+	edit := func(f func(m map[string]any)) string {
+		var m map[string]any
+		if err := json.Unmarshal(doc, &m); err != nil {
+			t.Fatal(err)
+		}
+		f(m)
+		b, _ := json.Marshal(m)
+		return string(b)
+	}
+	job := func(m map[string]any, i int) map[string]any { return m["jobs"].([]any)[i].(map[string]any) }
+	live := func(m map[string]any) map[string]any {
+		for _, j := range m["jobs"].([]any) {
+			if j.(map[string]any)["status"] == "running" {
+				return j.(map[string]any)
+			}
+		}
+		t.Fatal("no running job")
+		return nil
+	}
+	cases := []struct {
+		name, body string
+		pointers   []string
+		models     []any
+	}{
+		{"truncated", string(doc[:len(doc)/2]), []string{""}, nil},
+		{"newer format", edit(func(m map[string]any) { m["format"] = 2 }), []string{"/format"}, nil},
+		{"not an object", `[1, 2]`, []string{""}, nil},
+		{"wrong type", edit(func(m map[string]any) { m["clock"] = "soon" }), []string{"/clock"}, nil},
+		{"unknown field", edit(func(m map[string]any) { m["extra"] = true }), []string{""}, nil},
+		{"job naming a missing quote", edit(func(m map[string]any) { live(m)["quote_id"] = "nope" }), []string{"/jobs/4/quote_id", "/quotes/4/used_by"}, nil},
+		{"models the catalog lacks", edit(func(m map[string]any) {
+			job(m, 0)["model"] = "acme/imaginary"
+			m["quotes"].([]any)[1].(map[string]any)["model"] = "acme/other"
+		}), []string{"/quotes/1/model", "/jobs/0/model"}, []any{"acme/other", "acme/imaginary"}},
+		{"edited input", edit(func(m map[string]any) {
+			q := m["quotes"].([]any)
+			q[len(q)-1].(map[string]any)["input"] = map[string]any{"prompt": "changed"}
+		}), []string{"/quotes/9/input_digest"}, nil},
+		{"held credits that do not add up", edit(func(m map[string]any) {
+			m["accounts"].([]any)[0].(map[string]any)["held"] = 999
+		}), []string{"/accounts/0/held"}, nil},
+		{"bad status", edit(func(m map[string]any) { job(m, 2)["status"] = "sleeping" }), []string{"/jobs/2/status"}, nil},
+		{"unknown scenario", edit(func(m map[string]any) { m["scenario"] = map[string]any{"name": "nowhere"} }), []string{"/scenario/name"}, nil},
+	}
+	for _, c := range cases {
+		rec := restore(t, s, "dst", []byte(c.body))
+		var p struct {
+			Code   string
+			Errors []api.FieldError
+			Models []any
+		}
+		_ = json.Unmarshal(rec.Body.Bytes(), &p)
+		var ptrs []string
+		for _, e := range p.Errors {
+			ptrs = append(ptrs, e.Pointer)
+		}
+		if rec.Code != 422 || p.Code != "invalid_snapshot" || !slicesEqual(ptrs, c.pointers) || fmt.Sprint(p.Models) != fmt.Sprint(c.models) {
+			t.Errorf("%s: %d %s, want 422 invalid_snapshot at %q models %v", c.name, rec.Code, rec.Body, c.pointers, c.models)
+		}
+	}
+	if rec := tenantCall(t, s, "dst", "PUT", "/_emulator/snapshot", "", "{}", "Content-Type", "text/plain"); rec.Code != 415 {
+		t.Errorf("a text body: %d %s", rec.Code, rec.Body)
+	}
+	small := simServer(t, Config{MaxSnapshotBytes: 1000})
+	if rec := restore(t, small, "x", doc); rec.Code != 413 {
+		t.Errorf("a snapshot over its limit: %d %s", rec.Code, rec.Body)
+	}
+	after := snapshotOf(t, s, "dst", "")
+	// Only the request ids drawn for the refused requests moved on.
+	strip := func(b []byte) string { return regexp.MustCompile(`"requests":[0-9]+`).ReplaceAllString(string(b), "") }
+	if strip(after) != strip(before) {
+		t.Errorf("a refused snapshot changed the tenant: %s", firstDifference(strip(before), strip(after)))
+	}
+}
+
+func slicesEqual(a, b []string) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
+
+// Requests to a tenant being restored see the old world or the new one, never a mix.
+func TestRestoreIsAtomic(t *testing.T) {
+	t.Parallel()
+	s := simServer(t, Config{Seeded: true, Seed: 3})
+	busyTenant(t, s, "one")
+	tenantCall(t, s, "one", "PUT", "/_emulator/scenario", "", map[string]any{"name": "default"}) // no faults drawn at random
+	one := snapshotOf(t, s, "one", "")
+	call := func(path, key string) string { return tenantCall(t, s, "live", "GET", path, key, nil).Body.String() }
+	restoreOK := func(doc []byte) {
+		if rec := restore(t, s, "live", doc); rec.Code != 200 {
+			t.Errorf("restore: %d %s", rec.Code, rec.Body)
+		}
+	}
+	tenantCall(t, s, "two", "PUT", "/_emulator/accounts/acct_all", "", map[string]any{"credits": 5})
+	two := snapshotOf(t, s, "two", "")
+	answers := map[string]map[string]bool{}
+	paths := []struct{ path, key string }{{"/_emulator/accounts", ""}, {"/v1/jobs?limit=100", "mg_test_all"}, {"/_emulator/faults", ""}}
+	for _, doc := range [][]byte{one, two} {
+		restoreOK(doc)
+		for _, p := range paths {
+			if answers[p.path] == nil {
+				answers[p.path] = map[string]bool{}
+			}
+			answers[p.path][durations.ReplaceAllString(call(p.path, p.key), "")] = true
+		}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				for _, p := range paths {
+					if got := call(p.path, p.key); !answers[p.path][got] {
+						t.Errorf("%s answered neither world: %s", p.path, got)
+						return
+					}
+				}
+			}
+		})
+	}
+	for i := range 20 {
+		restoreOK([][]byte{one, two}[i%2])
+	}
+	close(done)
+	wg.Wait()
+}
