@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -16,9 +17,10 @@ const maxSchemaChanges = 50
 
 // Difference is one way a catalog file and the live service disagree.
 type Difference struct {
-	// Kind is added, removed, renamed, status, changed, schema or price.
+	// Kind is added, removed, renamed, status, changed, schema, price or product (and, with
+	// --spend, the kinds of spend.go).
 	Kind string
-	// Model is the model's id (for renamed ids, the file's).
+	// Model is the model's id (for renamed ids, the file's; for product, the product's id).
 	Model string
 	// Detail says what differs.
 	Detail string
@@ -34,7 +36,8 @@ func (d Difference) String() string {
 
 // Drift compares the catalog file with the live service and lists every difference: models
 // added, removed or renamed, changes of status and of the other listed fields, input schema
-// changes (as JSON Pointers), and price changes on the file's example inputs.
+// changes (as JSON Pointers), price changes on the file's example inputs and, with Grouped,
+// product names and descriptions.
 func Drift(ctx context.Context, o Options, catalogFile string) ([]Difference, error) {
 	data, err := os.ReadFile(catalogFile)
 	if err != nil {
@@ -119,6 +122,9 @@ func Drift(ctx context.Context, o Options, catalogFile string) ([]Difference, er
 		}
 		diffs = append(diffs, ds...)
 	}
+	if o.Grouped {
+		diffs = append(diffs, compareProducts(cat, l, inFile)...)
+	}
 	for _, m := range removed {
 		if to, ok := renamedTo[m.ID]; ok {
 			add("renamed", m.ID, "now %s", to)
@@ -133,6 +139,41 @@ func Drift(ctx context.Context, o Options, catalogFile string) ([]Difference, er
 		add("added", a.id, "%q (%s, %s)", a.doc.str("name"), a.doc.str("category"), a.doc.str("status"))
 	}
 	return diffs, nil
+}
+
+// compareProducts compares the names and descriptions of the file's products with the grouped
+// listing's, for the products of the models compared. A product the grouped listing does not
+// show (none of its models is ready) is not compared: its models' product is.
+func compareProducts(cat *catalog.Catalog, l *listing, inFile map[string]bool) []Difference {
+	live := map[string]*node{}
+	for _, g := range l.products {
+		if id := g.str("product"); id != "" && live[id] == nil {
+			live[id] = g
+		}
+	}
+	used := map[string]bool{}
+	for _, m := range cat.Models {
+		if inFile[m.ID] {
+			used[m.Product] = true
+		}
+	}
+	var out []Difference
+	for _, p := range cat.Products {
+		g := live[p.ID]
+		if g == nil || !used[p.ID] {
+			continue
+		}
+		// import names a product after its id when the service gives no name.
+		for _, f := range []struct{ name, file, live string }{
+			{"name", p.Name, cmp.Or(g.str("name"), p.ID)},
+			{"description", p.Description, g.str("description")},
+		} {
+			if f.live != "" && f.live != f.file {
+				out = append(out, Difference{Kind: "product", Model: p.ID, Detail: fmt.Sprintf("%s %q -> %q", f.name, f.file, f.live)})
+			}
+		}
+	}
+	return out
 }
 
 // compareModel lists how one model of the file differs from the live one.

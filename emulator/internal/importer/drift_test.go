@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 )
 
 // TestCompareModelListedFields checks each listed field drift compares, one change at a time,
@@ -41,6 +43,43 @@ func TestCompareModelListedFields(t *testing.T) {
 		}
 		var got []string
 		for _, d := range ds {
+			got = append(got, d.String())
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestCompareProducts checks that product names and descriptions, which only the grouped
+// listing shows, are compared, and only for products of the models compared.
+func TestCompareProducts(t *testing.T) {
+	t.Parallel()
+	cat := &catalog.Catalog{
+		Products: []*catalog.Product{{ID: "p", Name: "P", Description: "D"}, {ID: "q", Name: "Q"}, {ID: "gone", Name: "G"}},
+		Models:   []*catalog.Model{{ID: "a", Product: "p"}, {ID: "b", Product: "q"}, {ID: "c", Product: "gone"}},
+	}
+	groups := func(s string) *listing {
+		return &listing{products: mustParse(t, s).vals}
+	}
+	all := map[string]bool{"a": true, "b": true, "c": true}
+	cases := []struct {
+		name   string
+		l      *listing
+		inFile map[string]bool
+		want   []string
+	}{
+		{"same", groups(`[{"product":"p","name":"P","description":"D"},{"product":"q","name":"Q"}]`), all, nil},
+		{"renamed", groups(`[{"product":"p","name":"P2","description":"D"}]`), all, []string{`product  p: name "P" -> "P2"`}},
+		{"described", groups(`[{"product":"p","name":"P","description":"D2"},{"product":"q","name":"Q","description":"new"}]`), all,
+			[]string{`product  p: description "D" -> "D2"`, `product  q: description "" -> "new"`}},
+		{"no name is the id", groups(`[{"product":"q"}]`), all, []string{`product  q: name "Q" -> "q"`}},
+		{"model not compared", groups(`[{"product":"p","name":"P2"}]`), map[string]bool{"b": true}, nil},
+		{"not grouped", &listing{}, all, nil},
+	}
+	for _, c := range cases {
+		var got []string
+		for _, d := range compareProducts(cat, c.l, c.inFile) {
 			got = append(got, d.String())
 		}
 		if !slices.Equal(got, c.want) {

@@ -349,6 +349,8 @@ func modified(t *testing.T) string {
 	s := string(data)
 	for _, r := range [][2]string{
 		{"name: Pix v1\n", "name: Pix One\n"},
+		{"    name: Pix\n    description: Acme's image family.\n", "    name: Pix Studio\n    description: Acme's image family.\n"},
+		{"description: Speech and sound.\n", "description: Speech, sound and music.\n"},
 		{"at two qualities.\n    category: upscaling\n    product: upscale\n    mode: upscaling\n    output_type: image\n    status: ready",
 			"at two qualities.\n    category: upscaling\n    product: upscale\n    mode: upscaling\n    output_type: image\n    status: maintenance"},
 		{"duration: {type: number, minimum: 1, maximum: 30, default: 5}", "duration: {type: number, minimum: 1, maximum: 60, default: 5}"},
@@ -411,8 +413,10 @@ func TestDrift(t *testing.T) {
 		`price    acme/voice/sfx: example 0: 4 credits in the file, 5 live`,
 		`renamed  acme/voice/speak: now acme/voice/speak-v2`,
 		`removed  acme/clip/v2/i2v`,
+		`product  pix: name "Pix" -> "Pix Studio"`,
+		`product  voice: description "Speech and sound." -> "Speech, sound and music."`,
 		`added    acme/pix/v2: "Pix v2" (text-to-image, ready)`,
-		"7 differences",
+		"9 differences",
 	}
 	for _, w := range want {
 		if !strings.Contains(report, w+"\n") {
