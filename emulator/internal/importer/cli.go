@@ -22,16 +22,19 @@ file the emulator serves. The key comes from --key or ` + KeyVariable + ` and is
 Flags:
 `
 
-const driftUsage = `Usage: mediagen-emulator drift --from URL [--key KEY] --catalog FILE [--models GLOB,...] [--grouped] [--timeout D]
+const driftUsage = `Usage: mediagen-emulator drift --from URL [--key KEY] --catalog FILE [--models GLOB,...] [--grouped] [--spend N] [--timeout D]
 
-Compares a catalog file with the live service and prints every difference. Exit status: 0 when
+Compares a catalog file with the live service and prints every difference. Only with --spend N
+does it generate (spending at most N credits of the live account): one cheapest generation per
+output type, whose answers are compared in shape with the emulator's. Exit status: 0 when
 nothing differs, 1 when something does, 2 on a usage or connection error.
 
 Flags:
 `
 
-// Main runs the import or drift command and returns its exit status.
-func Main(ctx context.Context, command string, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+// Main runs the import or drift command and returns its exit status. ref builds the emulator
+// drift --spend compares with.
+func Main(ctx context.Context, command string, args []string, getenv func(string) string, stdout, stderr io.Writer, ref Reference) int {
 	fs := flag.NewFlagSet("mediagen-emulator "+command, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o Options
@@ -48,6 +51,7 @@ func Main(ctx context.Context, command string, args []string, getenv func(string
 		fs.Usage = func() { fmt.Fprint(stderr, importUsage); fs.PrintDefaults() }
 	case "drift":
 		fs.StringVar(&catalogFile, "catalog", "", "catalog file to compare")
+		fs.Int64Var(&o.Spend, "spend", 0, "spend at most this many live credits on one cheapest generation per output type, compared with the emulator's (0: never generate)")
 		fs.Usage = func() { fmt.Fprint(stderr, driftUsage); fs.PrintDefaults() }
 	default:
 		fmt.Fprintf(stderr, "mediagen-emulator: unknown command %q\n", command)
@@ -80,6 +84,10 @@ func Main(ctx context.Context, command string, args []string, getenv func(string
 	if *timeout <= 0 {
 		return fail("--timeout must be positive")
 	}
+	if o.Spend < 0 {
+		return fail("--spend must be a number of credits, 0 or more")
+	}
+	o.Reference = ref
 	o.Progress = stderr
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()

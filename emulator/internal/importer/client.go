@@ -57,6 +57,7 @@ type statusError struct {
 	Status int
 	Code   string
 	Detail string
+	answer *answer
 }
 
 func (e *statusError) Error() string {
@@ -125,6 +126,33 @@ func (c *client) inside(u *url.URL) error {
 // do sends one request (retrying as above) and returns the body of its 2xx answer, which must
 // be a JSON object.
 func (c *client) do(ctx context.Context, method, path string, query url.Values, body []byte) (*node, error) {
+	a, err := c.send(ctx, method, path, query, body, nil)
+	if err != nil {
+		return nil, err
+	}
+	return a.doc, nil
+}
+
+// answer is one whole answer of the service: its status, headers and JSON body (nil when the
+// body is not JSON).
+type answer struct {
+	status int
+	header http.Header
+	doc    *node
+}
+
+// answerOf returns the final non-2xx answer behind err, or nil.
+func answerOf(err error) *answer {
+	var se *statusError
+	if errors.As(err, &se) {
+		return se.answer
+	}
+	return nil
+}
+
+// send is do with extra request headers, returning the whole answer: a final answer other
+// than 2xx is a *statusError that carries it.
+func (c *client) send(ctx context.Context, method, path string, query url.Values, body []byte, header http.Header) (*answer, error) {
 	target := strings.TrimSuffix(c.base.String(), "/") + path
 	if len(query) > 0 {
 		target += "?" + query.Encode()
@@ -135,9 +163,9 @@ func (c *client) do(ctx context.Context, method, path string, query url.Values, 
 	}
 	backoff := 250 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		wait, err := c.once(ctx, method, target, label, body)
+		wait, err := c.once(ctx, method, target, label, body, header)
 		if err == nil {
-			return wait.doc, nil
+			return wait.answer, nil
 		}
 		var perm *permanentError
 		if !wait.retry || errors.As(err, &perm) || attempt >= maxAttempts || ctx.Err() != nil {
@@ -161,14 +189,14 @@ func (c *client) do(ctx context.Context, method, path string, query url.Values, 
 	}
 }
 
-// outcome is what one try of a request gave: a document, or whether and when to try again.
+// outcome is what one try of a request gave: an answer, or whether and when to try again.
 type outcome struct {
-	doc   *node
-	retry bool
-	after time.Duration
+	answer *answer
+	retry  bool
+	after  time.Duration
 }
 
-func (c *client) once(ctx context.Context, method, target, label string, body []byte) (outcome, error) {
+func (c *client) once(ctx context.Context, method, target, label string, body []byte, header http.Header) (outcome, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -181,6 +209,9 @@ func (c *client) once(ctx context.Context, method, target, label string, body []
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	c.requests++
 	// A slow answer says it is still coming, so a long wait is never silent.
@@ -209,9 +240,10 @@ func (c *client) once(ctx context.Context, method, target, label string, body []
 		return outcome{}, fmt.Errorf("%s: %w", label, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		se := &statusError{Status: resp.StatusCode}
+		se := &statusError{Status: resp.StatusCode, answer: &answer{status: resp.StatusCode, header: resp.Header}}
 		if err == nil {
 			se.Code, se.Detail = doc.str("code"), doc.str("detail")
+			se.answer.doc = doc
 		}
 		err := fmt.Errorf("%s: %w", label, se)
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
@@ -226,7 +258,7 @@ func (c *client) once(ctx context.Context, method, target, label string, body []
 		// A 2xx whose body does not parse was cut or garbled on the way: try again.
 		return outcome{retry: true}, fmt.Errorf("%s: the answer is not a JSON object", label)
 	}
-	return outcome{doc: doc}, nil
+	return outcome{answer: &answer{status: resp.StatusCode, header: resp.Header, doc: doc}}, nil
 }
 
 // transient reports whether a transport error may pass: a refused or dropped connection may

@@ -115,8 +115,12 @@ func Drift(ctx context.Context, o Options, catalogFile string) ([]Difference, er
 			}
 		}
 	}
+	var picks cheapest
+	if o.Spend > 0 {
+		picks = cheapest{}
+	}
 	for _, p := range both {
-		ds, err := compareModel(ctx, c, l, p.file, p.live)
+		ds, err := compareModel(ctx, c, l, p.file, p.live, picks)
 		if err != nil {
 			return nil, err
 		}
@@ -137,6 +141,13 @@ func Drift(ctx context.Context, o Options, catalogFile string) ([]Difference, er
 			continue
 		}
 		add("added", a.id, "%q (%s, %s)", a.doc.str("name"), a.doc.str("category"), a.doc.str("status"))
+	}
+	if o.Spend > 0 {
+		ds, err := spend(ctx, c, &o, catalogFile, data, cat, picks)
+		if err != nil {
+			return nil, err
+		}
+		diffs = append(diffs, ds...)
 	}
 	return diffs, nil
 }
@@ -176,8 +187,9 @@ func compareProducts(cat *catalog.Catalog, l *listing, inFile map[string]bool) [
 	return out
 }
 
-// compareModel lists how one model of the file differs from the live one.
-func compareModel(ctx context.Context, c *client, l *listing, m *catalog.Model, live *node) ([]Difference, error) {
+// compareModel lists how one model of the file differs from the live one, and offers each
+// example it quotes to picks (which may be nil).
+func compareModel(ctx context.Context, c *client, l *listing, m *catalog.Model, live *node, picks cheapest) ([]Difference, error) {
 	var out []Difference
 	add := func(kind, format string, args ...any) {
 		out = append(out, Difference{Kind: kind, Model: m.ID, Detail: fmt.Sprintf(format, args...)})
@@ -236,6 +248,9 @@ func compareModel(ctx context.Context, c *client, l *listing, m *catalog.Model, 
 			add("price", "example %d is refused by the live service (invalid input)", i)
 		case got != want:
 			add("price", "example %d: %s in the file, %d live", i, credits(want), got)
+		}
+		if ok {
+			picks.offer(m, i, input, got)
 		}
 	}
 	return out, nil

@@ -37,7 +37,7 @@ func TestCompareModelListedFields(t *testing.T) {
 		{"empty live field", live(`"description":"","mode":"",`), &listing{}, nil},
 	}
 	for _, c := range cases {
-		ds, err := compareModel(context.Background(), nil, c.l, m, c.live)
+		ds, err := compareModel(context.Background(), nil, c.l, m, c.live, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}

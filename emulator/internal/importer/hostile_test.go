@@ -286,7 +286,7 @@ func TestMainChecksOutBeforeReading(t *testing.T) {
 	dir := t.TempDir()
 	for _, out := range []string{filepath.Join(dir, "missing", "cat.yaml"), dir} {
 		var stdout, stderr bytes.Buffer
-		code := Main(context.Background(), "import", []string{"--from", srv.URL, "--key", "k", "--out", out}, func(string) string { return "" }, &stdout, &stderr)
+		code := Main(context.Background(), "import", []string{"--from", srv.URL, "--key", "k", "--out", out}, func(string) string { return "" }, &stdout, &stderr, nil)
 		if code != 2 || !strings.Contains(stderr.String(), "--out") {
 			t.Errorf("--out %s: exit %d, stderr %q", out, code, stderr.String())
 		}
@@ -301,11 +301,11 @@ func TestMainGivesUpAtTheTimeout(t *testing.T) {
 	srv := newHostile(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 	var stdout, stderr bytes.Buffer
 	code := Main(context.Background(), "drift", []string{"--from", srv.URL, "--key", "k", "--catalog", "testdata/source.yaml", "--timeout", "200ms"},
-		func(string) string { return "" }, &stdout, &stderr)
+		func(string) string { return "" }, &stdout, &stderr, nil)
 	if code != 2 || !strings.Contains(stderr.String(), "gave up after 200ms (--timeout)") || len(srv.requests()) > 1 {
 		t.Errorf("exit %d after %d requests, stderr %q", code, len(srv.requests()), stderr.String())
 	}
-	code = Main(context.Background(), "drift", []string{"--from", srv.URL, "--timeout", "0s"}, func(string) string { return "" }, &stdout, &stderr)
+	code = Main(context.Background(), "drift", []string{"--from", srv.URL, "--timeout", "0s"}, func(string) string { return "" }, &stdout, &stderr, nil)
 	if code != 2 || !strings.Contains(stderr.String(), "--timeout must be positive") {
 		t.Errorf("--timeout 0s: exit %d, stderr %q", code, stderr.String())
 	}

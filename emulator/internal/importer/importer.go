@@ -46,6 +46,12 @@ type Options struct {
 	Sleep func(context.Context, time.Duration) error
 	// PageLimit is the listing page size (default 100).
 	PageLimit int
+	// Spend, when positive, lets drift spend up to this many credits on the live service: one
+	// cheapest generation per output type, compared in shape with Reference (spend.go). Zero
+	// never generates.
+	Spend int64
+	// Reference builds the emulator drift --spend compares the live service with.
+	Reference Reference
 
 	// attemptTimeout, notice and listingBytes replace attemptTimeout, waitNotice and
 	// maxListingBytes in tests.

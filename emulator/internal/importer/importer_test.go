@@ -442,7 +442,7 @@ func TestMainExitCodes(t *testing.T) {
 	noEnv := func(string) string { return "" }
 	run := func(getenv func(string) string, args ...string) (int, string, string) {
 		var stdout, stderr bytes.Buffer
-		code := importer.Main(context.Background(), args[0], args[1:], getenv, &stdout, &stderr)
+		code := importer.Main(context.Background(), args[0], args[1:], getenv, &stdout, &stderr, nil)
 		return code, stdout.String(), stderr.String()
 	}
 	cases := []struct {
@@ -457,6 +457,7 @@ func TestMainExitCodes(t *testing.T) {
 		{[]string{"import", "--from", src.URL, "--key", "wrong"}, noEnv, 2, "401"},
 		{[]string{"import", "--from", src.URL, "--models", "acme/pix/*", "--out", out}, env, 0, "imported 2 models"},
 		{[]string{"drift", "--from", src.URL}, env, 2, "--catalog is required"},
+		{[]string{"drift", "--from", src.URL, "--catalog", out, "--spend", "-1"}, env, 2, "--spend must be a number of credits"},
 		{[]string{"drift", "--from", src.URL, "--catalog", filepath.Join(dir, "missing.yaml")}, env, 2, "missing.yaml"},
 		{[]string{"drift", "--from", src.URL, "--catalog", out, "--models", "acme/pix/*"}, env, 0, ""},
 		{[]string{"drift", "--from", src.URL, "--catalog", out}, env, 1, ""},
