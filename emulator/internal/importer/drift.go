@@ -17,10 +17,11 @@ const maxSchemaChanges = 50
 
 // Difference is one way a catalog file and the live service disagree.
 type Difference struct {
-	// Kind is added, removed, renamed, status, changed, schema, price or product (and, with
-	// --spend, the kinds of spend.go).
+	// Kind is added, removed, renamed, status, changed, schema, price or product; with --spend
+	// also shape, header, status (of the provoked error) and timing.
 	Kind string
-	// Model is the model's id (for renamed ids, the file's; for product, the product's id).
+	// Model is the model's id (for renamed ids, the file's; for product, the product's id; for
+	// shape, header and status, what was compared: job, file or error).
 	Model string
 	// Detail says what differs.
 	Detail string

@@ -2,9 +2,11 @@ package importer
 
 import (
 	"context"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 )
@@ -101,5 +103,79 @@ func TestReportCountsInWords(t *testing.T) {
 		if got := credits(n); got != want {
 			t.Errorf("credits(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestTimingDiffs checks the range a live job's times must fall in: half to twice the
+// catalog's, a second wider either way, with the run time per unit of input counted.
+func TestTimingDiffs(t *testing.T) {
+	t.Parallel()
+	m := &catalog.Model{ID: "m", Timing: catalog.Timing{Queue: 0, Run: 10 * time.Second,
+		RunPerUnit: &catalog.UnitTime{Field: "seconds", Each: time.Second}},
+		Properties: map[string]catalog.Property{"seconds": {Default: 5}}}
+	job := func(started, finished string) *node {
+		return mustParse(t, `{"created_at":"2026-01-01T00:00:00Z","started_at":"2026-01-01T00:`+started+
+			`Z","finished_at":"2026-01-01T00:`+finished+`Z"}`)
+	}
+	// Without input, 15 s expected (10 s, and 5 s for the default of seconds): 6.5 s to 31 s.
+	cases := []struct {
+		input, queued, ran string
+		want               []string
+	}{
+		{`{}`, "00:01", "00:20", nil},
+		{`{}`, "00:01", "00:40", []string{`timing   m: ran 39s live; the catalog says 15s (6.5s to 31s)`}},
+		{`{}`, "00:01", "00:06", []string{`timing   m: ran 5s live; the catalog says 15s (6.5s to 31s)`}},
+		{`{"seconds": 50}`, "00:00", "01:00", nil}, // 60 s expected
+		{`{}`, "00:02", "00:17", []string{`timing   m: queued 2s live; the catalog says 0s (0s to 1s)`}},
+	}
+	for _, c := range cases {
+		var got []string
+		for _, d := range timingDiffs(&candidate{model: m, input: mustParse(t, c.input)}, job(c.queued, c.ran)) {
+			got = append(got, d.String())
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s queued %s ran to %s:\n got %q\nwant %q", c.input, c.queued, c.ran, got, c.want)
+		}
+	}
+	if ds := timingDiffs(&candidate{model: m, input: mustParse(t, `{}`)}, mustParse(t, `{"created":"x"}`)); ds != nil {
+		t.Errorf("a job without timestamps: %v", ds)
+	}
+}
+
+// TestCompareSides checks what counts as a difference of shape: fields on one side only, and
+// types that differ, where null (a field not set yet) matches any type.
+func TestCompareSides(t *testing.T) {
+	t.Parallel()
+	sideOf := func(status int, ctype string, headers []string, docs ...string) *side {
+		s := &side{shapes: map[string]shape{}, heads: map[string]seenHeaders{}, status: map[string]int{}}
+		for _, d := range docs {
+			h := http.Header{"Content-Type": {ctype}}
+			for _, n := range headers {
+				h.Set(n, "1")
+			}
+			s.answered("job", "GET /v1/jobs/{id}", &answer{status: status, header: h, doc: mustParse(t, d)})
+		}
+		return s
+	}
+	live := sideOf(200, "application/json", []string{"X-Request-Id", "Date", "X-Emulator-Version"},
+		`{"id":"a","started_at":null,"outputs":[{"url":"u","width":1}],"progress":"1"}`)
+	ref := sideOf(200, "application/json; charset=utf-8", []string{"X-Request-Id", "Location"},
+		`{"id":"b","started_at":"t","outputs":[{"url":"v","height":2}],"progress":1}`)
+	var got []string
+	for _, d := range compareSides(live, ref) {
+		got = append(got, d.String())
+	}
+	want := []string{
+		"shape    job: /outputs/*/height on the emulator, not live (number)",
+		"shape    job: /outputs/*/width live, not on the emulator (number)",
+		"shape    job: /progress is string live, number on the emulator",
+		"header   job: Location sent by the emulator, not live (GET /v1/jobs/{id} (200))",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("\n got %q\nwant %q", got, want)
+	}
+	live.status["error"], ref.status["error"] = 400, 422
+	if ds := compareSides(live, ref); len(ds) != len(want)+1 || ds[0].String() != "status   error: POST /v1/quotes with an invalid input: 400 live, 422 on the emulator" {
+		t.Errorf("a different error status: %v", ds)
 	}
 }

@@ -213,13 +213,13 @@ func (s *side) generation(ctx context.Context, cand *candidate, key string, allo
 	}
 	pause := firstPoll
 	for !terminal(job.str("status")) {
+		// The service's Retry-After when it gives one, but never more often than once a second.
 		d := retryAfter(a.header.Get("Retry-After"), time.Now())
-		if d <= 0 {
+		if d > 0 {
+			d = min(max(d, firstPoll), maxRetryWait)
+		} else {
 			d = pause
 			pause = min(2*pause, maxPoll)
-		}
-		if d > maxRetryWait {
-			d = maxRetryWait
 		}
 		if err := s.wait(ctx, d); err != nil {
 			return nil, err

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -150,6 +151,16 @@ func TestDriftSpendComparesShapes(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("against a reshaped job:\n got %q\nwant %q\n%s", got, want, progress.String())
+	}
+	// The README shows these very lines.
+	readme, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range want {
+		if !bytes.Contains(readme, []byte("\n"+w+"\n")) {
+			t.Errorf("the README's drift --spend example lacks %q", w)
+		}
 	}
 }
 
