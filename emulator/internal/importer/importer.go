@@ -1,6 +1,7 @@
 // Package importer reads a live Media Generation Service's catalog through its public API and
 // writes it as a catalog file the emulator serves, and reports where a catalog file has drifted
-// from the live service. It only reads and quotes: quotes are free, so it never spends credits.
+// from the live service. It only reads and quotes (quotes are free), so it never spends credits,
+// except in drift with an explicit Spend budget.
 package importer
 
 import (
