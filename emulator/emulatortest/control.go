@@ -231,21 +231,43 @@ func (e *Emulator) Reset() {
 // the test with the emulator's problem detail.
 func (e *Emulator) do(method, path string, in any, want int, out any) {
 	e.t.Helper()
-	var body io.Reader
+	var body []byte
 	if in != nil {
 		raw, err := json.Marshal(in)
 		if err != nil {
 			e.t.Fatalf("emulatortest: %s %s: %v", method, path, err)
 			return
 		}
-		body = bytes.NewReader(raw)
+		body = raw
 	}
-	req, err := http.NewRequest(method, e.URL+path, body)
+	status, data, err := e.roundTrip(method, path, body)
 	if err != nil {
 		e.t.Fatalf("emulatortest: %s %s: %v", method, path, err)
 		return
 	}
-	if in != nil {
+	if status != want {
+		e.t.Fatalf("emulatortest: %s %s: %s", method, path, describeRefusal(status, want, data))
+		return
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			e.t.Fatalf("emulatortest: %s %s: decoding %.200q: %v", method, path, data, err)
+		}
+	}
+}
+
+// roundTrip sends one control request as this handle (its tenant and admin token) with a JSON
+// body when body is not nil, and reads the whole answer.
+func (e *Emulator) roundTrip(method, path string, body []byte) (int, []byte, error) {
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, e.URL+path, r)
+	if err != nil {
+		return 0, nil, err
+	}
+	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if e.adminToken != "" {
@@ -256,29 +278,30 @@ func (e *Emulator) do(method, path string, in any, want int, out any) {
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
-		e.t.Fatalf("emulatortest: %s %s: %v", method, path, err)
-		return
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		e.t.Fatalf("emulatortest: %s %s: reading the answer: %v", method, path, err)
-		return
+		return 0, nil, fmt.Errorf("reading the answer: %w", err)
 	}
-	if resp.StatusCode != want {
-		var p api.Problem
-		if json.Unmarshal(data, &p) == nil && p.Code != "" {
-			e.t.Fatalf("emulatortest: %s %s: %d %s: %s", method, path, resp.StatusCode, p.Code, p.Detail)
-		} else {
-			e.t.Fatalf("emulatortest: %s %s: status %d, want %d: %.200s", method, path, resp.StatusCode, want, data)
+	return resp.StatusCode, data, nil
+}
+
+// describeRefusal says why an answer was not the one wanted: the problem's code and detail, and
+// each of its errors (a snapshot refused names every problem with its JSON Pointer).
+func describeRefusal(status, want int, data []byte) string {
+	var p api.Problem
+	if json.Unmarshal(data, &p) != nil || p.Code == "" {
+		return fmt.Sprintf("status %d, want %d: %.200s", status, want, data)
+	}
+	msg := fmt.Sprintf("%d %s: %s", status, p.Code, p.Detail)
+	if len(p.Errors) > 1 {
+		for _, fe := range p.Errors {
+			msg += "\n  " + fe.Pointer + fe.Parameter + ": " + fe.Message
 		}
-		return
 	}
-	if out != nil {
-		if err := json.Unmarshal(data, out); err != nil {
-			e.t.Fatalf("emulatortest: %s %s: decoding %.200q: %v", method, path, data, err)
-		}
-	}
+	return msg
 }
 
 // Report is the emulator's report on the client's behaviour (GET /_emulator/report): for scope

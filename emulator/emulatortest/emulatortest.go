@@ -125,7 +125,8 @@ var tenantSeq atomic.Uint64
 //		emu.Advance(5 * time.Second) // moves this test's clock only
 //	}
 //
-// The tenant is deleted when t ends.
+// The tenant is deleted when t ends; when MEDIAGEN_SNAPSHOT_DIR is set and t failed, its
+// snapshot is saved there first (see SnapshotOnFailure).
 func (e *Emulator) Tenant(t TB) *Emulator {
 	t.Helper()
 	name := tenantName(t)
@@ -137,6 +138,7 @@ func (e *Emulator) Tenant(t TB) *Emulator {
 	}
 	c.do(http.MethodGet, "/_emulator/health", nil, http.StatusOK, nil) // make it now: a bound refuses here, not mid-test
 	t.Cleanup(func() { c.do(http.MethodDelete, "/_emulator/tenants/"+name, nil, http.StatusNoContent, nil) })
+	c.snapshotOnFailureFromEnv(t)
 	return &c
 }
 
@@ -144,18 +146,24 @@ func (e *Emulator) Tenant(t TB) *Emulator {
 func tenantName(t TB) string {
 	base := "t"
 	if named, ok := t.(interface{ Name() string }); ok {
-		base = strings.Map(func(r rune) rune {
-			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
-				return r
-			}
-			return '_'
-		}, named.Name())
+		base = safeName(named.Name())
 	}
 	suffix := "-" + strconv.FormatUint(tenantSeq.Add(1), 36)
 	if len(base)+len(suffix) > 64 {
 		base = base[:64-len(suffix)]
 	}
 	return base + suffix
+}
+
+// safeName keeps letters, digits, _ and - and turns every other character into _, so a test's
+// name can name a tenant or a file.
+func safeName(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+			return r
+		}
+		return '_'
+	}, name)
 }
 
 // Key returns a configured key in this handle's tenant: KEY.NAME, or KEY in the default tenant.
@@ -280,7 +288,8 @@ const shutdownTimeout = 10 * time.Second
 
 // Start runs an emulator in this process on a free 127.0.0.1 port and returns it ready for
 // requests. A bad option (an unknown scenario, a catalog that does not load) ends the test with
-// the emulator's message. The cleanup Start registers shuts the emulator down: requests waiting
+// the emulator's message. When MEDIAGEN_SNAPSHOT_DIR is set, a failed test's snapshot of the
+// default tenant is saved there (see SnapshotOnFailure). The cleanup Start registers shuts the emulator down: requests waiting
 // for jobs are answered with the job as it stands, and every connection and goroutine ends.
 func Start(t TB, opts ...Option) *Emulator {
 	t.Helper()
@@ -321,6 +330,7 @@ func Start(t TB, opts ...Option) *Emulator {
 		}
 		_ = srv.Close()
 	})
+	e.snapshotOnFailureFromEnv(t)
 	return e
 }
 
