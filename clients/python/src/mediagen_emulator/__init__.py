@@ -15,7 +15,7 @@ from .server import (ADMIN_TOKEN_ENV, BIN_ENV, DEFAULT_KEY, URL_ENV, Emulator, E
                      find_binary, tenant_name)
 from .types import (Balance, Clock, Coverage, CoverageCase, Fault, FaultMatch, FaultSpec, Finding, Health, Job,
                     JournalEntry, Miss, NearMiss, Problem, Report, RequestPattern, ResetResult, Rule, Scenario,
-                    TenantInfo, UnexpectedError, Verification, Waiting)
+                    Snapshot, SnapshotResult, TenantInfo, UnexpectedError, Verification, Waiting)
 
 __version__ = "0.1.0"
 
@@ -24,5 +24,6 @@ __all__ = [
     "Balance", "Clock", "Control", "Coverage", "CoverageCase", "Duration", "Emulator", "EmulatorError",
     "EmulatorStartError", "EmulatorTimeout", "Fault", "FaultMatch", "FaultSpec", "Finding", "Health", "Job",
     "JournalEntry", "Miss", "NearMiss", "Problem", "Report", "RequestPattern", "ResetResult", "Rule", "Scenario",
-    "Tenant", "TenantInfo", "UnexpectedError", "Verification", "Waiting", "find_binary", "parse_time", "tenant_name",
+    "Snapshot", "SnapshotResult", "Tenant", "TenantInfo", "UnexpectedError", "Verification", "Waiting", "find_binary",
+    "parse_time", "tenant_name",
 ]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
+import tempfile
 import time
 import urllib.error
 import urllib.parse
@@ -11,7 +13,8 @@ import urllib.request
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union, cast
 
 from .types import (Balance, Clock, Coverage, Fault, FaultSpec, Health, Job, JournalEntry, Problem, Report,
-                    RequestPattern, ResetResult, Scenario, TenantInfo, UnexpectedError, Verification)
+                    RequestPattern, ResetResult, Scenario, Snapshot, SnapshotResult, TenantInfo, UnexpectedError,
+                    Verification)
 
 TENANT_HEADER = "X-Emulator-Tenant"
 ADMIN_TOKEN_HEADER = "X-Emulator-Admin-Token"
@@ -34,6 +37,10 @@ class EmulatorError(Exception):
         self.code: Optional[str] = problem.get("code")
         self.detail: Optional[str] = problem.get("detail")
         text = self.detail or body.decode("utf-8", "replace")[:300]
+        errors = problem.get("errors")
+        if isinstance(errors, list) and len(errors) > 1:  # the detail names only the first
+            text += "".join("\n  %s: %s" % (e.get("pointer") or e.get("parameter") or "", e.get("message"))
+                            for e in errors if isinstance(e, dict))
         super().__init__("%s %s: %d %s: %s" % (method, path, status, self.code or "error", text))
 
 
@@ -110,8 +117,9 @@ class Control:
         return json.loads(raw) if raw else None
 
     def raw(self, method: str, path: str, body: Any = None, query: Optional[Mapping[str, Any]] = None,
-            timeout: Optional[float] = None) -> bytes:
-        """Sends one request to the control API and returns the answer's bytes."""
+            timeout: Optional[float] = None, data: Optional[bytes] = None) -> bytes:
+        """Sends one request to the control API and returns the answer's bytes. `data`, when
+        given, is sent as the JSON body as it is, instead of `body` encoded."""
         url = self.base_url + path
         if query:
             params = {k: ("true" if v is True else "false" if v is False else v) for k, v in query.items()
@@ -119,9 +127,9 @@ class Control:
             if params:
                 url += "?" + urllib.parse.urlencode(params, doseq=True)
         headers = self.headers
-        data = None
-        if body is not None:
+        if data is None and body is not None:
             data = json.dumps(body).encode()
+        if data is not None:
             headers["Content-Type"] = "application/json"
         req = urllib.request.Request(url, data=data, headers=headers, method=method)
         try:
@@ -287,6 +295,45 @@ class Control:
             if not (missing_ok and err.status == 404):
                 raise
 
+    # --- snapshots ----------------------------------------------------------------------------
+
+    def snapshot(self, journal: bool = False) -> Snapshot:
+        """The tenant's whole world as one document (GET /_emulator/snapshot): clock, accounts,
+        quotes, jobs with their plans, keys, faults, scenario, and the journal when asked.
+        `restore`, the emulator's --state flag or the dashboard put it back."""
+        return cast(Snapshot, self.call("GET", "/_emulator/snapshot", query={"journal": True if journal else None}))
+
+    def restore(self, doc: Union[Mapping[str, Any], bytes, str, "os.PathLike[str]"]) -> SnapshotResult:
+        """Replaces the tenant's world with a snapshot, at once: a dict (as `snapshot` returns),
+        the document's bytes, or the path of a file holding it. A document the emulator refuses
+        (422 invalid_snapshot) changes nothing; the EmulatorError names each problem with its
+        JSON Pointer."""
+        if isinstance(doc, (bytes, bytearray)):
+            data = bytes(doc)
+        elif isinstance(doc, (str, os.PathLike)):
+            with open(doc, "rb") as f:
+                data = f.read()
+        elif isinstance(doc, Mapping):
+            data = json.dumps(doc).encode()
+        else:
+            raise TypeError("restore takes a snapshot as a dict, bytes, or a file's path, not %s" % type(doc).__name__)
+        return cast(SnapshotResult, json.loads(self.raw("PUT", "/_emulator/snapshot", data=data)))
+
+    def save_snapshot(self, directory: Union[str, "os.PathLike[str]"], name: str = "snapshot", journal: bool = True) -> str:
+        """Writes the tenant's snapshot (with the journal, by default) to a new file
+        NAME-XXXXXXXX.json in `directory`, made if missing, and returns its path. The random part
+        keeps one run from overwriting another's."""
+        data = self.raw("GET", "/_emulator/snapshot", query={"journal": True if journal else None})
+        os.makedirs(directory, exist_ok=True)
+        fd, path = tempfile.mkstemp(prefix=_file_name(name) + "-", suffix=".json", dir=directory)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+        except BaseException:
+            os.unlink(path)
+            raise
+        return path
+
     # --- verification, expected errors ----------------------------------------------------------
 
     def verify(self, pattern: Optional[RequestPattern] = None, **fields: Any) -> Verification:
@@ -355,6 +402,11 @@ class Control:
     def report_markdown(self, scope: str = "run") -> str:
         """The report as markdown, for a CI job summary."""
         return self.raw("GET", "/_emulator/report", query={"scope": scope, "format": "markdown"}).decode("utf-8")
+
+
+def _file_name(name: str) -> str:
+    """A test's name as part of a file name: letters, digits, _ and - kept, the rest _."""
+    return "".join(c if c.isascii() and (c.isalnum() or c in "_-") else "_" for c in name)[:100] or "snapshot"
 
 
 def _pattern(pattern: Optional[Mapping[str, Any]], fields: Mapping[str, Any]) -> Dict[str, Any]:

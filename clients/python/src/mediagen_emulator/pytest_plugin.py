@@ -20,6 +20,8 @@ report on the client's behaviour) comes from options, each also an ini setting:
 - ``--mediagen-report``, ``--mediagen-fail-on-rule RULE``: the run's report in the terminal
   summary; the run fails on findings of the chosen rules (ids, globs, or a severity).
 - ``--mediagen-summary-file PATH``: both in markdown, appended to PATH ($GITHUB_STEP_SUMMARY).
+- ``--mediagen-snapshot-on-failure DIR`` (or $MEDIAGEN_SNAPSHOT_DIR): a failed test's tenant
+  is saved to a snapshot file in DIR before it is deleted, and the test's report names the file.
 
 They read the emulator's whole-run counts (scope=run) once, from the process that owns the
 terminal: under pytest-xdist they make the controller start one emulator for every worker, as
@@ -43,6 +45,8 @@ from .server import ADMIN_TOKEN_ENV, URL_ENV, Emulator, Tenant
 _SHARED_URL = "mediagen_emulator_url"
 _SHARED_TOKEN = "mediagen_emulator_admin_token"
 _EXPECT_MARK = "mediagen_expect_error"
+#: Where failed tests' snapshots go when no option names a folder, as for emulatortest.
+SNAPSHOT_DIR_ENV = "MEDIAGEN_SNAPSHOT_DIR"
 _SEVERITIES = {"info": 0, "warning": 1, "error": 2}
 # Beyond this many lines a section prints its head and says how to see the rest (-v).
 _QUIET_LINES = 40
@@ -67,6 +71,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "(error, warning, info: that severity or worse); repeatable (ini: mediagen_fail_on_rule)")
     group.addoption("--mediagen-summary-file", default=None, metavar="PATH",
                     help="append the run's coverage and report in markdown to PATH, e.g. \"$GITHUB_STEP_SUMMARY\" (ini: mediagen_summary_file; $VARIABLES expanded)")
+    group.addoption("--mediagen-snapshot-on-failure", default=None, metavar="DIR",
+                    help="save the snapshot of a failed test's tenant to a file in DIR and name it in the test's report "
+                         "(ini: mediagen_snapshot_on_failure; default: $%s)" % SNAPSHOT_DIR_ENV)
+    parser.addini("mediagen_snapshot_on_failure", "as --mediagen-snapshot-on-failure", default="")
     parser.addini("mediagen_fail_on_unexpected", "as --mediagen-fail-on-unexpected", type="bool", default=False)
     parser.addini("mediagen_coverage", "as --mediagen-coverage", type="bool", default=False)
     parser.addini("mediagen_require", "as --mediagen-require, one glob per line", type="linelist", default=[])
@@ -89,6 +97,12 @@ def _summary_file(config: pytest.Config) -> str:
     path = config.getoption("mediagen_summary_file") or os.path.expandvars(config.getini("mediagen_summary_file") or "")
     # An ini file naming $GITHUB_STEP_SUMMARY is read outside CI too, where it means nothing.
     return "" if path.startswith("$") else path
+
+
+def _snapshot_dir(config: pytest.Config) -> str:
+    """Where failed tests' snapshots go; empty when they are not saved."""
+    return (config.getoption("mediagen_snapshot_on_failure") or os.path.expandvars(config.getini("mediagen_snapshot_on_failure") or "")
+            or os.environ.get(SNAPSHOT_DIR_ENV, ""))
 
 
 def _run_wanted(config: pytest.Config) -> bool:
@@ -181,14 +195,30 @@ def mediagen(request: pytest.FixtureRequest, mediagen_server: Emulator) -> Itera
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
     """With --mediagen-fail-on-unexpected: a test that passed fails when its tenant answered
-    errors it did not declare expected; a test that failed shows them too."""
+    errors it did not declare expected; a test that failed shows them too. With
+    --mediagen-snapshot-on-failure: a failed test's tenant is saved, before teardown deletes it."""
     outcome = yield
-    if call.when != "call" or not _flag(item.config, "mediagen_fail_on_unexpected"):
+    if call.when != "call":
         return
     tenant = getattr(item, "funcargs", {}).get("mediagen")
     report = outcome.get_result()
     if not isinstance(tenant, Tenant) or report.skipped or hasattr(report, "wasxfail"):
         return
+    if _flag(item.config, "mediagen_fail_on_unexpected"):
+        _fail_on_unexpected(tenant, report)
+    directory = _snapshot_dir(item.config)
+    if directory and report.failed:
+        try:
+            path = tenant.control.save_snapshot(directory, item.nodeid.split("::", 1)[-1])
+            text = ("the tenant %s is saved in %s\n(restore it with control.restore(path), or open it in the "
+                    "dashboard; --state loads it into a new emulator)" % (tenant.name, path))
+        except (EmulatorError, OSError) as err:
+            text = "mediagen-emulator: cannot save the tenant's snapshot: %s" % err
+        report.sections.append(("mediagen-emulator snapshot", text))
+
+
+def _fail_on_unexpected(tenant: Tenant, report: pytest.TestReport) -> None:
+    """Fails a passed test whose tenant answered unexpected errors, or lists them for a failed one."""
     try:
         got = tenant.control.call("GET", "/_emulator/unexpected")
         text = format_unexpected(got["data"], int(got.get("total", len(got["data"]))), tenant.name) if got["data"] else ""
