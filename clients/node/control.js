@@ -2,14 +2,24 @@
 // Plain JavaScript with types in index.d.ts: nothing to build at install.
 
 import { AssertionError } from 'node:assert';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 export const TENANT_HEADER = 'X-Emulator-Tenant';
 export const ADMIN_TOKEN_HEADER = 'X-Emulator-Admin-Token';
+/** The environment variable that names where failed tests' snapshots go, and turns saving them on. */
+export const SNAPSHOT_DIR_ENV = 'MEDIAGEN_SNAPSHOT_DIR';
 
 /** An answer from the emulator that is not a success, with its problem body. */
 export class EmulatorError extends Error {
   constructor(method, path, status, problem, text) {
-    const detail = problem?.detail ?? text?.slice(0, 300) ?? '';
+    let detail = problem?.detail ?? text?.slice(0, 300) ?? '';
+    // The detail names only the first problem; a refused snapshot may have many.
+    if (Array.isArray(problem?.errors) && problem.errors.length > 1) {
+      detail += problem.errors.map((e) => `\n  ${e?.pointer ?? e?.parameter ?? ''}: ${e?.message}`).join('');
+    }
     super(`${method} ${path}: ${status} ${problem?.code ?? 'error'}: ${detail}`);
     this.name = 'EmulatorError';
     this.method = method;
@@ -78,7 +88,7 @@ export class Control {
   }
 
   /** Sends one request and resolves with the answer's text. */
-  async #send(method, path, { body, query, timeoutMs, accept } = {}) {
+  async #send(method, path, { body, data, query, timeoutMs, accept } = {}) {
     let url = this.baseUrl + path;
     if (query) {
       const params = new URLSearchParams();
@@ -89,12 +99,14 @@ export class Control {
       if (qs) url += `?${qs}`;
     }
     const headers = this.headers;
-    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    // data is a JSON body sent as it is; body is encoded.
+    data ??= body === undefined ? undefined : JSON.stringify(body);
+    if (data !== undefined) headers['Content-Type'] = 'application/json';
     if (accept) headers.Accept = accept;
     const resp = await fetch(url, {
       method,
       headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: data,
       signal: AbortSignal.timeout(timeoutMs ?? this.timeoutMs),
     });
     const text = await resp.text();
@@ -238,6 +250,48 @@ export class Control {
     }
   }
 
+  /** The tenant's whole world as one document (GET /_emulator/snapshot), with the journal when asked. */
+  snapshot({ journal = false } = {}) {
+    return this.call('GET', '/_emulator/snapshot', { query: { journal: journal ? 'true' : undefined } });
+  }
+
+  /**
+   * Replaces the tenant's world with a snapshot, at once: an object (as snapshot resolves), the
+   * document as a string or bytes, or the path of a file holding it (a string that does not
+   * start with "{"). A document the emulator refuses changes nothing; the EmulatorError names
+   * each problem with its JSON Pointer.
+   */
+  async restore(doc) {
+    let data;
+    if (typeof doc === 'string') data = doc.trimStart().startsWith('{') ? doc : await readFile(doc);
+    else if (doc instanceof URL) data = await readFile(doc);
+    else if (doc instanceof Uint8Array || doc instanceof ArrayBuffer) data = doc;
+    else if (doc && typeof doc === 'object') data = JSON.stringify(doc);
+    else throw new TypeError('restore takes a snapshot as an object, a string, bytes, or a file\'s path');
+    const text = await this.#send('PUT', '/_emulator/snapshot', { data });
+    return JSON.parse(text);
+  }
+
+  /**
+   * Writes the tenant's snapshot (with the journal unless `journal` is false) to a new file
+   * NAME-XXXXXXXX.json in `dir`, made if missing, and resolves with its path. The random part
+   * keeps one run from overwriting another's.
+   */
+  async saveSnapshot(dir, { name = 'snapshot', journal = true } = {}) {
+    const text = await this.#send('GET', '/_emulator/snapshot', { query: { journal: journal ? 'true' : undefined } });
+    await mkdir(dir, { recursive: true });
+    const safe = String(name).replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 100) || 'snapshot';
+    for (;;) {
+      const path = join(dir, `${safe}-${randomBytes(4).toString('hex')}.json`);
+      try {
+        await writeFile(path, text, { flag: 'wx' });
+        return path;
+      } catch (err) {
+        if (err?.code !== 'EEXIST') throw err;
+      }
+    }
+  }
+
   /** How many journal entries of this tenant match `pattern`, which, and the near misses when none does. */
   verify(pattern = {}) {
     return this.call('POST', '/_emulator/verify', { body: pattern });
@@ -312,6 +366,11 @@ export class Control {
   reportMarkdown({ scope = 'run' } = {}) {
     return this.#send('GET', '/_emulator/report', { query: { scope, format: 'markdown' }, accept: 'text/markdown' });
   }
+}
+
+/** Where failed tests' snapshots go when no folder is named: $MEDIAGEN_SNAPSHOT_DIR, else mediagen-snapshots in the temporary folder. */
+export function snapshotDir() {
+  return process.env[SNAPSHOT_DIR_ENV] || join(tmpdir(), 'mediagen-snapshots');
 }
 
 const json = (v) => (v === undefined ? 'undefined' : JSON.stringify(v));

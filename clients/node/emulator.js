@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 
-import { Control, EmulatorError, TENANT_HEADER } from './control.js';
+import { Control, EmulatorError, SNAPSHOT_DIR_ENV, TENANT_HEADER, snapshotDir } from './control.js';
 
 export const BIN_ENV = 'MEDIAGEN_EMULATOR_BIN';
 export const URL_ENV = 'MEDIAGEN_EMULATOR_URL';
@@ -247,20 +247,33 @@ export async function emulatorFromEnv(options = {}) {
 /**
  * A fresh tenant for one test, deleted when the test ends: `t` is node:test's context (`name`,
  * `after`) or Vitest's (`task.name`, `onTestFinished`). With failOnUnexpected, the test also
- * fails when its tenant answered an error that no expectError declared. Rejects when the
- * emulator has no tenants.
+ * fails when its tenant answered an error that no expectError declared. With snapshotOnFailure
+ * (a folder, or true for $MEDIAGEN_SNAPSHOT_DIR or the temporary folder's mediagen-snapshots),
+ * or when $MEDIAGEN_SNAPSHOT_DIR is set, a failed test's tenant is saved to a snapshot file
+ * before it is deleted, and the file's path is printed. Rejects when the emulator has no tenants.
  */
-export async function tenantFor(t, emulator, { key = DEFAULT_KEY, failOnUnexpected = false } = {}) {
+export async function tenantFor(t, emulator, { key = DEFAULT_KEY, failOnUnexpected = false, snapshotOnFailure } = {}) {
   if (!(await emulator.supportsTenants())) {
     throw new EmulatorError('GET', '/_emulator/tenants', 404, {
       code: 'not_found',
       detail: `the emulator at ${emulator.url} does not support tenants; use a newer mediagen-emulator`,
     });
   }
-  const tenant = emulator.newTenant(t?.name ?? t?.task?.name ?? '', key);
-  const end = async () => {
+  // Vitest's context is a function, whose own name is "context": the task names the test.
+  const testName = t?.task?.name ?? t?.name ?? '';
+  const tenant = emulator.newTenant(testName, key);
+  const dir = snapshotOnFailure === true || (snapshotOnFailure === undefined && process.env[SNAPSHOT_DIR_ENV]) ? snapshotDir() : snapshotOnFailure || '';
+  const end = async (result) => {
+    let failed = testFailed(t, result);
     try {
-      if (failOnUnexpected) await tenant.control.assertNoUnexpected();
+      try {
+        if (failOnUnexpected) await tenant.control.assertNoUnexpected();
+      } catch (err) {
+        failed = true;
+        throw err;
+      } finally {
+        if (failed && dir) await saveFailed(t, tenant, testName, dir);
+      }
     } finally {
       await tenant.delete();
     }
@@ -270,4 +283,26 @@ export async function tenantFor(t, emulator, { key = DEFAULT_KEY, failOnUnexpect
   if (typeof t?.onTestFinished === 'function') t.onTestFinished(end);
   else t?.after?.(end);
   return tenant;
+}
+
+// testFailed says whether the test has failed: node:test's context.passed, or Vitest's task
+// result, which onTestFinished also hands its callback (a result in Vitest 1 and 2, the test's
+// context since 3).
+function testFailed(t, result) {
+  if (typeof t?.passed === 'boolean' && t.passed === false) return true;
+  return [result?.state, result?.task?.result?.state, t?.task?.result?.state].includes('fail');
+}
+
+// saveFailed writes the failed test's tenant to a snapshot file and prints where: a
+// diagnostic of node:test's test, or a line on standard error, which Vitest shows with the test.
+async function saveFailed(t, tenant, testName, dir) {
+  let line;
+  try {
+    const path = await tenant.control.saveSnapshot(dir, { name: testName || tenant.name });
+    line = `mediagen-emulator: the tenant ${tenant.name} is saved in ${path} (restore it with control.restore(path), or open it in the dashboard)`;
+  } catch (err) {
+    line = `mediagen-emulator: cannot save the tenant's snapshot: ${err?.message ?? err}`;
+  }
+  if (typeof t?.diagnostic === 'function') t.diagnostic(line);
+  else console.error(line);
 }

@@ -19,6 +19,8 @@ import type {
   RequestPattern,
   ResetResult,
   Scenario,
+  Snapshot,
+  SnapshotResult,
   Tenant as WireTenant,
   UnexpectedError,
   Verification,
@@ -38,6 +40,10 @@ export declare const URL_ENV: 'MEDIAGEN_EMULATOR_URL';
 export declare const ADMIN_TOKEN_ENV: 'MEDIAGEN_ADMIN_TOKEN';
 /** The embedded catalog's key with models:read and generate. */
 export declare const DEFAULT_KEY: 'mg_test_all';
+/** Environment variable naming where failed tests' snapshots go; when set, tenantFor saves them. */
+export declare const SNAPSHOT_DIR_ENV: 'MEDIAGEN_SNAPSHOT_DIR';
+/** Where failed tests' snapshots go when no folder is named: $MEDIAGEN_SNAPSHOT_DIR, else mediagen-snapshots in the temporary folder. */
+export declare function snapshotDir(): string;
 
 /** A Go duration string ("90s", "1h30m") or a number of milliseconds. */
 export type Duration = string | number;
@@ -136,6 +142,18 @@ export declare class Control {
   tenants(): Promise<TenantInfo[]>;
   deleteTenant(name: string, options?: { missingOk?: boolean }): Promise<void>;
 
+  /** The tenant's whole world as one document (GET /_emulator/snapshot), with the journal when asked. */
+  snapshot(options?: { journal?: boolean }): Promise<Snapshot>;
+  /**
+   * Replaces the tenant's world with a snapshot, at once: an object, the document as a string
+   * or bytes, or the path of a file holding it (a string not starting with "{", or a file URL).
+   * A refused document (422 invalid_snapshot) changes nothing; the EmulatorError names each
+   * problem with its JSON Pointer.
+   */
+  restore(doc: Snapshot | string | URL | Uint8Array | ArrayBuffer): Promise<SnapshotResult>;
+  /** Writes the tenant's snapshot (journal included unless `journal` is false) to a new file NAME-XXXXXXXX.json in `dir`; resolves with its path. */
+  saveSnapshot(dir: string, options?: { name?: string; journal?: boolean }): Promise<string>;
+
   /** How many of this tenant's journal entries match `pattern` (their seqs), and the near misses when none does. */
   verify(pattern?: RequestPattern): Promise<Verification>;
   /**
@@ -231,15 +249,18 @@ export declare function durationText(d: Duration): string;
 /**
  * A fresh tenant for one test, deleted when it ends: `t` is node:test's context (`name`, `after`)
  * or Vitest's (`task.name`, `onTestFinished`). With failOnUnexpected the test also fails when the
- * tenant answered an error no expectError declared.
+ * tenant answered an error no expectError declared. With snapshotOnFailure (a folder, or true
+ * for snapshotDir()), or when $MEDIAGEN_SNAPSHOT_DIR is set, a failed test's tenant is saved to a
+ * snapshot file before it is deleted, and the path is printed (a node:test diagnostic, or a line
+ * on standard error under Vitest).
  */
 export declare function tenantFor(
   t:
-    | { name?: string; after?: (fn: () => unknown) => void }
-    | { task: { name: string }; onTestFinished: (fn: () => unknown) => void }
+    | { name?: string; after?: (fn: () => unknown) => void; passed?: boolean; diagnostic?: (message: string) => void }
+    | { task: { name: string; result?: { state?: string } }; onTestFinished: (fn: () => unknown) => void }
     | undefined,
   emulator: Emulator,
-  options?: { key?: string; failOnUnexpected?: boolean },
+  options?: { key?: string; failOnUnexpected?: boolean; snapshotOnFailure?: string | boolean },
 ): Promise<Tenant>;
 
 /** What the end of a run checks and where it finds the emulator. */

@@ -1,7 +1,16 @@
 // Test helpers for mediagen-emulator: start or attach to the emulator, drive its control API,
 // and give each test its own tenant. Types: index.d.ts.
 
-export { ADMIN_TOKEN_HEADER, Control, EmulatorError, EmulatorTimeoutError, TENANT_HEADER, durationText } from './control.js';
+export {
+  ADMIN_TOKEN_HEADER,
+  Control,
+  EmulatorError,
+  EmulatorTimeoutError,
+  SNAPSHOT_DIR_ENV,
+  TENANT_HEADER,
+  durationText,
+  snapshotDir,
+} from './control.js';
 export {
   ADMIN_TOKEN_ENV,
   BIN_ENV,

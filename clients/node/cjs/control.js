@@ -2,19 +2,30 @@
 // A client for the emulator's control API (/_emulator/...), bound to one tenant.
 // Plain JavaScript with types in index.d.ts: nothing to build at install.
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.Control = exports.EmulatorTimeoutError = exports.EmulatorError = exports.ADMIN_TOKEN_HEADER = exports.TENANT_HEADER = void 0;
+exports.Control = exports.EmulatorTimeoutError = exports.EmulatorError = exports.SNAPSHOT_DIR_ENV = exports.ADMIN_TOKEN_HEADER = exports.TENANT_HEADER = void 0;
 exports.durationText = durationText;
 exports.timeText = timeText;
+exports.snapshotDir = snapshotDir;
 exports.formatEntry = formatEntry;
 exports.formatVerification = formatVerification;
 exports.formatUnexpected = formatUnexpected;
 const node_assert_1 = require("node:assert");
+const node_crypto_1 = require("node:crypto");
+const promises_1 = require("node:fs/promises");
+const node_os_1 = require("node:os");
+const node_path_1 = require("node:path");
 exports.TENANT_HEADER = 'X-Emulator-Tenant';
 exports.ADMIN_TOKEN_HEADER = 'X-Emulator-Admin-Token';
+/** The environment variable that names where failed tests' snapshots go, and turns saving them on. */
+exports.SNAPSHOT_DIR_ENV = 'MEDIAGEN_SNAPSHOT_DIR';
 /** An answer from the emulator that is not a success, with its problem body. */
 class EmulatorError extends Error {
     constructor(method, path, status, problem, text) {
-        const detail = problem?.detail ?? text?.slice(0, 300) ?? '';
+        let detail = problem?.detail ?? text?.slice(0, 300) ?? '';
+        // The detail names only the first problem; a refused snapshot may have many.
+        if (Array.isArray(problem?.errors) && problem.errors.length > 1) {
+            detail += problem.errors.map((e) => `\n  ${e?.pointer ?? e?.parameter ?? ''}: ${e?.message}`).join('');
+        }
         super(`${method} ${path}: ${status} ${problem?.code ?? 'error'}: ${detail}`);
         this.name = 'EmulatorError';
         this.method = method;
@@ -79,7 +90,7 @@ class Control {
         return text ? JSON.parse(text) : undefined;
     }
     /** Sends one request and resolves with the answer's text. */
-    async #send(method, path, { body, query, timeoutMs, accept } = {}) {
+    async #send(method, path, { body, data, query, timeoutMs, accept } = {}) {
         let url = this.baseUrl + path;
         if (query) {
             const params = new URLSearchParams();
@@ -93,14 +104,16 @@ class Control {
                 url += `?${qs}`;
         }
         const headers = this.headers;
-        if (body !== undefined)
+        // data is a JSON body sent as it is; body is encoded.
+        data ??= body === undefined ? undefined : JSON.stringify(body);
+        if (data !== undefined)
             headers['Content-Type'] = 'application/json';
         if (accept)
             headers.Accept = accept;
         const resp = await fetch(url, {
             method,
             headers,
-            body: body === undefined ? undefined : JSON.stringify(body),
+            body: data,
             signal: AbortSignal.timeout(timeoutMs ?? this.timeoutMs),
         });
         const text = await resp.text();
@@ -232,6 +245,52 @@ class Control {
                 throw err;
         }
     }
+    /** The tenant's whole world as one document (GET /_emulator/snapshot), with the journal when asked. */
+    snapshot({ journal = false } = {}) {
+        return this.call('GET', '/_emulator/snapshot', { query: { journal: journal ? 'true' : undefined } });
+    }
+    /**
+     * Replaces the tenant's world with a snapshot, at once: an object (as snapshot resolves), the
+     * document as a string or bytes, or the path of a file holding it (a string that does not
+     * start with "{"). A document the emulator refuses changes nothing; the EmulatorError names
+     * each problem with its JSON Pointer.
+     */
+    async restore(doc) {
+        let data;
+        if (typeof doc === 'string')
+            data = doc.trimStart().startsWith('{') ? doc : await (0, promises_1.readFile)(doc);
+        else if (doc instanceof URL)
+            data = await (0, promises_1.readFile)(doc);
+        else if (doc instanceof Uint8Array || doc instanceof ArrayBuffer)
+            data = doc;
+        else if (doc && typeof doc === 'object')
+            data = JSON.stringify(doc);
+        else
+            throw new TypeError('restore takes a snapshot as an object, a string, bytes, or a file\'s path');
+        const text = await this.#send('PUT', '/_emulator/snapshot', { data });
+        return JSON.parse(text);
+    }
+    /**
+     * Writes the tenant's snapshot (with the journal unless `journal` is false) to a new file
+     * NAME-XXXXXXXX.json in `dir`, made if missing, and resolves with its path. The random part
+     * keeps one run from overwriting another's.
+     */
+    async saveSnapshot(dir, { name = 'snapshot', journal = true } = {}) {
+        const text = await this.#send('GET', '/_emulator/snapshot', { query: { journal: journal ? 'true' : undefined } });
+        await (0, promises_1.mkdir)(dir, { recursive: true });
+        const safe = String(name).replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 100) || 'snapshot';
+        for (;;) {
+            const path = (0, node_path_1.join)(dir, `${safe}-${(0, node_crypto_1.randomBytes)(4).toString('hex')}.json`);
+            try {
+                await (0, promises_1.writeFile)(path, text, { flag: 'wx' });
+                return path;
+            }
+            catch (err) {
+                if (err?.code !== 'EEXIST')
+                    throw err;
+            }
+        }
+    }
     /** How many journal entries of this tenant match `pattern`, which, and the near misses when none does. */
     verify(pattern = {}) {
         return this.call('POST', '/_emulator/verify', { body: pattern });
@@ -300,6 +359,10 @@ class Control {
     }
 }
 exports.Control = Control;
+/** Where failed tests' snapshots go when no folder is named: $MEDIAGEN_SNAPSHOT_DIR, else mediagen-snapshots in the temporary folder. */
+function snapshotDir() {
+    return process.env[exports.SNAPSHOT_DIR_ENV] || (0, node_path_1.join)((0, node_os_1.tmpdir)(), 'mediagen-snapshots');
+}
 const json = (v) => (v === undefined ? 'undefined' : JSON.stringify(v));
 // block cuts a long body and indents every line of it.
 function block(v, pad, max = 2000) {

@@ -233,21 +233,37 @@ async function emulatorFromEnv(options = {}) {
 /**
  * A fresh tenant for one test, deleted when the test ends: `t` is node:test's context (`name`,
  * `after`) or Vitest's (`task.name`, `onTestFinished`). With failOnUnexpected, the test also
- * fails when its tenant answered an error that no expectError declared. Rejects when the
- * emulator has no tenants.
+ * fails when its tenant answered an error that no expectError declared. With snapshotOnFailure
+ * (a folder, or true for $MEDIAGEN_SNAPSHOT_DIR or the temporary folder's mediagen-snapshots),
+ * or when $MEDIAGEN_SNAPSHOT_DIR is set, a failed test's tenant is saved to a snapshot file
+ * before it is deleted, and the file's path is printed. Rejects when the emulator has no tenants.
  */
-async function tenantFor(t, emulator, { key = exports.DEFAULT_KEY, failOnUnexpected = false } = {}) {
+async function tenantFor(t, emulator, { key = exports.DEFAULT_KEY, failOnUnexpected = false, snapshotOnFailure } = {}) {
     if (!(await emulator.supportsTenants())) {
         throw new control_js_1.EmulatorError('GET', '/_emulator/tenants', 404, {
             code: 'not_found',
             detail: `the emulator at ${emulator.url} does not support tenants; use a newer mediagen-emulator`,
         });
     }
-    const tenant = emulator.newTenant(t?.name ?? t?.task?.name ?? '', key);
-    const end = async () => {
+    // Vitest's context is a function, whose own name is "context": the task names the test.
+    const testName = t?.task?.name ?? t?.name ?? '';
+    const tenant = emulator.newTenant(testName, key);
+    const dir = snapshotOnFailure === true || (snapshotOnFailure === undefined && process.env[control_js_1.SNAPSHOT_DIR_ENV]) ? (0, control_js_1.snapshotDir)() : snapshotOnFailure || '';
+    const end = async (result) => {
+        let failed = testFailed(t, result);
         try {
-            if (failOnUnexpected)
-                await tenant.control.assertNoUnexpected();
+            try {
+                if (failOnUnexpected)
+                    await tenant.control.assertNoUnexpected();
+            }
+            catch (err) {
+                failed = true;
+                throw err;
+            }
+            finally {
+                if (failed && dir)
+                    await saveFailed(t, tenant, testName, dir);
+            }
         }
         finally {
             await tenant.delete();
@@ -260,4 +276,28 @@ async function tenantFor(t, emulator, { key = exports.DEFAULT_KEY, failOnUnexpec
     else
         t?.after?.(end);
     return tenant;
+}
+// testFailed says whether the test has failed: node:test's context.passed, or Vitest's task
+// result, which onTestFinished also hands its callback (a result in Vitest 1 and 2, the test's
+// context since 3).
+function testFailed(t, result) {
+    if (typeof t?.passed === 'boolean' && t.passed === false)
+        return true;
+    return [result?.state, result?.task?.result?.state, t?.task?.result?.state].includes('fail');
+}
+// saveFailed writes the failed test's tenant to a snapshot file and prints where: a
+// diagnostic of node:test's test, or a line on standard error, which Vitest shows with the test.
+async function saveFailed(t, tenant, testName, dir) {
+    let line;
+    try {
+        const path = await tenant.control.saveSnapshot(dir, { name: testName || tenant.name });
+        line = `mediagen-emulator: the tenant ${tenant.name} is saved in ${path} (restore it with control.restore(path), or open it in the dashboard)`;
+    }
+    catch (err) {
+        line = `mediagen-emulator: cannot save the tenant's snapshot: ${err?.message ?? err}`;
+    }
+    if (typeof t?.diagnostic === 'function')
+        t.diagnostic(line);
+    else
+        console.error(line);
 }

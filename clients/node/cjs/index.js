@@ -2,14 +2,16 @@
 // Test helpers for mediagen-emulator: start or attach to the emulator, drive its control API,
 // and give each test its own tenant. Types: index.d.ts.
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.formatReport = exports.formatCoverage = exports.endOfRun = exports.VitestReporter = exports.JestReporter = exports.tenantName = exports.tenantFor = exports.startEmulator = exports.findBinary = exports.emulatorFromEnv = exports.attachEmulator = exports.URL_ENV = exports.EmulatorStartError = exports.Emulator = exports.DEFAULT_KEY = exports.BIN_ENV = exports.ADMIN_TOKEN_ENV = exports.durationText = exports.TENANT_HEADER = exports.EmulatorTimeoutError = exports.EmulatorError = exports.Control = exports.ADMIN_TOKEN_HEADER = void 0;
+exports.formatReport = exports.formatCoverage = exports.endOfRun = exports.VitestReporter = exports.JestReporter = exports.tenantName = exports.tenantFor = exports.startEmulator = exports.findBinary = exports.emulatorFromEnv = exports.attachEmulator = exports.URL_ENV = exports.EmulatorStartError = exports.Emulator = exports.DEFAULT_KEY = exports.BIN_ENV = exports.ADMIN_TOKEN_ENV = exports.snapshotDir = exports.durationText = exports.TENANT_HEADER = exports.SNAPSHOT_DIR_ENV = exports.EmulatorTimeoutError = exports.EmulatorError = exports.Control = exports.ADMIN_TOKEN_HEADER = void 0;
 var control_js_1 = require("./control.js");
 Object.defineProperty(exports, "ADMIN_TOKEN_HEADER", { enumerable: true, get: function () { return control_js_1.ADMIN_TOKEN_HEADER; } });
 Object.defineProperty(exports, "Control", { enumerable: true, get: function () { return control_js_1.Control; } });
 Object.defineProperty(exports, "EmulatorError", { enumerable: true, get: function () { return control_js_1.EmulatorError; } });
 Object.defineProperty(exports, "EmulatorTimeoutError", { enumerable: true, get: function () { return control_js_1.EmulatorTimeoutError; } });
+Object.defineProperty(exports, "SNAPSHOT_DIR_ENV", { enumerable: true, get: function () { return control_js_1.SNAPSHOT_DIR_ENV; } });
 Object.defineProperty(exports, "TENANT_HEADER", { enumerable: true, get: function () { return control_js_1.TENANT_HEADER; } });
 Object.defineProperty(exports, "durationText", { enumerable: true, get: function () { return control_js_1.durationText; } });
+Object.defineProperty(exports, "snapshotDir", { enumerable: true, get: function () { return control_js_1.snapshotDir; } });
 var emulator_js_1 = require("./emulator.js");
 Object.defineProperty(exports, "ADMIN_TOKEN_ENV", { enumerable: true, get: function () { return emulator_js_1.ADMIN_TOKEN_ENV; } });
 Object.defineProperty(exports, "BIN_ENV", { enumerable: true, get: function () { return emulator_js_1.BIN_ENV; } });
