@@ -46,7 +46,7 @@ def test_snapshot_restores_into_another_tenant(mediagen: Tenant, other: Tenant, 
 
     path = tmp_path / "world.json"
     path.write_text(json.dumps(with_journal))
-    for doc in (snap, json.dumps(snap).encode(), str(path), path):  # a dict, bytes, a path
+    for doc in (snap, json.dumps(snap).encode(), json.dumps(snap), str(path), path):  # a dict, bytes, text, a path
         got = other.control.restore(doc)
         assert got["status"] == "restored" and got["tenant"] == other.name and got["jobs"] == 1
         assert other.control.balance(ACCOUNT) == mediagen.control.balance(ACCOUNT)

@@ -305,11 +305,14 @@ class Control:
 
     def restore(self, doc: Union[Mapping[str, Any], bytes, str, "os.PathLike[str]"]) -> SnapshotResult:
         """Replaces the tenant's world with a snapshot, at once: a dict (as `snapshot` returns),
-        the document's bytes, or the path of a file holding it. A document the emulator refuses
+        the document as bytes or text, or the path of a file holding it (a str that does not
+        start with "{"). A document the emulator refuses
         (422 invalid_snapshot) changes nothing; the EmulatorError names each problem with its
         JSON Pointer."""
         if isinstance(doc, (bytes, bytearray)):
             data = bytes(doc)
+        elif isinstance(doc, str) and doc.lstrip().startswith("{"):
+            data = doc.encode()
         elif isinstance(doc, (str, os.PathLike)):
             with open(doc, "rb") as f:
                 data = f.read()
