@@ -820,6 +820,90 @@ function switchTenant(name) {
   startStream(); // its hello refreshes the view
 }
 
+// ---- snapshots -----------------------------------------------------------------------------
+
+// downloadSnapshot saves the tenant's whole world, journal included, as a file named after the
+// tenant and its clock.
+async function downloadSnapshot() {
+  const res = await fetch('/_emulator/snapshot?journal=true', { headers: headers({}) });
+  if (!res.ok) {
+    let body = null;
+    try { body = await res.json(); } catch (e) { body = null; }
+    throw new ApiError(res.status, body);
+  }
+  const blob = await res.blob();
+  const c = state.clock;
+  const at = c ? '-' + new Date(c.mode === 'manual' ? c.now : c.now + (performance.now() - c.at)).toISOString().slice(0, 19).replace(/[-:]/g, '') + 'Z' : '';
+  const a = el('a', { href: URL.createObjectURL(blob), download: 'snapshot-' + state.tenant + at + '.json' });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 60000);
+  notice('Snapshot of tenant "' + state.tenant + '" downloaded.');
+}
+
+function openSnapshotDialog() {
+  $('#snapshot-form').reset();
+  $('#snapshot-problems').hidden = true;
+  $('#snapshot-dialog').hidden = false;
+  $('#snapshot-file').focus();
+}
+
+function closeSnapshotDialog() { $('#snapshot-dialog').hidden = true; }
+
+// snapshotProblems shows why a snapshot was not opened: the detail, and each problem with
+// where in the document it is.
+function snapshotProblems(detail, errors, models) {
+  $('#snapshot-detail').textContent = detail;
+  const items = (errors || []).map(e => el('li', {}, e.pointer ? el('code', { text: e.pointer }) : null, e.pointer ? ' ' : null, e.message || ''));
+  if (models && models.length) items.push(el('li', { text: 'models this emulator lacks: ' + models.join(', ') }));
+  $('#snapshot-errors').replaceChildren(...items);
+  $('#snapshot-problems').hidden = false;
+}
+
+// suggestTenant names the new tenant after the snapshot's own, made unique among the tenants.
+async function suggestTenant() {
+  const file = $('#snapshot-file').files[0];
+  if (!file || $('#snapshot-tenant').value) return;
+  let base = 'snapshot';
+  try { base = (JSON.parse(await file.text()).tenant || 'default').replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 55); } catch (e) { /* the server says what is wrong */ }
+  const names = $$('#tenant option').map(o => o.value);
+  let name = base + '-copy';
+  for (let i = 2; names.includes(name); i++) name = base + '-copy' + i;
+  if (!$('#snapshot-tenant').value) $('#snapshot-tenant').value = name;
+}
+
+// openSnapshot restores the chosen file into a new tenant and shows it, or lists the problems.
+async function openSnapshot() {
+  const file = $('#snapshot-file').files[0];
+  const name = $('#snapshot-tenant').value.trim();
+  $('#snapshot-problems').hidden = true;
+  if (!file || !name) return;
+  await loadTenants().catch(() => {});
+  if ($$('#tenant option').some(o => o.value === name)) {
+    snapshotProblems('Tenant "' + name + '" already exists; choose a new name.', [], []);
+    return;
+  }
+  const h = headers({ 'Content-Type': 'application/json' });
+  h['X-Emulator-Tenant'] = name;
+  const res = await fetch('/_emulator/snapshot', { method: 'PUT', headers: h, body: await file.text() });
+  let body = null;
+  try { body = await res.json(); } catch (e) { body = null; }
+  if (!res.ok) {
+    const err = new ApiError(res.status, body);
+    if (err.code === 'admin_token_required' || err.code === 'control_api_disabled') { closeSnapshotDialog(); api('GET', '/_emulator/health').catch(() => {}); return; }
+    // The request itself made the tenant it named; a refused snapshot leaves none behind.
+    const ts = await api('GET', '/_emulator/tenants').catch(() => ({ data: [] }));
+    if (ts.data.some(t => t.name === name)) await api('DELETE', '/_emulator/tenants/' + encodeURIComponent(name)).catch(() => {});
+    loadTenants().catch(() => {});
+    snapshotProblems(err.message, body && body.errors, body && body.models);
+    return;
+  }
+  closeSnapshotDialog();
+  switchTenant(name);
+  notice('Opened ' + file.name + ' into tenant "' + name + '": ' + body.jobs + ' jobs, ' + body.quotes + ' quotes, clock at ' + fullTime(body.now) + '.');
+}
+
 // ---- views and keys ------------------------------------------------------------------------
 
 function showTab(tab, load = true) {
@@ -865,11 +949,12 @@ function onKey(ev) {
   const typing = t && (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA');
   if (ev.key === 'Escape') {
     if (!$('#help').hidden) { $('#help').hidden = true; return; }
+    if (!$('#snapshot-dialog').hidden) { closeSnapshotDialog(); return; }
     if (typing) { t.blur(); return; }
     if (state.tab === 'jobs' && state.jobs.selected) { state.jobs.selected = null; toHash(); drawJobs(); loadJobDetail().catch(failed); }
     return;
   }
-  if (typing || !$('#overlay').hidden) return;
+  if (typing || !$('#overlay').hidden || !$('#snapshot-dialog').hidden) return;
   const k = ev.key;
   const tabs = { 1: 'jobs', 2: 'journal', 3: 'scenario', 4: 'accounts', 5: 'coverage', 6: 'report' };
   if (tabs[k]) { showTab(tabs[k]); }
@@ -903,6 +988,11 @@ function wire() {
     if (!confirm('Reset tenant "' + state.tenant + '"? Its jobs, quotes, journal, faults, balances and clock go back to the start.')) return;
     try { await api('POST', '/_emulator/reset'); } catch (e) { failed(e); }
   });
+  $('#snapshot-download').addEventListener('click', () => downloadSnapshot().catch(failed));
+  $('#snapshot-open').addEventListener('click', openSnapshotDialog);
+  $('#snapshot-cancel').addEventListener('click', closeSnapshotDialog);
+  $('#snapshot-file').addEventListener('change', () => { $('#snapshot-problems').hidden = true; suggestTenant(); });
+  $('#snapshot-form').addEventListener('submit', ev => { ev.preventDefault(); openSnapshot().catch(e => snapshotProblems(e.message || String(e), [], [])); });
   const jobsChanged = () => { state.jobs.offset = 0; refresh(); };
   $('#jobs-status').addEventListener('change', jobsChanged);
   $('#jobs-model').addEventListener('input', debounce(jobsChanged, 200));
