@@ -193,3 +193,16 @@ test('tenantFor saves a failed Vitest test\'s tenant, from onTestFinished', asyn
   assert.ok(printed[0].includes(join(dir, files[0])), printed[0]);
   assert.ok(!(await emu.control.tenants()).some((x) => x.name === tenant.name), 'the tenant is deleted after');
 });
+
+test('the README example runs', async (t) => {
+  if (!supported) return t.skip('the emulator has no tenants');
+  const readme = readFileSync(join(here, '..', '..', '..', 'README.md'), 'utf8');
+  const [code] = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]).filter((b) => b.includes('snapshotOnFailure'));
+  assert.ok(code, 'the README has the example');
+  const tenant = fresh(t, 'readme-a');
+  const other = fresh(t, 'readme-b');
+  await tenant.control.setCredits(ACCOUNT, 4242);
+  const AsyncFunction = (async () => {}).constructor;
+  await new AsyncFunction('tenant', 'other', 'tenantFor', 't', 'emu', code)(tenant, other, tenantFor, t, emu);
+  assert.equal((await other.control.balance(ACCOUNT)).available, 4242);
+});

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 
@@ -152,3 +153,18 @@ def test_plugin_saves_nothing_unless_asked(inner, pytester: pytest.Pytester):
     result.assert_outcomes(passed=1, failed=1)
     assert "mediagen-emulator snapshot" not in result.stdout.str()
     assert not list(pytester.path.glob("**/test_fails-*.json"))
+
+
+def test_the_readme_example(mediagen: Tenant, other: Tenant, tmp_path, monkeypatch: pytest.MonkeyPatch):
+    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "README.md")
+    with open(readme, encoding="utf-8") as f:
+        [code] = [b for b in re.findall(r"```python\n(.*?)```", f.read(), re.S) if "save_snapshot" in b]
+    mediagen.control.set_credits(ACCOUNT, 4242)
+    monkeypatch.chdir(tmp_path)
+    seen = {"tenant": mediagen, "other": other}
+    exec(code, seen)
+    assert other.control.balance(ACCOUNT)["available"] == 4242
+    assert os.path.dirname(seen["path"]) == str(tmp_path / "snapshots")
+    assert os.path.basename(seen["path"]).startswith("my-test-")
+    with open(seen["path"]) as f:
+        assert json.load(f)["journal"] is not None
