@@ -136,7 +136,7 @@ func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, f scenario.
 		}
 		s.writeError(w, r, &problem.Error{Code: code, Status: f.Status, RetryAfter: f.RetryAfter,
 			RetryAfterDate: f.RetryAfterFormat == scenario.RetryAfterDate,
-			Detail: "injected fault: this request was answered with " + strconv.Itoa(f.Status) + " on purpose"})
+			Detail:         "injected fault: this request was answered with " + strconv.Itoa(f.Status) + " on purpose"})
 		return true
 	case scenario.ActionGateway:
 		// What a proxy in front of the service sends when the service does not answer: its own

@@ -193,12 +193,12 @@ func CheckDownload(d *Download, where string) error {
 
 // Fault makes matching requests misbehave at the HTTP layer.
 type Fault struct {
-	Match       RequestMatch  `yaml:"match" json:"match"`
-	Probability *float64      `yaml:"probability" json:"probability,omitempty"`
-	Count       int           `yaml:"count" json:"count,omitempty"`
-	Status      int           `yaml:"status" json:"status,omitempty"`
-	Code        string        `yaml:"code" json:"code,omitempty"`
-	RetryAfter  int           `yaml:"retry_after" json:"retry_after,omitempty"`
+	Match       RequestMatch `yaml:"match" json:"match"`
+	Probability *float64     `yaml:"probability" json:"probability,omitempty"`
+	Count       int          `yaml:"count" json:"count,omitempty"`
+	Status      int          `yaml:"status" json:"status,omitempty"`
+	Code        string       `yaml:"code" json:"code,omitempty"`
+	RetryAfter  int          `yaml:"retry_after" json:"retry_after,omitempty"`
 	// RetryAfterFormat sends Retry-After as seconds (the default) or as an HTTP-date.
 	RetryAfterFormat string        `yaml:"retry_after_format" json:"retry_after_format,omitempty"`
 	Delay            time.Duration `yaml:"delay" json:"-"`
