@@ -7,13 +7,16 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 )
 
 // wireGet sends one GET over a fresh connection and reads the whole answer; err is what the
@@ -320,5 +323,68 @@ func TestBadHardCaseFaultsPointAtTheirField(t *testing.T) {
 		"rate_limits": []any{map[string]any{"limit": 1, "per": "1m", "retry_after_format": "x"}}}})
 	if p := decode[problemJSON](t, rec); rec.Code != 422 || len(p.Errors) != 1 || p.Errors[0].Pointer != "/scenario/rate_limits/0/retry_after_format" {
 		t.Errorf("scenario: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// readmeBlock returns the first fenced block of kind (```yaml, ```sh) after the line that
+// starts with from in the README.
+func readmeBlock(t *testing.T, from, kind string) string {
+	t.Helper()
+	data, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(data), "\n"+from)
+	if !ok {
+		t.Fatalf("the README has no %q", from)
+	}
+	_, rest, ok = strings.Cut(rest, "```"+kind+"\n")
+	block, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatalf("no ```%s block after %q", kind, from)
+	}
+	return block
+}
+
+// TestREADMEHardCaseExamples: the README's scenario format, with every new knob, loads; and
+// each fault its hard-cases examples add is accepted and fires as described.
+func TestREADMEHardCaseExamples(t *testing.T) {
+	t.Parallel()
+	format := readmeBlock(t, "## Scenarios", "yaml")
+	sc, err := scenario.Parse("README.md", []byte(format))
+	if err != nil {
+		t.Fatalf("the README's scenario format does not load:\n%v", err)
+	}
+	if sc.Defaults.Download == nil || len(sc.Latency) != 2 || !sc.RateLimits[1].PerJob || sc.Faults[1].Action != scenario.ActionDownload ||
+		sc.Latency[0].Delay.Median != 80*time.Millisecond {
+		t.Errorf("the README's format lost a knob: %+v", sc)
+	}
+
+	s := simServer(t, Config{})
+	examples := readmeBlock(t, "**The hard cases real clients meet**", "sh")
+	bodies := regexp.MustCompile(`-d '(\{.*\})'`).FindAllStringSubmatch(examples, -1)
+	if len(bodies) != 5 {
+		t.Fatalf("found %d fault examples, want 5:\n%s", len(bodies), examples)
+	}
+	for _, b := range bodies {
+		var f map[string]any
+		if err := json.Unmarshal([]byte(b[1]), &f); err != nil {
+			t.Fatalf("%s: %v", b[1], err)
+		}
+		addFault(t, s, f)
+	}
+	list := decode[map[string][]api.Fault](t, control(t, s, "GET", "/_emulator/faults", nil))["data"]
+	want := []string{"gateway", "error", "download", "download", "download"}
+	for i, f := range list {
+		if f.Action != want[i] {
+			t.Errorf("example %d: action %q, want %q", i, f.Action, want[i])
+		}
+	}
+	if list[0].Status != 504 || list[1].RetryAfterFormat != "date" || list[2].Download.CutAfter != 1000 || time.Duration(list[3].Download.Pause) != 200*time.Millisecond {
+		t.Errorf("faults as listed: %+v", list)
+	}
+	rec := call(t, s, "POST", "/v1/generate", "mg_test_all", map[string]any{"model": schnellID, "input": schnell}, "Idempotency-Key", "x")
+	if at, err := http.ParseTime(rec.Header().Get("Retry-After")); rec.Code != 503 || err != nil || at.IsZero() {
+		t.Errorf("the date example: %d %q", rec.Code, rec.Header().Get("Retry-After"))
 	}
 }
