@@ -211,6 +211,9 @@ func FuzzParse(f *testing.F) {
 		"rate_limits:\n  - match: {path: /v1/*}\n    limit: 2\n    per: 1m\n",
 		"faults:\n  - match: {path: /v1/*}\n    status: 503\n    probability: 0.5\n",
 		"defaults: {queue: {uniform: {min: 5s, max: 1s}}}\n", "a: &a [*a]\n", "", "- 1\n", "defaults: 1\n",
+		"latency:\n  - match: {path: /v1/*}\n    delay: {lognormal: {median: 1s, p99: 2s, max: 3s}}\n",
+		"defaults: {download: {bytes_per_second: 100, cut_after: 10, length_delta: -5}}\n",
+		"rate_limits:\n  - match: {path: /v1/jobs/*}\n    limit: 1\n    per: 1m\n    per_job: true\n    retry_after_format: date\n",
 	} {
 		f.Add(seed)
 	}
@@ -300,6 +303,8 @@ func FuzzParseInline(f *testing.F) {
 	f.Add([]byte(`{"overrides": [{"match": {"model": "m*"}, "run": {"scale": 2}, "failure_at": [0.1, 0.2]}]}`))
 	f.Add([]byte(`{"defaults": {"queue": {"uniform": {"max": 0}}}}`))
 	f.Add([]byte(`{"status": 503, "delay": 0}`))
+	f.Add([]byte(`{"action": "gateway", "status": 504, "retry_after": 5, "retry_after_format": "date"}`))
+	f.Add([]byte(`{"download": {"bytes_per_second": 1000, "pause": "1s", "cut_after": 10}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, err := range []error{second(Parse("request body", data)), second(ParseFault("request body", data))} {
 			for _, leak := range leaks {
