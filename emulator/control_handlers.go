@@ -252,7 +252,8 @@ func (s *Server) listFaults() handlerFunc {
 }
 
 // invalidDocument reports the problems of a scenario or fault sent in a request body, one
-// entry each, with the line of the body indented two spaces per level.
+// entry each, with the line of the body indented two spaces per level, and a JSON Pointer to
+// the field when the problem names one.
 func invalidDocument(what string, err error) error {
 	e := &problem.Error{Code: problem.InvalidRequest, Detail: "the " + what + " is not valid: " + err.Error()}
 	var ps catalog.Problems
@@ -262,7 +263,14 @@ func invalidDocument(what string, err error) error {
 			e.Detail = fmt.Sprintf("the %s is not valid: line %d: %s (lines count in the body indented two spaces per level)", what, ps[0].Line, ps[0].Message)
 		}
 		for _, p := range ps {
-			e.Errors = append(e.Errors, problem.FieldError{Message: fmt.Sprintf("line %d: %s", p.Line, p.Message)})
+			fe := problem.FieldError{Message: fmt.Sprintf("line %d: %s", p.Line, p.Message)}
+			if ptr := scenario.Pointer(p.Message, what == "fault"); ptr != "" {
+				fe.Pointer = ptr
+				if what == "scenario" {
+					fe.Pointer = "/scenario" + ptr
+				}
+			}
+			e.Errors = append(e.Errors, fe)
 		}
 	}
 	return e
@@ -272,10 +280,9 @@ func invalidDocument(what string, err error) error {
 func faultViews(rules []faults.Rule) []api.Fault {
 	out := []api.Fault{}
 	for _, r := range rules {
-		f := r.Fault
-		out = append(out, api.Fault{ID: r.ID, Source: r.Source, Remaining: r.Remaining, Fired: r.Fired,
-			FaultRule: api.FaultRule{Match: api.FaultMatch(f.Match), Action: f.Action, Status: f.Status, Code: f.Code,
-				Delay: api.Duration(f.Delay), RetryAfter: f.RetryAfter, Probability: f.Probability}})
+		v := faults.View(r.Fault)
+		v.Count = 0 // remaining says what is left of it
+		out = append(out, api.Fault{ID: r.ID, Source: r.Source, Remaining: r.Remaining, Fired: r.Fired, FaultRule: v})
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/download"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 )
 
@@ -36,6 +37,13 @@ func (s *Server) serveFile() handlerFunc {
 		h.Set("Content-Type", f.Output.ContentType)
 		h.Set("ETag", fmt.Sprintf(`"%016x-%d"`, f.Output.Seed, len(f.Data)))
 		h.Set("Cache-Control", "private, max-age="+strconv.Itoa(int(f.ExpiresAt.Sub(f.Now).Seconds())))
+		if f.Download != nil {
+			// The scenario's shape for this model's files: slow, cut or mislabelled, ranges and all.
+			shaped := download.New(w, r, *f.Download, s.sleep)
+			s.serveContent(shaped, r, f.Finished, f.Data)
+			shaped.Finish()
+			return nil
+		}
 		s.serveContent(w, r, f.Finished, f.Data)
 		return nil
 	}

@@ -163,7 +163,8 @@ func (rec *recorder) sending() {
 			DurationMS:  math.Round(float64(time.Since(rec.start).Microseconds())) / 1000,
 			RequestBody: rec.sent, ResponseBody: rec.body, // the journal caps both
 		}, rec.header)
-		if rec.status >= 400 {
+		// A gateway fault's page has no code: the fault's own case counts it.
+		if rec.status >= 400 && (rec.code != "" || rec.fault == "") {
 			world.Coverage().Error(rec.route, rec.status, rec.code)
 		}
 	}
@@ -175,7 +176,11 @@ func (rec *recorder) retryAfter() int {
 	if rec.status != http.StatusTooManyRequests && rec.status != http.StatusServiceUnavailable {
 		return 0
 	}
-	n, _ := strconv.Atoi(rec.Header().Get("Retry-After"))
+	h := rec.Header()
+	n, err := strconv.Atoi(h.Get("Retry-After"))
+	if err != nil {
+		return max(retryAfterDate(h), 0)
+	}
 	return max(n, 0)
 }
 
@@ -433,7 +438,7 @@ func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request, key *catalog.
 	h.Set("X-RateLimit-Remaining", strconv.Itoa(d.Remaining))
 	h.Set("X-RateLimit-Reset", strconv.Itoa(reset))
 	if !d.Allowed {
-		return &problem.Error{Code: problem.RateLimited, RetryAfter: max(reset, 1),
+		return &problem.Error{Code: problem.RateLimited, RetryAfter: max(reset, 1), RetryAfterDate: d.RetryAfterDate,
 			Detail: fmt.Sprintf("this key may make %d such requests per window; the next window opens in %ds", d.Limit, reset)}
 	}
 	return nil

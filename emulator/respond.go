@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"maps"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -93,7 +94,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	b := encodeProblem(body, pe.Extra)
 	h := w.Header()
 	if pe.RetryAfter > 0 {
-		h.Set("Retry-After", strconv.Itoa(pe.RetryAfter))
+		now := time.Now()
+		if world := infoOf(r).world; world != nil && pe.RetryAfterDate {
+			now = world.Now()
+		}
+		setRetryAfter(h, pe.RetryAfter, pe.RetryAfterDate, now)
 	}
 	if pe.Code == problem.Unauthenticated {
 		h.Set("WWW-Authenticate", `Bearer realm="mediagen"`)
@@ -172,4 +177,34 @@ func nullableTime(t time.Time) *string {
 	}
 	s := timestamp(t)
 	return &s
+}
+
+// setRetryAfter sends Retry-After as seconds, or as an HTTP-date (RFC 9110 §10.2.3) that many
+// seconds after the answer's Date. Date follows the emulator's clock (see the frame), so the
+// date is on the same timeline as the rate-limit windows and every timestamp in a body.
+func setRetryAfter(h http.Header, seconds int, date bool, now time.Time) {
+	if !date {
+		h.Set("Retry-After", strconv.Itoa(seconds))
+		return
+	}
+	sent, err := http.ParseTime(h.Get("Date"))
+	if err != nil {
+		sent = now.UTC().Truncate(time.Second)
+		h.Set("Date", sent.Format(http.TimeFormat))
+	}
+	h.Set("Retry-After", sent.Add(time.Duration(seconds)*time.Second).Format(http.TimeFormat))
+}
+
+// retryAfterDate reads a Retry-After sent as an HTTP-date as seconds after the answer's Date;
+// -1 when it is not one.
+func retryAfterDate(h http.Header) int {
+	at, err := http.ParseTime(h.Get("Retry-After"))
+	if err != nil {
+		return -1
+	}
+	sent, err := http.ParseTime(h.Get("Date"))
+	if err != nil {
+		return -1
+	}
+	return int(math.Ceil(at.Sub(sent).Seconds()))
 }

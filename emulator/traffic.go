@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/gorilla/mux"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/download"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
@@ -46,7 +48,7 @@ func (s *Server) traffic(router *mux.Router, next http.Handler) http.Handler {
 		if f, id, ok := world.PickFault(r.Method, r.URL.Path, rec.peeked); ok {
 			rec.fault = id
 			world.Coverage().Fault(f.Action)
-			if api && f.Action == scenario.ActionError {
+			if api && (f.Action == scenario.ActionError || f.Action == scenario.ActionGateway) {
 				rec.route = routeName(router, r, nil) // the request is answered before routing
 			}
 			if api && rec.sent == nil && r.Body != nil && f.Action != scenario.ActionDelay {
@@ -57,9 +59,38 @@ func (s *Server) traffic(router *mux.Router, next http.Handler) http.Handler {
 			if s.injectFault(rec, r, f) {
 				return
 			}
+			if f.Action == scenario.ActionDownload {
+				s.delayAnswer(r, world)
+				shaped := download.New(rec, r, *f.Download, s.sleep)
+				next.ServeHTTP(shaped, r)
+				shaped.Finish()
+				return
+			}
 		}
+		s.delayAnswer(r, world)
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// delayAnswer waits the delay the scenario's latency rules draw for the request, if any.
+func (s *Server) delayAnswer(r *http.Request, world *sim.World) {
+	if d := world.AnswerDelay(r.Method, r.URL.Path, infoOf(r).rec.peeked); d > 0 {
+		s.sleep(r.Context(), d)
+	}
+}
+
+// sleep waits d in real time, or less when the request ends or the server closes; it reports
+// whether the whole wait happened.
+func (s *Server) sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+	case <-s.closing:
+	}
+	return false
 }
 
 // peekModel finds the model a request is about, when a rule in force matches on models: from
@@ -95,14 +126,7 @@ func (s *Server) peekModel(rec *recorder, r *http.Request, world *sim.World) *ca
 // injectFault carries out a fault; it reports whether the request has been answered.
 func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, f scenario.Fault) bool {
 	if f.Delay > 0 {
-		t := time.NewTimer(f.Delay)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-		case <-s.closing:
-			t.Stop()
-		}
+		s.sleep(r.Context(), f.Delay)
 	}
 	switch f.Action {
 	case scenario.ActionError:
@@ -111,7 +135,27 @@ func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, f scenario.
 			code = defaultFaultCode(f.Status)
 		}
 		s.writeError(w, r, &problem.Error{Code: code, Status: f.Status, RetryAfter: f.RetryAfter,
-			Detail: "injected fault: this request was answered with " + strconv.Itoa(f.Status) + " on purpose"})
+			RetryAfterDate: f.RetryAfterFormat == scenario.RetryAfterDate,
+			Detail:         "injected fault: this request was answered with " + strconv.Itoa(f.Status) + " on purpose"})
+		return true
+	case scenario.ActionGateway:
+		// What a proxy in front of the service sends when the service does not answer: its own
+		// HTML page, none of the service's headers, no problem body.
+		body := gatewayPage(f.Status)
+		h := w.Header()
+		h.Del("X-Request-Id")
+		h.Set("Content-Type", "text/html")
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		h.Set("Server", "nginx")
+		if f.RetryAfter > 0 {
+			now := time.Now()
+			if f.RetryAfterFormat == scenario.RetryAfterDate {
+				now = worldOf(r).Now()
+			}
+			setRetryAfter(h, f.RetryAfter, f.RetryAfterFormat == scenario.RetryAfterDate, now)
+		}
+		w.WriteHeader(f.Status)
+		_, _ = w.Write(body)
 		return true
 	case scenario.ActionReset:
 		resetConnection(w)
@@ -139,6 +183,13 @@ func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, f scenario.
 		return true
 	}
 	return false
+}
+
+// gatewayPage is the page a proxy answers status with, as nginx writes it.
+func gatewayPage(status int) []byte {
+	title := strconv.Itoa(status) + " " + http.StatusText(status)
+	return []byte("<html>\r\n<head><title>" + title + "</title></head>\r\n<body>\r\n<center><h1>" + title +
+		"</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n")
 }
 
 // defaultFaultCode names the problem code of an injected status.

@@ -253,7 +253,24 @@ const (
 	FaultMalformed = "malformed" // 200 with a body that is not valid JSON
 	FaultTruncated = "truncated" // a body shorter than its Content-Length, then the connection closes
 	FaultDelay     = "delay"     // the answer comes normally, Delay later (the default when only Delay is set)
+	FaultGateway   = "gateway"   // 502 (or Status 504) as a proxy answers: an HTML page, no X-Request-Id, no problem body
+	FaultDownload  = "download"  // the answer comes normally, its body shaped by Download (the default when Download is set)
 )
+
+// Retry-After formats: seconds (the default) or an HTTP-date (RFC 9110 §10.2.3).
+const (
+	RetryAfterSeconds = "seconds"
+	RetryAfterDate    = "date"
+)
+
+// Download shapes how a body goes out; every field is optional, zero does nothing.
+type Download struct {
+	BytesPerSecond int      `json:"bytes_per_second,omitempty"` // throttle the body to this rate
+	ChunkBytes     int      `json:"chunk_bytes,omitempty"`      // write it in chunks of this size (default a tenth of a second's bytes, or 16 KiB)
+	Pause          Duration `json:"pause,omitempty"`            // wait this long between chunks, at most 10s
+	CutAfter       int      `json:"cut_after,omitempty"`        // close the connection after this many bytes of body
+	LengthDelta    int      `json:"length_delta,omitempty"`     // Content-Length says this many bytes more (or fewer) than are sent
+}
 
 // FaultMatch selects the requests a fault applies to; every field given must match.
 type FaultMatch struct {
@@ -272,6 +289,10 @@ type FaultRule struct {
 	Code       string     `json:"code,omitempty"`   // the problem code of the error body
 	Delay      Duration   `json:"delay,omitempty"`  // real time before answering, at most 5 minutes
 	RetryAfter int        `json:"retry_after,omitempty"`
+	// RetryAfterFormat is RetryAfterSeconds (the default) or RetryAfterDate.
+	RetryAfterFormat string `json:"retry_after_format,omitempty"`
+	// Download shapes the body, for FaultDownload.
+	Download *Download `json:"download,omitempty"`
 	// Count is how many matching requests the fault answers before it stops; 0 means all.
 	Count int `json:"count,omitempty"`
 	// Probability is the chance a matching request gets the fault; nil means every one.

@@ -76,8 +76,22 @@ type response struct {
 type header struct {
 	name     string // as the document spells it
 	required bool
-	integer  bool
+	integer  bool // the value must be a whole number
+	numeric  bool // a whole number is one of the values it may take (oneOf a number or a date)
 	schema   *jsonschema.Schema
+}
+
+// allowsInteger reports whether a header's schema takes a whole number among other values.
+func allowsInteger(sm map[string]any) bool {
+	for _, k := range []string{"oneOf", "anyOf"} {
+		alts, _ := sm[k].([]any)
+		for _, a := range alts {
+			if am, _ := a.(map[string]any); am["type"] == "integer" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Load compiles a document. It fails when a reference does not resolve or a schema does not
@@ -209,7 +223,7 @@ func (l *loader) response(v any, where string) (*response, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.headers[http.CanonicalHeaderKey(name)] = &header{name: name, required: h["required"] == true, integer: sm["type"] == "integer", schema: sch}
+		r.headers[http.CanonicalHeaderKey(name)] = &header{name: name, required: h["required"] == true, integer: sm["type"] == "integer", numeric: allowsInteger(sm), schema: sch}
 	}
 	content, _ := m["content"].(map[string]any)
 	for _, mt := range sortedKeys(content) {
@@ -351,10 +365,11 @@ func leaves(ve *jsonschema.ValidationError) string {
 
 func (h *header) check(v string) error {
 	var value any = v
-	if h.integer {
-		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
-			return errors.New("not an integer")
-		}
+	_, err := strconv.ParseInt(v, 10, 64)
+	switch {
+	case h.integer && err != nil:
+		return errors.New("not an integer")
+	case err == nil && (h.integer || h.numeric):
 		value = json.Number(v)
 	}
 	if err := h.schema.Validate(value); err != nil {

@@ -1,6 +1,8 @@
 package faults
 
 import (
+	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
@@ -78,6 +80,26 @@ func TestModelMatching(t *testing.T) {
 	for _, m := range []*catalog.Model{flux, nil} {
 		if _, _, ok := s.Pick("POST", "/v1/quotes", m); ok {
 			t.Errorf("%v matched", m)
+		}
+	}
+}
+
+// TestHardCaseFaultsRoundTrip: a gateway or download fault, as a snapshot carries it, reads back
+// as the same rule.
+func TestHardCaseFaultsRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, src := range []string{
+		`{"action": "gateway", "status": 504, "retry_after": 5, "retry_after_format": "date", "delay": "1s"}`,
+		`{"match": {"path": "/files/*"}, "download": {"bytes_per_second": 1000, "chunk_bytes": 100, "pause": "250ms", "cut_after": 10, "length_delta": -3}, "count": 2}`,
+	} {
+		f, err := scenario.ParseFault("t", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(View(f))
+		back, err := scenario.ParseFault("snapshot", raw)
+		if err != nil || !reflect.DeepEqual(back, f) {
+			t.Errorf("%s\nread back from %s as %+v (%v), want %+v", src, raw, back, err, f)
 		}
 	}
 }

@@ -11,8 +11,22 @@ import (
 
 // View shows a fault as the control API takes it.
 func View(f scenario.Fault) api.FaultRule {
-	return api.FaultRule{Match: api.FaultMatch(f.Match), Action: f.Action, Status: f.Status, Code: f.Code,
-		Delay: api.Duration(f.Delay), RetryAfter: f.RetryAfter, Count: f.Count, Probability: f.Probability}
+	v := api.FaultRule{Match: api.FaultMatch(f.Match), Action: f.Action, Status: f.Status, Code: f.Code,
+		Delay: api.Duration(f.Delay), RetryAfter: f.RetryAfter, Count: f.Count, Probability: f.Probability,
+		Download: DownloadView(f.Download)}
+	if f.RetryAfterFormat != scenario.RetryAfterSeconds {
+		v.RetryAfterFormat = f.RetryAfterFormat
+	}
+	return v
+}
+
+// DownloadView shows a download shape as the control API takes it; nil stays nil.
+func DownloadView(d *scenario.Download) *api.Download {
+	if d == nil {
+		return nil
+	}
+	return &api.Download{BytesPerSecond: d.BytesPerSecond, ChunkBytes: d.ChunkBytes, Pause: api.Duration(d.Pause),
+		CutAfter: d.CutAfter, LengthDelta: d.LengthDelta}
 }
 
 // Export lists the rules in order with their counts, and the number the next rule takes.

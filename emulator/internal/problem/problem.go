@@ -67,8 +67,10 @@ type Error struct {
 	Code   Code
 	Detail string
 	Errors []FieldError
-	// RetryAfter, when positive, is sent as a Retry-After header (seconds).
-	RetryAfter int
+	// RetryAfter, when positive, is sent as a Retry-After header: seconds, or the HTTP-date
+	// that many seconds ahead when RetryAfterDate is set.
+	RetryAfter     int
+	RetryAfterDate bool
 	// Extra holds additional members of the problem body (e.g. the permission needed).
 	Extra map[string]any
 	// Status, when set, replaces the code's usual status (an injected fault chooses both).

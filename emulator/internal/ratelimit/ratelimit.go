@@ -31,6 +31,8 @@ type Decision struct {
 	Remaining int
 	// Reset is how long until the window ends and the count starts again.
 	Reset time.Duration
+	// RetryAfterDate says the limit's Retry-After is an HTTP-date rather than seconds.
+	RetryAfterDate bool
 }
 
 // New returns an empty limiter.

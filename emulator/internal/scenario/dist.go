@@ -11,18 +11,25 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 )
 
-// Dist is a duration drawn per job: fixed, uniform between bounds, log-normal between bounds
-// (most draws near the geometric middle, a long tail towards the maximum), or a scale applied
-// to the catalog's own timing.
+// Dist is a duration drawn per job or per answer: fixed, uniform between bounds, log-normal
+// (between bounds, most draws near the geometric middle; or by its median and 99th percentile,
+// capped), or a scale applied to the catalog's own timing.
 type Dist struct {
 	Kind     string // fixed, uniform, lognormal or scale
 	Min, Max time.Duration
-	Factor   float64
-	line     int
+	// Median and P99 set a log-normal by its percentiles; Max, when set, caps its draws.
+	Median, P99 time.Duration
+	Factor      float64
+	line        int
 }
 
+// z99 is the standard normal's 99th percentile: a log-normal's p99 is its median times
+// exp(z99·σ).
+const z99 = 2.3263478740408408
+
 // UnmarshalYAML reads "2s", {fixed: 2s}, {uniform: {min: 1s, max: 5s}},
-// {lognormal: {min: 20s, max: 4m}} or {scale: 3}.
+// {lognormal: {min: 20s, max: 4m}}, {lognormal: {median: 200ms, p99: 2s, max: 5s}} or
+// {scale: 3}.
 func (d *Dist) UnmarshalYAML(n *yaml.Node) error {
 	d.line = n.Line
 	if n.Kind == yaml.ScalarNode {
@@ -63,9 +70,22 @@ func (d *Dist) UnmarshalYAML(n *yaml.Node) error {
 	case shape.Uniform != nil:
 		*d = Dist{Kind: "uniform", Min: shape.Uniform.Min, Max: shape.Uniform.Max}
 	case shape.LogNormal != nil:
-		*d = Dist{Kind: "lognormal", Min: shape.LogNormal.Min, Max: shape.LogNormal.Max}
+		ln := shape.LogNormal
+		*d = Dist{Kind: "lognormal", Min: ln.Min, Max: ln.Max, Median: ln.Median, P99: ln.P99}
+		if ln.Median != 0 || ln.P99 != 0 {
+			switch {
+			case ln.Median <= 0 || ln.P99 <= ln.Median:
+				return typeError(n, "lognormal needs 0 < median < p99")
+			case ln.Min > ln.Median:
+				return typeError(n, "lognormal needs min <= median")
+			case ln.Max != 0 && ln.Max < ln.P99:
+				return typeError(n, "lognormal needs max (the cap) >= p99, or no max")
+			}
+			d.line = n.Line
+			return nil
+		}
 		if d.Min <= 0 {
-			return typeError(n, "lognormal needs min > 0")
+			return typeError(n, "lognormal needs min > 0, or a median and a p99")
 		}
 	default:
 		*d = Dist{Kind: "scale", Factor: *shape.Scale}
@@ -84,13 +104,22 @@ func (d *Dist) UnmarshalYAML(n *yaml.Node) error {
 type distShape struct {
 	Fixed     *time.Duration `yaml:"fixed"`
 	Uniform   *bounds        `yaml:"uniform"`
-	LogNormal *bounds        `yaml:"lognormal"`
+	LogNormal *logNormal     `yaml:"lognormal"`
 	Scale     *float64       `yaml:"scale"`
 }
 
 type bounds struct {
 	Min time.Duration `yaml:"min"`
 	Max time.Duration `yaml:"max"`
+}
+
+// logNormal is a log-normal by its bounds (min and max at ±1.96σ) or by its median and 99th
+// percentile (min and max, when given, clamp the draws).
+type logNormal struct {
+	Min    time.Duration `yaml:"min"`
+	Max    time.Duration `yaml:"max"`
+	Median time.Duration `yaml:"median"`
+	P99    time.Duration `yaml:"p99"`
 }
 
 // typeError reports a problem the way yaml.v3 reports its own type errors, so the decoder goes
@@ -106,6 +135,14 @@ func (d *Dist) Draw(u float64, base time.Duration) time.Duration {
 	case "uniform":
 		return d.Min + time.Duration(u*float64(d.Max-d.Min))
 	case "lognormal":
+		if d.Median > 0 {
+			sigma := math.Log(float64(d.P99)/float64(d.Median)) / z99
+			v := Clamp(float64(d.Median) * math.Exp(sigma*normalQuantile(u)))
+			if d.Max > 0 {
+				v = min(v, d.Max)
+			}
+			return max(v, d.Min)
+		}
 		// min and max sit at ±1.96σ around the geometric middle; draws are clamped to them.
 		lo, hi := math.Log(float64(d.Min)), math.Log(float64(d.Max))
 		mu, sigma := (lo+hi)/2, (hi-lo)/(2*1.96)

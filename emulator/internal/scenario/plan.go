@@ -76,6 +76,9 @@ func (r Rule) overlay(o Rule) Rule {
 	if o.Messages != nil {
 		r.Messages = o.Messages
 	}
+	if o.Download != nil {
+		r.Download = o.Download
+	}
 	return r
 }
 
@@ -191,5 +194,6 @@ func (s *Scenario) Describe() map[string]any {
 		"overrides":   len(s.Overrides),
 		"rate_limits": len(s.RateLimits),
 		"faults":      len(s.Faults),
+		"latency":     len(s.Latency),
 	}
 }

@@ -25,6 +25,7 @@ type Scenario struct {
 	Overrides   []Override  `yaml:"overrides"`
 	RateLimits  []RateLimit `yaml:"rate_limits"`
 	Faults      []Fault     `yaml:"faults"`
+	Latency     []Latency   `yaml:"latency"`
 	// Source is the file the scenario came from.
 	Source string `yaml:"-"`
 	// Document is the text it was read from, so a snapshot can carry a scenario sent inline.
@@ -46,6 +47,8 @@ type Rule struct {
 	QuoteTTL     *time.Duration    `yaml:"quote_ttl"`
 	OutputTTL    *time.Duration    `yaml:"output_ttl"`
 	Messages     map[string]string `yaml:"messages"`
+	// Download shapes how the job's output files are served.
+	Download *Download `yaml:"download"`
 }
 
 // Override applies a Rule to the models it matches, after the defaults and earlier overrides.
@@ -100,10 +103,15 @@ func (rm RequestMatch) Matches(method, urlPath string, m *catalog.Model) bool {
 	return true
 }
 
-// LimitsNeedModel reports whether any rate limit matches on the request's model.
+// LimitsNeedModel reports whether any rate limit or latency rule matches on the request's model.
 func (s *Scenario) LimitsNeedModel() bool {
 	for _, rl := range s.RateLimits {
 		if rl.Match.NeedsModel() {
+			return true
+		}
+	}
+	for _, l := range s.Latency {
+		if l.Match.NeedsModel() {
 			return true
 		}
 	}
@@ -111,24 +119,92 @@ func (s *Scenario) LimitsNeedModel() bool {
 }
 
 // RateLimit allows Limit requests per Per window to each key (or account) for the requests it
-// matches; more answer 429.
+// matches; more answer 429. PerJob counts each job's requests apart (GET /v1/jobs/{id}), as a
+// service that limits how often one job may be polled does.
 type RateLimit struct {
-	Match RequestMatch  `yaml:"match" json:"match"`
-	Limit int           `yaml:"limit" json:"limit"`
-	Per   time.Duration `yaml:"per" json:"-"`
-	Scope string        `yaml:"scope" json:"scope"`
+	Match            RequestMatch  `yaml:"match" json:"match"`
+	Limit            int           `yaml:"limit" json:"limit"`
+	Per              time.Duration `yaml:"per" json:"-"`
+	Scope            string        `yaml:"scope" json:"scope"`
+	PerJob           bool          `yaml:"per_job" json:"per_job,omitempty"`
+	RetryAfterFormat string        `yaml:"retry_after_format" json:"retry_after_format,omitempty"`
+}
+
+// Retry-After formats (RFC 9110 §10.2.3): a number of seconds, or an HTTP-date.
+const (
+	RetryAfterSeconds = "seconds"
+	RetryAfterDate    = "date"
+)
+
+// Latency delays the answers to the requests it matches by a duration drawn per request; the
+// first rule that matches applies.
+type Latency struct {
+	Match RequestMatch `yaml:"match"`
+	Delay Dist         `yaml:"delay"`
+}
+
+// MaxLatency caps an answer's drawn delay.
+const MaxLatency = 5 * time.Minute
+
+// LatencyFor returns the index of the first latency rule that matches a request.
+func (s *Scenario) LatencyFor(method, urlPath string, m *catalog.Model) (int, bool) {
+	for i, l := range s.Latency {
+		if l.Match.Matches(method, urlPath, m) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// Download shapes how a file's bytes go out: throttled to BytesPerSecond in chunks of
+// ChunkBytes with Pause between them, cut (the connection closed) after CutAfter bytes, or
+// with a Content-Length LengthDelta bytes off the truth. Zero fields do nothing.
+type Download struct {
+	BytesPerSecond int           `yaml:"bytes_per_second" json:"bytes_per_second,omitempty"`
+	ChunkBytes     int           `yaml:"chunk_bytes" json:"chunk_bytes,omitempty"`
+	Pause          time.Duration `yaml:"pause" json:"-"`
+	CutAfter       int           `yaml:"cut_after" json:"cut_after,omitempty"`
+	LengthDelta    int           `yaml:"length_delta" json:"length_delta,omitempty"`
+}
+
+// Bounds of a download shape: a chunk is at most a MiB, a pause at most 10 seconds.
+const (
+	MaxChunkBytes = 1 << 20
+	MaxPause      = 10 * time.Second
+)
+
+// CheckDownload validates a download shape; each problem begins with the path of its field
+// under where.
+func CheckDownload(d *Download, where string) error {
+	switch {
+	case *d == Download{}:
+		return fmt.Errorf("%s: give at least one of bytes_per_second, chunk_bytes, pause, cut_after or length_delta", where)
+	case d.BytesPerSecond < 0:
+		return fmt.Errorf("%s.bytes_per_second must be at least 1 (absent: no throttle)", where)
+	case d.ChunkBytes < 0 || d.ChunkBytes > MaxChunkBytes:
+		return fmt.Errorf("%s.chunk_bytes must be between 1 and %d", where, MaxChunkBytes)
+	case d.Pause < 0 || d.Pause > MaxPause:
+		return fmt.Errorf("%s.pause must be between 0s and %s", where, MaxPause)
+	case d.CutAfter < 0:
+		return fmt.Errorf("%s.cut_after must be at least 1 byte (absent: no cut)", where)
+	}
+	return nil
 }
 
 // Fault makes matching requests misbehave at the HTTP layer.
 type Fault struct {
-	Match       RequestMatch  `yaml:"match" json:"match"`
-	Probability *float64      `yaml:"probability" json:"probability,omitempty"`
-	Count       int           `yaml:"count" json:"count,omitempty"`
-	Status      int           `yaml:"status" json:"status,omitempty"`
-	Code        string        `yaml:"code" json:"code,omitempty"`
-	RetryAfter  int           `yaml:"retry_after" json:"retry_after,omitempty"`
-	Delay       time.Duration `yaml:"delay" json:"-"`
-	Action      string        `yaml:"action" json:"action"`
+	Match       RequestMatch `yaml:"match" json:"match"`
+	Probability *float64     `yaml:"probability" json:"probability,omitempty"`
+	Count       int          `yaml:"count" json:"count,omitempty"`
+	Status      int          `yaml:"status" json:"status,omitempty"`
+	Code        string       `yaml:"code" json:"code,omitempty"`
+	RetryAfter  int          `yaml:"retry_after" json:"retry_after,omitempty"`
+	// RetryAfterFormat sends Retry-After as seconds (the default) or as an HTTP-date.
+	RetryAfterFormat string        `yaml:"retry_after_format" json:"retry_after_format,omitempty"`
+	Delay            time.Duration `yaml:"delay" json:"-"`
+	Action           string        `yaml:"action" json:"action"`
+	// Download shapes the answer's body, for the download action.
+	Download *Download `yaml:"download" json:"download,omitempty"`
 }
 
 // Fault actions.
@@ -138,7 +214,12 @@ const (
 	ActionMalformed = "malformed" // answer 200 with a body that is not valid JSON
 	ActionTruncated = "truncated" // promise a body longer than the one sent, then close
 	ActionDelay     = "delay"     // only wait Delay, then answer normally
+	ActionGateway   = "gateway"   // answer 502 or 504 as a proxy would: an HTML page, no request id
+	ActionDownload  = "download"  // answer normally, the body shaped by Download
 )
+
+// Actions lists the fault actions, in the order the documentation gives them.
+var Actions = []string{ActionError, ActionReset, ActionMalformed, ActionTruncated, ActionDelay, ActionGateway, ActionDownload}
 
 // Glob matches s against a pattern where * stands for any run of characters.
 func Glob(pattern, s string) bool {
@@ -237,6 +318,22 @@ func check(r *catalog.Reporter, root *yaml.Node, s *Scenario) {
 		default:
 			r.At(line, "rate_limits[%d]: scope %q must be key or account", i, rl.Scope)
 		}
+		if err := checkRetryAfterFormat(&rl.RetryAfterFormat, fmt.Sprintf("rate_limits[%d].retry_after_format", i)); err != nil {
+			r.At(line, "%v", err)
+		}
+	}
+	latency := nodeOf(root, "latency")
+	for i := range s.Latency {
+		l := &s.Latency[i]
+		line := itemLine(latency, i)
+		switch {
+		case l.Delay.Kind == "":
+			r.At(line, "latency[%d].delay: give a duration or a distribution (fixed, uniform or lognormal)", i)
+		case l.Delay.Kind == "scale":
+			r.At(line, "latency[%d].delay: scale multiplies a job's catalog timing; an answer has none, so give fixed, uniform or lognormal", i)
+		case l.Delay.Max > MaxLatency || l.Delay.P99 > MaxLatency:
+			r.At(line, "latency[%d].delay: at most %s (an answer waits in real time)", i, MaxLatency)
+		}
 	}
 	faults := nodeOf(root, "faults")
 	for i := range s.Faults {
@@ -295,6 +392,23 @@ func checkRule(r *catalog.Reporter, n *yaml.Node, where string, rule *Rule) {
 			r.At(at(d.name), "%s: %s must be a positive duration", where, d.name)
 		}
 	}
+	if rule.Download != nil {
+		if err := CheckDownload(rule.Download, where+".download"); err != nil {
+			r.At(at("download"), "%v", err)
+		}
+	}
+}
+
+// checkRetryAfterFormat checks a retry_after_format and fills in its default.
+func checkRetryAfterFormat(format *string, where string) error {
+	switch *format {
+	case "":
+		*format = RetryAfterSeconds
+	case RetryAfterSeconds, RetryAfterDate:
+	default:
+		return fmt.Errorf("%s %q must be seconds or date", where, *format)
+	}
+	return nil
 }
 
 // ParseFault reads one fault rule (YAML or JSON, as the control API receives it) with the same
@@ -339,15 +453,23 @@ func CheckFault(f *Fault) error {
 	if f.Delay < 0 || f.Delay > 5*time.Minute {
 		return fmt.Errorf("delay must be between 0 and 5m")
 	}
+	if err := checkRetryAfterFormat(&f.RetryAfterFormat, "retry_after_format"); err != nil {
+		return err
+	}
 	if f.Action == "" {
 		switch {
 		case f.Status != 0:
 			f.Action = ActionError
+		case f.Download != nil:
+			f.Action = ActionDownload
 		case f.Delay > 0:
 			f.Action = ActionDelay
 		default:
-			return fmt.Errorf("give a status, an action (reset, malformed, truncated) or a delay")
+			return fmt.Errorf("give a status, an action (reset, malformed, truncated, gateway, download) or a delay")
 		}
+	}
+	if f.Download != nil && f.Action != ActionDownload {
+		return fmt.Errorf("download shapes the body of the download action only, not of %s", f.Action)
 	}
 	switch f.Action {
 	case ActionError:
@@ -362,9 +484,24 @@ func CheckFault(f *Fault) error {
 		if f.Delay <= 0 {
 			return fmt.Errorf("a delay fault needs a positive delay")
 		}
+	case ActionGateway:
+		switch f.Status {
+		case 0:
+			f.Status = 502
+		case 502, 504:
+		default:
+			return fmt.Errorf("status %d: a gateway answers 502 or 504", f.Status)
+		}
+	case ActionDownload:
+		if f.Download == nil {
+			return fmt.Errorf("download: the download action needs a download shape such as {\"bytes_per_second\": 65536}")
+		}
+		if err := CheckDownload(f.Download, "download"); err != nil {
+			return err
+		}
 	case ActionReset, ActionMalformed, ActionTruncated:
 	default:
-		return fmt.Errorf("action %q must be error, reset, malformed, truncated or delay", f.Action)
+		return fmt.Errorf("action %q must be one of %s", f.Action, strings.Join(Actions, ", "))
 	}
 	if f.Match.Method != "" {
 		f.Match.Method = strings.ToUpper(f.Match.Method)

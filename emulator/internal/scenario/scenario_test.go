@@ -211,6 +211,9 @@ func FuzzParse(f *testing.F) {
 		"rate_limits:\n  - match: {path: /v1/*}\n    limit: 2\n    per: 1m\n",
 		"faults:\n  - match: {path: /v1/*}\n    status: 503\n    probability: 0.5\n",
 		"defaults: {queue: {uniform: {min: 5s, max: 1s}}}\n", "a: &a [*a]\n", "", "- 1\n", "defaults: 1\n",
+		"latency:\n  - match: {path: /v1/*}\n    delay: {lognormal: {median: 1s, p99: 2s, max: 3s}}\n",
+		"defaults: {download: {bytes_per_second: 100, cut_after: 10, length_delta: -5}}\n",
+		"rate_limits:\n  - match: {path: /v1/jobs/*}\n    limit: 1\n    per: 1m\n    per_job: true\n    retry_after_format: date\n",
 	} {
 		f.Add(seed)
 	}
@@ -300,6 +303,8 @@ func FuzzParseInline(f *testing.F) {
 	f.Add([]byte(`{"overrides": [{"match": {"model": "m*"}, "run": {"scale": 2}, "failure_at": [0.1, 0.2]}]}`))
 	f.Add([]byte(`{"defaults": {"queue": {"uniform": {"max": 0}}}}`))
 	f.Add([]byte(`{"status": 503, "delay": 0}`))
+	f.Add([]byte(`{"action": "gateway", "status": 504, "retry_after": 5, "retry_after_format": "date"}`))
+	f.Add([]byte(`{"download": {"bytes_per_second": 1000, "pause": "1s", "cut_after": 10}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, err := range []error{second(Parse("request body", data)), second(ParseFault("request body", data))} {
 			for _, leak := range leaks {
@@ -329,5 +334,117 @@ func TestAliasBombIsRefused(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "too large once its aliases are expanded") {
 		t.Errorf("problems: %v", err)
+	}
+}
+
+// TestLogNormalByPercentiles: a log-normal given by its median and p99 puts them where it says,
+// over evenly spread draws (so no sampling noise hides a wrong σ), and caps its tail.
+func TestLogNormalByPercentiles(t *testing.T) {
+	t.Parallel()
+	sc, err := Parse("l.yaml", []byte("latency:\n  - match: {path: /v1/*}\n    delay: {lognormal: {median: 200ms, p99: 2s, max: 3s}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := sc.Latency[0].Delay
+	const n = 100_000
+	draws := make([]time.Duration, n)
+	for i := range draws {
+		draws[i] = d.Draw((float64(i)+0.5)/n, 0)
+	}
+	for _, c := range []struct {
+		at   int
+		want time.Duration
+	}{{n / 2, 200 * time.Millisecond}, {n * 99 / 100, 2 * time.Second}} {
+		if off := math.Abs(float64(draws[c.at]-c.want)) / float64(c.want); off > 0.005 {
+			t.Errorf("draw %d of %d = %v, want %v within 0.5%%", c.at, n, draws[c.at], c.want)
+		}
+	}
+	if draws[n-1] != 3*time.Second {
+		t.Errorf("the longest draw is %v, want the 3s cap", draws[n-1])
+	}
+}
+
+// TestHardCaseFieldsAreChecked: each new field's bad values are reported at their FILE:LINE.
+func TestHardCaseFieldsAreChecked(t *testing.T) {
+	t.Parallel()
+	_, err := Parse("h.yaml", []byte(`defaults:
+  download: {cut_after: -5}
+overrides:
+  - match: {output_type: video}
+    download: {}
+rate_limits:
+  - match: {path: /v1/jobs/*}
+    limit: 2
+    per: 1m
+    per_job: true
+  - match: {path: /v1/*}
+    limit: 2
+    per: 1m
+    retry_after_format: tomorrow
+faults:
+  - match: {path: /files/*}
+    action: gateway
+    status: 500
+  - match: {path: /files/*}
+    action: download
+latency:
+  - match: {path: /v1/quotes}
+    delay: {scale: 2}
+  - match: {path: /v1/generate}
+    delay: 10m
+  - match: {path: /v1/jobs}
+`))
+	if err == nil {
+		t.Fatal("loaded")
+	}
+	for _, want := range []string{
+		"h.yaml:2: defaults.download.cut_after must be at least 1 byte",
+		"h.yaml:5: overrides[0].download: give at least one of bytes_per_second",
+		`h.yaml:11: rate_limits[1].retry_after_format "tomorrow" must be seconds or date`,
+		"h.yaml:16: faults[0]: status 500: a gateway answers 502 or 504",
+		"h.yaml:19: faults[1]: download: the download action needs a download shape",
+		"h.yaml:22: latency[0].delay: scale multiplies a job's catalog timing",
+		"h.yaml:24: latency[1].delay: at most 5m0s",
+		"h.yaml:26: latency[2].delay: give a duration or a distribution",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("problems lack %q:\n%v", want, err)
+		}
+	}
+	_, err = Parse("t.yaml", []byte(`rate_limits:
+  - match: {path: /v1/jobs/*}
+    limit: 2
+    per: 1m
+    per_job: yes please
+latency:
+  - match: {path: /v1/models}
+    delay: {lognormal: {median: 2s, p99: 1s}}
+  - match: {path: /v1/models}
+    delay: {lognormal: {median: 1s, p99: 2s, max: 1500ms}}
+  - match: {path: /v1/models}
+    delay: {uniform: {median: 1s}}
+`))
+	for _, want := range []string{
+		`t.yaml:5: rate_limits[0].per_job: want true or false, got "yes please"`,
+		"t.yaml:8: latency[0].delay: lognormal needs 0 < median < p99",
+		"t.yaml:10: latency[1].delay: lognormal needs max (the cap) >= p99, or no max",
+		`t.yaml:12: latency[2].delay: unknown field "median" in uniform (known: max, min)`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("problems lack %q:\n%v", want, err)
+		}
+	}
+	for msg, ptr := range map[string]string{
+		"download.cut_after must be at least 1 byte": "/download/cut_after",
+		"status 500: a gateway answers 502 or 504":   "/status",
+		`retry_after_format "x" must be`:             "/retry_after_format",
+		"give a status, an action":                   "",
+	} {
+		if got := Pointer(msg, true); got != ptr {
+			t.Errorf("Pointer(%q) = %q, want %q", msg, got, ptr)
+		}
+	}
+	if got := Pointer("rate_limits[1].retry_after_format \"x\" must be", false); got != "/rate_limits/1/retry_after_format" {
+		t.Errorf("scenario pointer = %q", got)
 	}
 }

@@ -151,6 +151,10 @@ func (c *typeChecker) check(n *yaml.Node, t reflect.Type, where string) {
 		} else if n.Decode(&v) != nil || v > math.MaxInt32 || v < math.MinInt32 {
 			r.Node(n, "%swant a whole number from %d to %d, got %s", field(where), math.MinInt32, math.MaxInt32, got(n))
 		}
+	case reflect.Bool:
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
+			r.Node(n, "%swant true or false, got %s", field(where), got(n))
+		}
 	case reflect.Float64:
 		var v float64
 		if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") || n.Decode(&v) != nil {
@@ -204,4 +208,25 @@ func join(where, name string) string {
 		return name
 	}
 	return where + "." + name
+}
+
+var problemPath = regexp.MustCompile(`^([a-z_0-9]+(?:\[\d+\]|\.[A-Za-z_0-9-]+)*)[: ]`)
+
+// Pointer turns the field path a problem begins with ("download.cut_after must be...",
+// "rate_limits[0].per: want...") into a JSON Pointer (/download/cut_after), for a problem about
+// a fault (fault true) or a scenario sent in a request body; "" when the problem names no field.
+func Pointer(message string, fault bool) string {
+	m := problemPath.FindStringSubmatch(message)
+	if m == nil {
+		return ""
+	}
+	t := reflect.TypeOf(Scenario{})
+	if fault {
+		t = reflect.TypeOf(Fault{})
+	}
+	parts := strings.FieldsFunc(strings.ReplaceAll(m[1], "]", ""), func(r rune) bool { return r == '.' || r == '[' })
+	if _, ok := catalog.YAMLFields(t)[parts[0]]; !ok {
+		return ""
+	}
+	return "/" + strings.Join(parts, "/")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 )
 
 // extension names an output file by its format.
@@ -110,6 +111,8 @@ type File struct {
 	Finished  time.Time // when the job finished: the file's modification time
 	ExpiresAt time.Time
 	Now       time.Time
+	// Download is how the scenario in force has the job's files served; nil serves them plainly.
+	Download *scenario.Download
 }
 
 // File finds the output named by a job id and a file name such as "0.png" and returns its bytes,
@@ -138,7 +141,9 @@ func (w *World) File(jobID, name string) (File, error) {
 	if err != nil {
 		return File{}, err
 	}
-	return File{Output: o, Data: data, Finished: v.FinishedAt, ExpiresAt: v.OutputsExpireAt, Now: now}, nil
+	m, _ := w.cfg.Catalog.Model(v.Model)
+	return File{Output: o, Data: data, Finished: v.FinishedAt, ExpiresAt: v.OutputsExpireAt, Now: now,
+		Download: w.scenario.Load().Effective(m).Download}, nil
 }
 
 // Timestamp formats an instant as the API does: RFC 3339, UTC, Z.

@@ -3,6 +3,8 @@ package sim
 import (
 	"context"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,6 +90,10 @@ type World struct {
 
 	mu       sync.Mutex
 	quoteSeq map[string]uint64 // per account, for seeded quote ids
+	// latencySeq counts the answers each latency rule of latencyOf has delayed; a new scenario
+	// starts the counts afresh.
+	latencySeq []uint64
+	latencyOf  *scenario.Scenario
 
 	// coverage counts the contract's cases seen in this world, and adds them to the run's.
 	coverage *coverage.Counts
@@ -347,7 +353,15 @@ func (w *World) RateLimit(method, path string, key *catalog.Key, m *catalog.Mode
 		if rl.Scope == "account" {
 			caller = key.Account
 		}
+		if rl.PerJob {
+			job, ok := jobOfPath(path)
+			if !ok {
+				continue // a per-job limit counts only requests about one job
+			}
+			caller += " job " + job
+		}
 		d := w.limiter.Take(i, caller, rl.Limit, rl.Per, now)
+		d.RetryAfterDate = rl.RetryAfterFormat == scenario.RetryAfterDate
 		if tightest == nil || !d.Allowed || (tightest.Allowed && d.Remaining < tightest.Remaining) {
 			tightest = &d
 		}
@@ -356,6 +370,35 @@ func (w *World) RateLimit(method, path string, key *catalog.Key, m *catalog.Mode
 		}
 	}
 	return tightest
+}
+
+// jobOfPath finds the job id in /v1/jobs/{id} and the paths under it.
+func jobOfPath(path string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, "/v1/jobs/")
+	if !ok {
+		return "", false
+	}
+	id, _, _ := strings.Cut(rest, "/")
+	return id, id != ""
+}
+
+// AnswerDelay draws the delay the scenario's latency rules give a request's answer (0 when none
+// matches): the n-th request a rule delays gets the n-th draw of that rule, so a seed repeats
+// the same delays.
+func (w *World) AnswerDelay(method, path string, m *catalog.Model) time.Duration {
+	sc := w.scenario.Load()
+	i, ok := sc.LatencyFor(method, path, m)
+	if !ok {
+		return 0
+	}
+	w.mu.Lock()
+	if w.latencySeq == nil || w.latencyOf != sc {
+		w.latencySeq, w.latencyOf = make([]uint64, len(sc.Latency)), sc
+	}
+	w.latencySeq[i]++
+	n := w.latencySeq[i]
+	w.mu.Unlock()
+	return min(sc.Latency[i].Delay.Draw(w.ids.Float64("latency", strconv.Itoa(i), strconv.FormatUint(n, 10)), 0), scenario.MaxLatency)
 }
 
 // nextQuote numbers an account's quotes, so seeded quote ids follow each account's own order.

@@ -503,6 +503,8 @@ class Scenario(TypedDict):
     #: How many of its faults are still in force (`DELETE /_emulator/faults?source=all` removes
     #: them).
     faults: int
+    #: How many latency rules it has.
+    latency: int
     #: The embedded scenarios, by name.
     available: List[str]
 
@@ -718,21 +720,47 @@ class FaultRule(TypedDict, total=False):
     """A fault to inject into matching `/v1` and `/files` requests, as in a scenario file."""
 
     match: RequestMatch
-    #: Default: `error` when `status` is given, else `delay` when `delay` is.
-    action: Literal["error", "reset", "malformed", "truncated", "delay"]
-    #: With `error`: the status to answer.
+    #: Default: `error` when `status` is given, else `download` when `download` is, else `delay` when
+    #: `delay` is.
+    action: Literal["error", "reset", "malformed", "truncated", "delay", "gateway", "download"]
+    #: With `error`: the status to answer; with `gateway`: `502` (the default) or `504`.
     status: int
     #: With `error`: the problem code (default by status: `rate_limited`, `service_unavailable`,
     #: `internal_error`, else `fault_injected`).
     code: str
-    #: Seconds for `Retry-After` (429 and 503 default to 1).
+    #: Seconds for `Retry-After` (429 and 503 default to 1; a `gateway` page sends one only when
+    #: given).
     retry_after: int
+    #: How `Retry-After` is written: `seconds` (the default) or `date`, an HTTP-date (RFC 9110
+    #: §10.2.3) that many seconds after the answer's `Date` (which follows the emulator's clock).
+    retry_after_format: Literal["seconds", "date"]
     #: How long to wait before acting, as a duration (`2s`); at most `5m`.
     delay: str
+    download: Download
     #: The chance each matching request is hit (default 1).
     probability: float
     #: How many requests it hits, then it is spent; 0 means every matching request.
     count: int
+
+
+class Download(TypedDict, total=False):
+    """How a body goes out, for the `download` fault action and a scenario rule's `download`:
+    every field optional, at least one given. Only `2xx` answers are shaped, so a `Range`
+    request resumes a cut download (and is shaped too).
+    """
+
+    #: Throttle the body to this rate.
+    bytes_per_second: int
+    #: Write the body in chunks of this size (default a tenth of a second's bytes at the rate, at
+    #: most 64 KiB; else 16 KiB).
+    chunk_bytes: int
+    #: Wait this long between chunks, as a duration (`200ms`); at most `10s`.
+    pause: str
+    #: Close the connection after this many bytes of body; `Content-Length` still tells the truth.
+    cut_after: int
+    #: `Content-Length` says the body is this many bytes longer (positive: the connection closes
+    #: early) or shorter (negative: the bytes past it are never sent) than it is.
+    length_delta: int
 
 
 class _FaultRequired(TypedDict):
@@ -745,8 +773,11 @@ class _FaultRequired(TypedDict):
     match: RequestMatch
     #: `error` answers `status` with a problem body; `reset` drops the connection; `malformed`
     #: answers 200 with a body that is not JSON; `truncated` sends less than its `Content-Length`
-    #: promises; `delay` only waits `delay`, then answers normally.
-    action: Literal["error", "reset", "malformed", "truncated", "delay"]
+    #: promises; `delay` only waits `delay`, then answers normally; `gateway` answers `502` (or
+    #: `status` `504`) as a proxy would: an HTML page, no `X-Request-Id`, no problem body; `download`
+    #: answers normally with the body shaped by `download` (slow, cut or under a wrong
+    #: `Content-Length`).
+    action: Literal["error", "reset", "malformed", "truncated", "delay", "gateway", "download"]
     #: How many more requests it hits; -1 for no limit.
     remaining: int
     #: How many requests it has hit.
@@ -756,7 +787,7 @@ class _FaultRequired(TypedDict):
 class Fault(_FaultRequired, total=False):
     """A fault rule in force."""
 
-    #: With `error`: the status answered.
+    #: With `error`: the status answered; with `gateway`: `502` or `504`.
     status: int
     #: With `error`: the problem code, when the rule names one.
     code: str
@@ -764,6 +795,9 @@ class Fault(_FaultRequired, total=False):
     delay: str
     #: Seconds sent as `Retry-After`.
     retry_after: int
+    #: `date` when `Retry-After` is sent as an HTTP-date; absent for seconds.
+    retry_after_format: Literal["date"]
+    download: Download
     #: The chance each matching request is hit.
     probability: float
 

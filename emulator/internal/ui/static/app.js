@@ -686,7 +686,7 @@ async function loadScenario() {
   }
   if (document.activeElement !== sel) sel.value = sc.name;
   kv($('#scenario-info'), [['in force', sc.name], ['about', sc.description || '—'], ['source', sc.source || '—'],
-    ['overrides', String(sc.overrides)], ['faults', sc.faults + ' of its own still in force']]);
+    ['overrides', String(sc.overrides)], ['faults', sc.faults + ' of its own still in force'], ['latency', (sc.latency || 0) + ' answer delay rule(s)']]);
   $('#ratelimit-info').textContent = (sc.rate_limits ? sc.rate_limits + ' rate limit rule(s) in force' : 'No rate limits in this scenario') +
     '; ' + limited.total + ' request(s) answered 429 in the journal.';
   const body = $('#faults-table tbody');
@@ -695,6 +695,14 @@ async function loadScenario() {
     const match = [m.method, m.path, m.model && 'model ' + m.model, m.category && 'category ' + m.category, m.output_type].filter(Boolean).join(' ') || 'every request';
     let does = f.action;
     if (f.action === 'error') does = (f.status || '') + (f.code ? ' ' + f.code : '');
+    if (f.action === 'gateway') does = 'gateway ' + f.status + ' (HTML, no request id)';
+    if (f.action === 'download' && f.download) {
+      const d = f.download;
+      does = 'download' + [d.bytes_per_second && d.bytes_per_second + ' B/s', d.chunk_bytes && 'chunks of ' + d.chunk_bytes,
+        d.pause && 'pause ' + d.pause, d.cut_after && 'cut after ' + d.cut_after + ' bytes',
+        d.length_delta && 'Content-Length ' + (d.length_delta > 0 ? '+' : '') + d.length_delta].filter(Boolean).map(x => ' ' + x).join(',');
+    }
+    if (f.retry_after) does += ', Retry-After ' + f.retry_after + 's' + (f.retry_after_format === 'date' ? ' as a date' : '');
     if (f.delay) does += ' after ' + f.delay;
     if (f.probability !== undefined) does += ' (p=' + f.probability + ')';
     return el('tr', { 'data-id': f.id },
@@ -722,6 +730,13 @@ function faultFromForm(form) {
     if (v('status')) f.status = Number(v('status'));
     if (v('code')) f.code = v('code');
   }
+  if (f.action === 'gateway' && (v('status') === '502' || v('status') === '504')) f.status = Number(v('status'));
+  if (f.action === 'download') {
+    f.download = {};
+    if (v('bytes_per_second')) f.download.bytes_per_second = Number(v('bytes_per_second'));
+    if (v('cut_after')) f.download.cut_after = Number(v('cut_after'));
+  }
+  if (v('retry_after_format')) f.retry_after_format = v('retry_after_format');
   if (v('delay')) f.delay = v('delay');
   if (v('count')) f.count = Number(v('count'));
   if (v('probability')) f.probability = Number(v('probability'));
