@@ -84,6 +84,7 @@ func decodeSnapshot(data []byte) (*api.Snapshot, error) {
 	var doc api.Snapshot
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
+	d.UseNumber() // expected-error patterns keep their numbers exactly
 	err := d.Decode(&doc)
 	if err != nil {
 		var probe struct {

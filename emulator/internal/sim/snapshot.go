@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"slices"
 	"strconv"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/verify"
 )
 
 // maxSnapshotProblems bounds the problems one refused snapshot reports.
@@ -71,6 +74,12 @@ func (w *World) Snapshot(withJournal bool) api.Snapshot {
 	doc.IdempotencyKeys = w.idem.Export()
 	doc.Faults = w.faults.Export()
 	doc.RateLimits = w.limiter.Export()
+	doc.ExpectedErrors = []api.RequestPattern{}
+	for _, p := range w.Expected() {
+		doc.ExpectedErrors = append(doc.ExpectedErrors, p.Source())
+	}
+	doc.Coverage = w.coverage.Seen()
+	doc.Notes = w.notes.Export()
 	if withJournal {
 		j := w.journal.Export()
 		doc.Journal = &j
@@ -312,9 +321,46 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 	if doc.Journal != nil {
 		w.journal.Import(*doc.Journal)
 	}
+	w.expected = expectedFrom(doc.ExpectedErrors, p.under("/expected_errors"))
+	w.coverage.Restore(doc.Coverage, p.under("/coverage"))
+	w.notes.Import(doc.Notes, p.under("/notes"))
 	if err := p.err(); err != nil {
 		w.retire()
 		return nil, err
 	}
 	return w, nil
+}
+
+// expectedFrom checks a snapshot's expected-error patterns as POST /_emulator/expected-errors
+// checks a new one, reporting each problem with a JSON Pointer relative to the list.
+func expectedFrom(in []api.RequestPattern, report func(ptr, msg string)) []*verify.Pattern {
+	if len(in) > MaxExpected {
+		report("", "holds "+strconv.Itoa(len(in))+" patterns, more than the bound of "+strconv.Itoa(MaxExpected))
+		return nil
+	}
+	out := make([]*verify.Pattern, 0, len(in))
+	for i, rp := range in {
+		at := "/" + strconv.Itoa(i)
+		// The pattern goes back through the parser a request's goes through, which wants the
+		// object as decoded from JSON, numbers exact.
+		raw, err := json.Marshal(rp)
+		var obj map[string]any
+		if err == nil {
+			d := json.NewDecoder(bytes.NewReader(raw))
+			d.UseNumber()
+			err = d.Decode(&obj)
+		}
+		if err != nil {
+			report(at, "not a request pattern")
+			continue
+		}
+		pat, errs := verify.Parse(obj)
+		for _, e := range errs {
+			report(at+e.Pointer, e.Message)
+		}
+		if pat != nil {
+			out = append(out, pat)
+		}
+	}
+	return out
 }
