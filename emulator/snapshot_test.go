@@ -175,6 +175,11 @@ func TestSnapshotRoundTripGoesOnIdentically(t *testing.T) {
 	if parsed.Format != 1 || parsed.Clock.Mode != "manual" || !parsed.Random.Seeded || len(parsed.Faults.Rules) < 2 || parsed.Journal == nil || parsed.Scenario.Name != "flaky" {
 		t.Errorf("snapshot lacks parts: format %d clock %+v random %+v faults %d scenario %q", parsed.Format, parsed.Clock, parsed.Random, len(parsed.Faults.Rules), parsed.Scenario.Name)
 	}
+	for _, j := range parsed.Jobs {
+		if len(j.Outputs) > 0 { // [] is a job without outputs (one that did not succeed)
+			t.Errorf("job %s lists outputs its seeded source makes again: %+v", j.ID, j.Outputs)
+		}
+	}
 	kinds := map[string]int{}
 	for _, n := range parsed.Notes.Entries {
 		kinds[n.Kind]++
@@ -213,6 +218,43 @@ func TestSnapshotRoundTripGoesOnIdentically(t *testing.T) {
 	if !strings.Contains(want, "file ") || !strings.Contains(want, `"status":"failed"`) || !strings.Contains(want, `"id":"fault error","group":"faults","count":`) ||
 		!strings.Contains(want, `"rule":"quote-reused"`) || !strings.Contains(want, `"seed":12345678901234567891`) {
 		t.Errorf("the continuation lacks files or failures:\n%s", want)
+	}
+}
+
+// Without a seed a job's outputs cannot be made again, so the snapshot lists them, and the
+// restored job serves the same files.
+func TestSnapshotKeepsOutputsNoSeedMakesAgain(t *testing.T) {
+	t.Parallel()
+	s := simServer(t, Config{})
+	input := map[string]any{"prompt": "unseeded", "num_images": 2}
+	q := decode[quoteBody](t, tenantCall(t, s, "one", "POST", "/v1/quotes", "mg_test_all", map[string]any{"model": schnellID, "input": input}))
+	job := decode[jobJSON](t, tenantCall(t, s, "one", "POST", "/v1/generate", "mg_test_all", map[string]any{"model": schnellID, "input": input, "quote_id": q.QuoteID},
+		"Idempotency-Key", "k", "X-Emulator-Outcome", "succeed"))
+	tenantCall(t, s, "one", "POST", "/_emulator/clock", "", map[string]any{"advance": "1m"})
+	doc := snapshotOf(t, s, "one", "")
+	var parsed api.Snapshot
+	if err := json.Unmarshal(doc, &parsed); err != nil {
+		t.Fatal(err)
+	}
+	if len(parsed.Jobs) != 1 || len(parsed.Jobs[0].Outputs) != 2 {
+		t.Fatalf("the snapshot does not list the job's outputs: %+v", parsed.Jobs)
+	}
+	if rec := restore(t, s, "two", doc); rec.Code != 200 {
+		t.Fatalf("restore: %d %s", rec.Code, rec.Body)
+	}
+	answers := map[string]string{}
+	for _, tenant := range []string{"one", "two"} {
+		got := decode[jobJSON](t, tenantCall(t, s, tenant, "GET", "/v1/jobs/"+job.ID, "mg_test_all", nil))
+		var b strings.Builder
+		for _, o := range got.Outputs {
+			file := tenantCall(t, s, tenant, "GET", strings.TrimPrefix(o.URL, "http://example.com"), "", nil)
+			sum := sha256.Sum256(file.Body.Bytes())
+			fmt.Fprintf(&b, "%s %d %s\n", strings.Replace(o.URL, "/"+tenant+"/", "/TENANT/", 1), file.Code, hex.EncodeToString(sum[:]))
+		}
+		answers[tenant] = b.String()
+	}
+	if answers["one"] != answers["two"] || strings.Count(answers["one"], " 200 ") != 2 {
+		t.Errorf("the restored job serves other files:\n%s\n%s", answers["one"], answers["two"])
 	}
 }
 
@@ -275,7 +317,11 @@ func TestBadSnapshotsChangeNothing(t *testing.T) {
 		{"newer format", edit(func(m map[string]any) { m["format"] = 2 }), []string{"/format"}, nil},
 		{"not an object", `[1, 2]`, []string{""}, nil},
 		{"wrong type", edit(func(m map[string]any) { m["clock"] = "soon" }), []string{"/clock"}, nil},
-		{"unknown field", edit(func(m map[string]any) { m["extra"] = true }), []string{""}, nil},
+		{"unknown field", edit(func(m map[string]any) { m["extra"] = true }), []string{"/extra"}, nil},
+		{"unknown field deep down", edit(func(m map[string]any) { job(m, 3)["plan"].(map[string]any)["extra"] = 1 }), []string{"/jobs/3/plan/extra"}, nil},
+		{"a field given twice", strings.Replace(string(doc), `"format":1,`, `"format":1,"format":1,`, 1), []string{"/format"}, nil},
+		{"outputs left out that cannot be made again", edit(func(m map[string]any) { job(m, 1)["input"] = "text" }), []string{"/jobs/1/outputs"}, nil},
+		{"a bad duration", edit(func(m map[string]any) { job(m, 1)["output_ttl"] = "soon" }), []string{"/jobs/1/output_ttl"}, nil},
 		{"job naming a missing quote", edit(func(m map[string]any) { live(m)["quote_id"] = "nope" }), []string{"/jobs/4/quote_id", "/quotes/4/used_by"}, nil},
 		{"models the catalog lacks", edit(func(m map[string]any) {
 			job(m, 0)["model"] = "acme/imaginary"

@@ -977,6 +977,10 @@ export interface Snapshot {
     };
     /** A duration such as 250ms or 1m30s. */
     output_ttl: string;
+    /**
+     * The files the job makes; left out when the job's model, input and seeded source make the
+     * same ones again (as they do under a seed), and [] for a job without outputs.
+     */
     outputs?: {
       type: string;
       file: string;

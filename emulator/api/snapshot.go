@@ -85,22 +85,24 @@ type SnapshotQuote struct {
 // SnapshotJob is a job with the plan it was given, so a restored job goes on exactly as it
 // would have. Jobs are listed in creation order.
 type SnapshotJob struct {
-	ID         string           `json:"id"`
-	Account    string           `json:"account"`
-	Model      string           `json:"model"`
-	QuoteID    string           `json:"quote_id"`
-	Credits    int64            `json:"credits"`
-	Input      json.RawMessage  `json:"input"`
-	Status     string           `json:"status"`
-	CreatedAt  string           `json:"created_at"`
-	StartedAt  string           `json:"started_at,omitempty"`
-	FinishedAt string           `json:"finished_at,omitempty"`
-	Progress   int              `json:"progress"` // hundredths, as frozen when it ended
-	Forced     bool             `json:"forced,omitempty"`
-	Error      *JobError        `json:"error,omitempty"`
-	Plan       SnapshotPlan     `json:"plan"`
-	OutputTTL  Duration         `json:"output_ttl"`
-	Outputs    []SnapshotOutput `json:"outputs,omitempty"`
+	ID         string          `json:"id"`
+	Account    string          `json:"account"`
+	Model      string          `json:"model"`
+	QuoteID    string          `json:"quote_id"`
+	Credits    int64           `json:"credits"`
+	Input      json.RawMessage `json:"input"`
+	Status     string          `json:"status"`
+	CreatedAt  string          `json:"created_at"`
+	StartedAt  string          `json:"started_at,omitempty"`
+	FinishedAt string          `json:"finished_at,omitempty"`
+	Progress   int             `json:"progress"` // hundredths, as frozen when it ended
+	Forced     bool            `json:"forced,omitempty"`
+	Error      *JobError       `json:"error,omitempty"`
+	Plan       SnapshotPlan    `json:"plan"`
+	OutputTTL  Duration        `json:"output_ttl"`
+	// Outputs are the files the job makes, left out when its model, input and seeded source
+	// make the same ones again (as they do under a seed); [] is a job without outputs.
+	Outputs []SnapshotOutput `json:"outputs,omitzero"`
 	// FinishOrder places an ended job among the others in the order they ended (1 first),
 	// which is the order they are dropped.
 	FinishOrder int `json:"finish_order,omitempty"`

@@ -5,9 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
 	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
@@ -71,6 +74,13 @@ func (w *World) Snapshot(withJournal bool) api.Snapshot {
 	doc.Accounts = w.ledger.Balances()
 	doc.Quotes = w.quotes.Export()
 	doc.Jobs = w.jobs.Export()
+	for i := range doc.Jobs {
+		// Outputs that the job's model, input and seeded source make again are left out: they
+		// are most of a job's size in the document.
+		if again, err := w.outputsOf(&doc.Jobs[i]); err == nil && slices.Equal(again, doc.Jobs[i].Outputs) {
+			doc.Jobs[i].Outputs = nil
+		}
+	}
 	doc.IdempotencyKeys = w.idem.Export()
 	doc.Faults = w.faults.Export()
 	doc.RateLimits = w.limiter.Export()
@@ -314,6 +324,16 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 		w.quoteSeq[a] = n
 	}
 	w.quotes.Import(doc.Quotes, p.under("/quotes"))
+	for i := range doc.Jobs {
+		if doc.Jobs[i].Outputs == nil {
+			outs, err := w.outputsOf(&doc.Jobs[i])
+			if err != nil {
+				p.add("/jobs/"+strconv.Itoa(i)+"/outputs", "left out, and the job's model and input do not make them again: "+err.Error())
+				continue
+			}
+			doc.Jobs[i].Outputs = outs
+		}
+	}
 	w.jobs.Import(doc.Jobs, w.path, p.under("/jobs"))
 	w.idem.Import(doc.IdempotencyKeys, p.under("/idempotency_keys"))
 	w.faults.Import(doc.Faults, p.under("/faults"))
@@ -363,4 +383,24 @@ func expectedFrom(in []api.RequestPattern, report func(ptr, msg string)) []*veri
 		}
 	}
 	return out
+}
+
+// outputsOf describes a job's outputs as its model, input and the world's source make them
+// again, in the form a snapshot lists them.
+func (w *World) outputsOf(sj *api.SnapshotJob) ([]api.SnapshotOutput, error) {
+	m, ok := w.cfg.Catalog.Model(sj.Model)
+	if !ok {
+		return nil, errors.New("the catalog has no model " + strconv.Quote(sj.Model))
+	}
+	// Numbers are read as float64, not as generate reads them: any reading made the same way on
+	// both sides will do, since a job's outputs are left out only when they come out the same.
+	var input map[string]any
+	if err := jsonv2.Unmarshal(sj.Input, &input); err != nil {
+		return nil, errors.New("the input is not a JSON object")
+	}
+	outs, err := w.describeOutputs(m, input, sj.ID)
+	if err != nil {
+		return nil, err
+	}
+	return jobs.SnapshotOutputs(outs), nil
 }
