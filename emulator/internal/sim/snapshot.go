@@ -76,7 +76,11 @@ func (w *World) Snapshot(withJournal bool) api.Snapshot {
 	doc.Jobs = w.jobs.Export()
 	for i := range doc.Jobs {
 		// Outputs that the job's model, input and seeded source make again are left out: they
-		// are most of a job's size in the document.
+		// are most of a job's size in the document. An unseeded source draws anew each time, and
+		// [] is as short as it gets.
+		if !st.Seeded || len(doc.Jobs[i].Outputs) == 0 {
+			continue
+		}
 		if again, err := w.outputsOf(&doc.Jobs[i]); err == nil && slices.Equal(again, doc.Jobs[i].Outputs) {
 			doc.Jobs[i].Outputs = nil
 		}
