@@ -36,7 +36,7 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, rule bodyRul
 	var body []byte
 	if r.Body != nil {
 		var err error
-		body, err = readAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), r.ContentLength, s.cfg.MaxBodyBytes)
+		body, err = readAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), r.ContentLength, s.cfg.MaxBodyBytes, 64<<10)
 		keepSent(r, body) // the journal's copy: what was read, even of a body refused
 		if err != nil {
 			var tooLarge *http.MaxBytesError
@@ -54,11 +54,11 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, rule bodyRul
 
 // readAll reads a body to its end, into a buffer the size the request announced when it
 // announced one, so a small body costs one small allocation. What is set aside before any byte
-// arrives is bounded well below limit: an announcement is only a claim.
-func readAll(r io.Reader, announced, limit int64) ([]byte, error) {
+// arrives is at most reserve: an announcement is only a claim.
+func readAll(r io.Reader, announced, limit, reserve int64) ([]byte, error) {
 	size := int64(512)
 	if announced >= 0 {
-		size = min(announced, limit, 64<<10) + 1 // one more byte finds the end without growing
+		size = min(announced, limit, reserve) + 1 // one more byte finds the end without growing
 	}
 	b := make([]byte, 0, size)
 	for {

@@ -15,7 +15,7 @@ func TestReadAllReadsEveryBody(t *testing.T) {
 	t.Parallel()
 	body := strings.Repeat("0123456789", 2000) // 20,000 bytes, read a few at a time below
 	for _, announced := range []int64{-1, 0, 1, 170, 20_000, 20_001, 1 << 30} {
-		got, err := readAll(iotest.HalfReader(strings.NewReader(body)), announced, 1<<20)
+		got, err := readAll(iotest.HalfReader(strings.NewReader(body)), announced, 1<<20, 64<<10)
 		if err != nil || string(got) != body {
 			t.Errorf("announced %d: read %d bytes, %v; want all %d", announced, len(got), err, len(body))
 		}
@@ -24,7 +24,7 @@ func TestReadAllReadsEveryBody(t *testing.T) {
 		}
 	}
 	broken := errors.New("connection reset")
-	got, err := readAll(io.MultiReader(strings.NewReader("partial"), iotest.ErrReader(broken)), 100, 1<<20)
+	got, err := readAll(io.MultiReader(strings.NewReader("partial"), iotest.ErrReader(broken)), 100, 1<<20, 64<<10)
 	if !errors.Is(err, broken) || !bytes.Equal(got, []byte("partial")) {
 		t.Errorf("a body cut short: %q, %v; want what arrived and the error", got, err)
 	}

@@ -10,6 +10,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
@@ -20,6 +24,11 @@ import (
 // Config.MaxSnapshotBytes says otherwise: a snapshot of a busy tenant is far larger than any
 // other request, so its route has a bound of its own.
 const DefaultMaxSnapshotBytes = 64 << 20
+
+// snapshotReserve is the most set aside for a snapshot's body before it arrives, on the word of
+// its Content-Length: enough for a tenant of 10,000 jobs in one allocation, instead of a copy
+// at each doubling, and well below the route's bound.
+const snapshotReserve = 16 << 20
 
 // getSnapshot answers the tenant's whole world as one document; ?journal=true adds the journal.
 func (s *Server) getSnapshot() handlerFunc {
@@ -50,7 +59,7 @@ func (s *Server) putSnapshot() handlerFunc {
 			}
 		}
 		limit := s.cfg.MaxSnapshotBytes
-		body, err := readAll(http.MaxBytesReader(w, r.Body, limit), r.ContentLength, limit)
+		body, err := readAll(http.MaxBytesReader(w, r.Body, limit), r.ContentLength, limit, snapshotReserve)
 		if err != nil {
 			if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
 				return problem.New(problem.PayloadTooLarge, "the snapshot is over the limit of %d bytes for this route", limit)
@@ -72,36 +81,41 @@ func (s *Server) putSnapshot() handlerFunc {
 }
 
 // decodeSnapshot reads a snapshot document strictly. A document that is not complete JSON, of
-// a newer format, or with fields of the wrong type or unknown ones, is an invalid_snapshot
-// problem with a JSON Pointer to where it goes wrong.
+// a newer format, or with fields of the wrong type, unknown or given twice, is an
+// invalid_snapshot problem with a JSON Pointer to where it goes wrong.
+//
+// It is read with github.com/go-json-experiment/json, not encoding/json: a snapshot of a busy
+// tenant is megabytes, and that decoder reads it in one pass, about twice as fast, and says
+// where each problem is as a JSON Pointer.
 func decodeSnapshot(data []byte) (*api.Snapshot, error) {
 	bad := func(ptr, msg string) error {
 		return &problem.Error{Code: problem.InvalidSnapshot, Detail: "the snapshot does not hold at " + strconv.Quote(ptr) + ": " + msg + "; nothing was changed",
 			Errors: []problem.FieldError{{Pointer: ptr, Message: msg}}}
 	}
 	// The document is read once, strictly; only when that fails is it looked at again, to tell
-	// a newer format or a broken document from a field gone wrong.
+	// a newer format from a field gone wrong.
 	var doc api.Snapshot
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.DisallowUnknownFields()
-	err := d.Decode(&doc)
-	if err != nil {
-		var probe struct {
-			Format json.RawMessage `json:"format"`
+	err := jsonv2.Unmarshal(data, &doc, jsonv2.RejectUnknownMembers(true), snapshotUnmarshalers)
+	var syntax *jsontext.SyntacticError
+	switch {
+	case err == nil:
+	case errors.As(err, &syntax) && errors.Is(syntax.Err, jsontext.ErrDuplicateName):
+		return nil, bad(string(syntax.JSONPointer), "given twice: the document was edited by hand")
+	case errors.As(err, &syntax) || errors.Is(err, io.ErrUnexpectedEOF):
+		where := ""
+		if syntax != nil {
+			where = fmt.Sprintf(" (at byte %d)", syntax.ByteOffset)
 		}
-		if perr := json.Unmarshal(data, &probe); perr != nil {
-			var syntax *json.SyntaxError
-			if errors.As(perr, &syntax) || errors.Is(perr, io.ErrUnexpectedEOF) || len(bytes.TrimSpace(data)) == 0 {
-				where := ""
-				if syntax != nil {
-					where = fmt.Sprintf(" (at byte %d)", syntax.Offset)
-				}
-				return nil, bad("", "not complete JSON"+where+": the document is truncated or was edited by hand")
-			}
+		return nil, bad("", "not complete JSON"+where+": the document is truncated or was edited by hand")
+	default:
+		var probe struct {
+			Format jsontext.Value `json:"format"`
+		}
+		if jsonv2.Unmarshal(data, &probe) != nil {
 			return nil, bad("", "a snapshot is a JSON object")
 		}
 		doc.Format = 0
-		_ = json.Unmarshal(probe.Format, &doc.Format)
+		_ = jsonv2.Unmarshal(probe.Format, &doc.Format)
 	}
 	if doc.Format < 1 {
 		return nil, bad("/format", "format must be a positive integer (this emulator writes "+strconv.Itoa(api.SnapshotFormat)+")")
@@ -110,28 +124,59 @@ func decodeSnapshot(data []byte) (*api.Snapshot, error) {
 		return nil, bad("/format", "format "+strconv.Itoa(doc.Format)+" is newer than this emulator reads ("+strconv.Itoa(api.SnapshotFormat)+"); restore it with a newer emulator")
 	}
 	if err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) {
-			return nil, bad(fieldPointer(typeErr.Field), "want "+typeErr.Type.String()+", got a JSON "+typeErr.Value)
+		var semantic *jsonv2.SemanticError
+		if !errors.As(err, &semantic) {
+			return nil, bad("", err.Error())
 		}
-		if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return nil, bad("", "unknown field "+field+": the document was edited, or written by another format")
+		ptr := string(semantic.JSONPointer)
+		switch {
+		case errors.Is(semantic.Err, jsonv2.ErrUnknownName):
+			return nil, bad(ptr, "unknown field: the document was edited, or written by another format")
+		case semantic.GoType != nil && semantic.JSONKind == '0':
+			return nil, bad(ptr, "want "+semantic.GoType.String()+", got the number "+string(semantic.JSONValue[:min(len(semantic.JSONValue), 40)]))
+		case semantic.GoType != nil && semantic.JSONKind != 0 && semantic.Err == nil:
+			return nil, bad(ptr, "want "+semantic.GoType.String()+", got a JSON "+semantic.JSONKind.String())
+		case semantic.Err != nil:
+			return nil, bad(ptr, semantic.Err.Error())
 		}
-		return nil, bad("", strings.TrimPrefix(err.Error(), "json: "))
-	}
-	if d.More() {
-		return nil, bad("", "more than one JSON value")
+		return nil, bad(ptr, "not what a snapshot has here")
 	}
 	return &doc, nil
 }
 
-// fieldPointer turns encoding/json's dotted field path into a JSON Pointer.
-func fieldPointer(field string) string {
-	if field == "" {
-		return ""
-	}
-	return "/" + strings.ReplaceAll(field, ".", "/")
-}
+// snapshotUnmarshalers read a snapshot's values that encoding/json methods would otherwise
+// read, each of which the decoder would hand over as a copy to be parsed again: of a busy
+// tenant's snapshot there are tens of thousands.
+var snapshotUnmarshalers = jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(
+	// The free-form values (the members of expected-error patterns) are read as encoding/json
+	// does with UseNumber, so that no number loses digits and the patterns compare as they did.
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *any) error {
+		raw, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		return d.Decode(v)
+	}),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *json.RawMessage) error {
+		raw, err := dec.ReadValue()
+		*v = append((*v)[:0], raw...)
+		return err
+	}),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, d *api.Duration) error {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		if tok.Kind() != '"' {
+			return errors.New(`a duration is a string such as "250ms"`)
+		}
+		v, err := time.ParseDuration(tok.String())
+		*d = api.Duration(v)
+		return err
+	}),
+))
 
 // Snapshot returns a tenant's snapshot document ("" names the default tenant), as GET
 // /_emulator/snapshot answers it; --state-on-exit writes it.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -34,7 +35,7 @@ func busyTenant(t testing.TB, s *Server, tenant string) {
 		return rec
 	}
 	// The flaky scenario's faults would make the set-up's own answers vary; it comes in last.
-	var ids []string
+	var ids, quoteIDs []string
 	for i, outcome := range []string{"expire", "succeed", "fail", "expire", "slow", "succeed", "slow", "content_policy", "slow"} {
 		if i == 1 {
 			do(200, "POST", "/_emulator/clock", "", map[string]any{"advance": "11m"}) // the first expires
@@ -44,6 +45,7 @@ func busyTenant(t testing.TB, s *Server, tenant string) {
 		rec := do(202, "POST", "/v1/generate", "mg_test_all", map[string]any{"model": schnellID, "input": input, "quote_id": q.QuoteID},
 			"Idempotency-Key", fmt.Sprint("busy-", i), "X-Emulator-Outcome", outcome)
 		ids = append(ids, decode[jobJSON](t, rec).ID)
+		quoteIDs = append(quoteIDs, q.QuoteID)
 	}
 	do(200, "POST", "/v1/quotes", "mg_test_all", map[string]any{"model": schnellID, "input": map[string]any{"prompt": "unused"}})
 	do(200, "POST", "/_emulator/clock", "", map[string]any{"advance": "7s"})
@@ -51,6 +53,25 @@ func busyTenant(t testing.TB, s *Server, tenant string) {
 	do(201, "POST", "/_emulator/faults", "", map[string]any{"match": map[string]any{"path": "/v1/models"}, "status": 503, "count": 3})
 	do(0, "GET", "/v1/models", "mg_test_all", nil)
 	do(200, "PUT", "/_emulator/accounts/acct_poor", "", map[string]any{"credits": 77})
+	// What the verification and the report keep beside the journal: expected errors (one with a
+	// number no float holds exactly), the tenant's coverage, and downloads and balances set.
+	do(201, "POST", "/_emulator/expected-errors", "", map[string]any{"path": "/v1/models", "status": 503})
+	do(201, "POST", "/_emulator/expected-errors", "", map[string]any{"method": "POST", "body": map[string]any{"seed": json.Number("12345678901234567891")}})
+	// A quote used twice is a finding of the report.
+	do(409, "POST", "/v1/generate", "mg_test_all", map[string]any{"model": schnellID, "input": map[string]any{"prompt": "busy 1", "num_images": 2, "image_size": "square", "output_format": "png"},
+		"quote_id": quoteIDs[1]}, "Idempotency-Key", "busy-again")
+	var page struct{ Data []jobJSON }
+	_ = json.Unmarshal(do(200, "GET", "/v1/jobs?limit=100", "mg_test_all", nil).Body.Bytes(), &page)
+	downloads := 0
+	for _, j := range page.Data {
+		for _, o := range j.Outputs {
+			do(0, "GET", strings.TrimPrefix(o.URL, "http://example.com"), "", nil, "Range", "bytes=0-9")
+			downloads++
+		}
+	}
+	if downloads == 0 {
+		t.Fatal("the busy tenant has no file to download")
+	}
 	do(200, "PUT", "/_emulator/scenario", "", map[string]any{"name": "flaky"})
 	do(200, "POST", "/_emulator/clock", "", map[string]any{"advance": "1500ms"})
 }
@@ -69,7 +90,8 @@ func continuation(t testing.TB, s *Server, tenant string) string {
 		return rec
 	}
 	state := func() {
-		for _, p := range []string{"/_emulator/accounts", "/_emulator/jobs?limit=100", "/_emulator/clock", "/_emulator/faults", "/_emulator/scenario"} {
+		for _, p := range []string{"/_emulator/accounts", "/_emulator/jobs?limit=100", "/_emulator/clock", "/_emulator/faults", "/_emulator/scenario",
+			"/_emulator/expected-errors", "/_emulator/unexpected", "/_emulator/coverage?scope=tenant", "/_emulator/report"} {
 			get(p, "")
 		}
 		jobs := get("/v1/jobs?limit=100", "mg_test_all")
@@ -104,10 +126,15 @@ func continuation(t testing.TB, s *Server, tenant string) string {
 	// A restored journal shows the headers its requests were sent with, the original tenant's
 	// name among them.
 	neutral = tenantHeader.ReplaceAllString(neutral, `"X-Emulator-Tenant":"TENANT"`)
-	return strings.NewReplacer("/files/"+tenant+"/", "/files/TENANT/", `"tenant":"`+tenant+`"`, `"tenant":"TENANT"`).Replace(neutral)
+	// Its answers recorded before the snapshot name the original tenant's files.
+	neutral = filePrefix.ReplaceAllString(neutral, "/files/TENANT/")
+	return strings.NewReplacer(`"tenant":"`+tenant+`"`, `"tenant":"TENANT"`).Replace(neutral)
 }
 
-var durations = regexp.MustCompile(`"duration_ms":[0-9.e-]+`)
+var (
+	durations  = regexp.MustCompile(`"duration_ms":[0-9.e-]+`)
+	filePrefix = regexp.MustCompile(`/files/[a-z]+/`)
+)
 
 func snapshotOf(t testing.TB, s *Server, tenant, query string) []byte {
 	t.Helper()
@@ -148,6 +175,18 @@ func TestSnapshotRoundTripGoesOnIdentically(t *testing.T) {
 	if parsed.Format != 1 || parsed.Clock.Mode != "manual" || !parsed.Random.Seeded || len(parsed.Faults.Rules) < 2 || parsed.Journal == nil || parsed.Scenario.Name != "flaky" {
 		t.Errorf("snapshot lacks parts: format %d clock %+v random %+v faults %d scenario %q", parsed.Format, parsed.Clock, parsed.Random, len(parsed.Faults.Rules), parsed.Scenario.Name)
 	}
+	for _, j := range parsed.Jobs {
+		if len(j.Outputs) > 0 { // [] is a job without outputs (one that did not succeed)
+			t.Errorf("job %s lists outputs its seeded source makes again: %+v", j.ID, j.Outputs)
+		}
+	}
+	kinds := map[string]int{}
+	for _, n := range parsed.Notes.Entries {
+		kinds[n.Kind]++
+	}
+	if len(parsed.ExpectedErrors) != 2 || len(parsed.Coverage) < 3 || kinds["download"] == 0 || kinds["credits_set"] == 0 {
+		t.Errorf("snapshot lacks the verification's parts: expected %v coverage %v notes %v", parsed.ExpectedErrors, parsed.Coverage, kinds)
+	}
 
 	b := simServer(t, Config{Seeded: true, Seed: 7})
 	if rec := restore(t, b, "beta", doc); rec.Code != 200 {
@@ -176,8 +215,46 @@ func TestSnapshotRoundTripGoesOnIdentically(t *testing.T) {
 			t.Errorf("tenant %s goes on differently:\n%s", other.tenant, firstDifference(want, got))
 		}
 	}
-	if !strings.Contains(want, "file ") || !strings.Contains(want, `"status":"failed"`) {
+	if !strings.Contains(want, "file ") || !strings.Contains(want, `"status":"failed"`) || !strings.Contains(want, `"id":"fault error","group":"faults","count":`) ||
+		!strings.Contains(want, `"rule":"quote-reused"`) || !strings.Contains(want, `"seed":12345678901234567891`) {
 		t.Errorf("the continuation lacks files or failures:\n%s", want)
+	}
+}
+
+// Without a seed a job's outputs cannot be made again, so the snapshot lists them, and the
+// restored job serves the same files.
+func TestSnapshotKeepsOutputsNoSeedMakesAgain(t *testing.T) {
+	t.Parallel()
+	s := simServer(t, Config{})
+	input := map[string]any{"prompt": "unseeded", "num_images": 2}
+	q := decode[quoteBody](t, tenantCall(t, s, "one", "POST", "/v1/quotes", "mg_test_all", map[string]any{"model": schnellID, "input": input}))
+	job := decode[jobJSON](t, tenantCall(t, s, "one", "POST", "/v1/generate", "mg_test_all", map[string]any{"model": schnellID, "input": input, "quote_id": q.QuoteID},
+		"Idempotency-Key", "k", "X-Emulator-Outcome", "succeed"))
+	tenantCall(t, s, "one", "POST", "/_emulator/clock", "", map[string]any{"advance": "1m"})
+	doc := snapshotOf(t, s, "one", "")
+	var parsed api.Snapshot
+	if err := json.Unmarshal(doc, &parsed); err != nil {
+		t.Fatal(err)
+	}
+	if len(parsed.Jobs) != 1 || len(parsed.Jobs[0].Outputs) != 2 {
+		t.Fatalf("the snapshot does not list the job's outputs: %+v", parsed.Jobs)
+	}
+	if rec := restore(t, s, "two", doc); rec.Code != 200 {
+		t.Fatalf("restore: %d %s", rec.Code, rec.Body)
+	}
+	answers := map[string]string{}
+	for _, tenant := range []string{"one", "two"} {
+		got := decode[jobJSON](t, tenantCall(t, s, tenant, "GET", "/v1/jobs/"+job.ID, "mg_test_all", nil))
+		var b strings.Builder
+		for _, o := range got.Outputs {
+			file := tenantCall(t, s, tenant, "GET", strings.TrimPrefix(o.URL, "http://example.com"), "", nil)
+			sum := sha256.Sum256(file.Body.Bytes())
+			fmt.Fprintf(&b, "%s %d %s\n", strings.Replace(o.URL, "/"+tenant+"/", "/TENANT/", 1), file.Code, hex.EncodeToString(sum[:]))
+		}
+		answers[tenant] = b.String()
+	}
+	if answers["one"] != answers["two"] || strings.Count(answers["one"], " 200 ") != 2 {
+		t.Errorf("the restored job serves other files:\n%s\n%s", answers["one"], answers["two"])
 	}
 }
 
@@ -188,7 +265,13 @@ func firstDifference(a, b string) string {
 	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
 	for i := range min(len(al), len(bl)) {
 		if al[i] != bl[i] {
-			return fmt.Sprintf("line %d:\nwant %s\ngot  %s", i+1, al[i], bl[i])
+			// Long lines are shown from a little before where they part.
+			at := 0
+			for at < min(len(al[i]), len(bl[i])) && al[i][at] == bl[i][at] {
+				at++
+			}
+			from := max(0, at-200)
+			return fmt.Sprintf("line %d, byte %d:\nwant …%s\ngot  …%s", i+1, at, al[i][from:min(len(al[i]), at+300)], bl[i][from:min(len(bl[i]), at+300)])
 		}
 	}
 	return fmt.Sprintf("lengths %d and %d", len(al), len(bl))
@@ -200,6 +283,10 @@ func TestBadSnapshotsChangeNothing(t *testing.T) {
 	s := simServer(t, Config{Seeded: true, Seed: 5})
 	busyTenant(t, s, "src")
 	doc := snapshotOf(t, s, "src", "")
+	var parsed api.Snapshot
+	if err := json.Unmarshal(doc, &parsed); err != nil {
+		t.Fatal(err)
+	}
 	busyTenant(t, s, "dst")
 	before := snapshotOf(t, s, "dst", "")
 	edit := func(f func(m map[string]any)) string {
@@ -230,7 +317,11 @@ func TestBadSnapshotsChangeNothing(t *testing.T) {
 		{"newer format", edit(func(m map[string]any) { m["format"] = 2 }), []string{"/format"}, nil},
 		{"not an object", `[1, 2]`, []string{""}, nil},
 		{"wrong type", edit(func(m map[string]any) { m["clock"] = "soon" }), []string{"/clock"}, nil},
-		{"unknown field", edit(func(m map[string]any) { m["extra"] = true }), []string{""}, nil},
+		{"unknown field", edit(func(m map[string]any) { m["extra"] = true }), []string{"/extra"}, nil},
+		{"unknown field deep down", edit(func(m map[string]any) { job(m, 3)["plan"].(map[string]any)["extra"] = 1 }), []string{"/jobs/3/plan/extra"}, nil},
+		{"a field given twice", strings.Replace(string(doc), `"format":1,`, `"format":1,"format":1,`, 1), []string{"/format"}, nil},
+		{"outputs left out that cannot be made again", edit(func(m map[string]any) { job(m, 1)["input"] = "text" }), []string{"/jobs/1/outputs"}, nil},
+		{"a bad duration", edit(func(m map[string]any) { job(m, 1)["output_ttl"] = "soon" }), []string{"/jobs/1/output_ttl"}, nil},
 		{"job naming a missing quote", edit(func(m map[string]any) { live(m)["quote_id"] = "nope" }), []string{"/jobs/4/quote_id", "/quotes/4/used_by"}, nil},
 		{"models the catalog lacks", edit(func(m map[string]any) {
 			job(m, 0)["model"] = "acme/imaginary"
@@ -244,6 +335,21 @@ func TestBadSnapshotsChangeNothing(t *testing.T) {
 			m["accounts"].([]any)[0].(map[string]any)["held"] = 999
 		}), []string{"/accounts/0/held"}, nil},
 		{"bad status", edit(func(m map[string]any) { job(m, 2)["status"] = "sleeping" }), []string{"/jobs/2/status"}, nil},
+		{"a bad expected error", edit(func(m map[string]any) {
+			m["expected_errors"].([]any)[1].(map[string]any)["status"] = 42
+		}), []string{"/expected_errors/1/status"}, nil},
+		{"coverage that does not hold", edit(func(m map[string]any) {
+			c := m["coverage"].([]any)
+			c[0].(map[string]any)["group"] = "flows"
+			c[1].(map[string]any)["count"] = -1
+			m["coverage"] = append(c, map[string]any{"id": "made up", "group": "nowhere", "count": 1})
+		}), []string{"/coverage/0/group", "/coverage/1/count", "/coverage/" + strconv.Itoa(len(parsed.Coverage)) + "/group"}, nil},
+		{"notes that do not hold", edit(func(m map[string]any) {
+			n := m["notes"].(map[string]any)
+			n["entries"].([]any)[0].(map[string]any)["kind"] = "upload"
+			n["entries"].([]any)[1].(map[string]any)["time"] = "yesterday"
+			n["dropped"] = "later"
+		}), []string{"/notes/dropped", "/notes/entries/0/kind", "/notes/entries/1/time"}, nil},
 		{"unknown scenario", edit(func(m map[string]any) { m["scenario"] = map[string]any{"name": "nowhere"} }), []string{"/scenario/name"}, nil},
 	}
 	for _, c := range cases {

@@ -1021,6 +1021,10 @@ export interface Snapshot {
     };
     /** A duration such as 250ms or 1m30s. */
     output_ttl: string;
+    /**
+     * The files the job makes; left out when the job's model, input and seeded source make the
+     * same ones again (as they do under a seed), and [] for a job without outputs.
+     */
     outputs?: {
       type: string;
       file: string;
@@ -1064,6 +1068,39 @@ export interface Snapshot {
   journal?: {
     seq: number;
     entries: JournalEntry[];
+  };
+  /**
+   * The error answers a test said it expects (POST /_emulator/expected-errors), in the order
+   * given.
+   */
+  expected_errors?: RequestPattern[];
+  /**
+   * The tenant's coverage counts, only the cases seen (count above 0): the contract's in its
+   * order, then others in the order first seen. The run's counts are not the tenant's and are not
+   * in it.
+   */
+  coverage?: CoverageCase[];
+  /**
+   * What the report judges beside the journal: downloads of output files and balances set, oldest
+   * first.
+   */
+  notes?: {
+    /** The time of the newest note dropped to make room, when one was. */
+    dropped?: string;
+    entries: ({
+      kind: "download" | "credits_set";
+      time: string;
+      /** download: the job whose output was fetched. */
+      job?: string;
+      /** download: the path fetched. */
+      file?: string;
+      /** download: the status answered. */
+      status?: number;
+      /** download: a Range was asked for. */
+      ranged?: boolean;
+      /** credits_set: the account whose balance was set. */
+      account?: string;
+    })[];
   };
 }
 

@@ -25,6 +25,15 @@ type Snapshot struct {
 	IdempotencyKeys []SnapshotKey    `json:"idempotency_keys"`
 	Faults          SnapshotFaults   `json:"faults"`
 	RateLimits      []SnapshotWindow `json:"rate_limits"`
+	// ExpectedErrors are the error answers a test said it expects (POST
+	// /_emulator/expected-errors), in the order given.
+	ExpectedErrors []RequestPattern `json:"expected_errors"`
+	// Coverage is the tenant's count of the contract's cases, only those seen: the contract's
+	// in its order, then the others in the order first seen. The run's counts, which outlive
+	// the tenant, are not the tenant's and are not in it.
+	Coverage []CoverageCase `json:"coverage"`
+	// Notes are what the report judges beside the journal: downloads and balances set.
+	Notes SnapshotNotes `json:"notes"`
 	// Journal is present when asked for (?journal=true); a restore without it starts an empty
 	// journal.
 	Journal *SnapshotJournal `json:"journal,omitempty"`
@@ -76,22 +85,24 @@ type SnapshotQuote struct {
 // SnapshotJob is a job with the plan it was given, so a restored job goes on exactly as it
 // would have. Jobs are listed in creation order.
 type SnapshotJob struct {
-	ID         string           `json:"id"`
-	Account    string           `json:"account"`
-	Model      string           `json:"model"`
-	QuoteID    string           `json:"quote_id"`
-	Credits    int64            `json:"credits"`
-	Input      json.RawMessage  `json:"input"`
-	Status     string           `json:"status"`
-	CreatedAt  string           `json:"created_at"`
-	StartedAt  string           `json:"started_at,omitempty"`
-	FinishedAt string           `json:"finished_at,omitempty"`
-	Progress   int              `json:"progress"` // hundredths, as frozen when it ended
-	Forced     bool             `json:"forced,omitempty"`
-	Error      *JobError        `json:"error,omitempty"`
-	Plan       SnapshotPlan     `json:"plan"`
-	OutputTTL  Duration         `json:"output_ttl"`
-	Outputs    []SnapshotOutput `json:"outputs,omitempty"`
+	ID         string          `json:"id"`
+	Account    string          `json:"account"`
+	Model      string          `json:"model"`
+	QuoteID    string          `json:"quote_id"`
+	Credits    int64           `json:"credits"`
+	Input      json.RawMessage `json:"input"`
+	Status     string          `json:"status"`
+	CreatedAt  string          `json:"created_at"`
+	StartedAt  string          `json:"started_at,omitempty"`
+	FinishedAt string          `json:"finished_at,omitempty"`
+	Progress   int             `json:"progress"` // hundredths, as frozen when it ended
+	Forced     bool            `json:"forced,omitempty"`
+	Error      *JobError       `json:"error,omitempty"`
+	Plan       SnapshotPlan    `json:"plan"`
+	OutputTTL  Duration        `json:"output_ttl"`
+	// Outputs are the files the job makes, left out when its model, input and seeded source
+	// make the same ones again (as they do under a seed); [] is a job without outputs.
+	Outputs []SnapshotOutput `json:"outputs,omitzero"`
 	// FinishOrder places an ended job among the others in the order they ended (1 first),
 	// which is the order they are dropped.
 	FinishOrder int `json:"finish_order,omitempty"`
@@ -170,6 +181,27 @@ type SnapshotWindow struct {
 type SnapshotJournal struct {
 	Seq     uint64         `json:"seq"`
 	Entries []JournalEntry `json:"entries"`
+}
+
+// SnapshotNotes are the downloads of output files and the balances set through the control
+// API, oldest first, which the report judges beside the journal.
+type SnapshotNotes struct {
+	// Dropped is the time of the newest note dropped to make room, when one was: the report
+	// does not judge what may lie in the gap.
+	Dropped string         `json:"dropped,omitempty"`
+	Entries []SnapshotNote `json:"entries"`
+}
+
+// SnapshotNote is one note: a download (job, file, status answered, whether a range was asked
+// for) or a balance set (account).
+type SnapshotNote struct {
+	Kind    string `json:"kind"` // download or credits_set
+	Time    string `json:"time"`
+	Job     string `json:"job,omitempty"`
+	File    string `json:"file,omitempty"`
+	Status  int    `json:"status,omitempty"`
+	Ranged  bool   `json:"ranged,omitempty"`
+	Account string `json:"account,omitempty"`
 }
 
 // SnapshotResult is the answer to PUT /_emulator/snapshot.

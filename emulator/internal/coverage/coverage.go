@@ -303,3 +303,54 @@ func Markdown(c api.Coverage) string {
 	}
 	return b.String()
 }
+
+// maxCaseID bounds the id of a case a snapshot restores beyond the list.
+const maxCaseID = 1024
+
+// Seen returns the cases counted at least once, for a snapshot: the list's in order, then the
+// others in the order first seen.
+func (c *Counts) Seen() []api.CoverageCase {
+	out := []api.CoverageCase{}
+	for _, k := range c.Snapshot() {
+		if k.Count > 0 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// Restore sets fresh counts to a snapshot's, as Seen lists them. The parent (the run's counts)
+// is left as it is: what another run saw is not this run's. Each problem is reported with a
+// JSON Pointer relative to the list, and that case is left out.
+func (c *Counts) Restore(cases []api.CoverageCase, report func(ptr, msg string)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	seen := make(map[string]bool, len(cases))
+	for i, k := range cases {
+		at := "/" + strconv.Itoa(i)
+		i, listed := byID[k.ID]
+		switch {
+		case k.Count < 0:
+			report(at+"/count", "a count cannot be negative")
+		case seen[k.ID]:
+			report(at+"/id", "case "+strconv.Quote(k.ID)+" appears twice")
+		case listed && list[i].Group != k.Group:
+			report(at+"/group", "case "+strconv.Quote(k.ID)+" is in group "+list[i].Group)
+		case listed:
+			c.n[i].Store(k.Count)
+		case k.ID == "" || len(k.ID) > maxCaseID:
+			report(at+"/id", "a case needs an id of at most "+strconv.Itoa(maxCaseID)+" bytes")
+		case k.Group != GroupErrors && k.Group != GroupJobs && k.Group != GroupFlows && k.Group != GroupFaults:
+			report(at+"/group", "errors, jobs, flows or faults")
+		case len(c.order) >= MaxExtra:
+			report(at, "more cases beyond the contract's list than the bound of "+strconv.Itoa(MaxExtra))
+		default:
+			if c.extra == nil {
+				c.extra = map[string]*extraCase{}
+			}
+			c.extra[k.ID] = &extraCase{group: k.Group, n: k.Count}
+			c.order = append(c.order, k.ID)
+		}
+		seen[k.ID] = true
+	}
+}

@@ -47,14 +47,22 @@ func (e *Engine) Export() []api.SnapshotJob {
 		if j.err != nil {
 			sj.Error = &api.JobError{Code: j.err.Code, Message: j.err.Message}
 		}
-		for _, o := range j.Outputs {
-			sj.Outputs = append(sj.Outputs, api.SnapshotOutput{Type: o.Type, File: path.Base(o.Path), ContentType: o.ContentType,
-				Width: o.Width, Height: o.Height, Duration: o.Duration, SizeBytes: o.SizeBytes, Format: o.Format,
-				Seed: strconv.FormatUint(o.Seed, 10), Label: o.Label})
-		}
+		sj.Outputs = SnapshotOutputs(j.Outputs)
 		out[i] = sj
 	}
 	return out
+}
+
+// SnapshotOutputs lists outputs as a snapshot does: never nil, so that a job without outputs
+// is told from one whose outputs were left to be made again.
+func SnapshotOutputs(outs []Output) []api.SnapshotOutput {
+	list := make([]api.SnapshotOutput, len(outs))
+	for i, o := range outs {
+		list[i] = api.SnapshotOutput{Type: o.Type, File: path.Base(o.Path), ContentType: o.ContentType,
+			Width: o.Width, Height: o.Height, Duration: o.Duration, SizeBytes: o.SizeBytes, Format: o.Format,
+			Seed: strconv.FormatUint(o.Seed, 10), Label: o.Label}
+	}
+	return list
 }
 
 // stampNanos formats a job's time, or "" when unset.

@@ -1,9 +1,12 @@
 package report
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 )
 
 // What a client does outside the journal, which records /v1 requests only: downloads of
@@ -98,4 +101,63 @@ func (ns *Notes) Bytes() int64 {
 // copied so that the note does not keep the request it came from.
 func clip(s string) string {
 	return strings.Clone(s[:min(len(s), maxNoteText)])
+}
+
+// The kinds of note as a snapshot names them.
+var kindNames = map[NoteKind]string{Download: "download", CreditsSet: "credits_set"}
+
+// Export lists the notes held, oldest first, for a snapshot.
+func (ns *Notes) Export() api.SnapshotNotes {
+	notes, dropped := ns.List()
+	out := api.SnapshotNotes{Entries: make([]api.SnapshotNote, len(notes))}
+	if !dropped.IsZero() {
+		out.Dropped = stamp(dropped)
+	}
+	for i, n := range notes {
+		out.Entries[i] = api.SnapshotNote{Kind: kindNames[n.Kind], Time: stamp(n.Time), Job: n.Job, File: n.File, Status: n.Status,
+			Ranged: n.Ranged, Account: n.Account}
+	}
+	return out
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// Import puts a snapshot's notes into an empty record. Each problem is reported with a JSON
+// Pointer relative to the notes, and that note is left out.
+func (ns *Notes) Import(in api.SnapshotNotes, report func(ptr, msg string)) {
+	if in.Dropped != "" {
+		t, err := time.Parse(time.RFC3339Nano, in.Dropped)
+		if err != nil {
+			report("/dropped", "not an RFC 3339 time")
+		}
+		ns.mu.Lock()
+		ns.dropped = t
+		ns.mu.Unlock()
+	}
+	if len(in.Entries) > ns.max {
+		report("/entries", "holds "+strconv.Itoa(len(in.Entries))+" notes, more than the bound of "+strconv.Itoa(ns.max))
+		return
+	}
+	for i, e := range in.Entries {
+		at := "/entries/" + strconv.Itoa(i)
+		t, err := time.Parse(time.RFC3339Nano, e.Time)
+		kind := NoteKind(0)
+		for k, name := range kindNames {
+			if name == e.Kind {
+				kind = k
+			}
+		}
+		switch {
+		case kind == 0:
+			report(at+"/kind", "download or credits_set")
+		case err != nil:
+			report(at+"/time", "not an RFC 3339 time")
+		case len(e.Job) > maxNoteText || len(e.File) > maxNoteText || len(e.Account) > maxNoteText:
+			report(at, "a note's job, file and account are at most "+strconv.Itoa(maxNoteText)+" bytes each")
+		case e.Status < 0 || e.Status > 999:
+			report(at+"/status", "an HTTP status")
+		default:
+			ns.Add(Note{Kind: kind, Time: t, Job: e.Job, File: e.File, Status: e.Status, Ranged: e.Ranged, Account: e.Account})
+		}
+	}
 }

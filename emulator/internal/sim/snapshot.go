@@ -1,11 +1,16 @@
 package sim
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
 	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
@@ -15,6 +20,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/verify"
 )
 
 // maxSnapshotProblems bounds the problems one refused snapshot reports.
@@ -68,9 +74,26 @@ func (w *World) Snapshot(withJournal bool) api.Snapshot {
 	doc.Accounts = w.ledger.Balances()
 	doc.Quotes = w.quotes.Export()
 	doc.Jobs = w.jobs.Export()
+	for i := range doc.Jobs {
+		// Outputs that the job's model, input and seeded source make again are left out: they
+		// are most of a job's size in the document. An unseeded source draws anew each time, and
+		// [] is as short as it gets.
+		if !st.Seeded || len(doc.Jobs[i].Outputs) == 0 {
+			continue
+		}
+		if again, err := w.outputsOf(&doc.Jobs[i]); err == nil && slices.Equal(again, doc.Jobs[i].Outputs) {
+			doc.Jobs[i].Outputs = nil
+		}
+	}
 	doc.IdempotencyKeys = w.idem.Export()
 	doc.Faults = w.faults.Export()
 	doc.RateLimits = w.limiter.Export()
+	doc.ExpectedErrors = []api.RequestPattern{}
+	for _, p := range w.Expected() {
+		doc.ExpectedErrors = append(doc.ExpectedErrors, p.Source())
+	}
+	doc.Coverage = w.coverage.Seen()
+	doc.Notes = w.notes.Export()
 	if withJournal {
 		j := w.journal.Export()
 		doc.Journal = &j
@@ -305,6 +328,16 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 		w.quoteSeq[a] = n
 	}
 	w.quotes.Import(doc.Quotes, p.under("/quotes"))
+	for i := range doc.Jobs {
+		if doc.Jobs[i].Outputs == nil {
+			outs, err := w.outputsOf(&doc.Jobs[i])
+			if err != nil {
+				p.add("/jobs/"+strconv.Itoa(i)+"/outputs", "left out, and the job's model and input do not make them again: "+err.Error())
+				continue
+			}
+			doc.Jobs[i].Outputs = outs
+		}
+	}
 	w.jobs.Import(doc.Jobs, w.path, p.under("/jobs"))
 	w.idem.Import(doc.IdempotencyKeys, p.under("/idempotency_keys"))
 	w.faults.Import(doc.Faults, p.under("/faults"))
@@ -312,9 +345,66 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 	if doc.Journal != nil {
 		w.journal.Import(*doc.Journal)
 	}
+	w.expected = expectedFrom(doc.ExpectedErrors, p.under("/expected_errors"))
+	w.coverage.Restore(doc.Coverage, p.under("/coverage"))
+	w.notes.Import(doc.Notes, p.under("/notes"))
 	if err := p.err(); err != nil {
 		w.retire()
 		return nil, err
 	}
 	return w, nil
+}
+
+// expectedFrom checks a snapshot's expected-error patterns as POST /_emulator/expected-errors
+// checks a new one, reporting each problem with a JSON Pointer relative to the list.
+func expectedFrom(in []api.RequestPattern, report func(ptr, msg string)) []*verify.Pattern {
+	if len(in) > MaxExpected {
+		report("", "holds "+strconv.Itoa(len(in))+" patterns, more than the bound of "+strconv.Itoa(MaxExpected))
+		return nil
+	}
+	out := make([]*verify.Pattern, 0, len(in))
+	for i, rp := range in {
+		at := "/" + strconv.Itoa(i)
+		// The pattern goes back through the parser a request's goes through, which wants the
+		// object as decoded from JSON, numbers exact.
+		raw, err := json.Marshal(rp)
+		var obj map[string]any
+		if err == nil {
+			d := json.NewDecoder(bytes.NewReader(raw))
+			d.UseNumber()
+			err = d.Decode(&obj)
+		}
+		if err != nil {
+			report(at, "not a request pattern")
+			continue
+		}
+		pat, errs := verify.Parse(obj)
+		for _, e := range errs {
+			report(at+e.Pointer, e.Message)
+		}
+		if pat != nil {
+			out = append(out, pat)
+		}
+	}
+	return out
+}
+
+// outputsOf describes a job's outputs as its model, input and the world's source make them
+// again, in the form a snapshot lists them.
+func (w *World) outputsOf(sj *api.SnapshotJob) ([]api.SnapshotOutput, error) {
+	m, ok := w.cfg.Catalog.Model(sj.Model)
+	if !ok {
+		return nil, errors.New("the catalog has no model " + strconv.Quote(sj.Model))
+	}
+	// Numbers are read as float64, not as generate reads them: any reading made the same way on
+	// both sides will do, since a job's outputs are left out only when they come out the same.
+	var input map[string]any
+	if err := jsonv2.Unmarshal(sj.Input, &input); err != nil {
+		return nil, errors.New("the input is not a JSON object")
+	}
+	outs, err := w.describeOutputs(m, input, sj.ID)
+	if err != nil {
+		return nil, err
+	}
+	return jobs.SnapshotOutputs(outs), nil
 }

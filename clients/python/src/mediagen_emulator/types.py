@@ -991,6 +991,16 @@ class Snapshot(_SnapshotRequired, total=False):
     """A tenant's whole mutable world (see the README's Snapshots section)."""
 
     journal: Dict[str, Any]
+    #: The error answers a test said it expects (POST /_emulator/expected-errors), in the order
+    #: given.
+    expected_errors: List[RequestPattern]
+    #: The tenant's coverage counts, only the cases seen (count above 0): the contract's in its
+    #: order, then others in the order first seen. The run's counts are not the tenant's and are not
+    #: in it.
+    coverage: List[CoverageCase]
+    #: What the report judges beside the journal: downloads of output files and balances set, oldest
+    #: first.
+    notes: Dict[str, Any]
 
 
 class SnapshotResult(TypedDict):
