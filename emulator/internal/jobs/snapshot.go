@@ -14,7 +14,8 @@ import (
 )
 
 // Export lists every job held, in creation order, with its plan and outputs, so Import puts
-// each back exactly where it stood. Ended jobs carry their place in the order they ended.
+// each back exactly where it stood. Ended jobs carry their place in the order they ended. The
+// outputs of a job created as Remade are left out (nil), as they would be made again.
 func (e *Engine) Export() []api.SnapshotJob {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -47,7 +48,9 @@ func (e *Engine) Export() []api.SnapshotJob {
 		if j.err != nil {
 			sj.Error = &api.JobError{Code: j.err.Code, Message: j.err.Message}
 		}
-		sj.Outputs = SnapshotOutputs(j.Outputs)
+		if !j.Remade || len(j.Outputs) == 0 {
+			sj.Outputs = SnapshotOutputs(j.Outputs)
+		}
 		out[i] = sj
 	}
 	return out
@@ -79,8 +82,9 @@ var fileName = regexp.MustCompile(`^[0-9]{1,4}\.[a-z0-9]{1,8}$`)
 // Import puts exported jobs into an empty engine, with their files under prefix (the world's
 // /files/ or /files/{tenant}/), and schedules the live ones' next steps. The ledger is left as
 // it is: the credits held for live jobs come back with the accounts. Each problem is reported
-// with a JSON Pointer relative to the list; a job with one is left out.
-func (e *Engine) Import(in []api.SnapshotJob, prefix string, report func(ptr, msg string)) {
+// with a JSON Pointer relative to the list; a job with one is left out. remade, when not nil,
+// marks the jobs whose outputs were made again from the model and input (see New.Remade).
+func (e *Engine) Import(in []api.SnapshotJob, remade []bool, prefix string, report func(ptr, msg string)) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var done []*job
@@ -93,6 +97,7 @@ func (e *Engine) Import(in []api.SnapshotJob, prefix string, report func(ptr, ms
 			report(at+field, msg)
 			continue
 		}
+		j.Remade = remade != nil && remade[i]
 		if e.byID[j.ID] != nil {
 			report(at+"/id", "job "+j.ID+" appears twice")
 			continue
