@@ -87,8 +87,11 @@ var fileName = regexp.MustCompile(`^[0-9]{1,4}\.[a-z0-9]{1,8}$`)
 func (e *Engine) Import(in []api.SnapshotJob, remade []bool, prefix string, report func(ptr, msg string)) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if len(e.byID) == 0 {
+		e.byID = make(map[string]*job, len(in))
+	}
 	var done []*job
-	ended := map[int]bool{}
+	ended := make(map[int]bool, len(in))
 	live := 0
 	for i, sj := range in {
 		at := "/" + strconv.Itoa(i)
@@ -214,12 +217,21 @@ func decodeJob(sj api.SnapshotJob, prefix string) (*job, string, string) {
 	default:
 		return nil, "/plan/ending/status", "a plan ends as succeeded, failed or expired"
 	}
-	var input bytes.Buffer
-	if err := json.Compact(&input, sj.Input); err != nil {
+	// The document's inputs come as the snapshot writes them, compact; only one with space in
+	// it (edited by hand) is compacted again.
+	input := sj.Input
+	if len(input) == 0 {
 		return nil, "/input", "not JSON"
 	}
+	if bytes.ContainsAny(input, " \t\r\n") {
+		var b bytes.Buffer
+		if err := json.Compact(&b, sj.Input); err != nil {
+			return nil, "/input", "not JSON"
+		}
+		input = b.Bytes()
+	}
 	j := &job{status: status, createdAt: times[0], startedAt: times[1], finishedAt: times[2], progress: uint8(sj.Progress), forced: sj.Forced}
-	j.New = New{ID: sj.ID, Account: sj.Account, Model: sj.Model, QuoteID: sj.QuoteID, Credits: sj.Credits, Input: input.Bytes(),
+	j.New = New{ID: sj.ID, Account: sj.Account, Model: sj.Model, QuoteID: sj.QuoteID, Credits: sj.Credits, Input: input,
 		Plan: Plan{Queue: time.Duration(sj.Plan.Queue), Run: time.Duration(sj.Plan.Run), QueueTimeout: time.Duration(sj.Plan.QueueTimeout),
 			Ending: Ending{Status: Status(sj.Plan.Ending.Status), Code: sj.Plan.Ending.Code, Message: sj.Plan.Ending.Message, At: sj.Plan.Ending.At, InQueue: sj.Plan.Ending.InQueue},
 			Forced: sj.Plan.Forced},
