@@ -83,8 +83,9 @@ var fileName = regexp.MustCompile(`^[0-9]{1,4}\.[a-z0-9]{1,8}$`)
 // /files/ or /files/{tenant}/), and schedules the live ones' next steps. The ledger is left as
 // it is: the credits held for live jobs come back with the accounts. Each problem is reported
 // with a JSON Pointer relative to the list; a job with one is left out. remade, when not nil,
-// marks the jobs whose outputs were made again from the model and input (see New.Remade).
-func (e *Engine) Import(in []api.SnapshotJob, remade []bool, prefix string, report func(ptr, msg string)) {
+// holds the outputs made again from the model and input of the jobs that left them out (see
+// New.Remade), which are taken as they are.
+func (e *Engine) Import(in []api.SnapshotJob, remade [][]Output, prefix string, report func(ptr, msg string)) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if len(e.byID) == 0 {
@@ -100,7 +101,9 @@ func (e *Engine) Import(in []api.SnapshotJob, remade []bool, prefix string, repo
 			report(at+field, msg)
 			continue
 		}
-		j.Remade = remade != nil && remade[i]
+		if remade != nil && remade[i] != nil {
+			j.Outputs, j.Remade = remade[i], true
+		}
 		if e.byID[j.ID] != nil {
 			report(at+"/id", "job "+j.ID+" appears twice")
 			continue

@@ -328,16 +328,16 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 		w.quoteSeq[a] = n
 	}
 	w.quotes.Import(doc.Quotes, p.under("/quotes"))
-	remade := make([]bool, len(doc.Jobs))
+	// Outputs left out are made again here, straight into the engine's form.
+	remade := make([][]jobs.Output, len(doc.Jobs))
 	for i := range doc.Jobs {
 		if doc.Jobs[i].Outputs == nil {
-			remade[i] = true
-			outs, err := w.outputsOf(&doc.Jobs[i])
+			outs, err := w.remakeOutputs(&doc.Jobs[i])
 			if err != nil {
 				p.add("/jobs/"+strconv.Itoa(i)+"/outputs", "left out, and the job's model and input do not make them again: "+err.Error())
 				continue
 			}
-			doc.Jobs[i].Outputs = outs
+			remade[i] = outs
 		}
 	}
 	w.jobs.Import(doc.Jobs, remade, w.path, p.under("/jobs"))
@@ -405,6 +405,15 @@ func (w *World) remade(m *catalog.Model, input json.RawMessage, jobID string, ou
 // outputsOf describes a job's outputs as its model, input and the world's source make them
 // again, in the form a snapshot lists them.
 func (w *World) outputsOf(sj *api.SnapshotJob) ([]api.SnapshotOutput, error) {
+	outs, err := w.remakeOutputs(sj)
+	if err != nil {
+		return nil, err
+	}
+	return jobs.SnapshotOutputs(outs), nil
+}
+
+// remakeOutputs makes a job's outputs again from its model, input and the world's source.
+func (w *World) remakeOutputs(sj *api.SnapshotJob) ([]jobs.Output, error) {
 	m, ok := w.cfg.Catalog.Model(sj.Model)
 	if !ok {
 		return nil, errors.New("the catalog has no model " + strconv.Quote(sj.Model))
@@ -415,9 +424,5 @@ func (w *World) outputsOf(sj *api.SnapshotJob) ([]api.SnapshotOutput, error) {
 	if err := jsonv2.Unmarshal(sj.Input, &input); err != nil {
 		return nil, errors.New("the input is not a JSON object")
 	}
-	outs, err := w.describeOutputs(m, input, sj.ID)
-	if err != nil {
-		return nil, err
-	}
-	return jobs.SnapshotOutputs(outs), nil
+	return w.describeOutputs(m, input, sj.ID)
 }
