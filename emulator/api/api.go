@@ -311,8 +311,15 @@ type Fault struct {
 // Duration is a time.Duration sent as text such as "250ms" or "1m30s".
 type Duration time.Duration
 
-// MarshalJSON writes the duration as time.Duration.String does.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+// MarshalJSON writes the duration as time.Duration.String does. That text is digits, letters,
+// '.', '-' and 'µ', none of which JSON escapes, so it is quoted as it is: a snapshot holds
+// tens of thousands of durations.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 24)
+	b = append(b, '"')
+	b = append(b, time.Duration(d).String()...)
+	return append(b, '"'), nil
+}
 
 // UnmarshalJSON reads a duration written as time.ParseDuration takes it.
 func (d *Duration) UnmarshalJSON(b []byte) error {

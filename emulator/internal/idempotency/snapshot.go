@@ -2,6 +2,7 @@ package idempotency
 
 import (
 	"encoding/hex"
+	"slices"
 	"strconv"
 	"time"
 
@@ -34,6 +35,15 @@ func (s *Store) Import(keys []api.SnapshotKey, report func(ptr, msg string)) {
 		report("", "holds "+strconv.Itoa(len(keys))+" keys, more than the bound of "+strconv.Itoa(s.limit))
 		return
 	}
+	// The keys' records come in one allocation and share one closed channel: each is finished,
+	// and only the request that began a key closes its channel.
+	if len(s.entries) == 0 {
+		s.entries = make(map[key]*Entry, len(keys))
+	}
+	s.order = slices.Grow(s.order, len(keys))
+	records := make([]Entry, len(keys))
+	finishedDone := make(chan struct{})
+	close(finishedDone)
 	for i, k := range keys {
 		at := "/" + strconv.Itoa(i)
 		digest, err := hex.DecodeString(k.Digest)
@@ -54,8 +64,8 @@ func (s *Store) Import(keys []api.SnapshotKey, report func(ptr, msg string)) {
 			report(at+"/key", "this account's key appears twice")
 			continue
 		}
-		e := &Entry{digest: [len(Entry{}.digest)]byte(digest), done: make(chan struct{}), JobID: k.JobID}
-		close(e.done)
+		e := &records[i]
+		*e = Entry{digest: [len(Entry{}.digest)]byte(digest), done: finishedDone, JobID: k.JobID}
 		s.entries[kk] = e
 		s.bytes += entrySize(kk)
 		s.order = append(s.order, finished{kk, e, until.UTC()})

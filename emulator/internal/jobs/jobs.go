@@ -116,6 +116,9 @@ type New struct {
 	// Outputs are the files the job has once it succeeds, sizes included; they are shown only
 	// then, and forgotten when it ends any other way.
 	Outputs []Output
+	// Remade says the outputs are what the world's seeded source makes again from the model and
+	// the input as held, so a snapshot leaves them out without making them again to see.
+	Remade bool
 }
 
 // DefaultMaxJobs is the retained-job cap when Options.MaxJobs is not set.

@@ -14,7 +14,8 @@ import (
 )
 
 // Export lists every job held, in creation order, with its plan and outputs, so Import puts
-// each back exactly where it stood. Ended jobs carry their place in the order they ended.
+// each back exactly where it stood. Ended jobs carry their place in the order they ended. The
+// outputs of a job created as Remade are left out (nil), as they would be made again.
 func (e *Engine) Export() []api.SnapshotJob {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -47,7 +48,9 @@ func (e *Engine) Export() []api.SnapshotJob {
 		if j.err != nil {
 			sj.Error = &api.JobError{Code: j.err.Code, Message: j.err.Message}
 		}
-		sj.Outputs = SnapshotOutputs(j.Outputs)
+		if !j.Remade || len(j.Outputs) == 0 {
+			sj.Outputs = SnapshotOutputs(j.Outputs)
+		}
 		out[i] = sj
 	}
 	return out
@@ -79,12 +82,17 @@ var fileName = regexp.MustCompile(`^[0-9]{1,4}\.[a-z0-9]{1,8}$`)
 // Import puts exported jobs into an empty engine, with their files under prefix (the world's
 // /files/ or /files/{tenant}/), and schedules the live ones' next steps. The ledger is left as
 // it is: the credits held for live jobs come back with the accounts. Each problem is reported
-// with a JSON Pointer relative to the list; a job with one is left out.
-func (e *Engine) Import(in []api.SnapshotJob, prefix string, report func(ptr, msg string)) {
+// with a JSON Pointer relative to the list; a job with one is left out. remade, when not nil,
+// holds the outputs made again from the model and input of the jobs that left them out (see
+// New.Remade), which are taken as they are.
+func (e *Engine) Import(in []api.SnapshotJob, remade [][]Output, prefix string, report func(ptr, msg string)) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if len(e.byID) == 0 {
+		e.byID = make(map[string]*job, len(in))
+	}
 	var done []*job
-	ended := map[int]bool{}
+	ended := make(map[int]bool, len(in))
 	live := 0
 	for i, sj := range in {
 		at := "/" + strconv.Itoa(i)
@@ -92,6 +100,9 @@ func (e *Engine) Import(in []api.SnapshotJob, prefix string, report func(ptr, ms
 		if j == nil {
 			report(at+field, msg)
 			continue
+		}
+		if remade != nil && remade[i] != nil {
+			j.Outputs, j.Remade = remade[i], true
 		}
 		if e.byID[j.ID] != nil {
 			report(at+"/id", "job "+j.ID+" appears twice")
@@ -209,12 +220,21 @@ func decodeJob(sj api.SnapshotJob, prefix string) (*job, string, string) {
 	default:
 		return nil, "/plan/ending/status", "a plan ends as succeeded, failed or expired"
 	}
-	var input bytes.Buffer
-	if err := json.Compact(&input, sj.Input); err != nil {
+	// The document's inputs come as the snapshot writes them, compact; only one with space in
+	// it (edited by hand) is compacted again.
+	input := sj.Input
+	if len(input) == 0 {
 		return nil, "/input", "not JSON"
 	}
+	if bytes.ContainsAny(input, " \t\r\n") {
+		var b bytes.Buffer
+		if err := json.Compact(&b, sj.Input); err != nil {
+			return nil, "/input", "not JSON"
+		}
+		input = b.Bytes()
+	}
 	j := &job{status: status, createdAt: times[0], startedAt: times[1], finishedAt: times[2], progress: uint8(sj.Progress), forced: sj.Forced}
-	j.New = New{ID: sj.ID, Account: sj.Account, Model: sj.Model, QuoteID: sj.QuoteID, Credits: sj.Credits, Input: input.Bytes(),
+	j.New = New{ID: sj.ID, Account: sj.Account, Model: sj.Model, QuoteID: sj.QuoteID, Credits: sj.Credits, Input: input,
 		Plan: Plan{Queue: time.Duration(sj.Plan.Queue), Run: time.Duration(sj.Plan.Run), QueueTimeout: time.Duration(sj.Plan.QueueTimeout),
 			Ending: Ending{Status: Status(sj.Plan.Ending.Status), Code: sj.Plan.Ending.Code, Message: sj.Plan.Ending.Message, At: sj.Plan.Ending.At, InQueue: sj.Plan.Ending.InQueue},
 			Forced: sj.Plan.Forced},

@@ -231,6 +231,7 @@ func (w *World) startJob(account, quoteID string, m *catalog.Model, input map[st
 		return jobs.View{}, err
 	}
 	return w.jobs.Create(jobs.New{
+		Remade:    w.remade(m, raw, jobID, outputs),
 		ID:        jobID,
 		Account:   account,
 		Model:     m.ID,

@@ -77,7 +77,7 @@ func (w *World) Snapshot(withJournal bool) api.Snapshot {
 	for i := range doc.Jobs {
 		// Outputs that the job's model, input and seeded source make again are left out: they
 		// are most of a job's size in the document. An unseeded source draws anew each time, and
-		// [] is as short as it gets.
+		// [] is as short as it gets. A job known to be made again already has none listed.
 		if !st.Seeded || len(doc.Jobs[i].Outputs) == 0 {
 			continue
 		}
@@ -328,17 +328,19 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 		w.quoteSeq[a] = n
 	}
 	w.quotes.Import(doc.Quotes, p.under("/quotes"))
+	// Outputs left out are made again here, straight into the engine's form.
+	remade := make([][]jobs.Output, len(doc.Jobs))
 	for i := range doc.Jobs {
 		if doc.Jobs[i].Outputs == nil {
-			outs, err := w.outputsOf(&doc.Jobs[i])
+			outs, err := w.remakeOutputs(&doc.Jobs[i])
 			if err != nil {
 				p.add("/jobs/"+strconv.Itoa(i)+"/outputs", "left out, and the job's model and input do not make them again: "+err.Error())
 				continue
 			}
-			doc.Jobs[i].Outputs = outs
+			remade[i] = outs
 		}
 	}
-	w.jobs.Import(doc.Jobs, w.path, p.under("/jobs"))
+	w.jobs.Import(doc.Jobs, remade, w.path, p.under("/jobs"))
 	w.idem.Import(doc.IdempotencyKeys, p.under("/idempotency_keys"))
 	w.faults.Import(doc.Faults, p.under("/faults"))
 	w.limiter.Import(doc.RateLimits, len(sc.RateLimits), p.under("/rate_limits"))
@@ -389,9 +391,29 @@ func expectedFrom(in []api.RequestPattern, report func(ptr, msg string)) []*veri
 	return out
 }
 
+// remade reports whether a new job's outputs are what its model and input, as the job holds
+// it, make again from the world's seeded source. Deciding it once here spares every snapshot
+// of the world making each job's outputs again to see whether it may leave them out.
+func (w *World) remade(m *catalog.Model, input json.RawMessage, jobID string, outs []jobs.Output) bool {
+	if !w.ids.Seeded() || len(outs) == 0 {
+		return false
+	}
+	again, err := w.outputsOf(&api.SnapshotJob{ID: jobID, Model: m.ID, Input: input})
+	return err == nil && slices.Equal(again, jobs.SnapshotOutputs(outs))
+}
+
 // outputsOf describes a job's outputs as its model, input and the world's source make them
 // again, in the form a snapshot lists them.
 func (w *World) outputsOf(sj *api.SnapshotJob) ([]api.SnapshotOutput, error) {
+	outs, err := w.remakeOutputs(sj)
+	if err != nil {
+		return nil, err
+	}
+	return jobs.SnapshotOutputs(outs), nil
+}
+
+// remakeOutputs makes a job's outputs again from its model, input and the world's source.
+func (w *World) remakeOutputs(sj *api.SnapshotJob) ([]jobs.Output, error) {
 	m, ok := w.cfg.Catalog.Model(sj.Model)
 	if !ok {
 		return nil, errors.New("the catalog has no model " + strconv.Quote(sj.Model))
@@ -402,9 +424,5 @@ func (w *World) outputsOf(sj *api.SnapshotJob) ([]api.SnapshotOutput, error) {
 	if err := jsonv2.Unmarshal(sj.Input, &input); err != nil {
 		return nil, errors.New("the input is not a JSON object")
 	}
-	outs, err := w.describeOutputs(m, input, sj.ID)
-	if err != nil {
-		return nil, err
-	}
-	return jobs.SnapshotOutputs(outs), nil
+	return w.describeOutputs(m, input, sj.ID)
 }
