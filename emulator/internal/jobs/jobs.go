@@ -171,6 +171,31 @@ type job struct {
 	size       int64         // what it counts against the memory budget, fixed when made
 }
 
+// track counts a job the engine now holds in its totals and links it last among its
+// account's jobs, for Create and Import alike. Callers hold e.mu.
+func (e *Engine) track(j *job) {
+	e.seq++
+	j.live.Seq, j.live.Value = e.seq, j
+	e.held++
+	e.heldBytes += int64(len(j.Input))
+	j.size = Size(j.New)
+	e.bytes += j.size
+	e.counts.add(j.status, 1)
+	e.byID[j.ID] = j
+	acc := e.byAccount[j.Account]
+	if acc == nil {
+		acc = &accountJobs{}
+		e.byAccount[j.Account] = acc
+	}
+	j.prev = acc.tail
+	if acc.tail != nil {
+		acc.tail.next = j
+	} else {
+		acc.head = j
+	}
+	acc.tail = j
+}
+
 // unset marks a time a job has not reached.
 const unset = math.MinInt64
 
@@ -256,27 +281,8 @@ func (e *Engine) Create(n New) View {
 		e.drop()
 	}
 	now := e.clock.Now()
-	e.seq++
 	j := &job{New: n, status: Queued, createdAt: now.UnixNano(), startedAt: unset, finishedAt: unset}
-	j.live.Seq, j.live.Value = e.seq, j
-	e.held++
-	e.heldBytes += int64(len(j.Input))
-	j.size = Size(n)
-	e.bytes += j.size
-	e.counts.add(Queued, 1)
-	e.byID[j.ID] = j
-	acc := e.byAccount[j.Account]
-	if acc == nil {
-		acc = &accountJobs{}
-		e.byAccount[j.Account] = acc
-	}
-	j.prev = acc.tail
-	if acc.tail != nil {
-		acc.tail.next = j
-	} else {
-		acc.head = j
-	}
-	acc.tail = j
+	e.track(j)
 	p := j.Plan
 	if expiresQueued(p) {
 		j.live.At = addNanos(now.UnixNano(), p.QueueTimeout)

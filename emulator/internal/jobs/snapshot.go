@@ -117,26 +117,7 @@ func (e *Engine) Import(in []api.SnapshotJob, remade [][]Output, prefix string, 
 		} else {
 			live++
 		}
-		e.seq++
-		j.live.Seq, j.live.Value = e.seq, j
-		e.held++
-		e.heldBytes += int64(len(j.Input))
-		j.size = Size(j.New)
-		e.bytes += j.size
-		e.counts.add(j.status, 1)
-		e.byID[j.ID] = j
-		acc := e.byAccount[j.Account]
-		if acc == nil {
-			acc = &accountJobs{}
-			e.byAccount[j.Account] = acc
-		}
-		j.prev = acc.tail
-		if acc.tail != nil {
-			acc.tail.next = j
-		} else {
-			acc.head = j
-		}
-		acc.tail = j
+		e.track(j)
 		if j.status.Terminal() {
 			j.live.At = int64(sj.FinishOrder) // the order it ended, until the finished queue is built
 			done = append(done, j)
