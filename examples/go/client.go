@@ -55,6 +55,7 @@ type Error struct {
 	RetryAfter time.Duration
 }
 
+// Error names the status and the problem code the service answered.
 func (e *Error) Error() string { return fmt.Sprintf("mediagen: %d %s", e.Status, e.Code) }
 
 // Render quotes, generates, waits for the job and (when careful) downloads its outputs.

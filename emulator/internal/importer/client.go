@@ -60,6 +60,7 @@ type statusError struct {
 	answer *answer
 }
 
+// Error names the status the service answered, its problem code and detail.
 func (e *statusError) Error() string {
 	msg := fmt.Sprintf("status %d", e.Status)
 	if e.Code != "" {
@@ -83,7 +84,10 @@ func statusOf(err error) int {
 // permanentError is a failure that trying again cannot fix.
 type permanentError struct{ err error }
 
+// Error is the wrapped error's text.
 func (e *permanentError) Error() string { return e.err.Error() }
+
+// Unwrap gives errors.Is and errors.As the wrapped error.
 func (e *permanentError) Unwrap() error { return e.err }
 
 // sleepContext waits d or until ctx ends.

@@ -102,6 +102,7 @@ type lockedWriter struct {
 	w  io.Writer
 }
 
+// Write writes p whole while no other goroutine writes.
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

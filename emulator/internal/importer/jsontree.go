@@ -91,6 +91,7 @@ type limitedReader struct {
 	over bool
 }
 
+// Read reads up to what is left of the limit, and notes when the source has more.
 func (l *limitedReader) Read(p []byte) (int, error) {
 	if l.left <= 0 {
 		l.over = true

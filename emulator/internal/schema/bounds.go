@@ -36,6 +36,7 @@ var tooManyValues = fmt.Sprintf("holds more than %d values (members and items co
 // violationList is the error of an input refused before schema validation; Violations reads it.
 type violationList []Violation
 
+// Error lists every violation, separated by semicolons.
 func (vl violationList) Error() string {
 	parts := make([]string, len(vl))
 	for i, v := range vl {
