@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
 )
 
 // Pattern describes requests in the journal; every field given must match, and the zero
@@ -197,35 +198,7 @@ func (e *Emulator) main(m Runner, out io.Writer, summary string, require []strin
 
 // ShortCoverage renders coverage as a few lines for a terminal: the cases exercised in all and
 // per group, then the required cases never exercised.
-func ShortCoverage(c api.Coverage) string {
-	var b strings.Builder
-	where := "the whole run"
-	if c.Scope != "run" {
-		where = "tenant " + c.Tenant
-	}
-	fmt.Fprintf(&b, "emulator coverage (%s): %d of %d cases exercised\n", where, c.Exercised, c.Total)
-	var groups []string
-	seen, total := map[string]int{}, map[string]int{}
-	for _, k := range c.Cases {
-		if _, ok := total[k.Group]; !ok {
-			groups = append(groups, k.Group)
-		}
-		total[k.Group]++
-		if k.Count > 0 {
-			seen[k.Group]++
-		}
-	}
-	for _, g := range groups {
-		fmt.Fprintf(&b, "  %-8s %3d of %d\n", g, seen[g], total[g])
-	}
-	if len(c.RequiredMissing) > 0 {
-		fmt.Fprintf(&b, "required but never exercised (%d):\n", len(c.RequiredMissing))
-		for _, id := range c.RequiredMissing {
-			fmt.Fprintf(&b, "  %s\n", id)
-		}
-	}
-	return b.String()
-}
+func ShortCoverage(c api.Coverage) string { return coverage.Short(c) }
 
 // quietTB is the TB Main reads coverage with once the tests have run: a failure stops the
 // read with a panic that main recovers, instead of ending the process.

@@ -281,15 +281,47 @@ func Report(scope, tenant string, c *Counts, require []Glob) api.Coverage {
 	return out
 }
 
+// Short renders coverage as a few lines for a terminal: the cases exercised in all and
+// per group, then the required cases never exercised.
+func Short(c api.Coverage) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "emulator coverage (%s): %d of %d cases exercised\n", where(c), c.Exercised, c.Total)
+	var groups []string
+	seen, total := map[string]int{}, map[string]int{}
+	for _, k := range c.Cases {
+		if _, ok := total[k.Group]; !ok {
+			groups = append(groups, k.Group)
+		}
+		total[k.Group]++
+		if k.Count > 0 {
+			seen[k.Group]++
+		}
+	}
+	for _, g := range groups {
+		fmt.Fprintf(&b, "  %-8s %3d of %d\n", g, seen[g], total[g])
+	}
+	if len(c.RequiredMissing) > 0 {
+		fmt.Fprintf(&b, "required but never exercised (%d):\n", len(c.RequiredMissing))
+		for _, id := range c.RequiredMissing {
+			fmt.Fprintf(&b, "  %s\n", id)
+		}
+	}
+	return b.String()
+}
+
+// where names what a coverage answer counts: the whole run or one tenant.
+func where(c api.Coverage) string {
+	if c.Scope == "run" {
+		return "the whole run"
+	}
+	return "tenant " + c.Tenant
+}
+
 // Markdown renders a coverage answer as a short markdown document, for a CI job's summary: a
 // heading with the totals, the required cases never exercised, and a table of every case.
 func Markdown(c api.Coverage) string {
 	var b strings.Builder
-	where := "the whole run"
-	if c.Scope != "run" {
-		where = "tenant " + c.Tenant
-	}
-	fmt.Fprintf(&b, "## Emulator coverage (%s): %d of %d cases exercised\n\n", where, c.Exercised, c.Total)
+	fmt.Fprintf(&b, "## Emulator coverage (%s): %d of %d cases exercised\n\n", where(c), c.Exercised, c.Total)
 	if len(c.RequiredMissing) > 0 {
 		fmt.Fprintf(&b, "**Required but never exercised (%d):**\n\n", len(c.RequiredMissing))
 		for _, id := range c.RequiredMissing {
