@@ -13,7 +13,7 @@ import (
 // as markdown with format=markdown or Accept: text/markdown.
 func (s *Server) getReport() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		scope, _, err := queryValue(r, "scope")
+		scope, err := scopeOf(r)
 		if err != nil {
 			return err
 		}
@@ -22,14 +22,11 @@ func (s *Server) getReport() handlerFunc {
 			return err
 		}
 		var rep api.Report
-		switch scope {
-		case "", "tenant":
+		if scope == "run" {
+			rep = s.tenants.Report()
+		} else {
 			n, findings := worldOf(r).Judge()
 			rep = report.Tenant(infoOf(r).tenant.Name(), n, findings)
-		case "run":
-			rep = s.tenants.Report()
-		default:
-			return paramError("scope", "scope must be tenant or run, not %q", scope)
 		}
 		if markdown {
 			writeMarkdown(w, report.Markdown(rep))

@@ -95,19 +95,27 @@ func (s *Server) listUnexpected() handlerFunc {
 	}
 }
 
+// scopeOf reads scope=tenant|run, the tenant when it is left out or empty.
+func scopeOf(r *http.Request) (string, error) {
+	scope, _, err := queryValue(r, "scope")
+	switch {
+	case err != nil:
+		return "", err
+	case scope == "" || scope == "tenant":
+		return "tenant", nil
+	case scope == "run":
+		return scope, nil
+	}
+	return "", paramError("scope", "scope must be tenant or run, not %q", scope)
+}
+
 // getCoverage answers which of the contract's cases happened, in the tenant or over the run,
 // as JSON or as markdown.
 func (s *Server) getCoverage() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		scope, given, err := queryValue(r, "scope")
+		scope, err := scopeOf(r)
 		if err != nil {
 			return err
-		}
-		if !given {
-			scope = "tenant"
-		}
-		if scope != "tenant" && scope != "run" {
-			return paramError("scope", "scope must be tenant or run")
 		}
 		markdown, err := wantsMarkdown(r)
 		if err != nil {
