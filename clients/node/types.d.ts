@@ -969,6 +969,11 @@ export interface Snapshot {
     requests: number;
     /** Quotes made so far, per account. */
     quotes: Record<string, unknown>;
+    /**
+     * Delays drawn so far by each latency rule of the scenario in force, in its order; left out
+     * when none was drawn.
+     */
+    latency?: number[];
   };
   scenario: {
     name: string;

@@ -59,6 +59,9 @@ type SnapshotRandom struct {
 	Requests uint64 `json:"requests"`
 	// Quotes counts each account's quotes made.
 	Quotes map[string]uint64 `json:"quotes"`
+	// Latency counts the delays drawn by each latency rule of the scenario in force, in its
+	// order, so a restored tenant draws the same delays next.
+	Latency []uint64 `json:"latency,omitempty"`
 }
 
 // SnapshotScenario is the scenario in force: by name when the emulator has it, or the whole

@@ -728,3 +728,33 @@ func TestResetAfterDropMakesNoWorld(t *testing.T) {
 		t.Error("the closed tenant's clock still runs")
 	}
 }
+
+// TestSnapshotKeepsLatencyDraws: a restored tenant draws the answer delays the original would
+// have drawn next, rather than starting each latency rule over.
+func TestSnapshotKeepsLatencyDraws(t *testing.T) {
+	t.Parallel()
+	ts := newTestTenants(t, testConfig(t))
+	sc, err := scenario.Parse("lat.yaml", []byte("name: lat\nlatency:\n  - match: {path: /v1/models}\n    delay: {uniform: {min: 1ms, max: 1s}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := ts.Get("a")
+	a.World().UseScenario(sc)
+	for range 3 {
+		a.World().AnswerDelay("GET", "/v1/models", nil)
+	}
+	doc := a.World().Snapshot(false)
+	if len(doc.Random.Latency) != 1 || doc.Random.Latency[0] != 3 {
+		t.Fatalf("latency draws in the snapshot: %v, want [3]", doc.Random.Latency)
+	}
+	b, _ := ts.Get("b")
+	if _, err := b.Restore(&doc); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		want, got := a.World().AnswerDelay("GET", "/v1/models", nil), b.World().AnswerDelay("GET", "/v1/models", nil)
+		if got != want {
+			t.Errorf("draw %d after the restore: %v, want %v", i+4, got, want)
+		}
+	}
+}

@@ -65,8 +65,11 @@ func (w *World) Snapshot(withJournal bool) api.Snapshot {
 	for a, n := range w.quoteSeq {
 		doc.Random.Quotes[a] = n
 	}
-	w.mu.Unlock()
 	sc := w.scenario.Load()
+	if w.latencyOf == sc && slices.ContainsFunc(w.latencySeq, func(n uint64) bool { return n > 0 }) {
+		doc.Random.Latency = slices.Clone(w.latencySeq)
+	}
+	w.mu.Unlock()
 	doc.Scenario.Name = sc.Name
 	if !w.knownScenario(sc) {
 		doc.Scenario.Document = string(sc.Document)
@@ -229,6 +232,9 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 	} else if sc, _ = cur.scenarioNamed(doc.Scenario.Name); sc == nil {
 		p.add("/scenario/name", "this emulator has no scenario "+strconv.Quote(doc.Scenario.Name)+"; a snapshot carries the document of a scenario sent inline, and names the others")
 	}
+	if sc != nil && len(doc.Random.Latency) > 0 && len(doc.Random.Latency) != len(sc.Latency) {
+		p.add("/random/latency", "counts "+strconv.Itoa(len(doc.Random.Latency))+" latency rules; the scenario has "+strconv.Itoa(len(sc.Latency)))
+	}
 	// Accounts: the catalog's, as the document has them; one it leaves out starts afresh.
 	known := map[string]int64{}
 	for _, a := range cfg.Catalog.Accounts {
@@ -326,6 +332,9 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 	w.scenario.Store(sc)
 	for a, n := range doc.Random.Quotes {
 		w.quoteSeq[a] = n
+	}
+	if len(doc.Random.Latency) > 0 {
+		w.latencySeq, w.latencyOf = slices.Clone(doc.Random.Latency), sc
 	}
 	w.quotes.Import(doc.Quotes, p.under("/quotes"))
 	// Outputs left out are made again here, straight into the engine's form.
