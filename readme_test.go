@@ -1,7 +1,7 @@
 package main
 
-// The README's curl transcripts are run, not trusted. TestREADME reads the sections of
-// README.md named in readmeSections:
+// The guides' curl transcripts are run, not trusted. TestREADME reads the sections of the
+// documents named in transcriptSections (README.md and the guides under docs/):
 //
 //   - the first section's first ```sh block starts the emulator (the flags after
 //     "mediagen-emulator" or "go run .") and sets shell variables (its second line);
@@ -10,19 +10,24 @@ package main
 //
 // Each command runs in bash, after the variables, against an emulator the test starts with those
 // flags on a free port, one fresh emulator per section; http://127.0.0.1:8080 stands for that emulator's address both in the
-// commands and in the output. The output must equal what the README shows, with two shorthands:
+// commands and in the output. The output must equal what the document shows, with two shorthands:
 //
 //   - "..." matches any text, including none and line breaks;
 //   - a line that begins with spaces or tabs continues the line above: the break and the
 //     indentation are not part of the output (so long one-line answers can be wrapped).
 //
 // A command with no output under it is run and must succeed; its output is not compared.
+// A section runs to the next "## " heading outside a fenced block.
 //
-// When the emulator's answers change (new ids, new media sizes), rewrite the transcript with
+// Every section of README.md and docs/*.md with a console command is either run (listed in
+// transcriptSections) or named in shownOnly with the reason it cannot run here;
+// TestEveryTranscriptRuns fails otherwise, so a new transcript is never left unchecked.
+//
+// When the emulator's answers change (new ids, new media sizes), rewrite the transcripts with
 //
 //	go test -run TestREADME -update .
 //
-// which replaces what no longer matches by what the emulator printed, keeping the README's "..."
+// which replaces what no longer matches by what the emulator printed, keeping the document's "..."
 // and line breaks where the text around them still fits, and carries changed ids into the
 // commands that use them. Read the diff before committing it.
 
@@ -32,6 +37,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -39,20 +45,33 @@ import (
 	"time"
 )
 
-// readmeSections are the README sections whose transcripts the tests run; the first starts
-// the emulator and sets the variables for all of them.
-var readmeSections = []string{"## The client flow in curl", "## Browsers (CORS)", "## Tenants: many isolated tests on one emulator", "## Verification and coverage", "## Snapshots: save, restore and share a tenant's world"}
+// docSection is a section of a document: its file and its "## " heading line.
+type docSection struct{ file, heading string }
 
-const (
-	readmePath = "README.md"
-	// docBase is the emulator's address as the README writes it.
-	docBase = "http://127.0.0.1:8080"
-)
+// transcriptSections are the sections whose transcripts the tests run, in order; the first
+// starts the emulator and sets the variables for all of them.
+var transcriptSections = []docSection{
+	{"docs/reference.md", "## The client flow in curl"},
+	{"docs/reference.md", "## Browsers (CORS)"},
+	{"docs/control-api.md", "## Tenants: many isolated tests on one emulator"},
+	{"docs/verification.md", "## Verification and coverage"},
+	{"docs/snapshots.md", "## Snapshots: save, restore and share a tenant's world"},
+}
+
+// shownOnly are the sections whose console commands are shown, not run, and why.
+var shownOnly = map[docSection]string{
+	{"docs/reference.md", "## Command line"}:                             "validates files of the reader's own",
+	{"docs/reference.md", "## The emulator's OpenAPI document"}:          "runs a generator fetched from the npm registry",
+	{"docs/import.md", "## Importing a live catalog and checking drift"}: "needs a live service",
+}
+
+// docBase is the emulator's address as the documents write it.
+const docBase = "http://127.0.0.1:8080"
 
 func init() {
 	// -update is shared with the golden files of other packages; define it only once.
 	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files and README transcripts from what the emulator answers")
+		flag.Bool("update", false, "rewrite golden files and the documents' transcripts from what the emulator answers")
 	}
 }
 
@@ -63,13 +82,13 @@ func updating() bool {
 
 // transcriptCmd is one "$ " command of a console block and the output shown under it.
 type transcriptCmd struct {
-	line     int    // the README line of the command, counted from 0
+	line     int    // the document line of the command, counted from 0
 	cmd      string // the command, its continuation lines joined with "\n"
 	want     []string
-	wantFrom int // the README lines of want: [wantFrom, wantFrom+len(want))
+	wantFrom int // the document lines of want: [wantFrom, wantFrom+len(want))
 }
 
-// transcript is a README section's setup and commands.
+// transcript is a document section's setup and commands.
 type transcript struct {
 	flags    []string // the emulator's flags
 	preamble string   // the shell line that sets the variables
@@ -77,20 +96,36 @@ type transcript struct {
 	from, to int // the section's lines
 }
 
-// parseTranscript reads the section titled heading from the README's lines; withSetup says
-// that its first sh block starts the emulator.
-func parseTranscript(lines []string, heading string, withSetup bool) (*transcript, error) {
-	tr := &transcript{from: -1, to: len(lines)}
+// sectionLines finds the section titled heading in a document's lines: from its heading to the
+// next "## " heading that is not inside a fenced block (a transcript's output may show one).
+func sectionLines(lines []string, heading string) (from, to int, err error) {
+	from, to = -1, len(lines)
+	fenced := false
 	for i, l := range lines {
-		if l == heading {
-			tr.from = i
-		} else if tr.from >= 0 && strings.HasPrefix(l, "## ") {
-			tr.to = i
-			break
+		switch {
+		case !fenced && strings.HasPrefix(l, "```"):
+			fenced = true
+		case fenced:
+			fenced = l != "```"
+		case l == heading:
+			from = i
+		case from >= 0 && strings.HasPrefix(l, "## "):
+			return from, i, nil
 		}
 	}
-	if tr.from < 0 {
-		return nil, fmt.Errorf("no section %q", heading)
+	if from < 0 {
+		return 0, 0, fmt.Errorf("no section %q", heading)
+	}
+	return from, to, nil
+}
+
+// parseTranscript reads the section titled heading from a document's lines; withSetup says
+// that its first sh block starts the emulator.
+func parseTranscript(lines []string, heading string, withSetup bool) (*transcript, error) {
+	tr := &transcript{}
+	var err error
+	if tr.from, tr.to, err = sectionLines(lines, heading); err != nil {
+		return nil, err
 	}
 	fence := ""
 	for i := tr.from; i < tr.to; i++ {
@@ -153,41 +188,107 @@ func TestREADME(t *testing.T) {
 	t.Parallel()
 	for _, tool := range []string{"bash", "curl"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("the README's transcripts need %s, which is not installed", tool)
+			t.Skipf("the documents' transcripts need %s, which is not installed", tool)
 		}
 	}
-	raw, err := os.ReadFile(readmePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(string(raw), "\n")
+	docs := map[string][]string{} // each document's lines, as rewritten so far
+	rewritten := map[string]int{}
 	var setup *transcript
-	rewritten := 0
-	for _, heading := range readmeSections {
-		tr, err := parseTranscript(lines, heading, setup == nil)
+	for _, sec := range transcriptSections {
+		lines, ok := docs[sec.file]
+		if !ok {
+			raw, err := os.ReadFile(sec.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines = strings.Split(string(raw), "\n")
+		}
+		tr, err := parseTranscript(lines, sec.heading, setup == nil)
 		if err != nil {
-			t.Fatalf("%s: %v", readmePath, err)
+			t.Fatalf("%s: %v", sec.file, err)
 		}
 		if setup == nil {
 			setup = tr
 		}
 		var n int
-		lines, n = runTranscript(t, lines, tr, setup)
-		rewritten += n
+		docs[sec.file], n = runTranscript(t, sec.file, lines, tr, setup)
+		rewritten[sec.file] += n
 	}
-	if !updating() || t.Failed() || rewritten == 0 {
+	if !updating() || t.Failed() {
 		return
 	}
-	if err := os.WriteFile(readmePath, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
-		t.Fatal(err)
+	for file, n := range rewritten {
+		if n == 0 {
+			continue
+		}
+		if err := os.WriteFile(file, []byte(strings.Join(docs[file], "\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("rewrote %d transcript entries of %s", n, file)
 	}
-	t.Logf("rewrote %d transcript entries of %s", rewritten, readmePath)
 }
 
-// runTranscript runs a section's commands against a fresh emulator started as setup says and
-// compares their output. Under -update it returns the README's lines with the entries that no
+// TestEveryTranscriptRuns: every section of README.md and docs/*.md that shows a console
+// command is run by TestREADME or named in shownOnly, and every section named exists.
+func TestEveryTranscriptRuns(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[docSection]bool{}
+	for _, sec := range transcriptSections {
+		known[sec] = true
+	}
+	for sec := range shownOnly {
+		known[sec] = true
+	}
+	found := map[docSection]bool{}
+	for _, file := range append([]string{"README.md"}, files...) {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sec := range consoleSections(file, strings.Split(string(raw), "\n")) {
+			found[sec] = true
+			if !known[sec] {
+				t.Errorf("%s: %q shows console commands that no test runs: add it to transcriptSections in readme_test.go (or to shownOnly, saying why it cannot run)", sec.file, sec.heading)
+			}
+		}
+	}
+	for sec := range known {
+		if !found[sec] {
+			t.Errorf("%s: no section %q with console commands, which readme_test.go names", sec.file, sec.heading)
+		}
+	}
+}
+
+// consoleSections lists the "## " sections of a document that hold a console block with a
+// "$ " command.
+func consoleSections(file string, lines []string) []docSection {
+	var out []docSection
+	heading, fence := "", ""
+	for _, l := range lines {
+		switch {
+		case fence == "" && strings.HasPrefix(l, "```"):
+			fence = strings.TrimPrefix(l, "```")
+		case fence != "" && l == "```":
+			fence = ""
+		case fence == "" && strings.HasPrefix(l, "## "):
+			heading = l
+		case fence == "console" && strings.HasPrefix(l, "$ "):
+			if sec := (docSection{file, heading}); len(out) == 0 || out[len(out)-1] != sec {
+				out = append(out, sec)
+			}
+		}
+	}
+	return out
+}
+
+// runTranscript runs a section of file's commands against a fresh emulator started as setup
+// says and compares their output. Under -update it returns the document's lines with the entries that no
 // longer match rewritten, and how many those are.
-func runTranscript(t *testing.T, lines []string, tr, setup *transcript) ([]string, int) {
+func runTranscript(t *testing.T, file string, lines []string, tr, setup *transcript) ([]string, int) {
 	t.Helper()
 	in := serve(t, nil, append(slices.Clone(setup.flags), "--addr", "127.0.0.1:0")...)
 	defer in.stop(t)
@@ -209,7 +310,7 @@ func runTranscript(t *testing.T, lines []string, tr, setup *transcript) ([]strin
 		out, err := sh.Output()
 		cancel()
 		if err != nil {
-			t.Errorf("%s:%d: $ %s\nfailed: %v\n%s", readmePath, c.line+1, cmd, err, stderr.String())
+			t.Errorf("%s:%d: $ %s\nfailed: %v\n%s", file, c.line+1, cmd, err, stderr.String())
 			continue
 		}
 		got := strings.TrimRight(strings.ReplaceAll(string(out), base, docBase), "\n")
@@ -224,7 +325,7 @@ func runTranscript(t *testing.T, lines []string, tr, setup *transcript) ([]strin
 			continue
 		}
 		if !updating() {
-			t.Errorf("%s:%d: $ %s\nwant (... matches anything):\n%s\ngot:\n%.3000s\n(go test -run TestREADME -update . rewrites the transcript)", readmePath, c.line+1, cmd, want, got)
+			t.Errorf("%s:%d: $ %s\nwant (... matches anything):\n%s\ngot:\n%.3000s\n(go test -run TestREADME -update . rewrites the transcript)", file, c.line+1, cmd, want, got)
 			continue
 		}
 		updated := refit(want, got)
@@ -449,7 +550,7 @@ func TestParseTranscript(t *testing.T) {
 		"go build -o mediagen-emulator . && ./mediagen-emulator --clock manual --seed 1 &\nB=http://127.0.0.1:8080\n```\n"+
 		"```console\n$ curl -s $B/a \\\n    -d x\n{\"a\":1}\n {\"b\":2}\n$ curl -s $B/b\n```\n"+
 		"```console\n$ echo hi\nhi\n```\n## Next\n```console\n$ not this\n```\n", "\n")
-	tr, err := parseTranscript(doc, readmeSections[0], true)
+	tr, err := parseTranscript(doc, "## The client flow in curl", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,5 +566,14 @@ func TestParseTranscript(t *testing.T) {
 	}
 	if _, err := parseTranscript(doc, "## Missing", false); err == nil {
 		t.Error("a missing section parsed")
+	}
+	// A "## " line inside a fenced block is output, not the next section.
+	doc = strings.Split("## A\n```console\n$ head -1 x.md\n## Heading\n$ echo b\nb\n```\n## B\n", "\n")
+	tr, err = parseTranscript(doc, "## A", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.cmds) != 2 || strings.Join(tr.cmds[0].want, "|") != "## Heading" || tr.to != 7 {
+		t.Errorf("a heading in a console block: %+v", tr)
 	}
 }

@@ -326,17 +326,20 @@ func TestBadHardCaseFaultsPointAtTheirField(t *testing.T) {
 	}
 }
 
-// readmeBlock returns the first fenced block of kind (```yaml, ```sh) after the line that
-// starts with from in the README.
-func readmeBlock(t *testing.T, from, kind string) string {
+// scenariosGuide is the guide that shows the scenario format and the hard cases.
+const scenariosGuide = "../docs/scenarios.md"
+
+// guideBlock returns the first fenced block of kind (```yaml, ```sh) after the line that
+// starts with from in the scenarios guide.
+func guideBlock(t *testing.T, from, kind string) string {
 	t.Helper()
-	data, err := os.ReadFile("../README.md")
+	data, err := os.ReadFile(scenariosGuide)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, rest, ok := strings.Cut(string(data), "\n"+from)
 	if !ok {
-		t.Fatalf("the README has no %q", from)
+		t.Fatalf("%s has no %q", scenariosGuide, from)
 	}
 	_, rest, ok = strings.Cut(rest, "```"+kind+"\n")
 	block, _, ok2 := strings.Cut(rest, "```")
@@ -346,22 +349,22 @@ func readmeBlock(t *testing.T, from, kind string) string {
 	return block
 }
 
-// TestREADMEHardCaseExamples: the README's scenario format, with every new knob, loads; and
+// TestREADMEHardCaseExamples: the scenarios guide's scenario format, with every new knob, loads; and
 // each fault its hard-cases examples add is accepted and fires as described.
 func TestREADMEHardCaseExamples(t *testing.T) {
 	t.Parallel()
-	format := readmeBlock(t, "## Scenarios", "yaml")
-	sc, err := scenario.Parse("README.md", []byte(format))
+	format := guideBlock(t, "## Scenarios", "yaml")
+	sc, err := scenario.Parse(scenariosGuide, []byte(format))
 	if err != nil {
-		t.Fatalf("the README's scenario format does not load:\n%v", err)
+		t.Fatalf("the guide's scenario format does not load:\n%v", err)
 	}
 	if sc.Defaults.Download == nil || len(sc.Latency) != 2 || !sc.RateLimits[1].PerJob || sc.Faults[1].Action != scenario.ActionDownload ||
 		sc.Latency[0].Delay.Median != 80*time.Millisecond {
-		t.Errorf("the README's format lost a knob: %+v", sc)
+		t.Errorf("the guide's format lost a knob: %+v", sc)
 	}
 
 	s := simServer(t, Config{})
-	examples := readmeBlock(t, "**The hard cases real clients meet**", "sh")
+	examples := guideBlock(t, "**The hard cases real clients meet**", "sh")
 	bodies := regexp.MustCompile(`-d '(\{.*\})'`).FindAllStringSubmatch(examples, -1)
 	if len(bodies) != 5 {
 		t.Fatalf("found %d fault examples, want 5:\n%s", len(bodies), examples)

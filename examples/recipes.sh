@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the test-runner recipes the README shows, from their files under examples/, as written:
+# Runs the test-runner recipes the guides show, from their files under examples/, as written:
 # Jest (native ES modules, and the usual ts-jest setup on CommonJS), Vitest with
 # test.concurrent, node's runner, a whole flow typed by openapi-typescript under tsc --strict,
 # the TypeScript example client (examples/typescript), pytest with and without xdist; and lints

@@ -1,5 +1,5 @@
 // Package examples holds client test suites and recipes; its Go test checks that what the
-// READMEs show is what CI runs.
+// README, the guides and the helpers' READMEs show is what CI runs.
 package examples
 
 import (
@@ -16,10 +16,11 @@ import (
 
 const root = ".."
 
-// readmes are the documents whose recipe blocks must be files that CI runs.
-var readmes = []string{"README.md", "clients/node/README.md"}
+// readmes are the documents whose recipe blocks must be files that CI runs, besides the guides
+// (docs/*.md).
+var readmes = []string{"README.md", "clients/node/README.md", "clients/python/README.md"}
 
-// shown are the recipe files a README must show whole: dropping one from the README, or
+// shown are the recipe files a document must show whole: dropping one from every document, or
 // editing it there only, fails the test.
 var shown = []string{
 	"examples/node-recipes/jest-esm/jest.config.mjs",
@@ -39,7 +40,7 @@ var shown = []string{
 	"examples/testcontainers/go/emulator_test.go",
 }
 
-// block is a fenced code block that a README marks as a file's content with the comment
+// block is a fenced code block that a document marks as a file's content with the comment
 // <!-- file: PATH --> on the line before it.
 type block struct {
 	readme, path string
@@ -79,8 +80,20 @@ func fileBlocks(readme, text string) (blocks []block, problems []string) {
 
 // TestReadmeBlocksAreFiles: every marked block equals its file, and every recipe file is shown.
 func TestReadmeBlocksAreFiles(t *testing.T) {
+	guides, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := slices.Clone(readmes)
+	for _, g := range guides {
+		rel, err := filepath.Rel(root, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, filepath.ToSlash(rel))
+	}
 	var seen []string
-	for _, readme := range readmes {
+	for _, readme := range docs {
 		text, err := os.ReadFile(filepath.Join(root, readme))
 		if err != nil {
 			t.Fatal(err)
@@ -96,14 +109,14 @@ func TestReadmeBlocksAreFiles(t *testing.T) {
 				continue
 			}
 			if b.text != string(want) {
-				t.Errorf("%s:%d: the block differs from %s, which CI runs; copy the file into the README", b.readme, b.line, b.path)
+				t.Errorf("%s:%d: the block differs from %s, which CI runs; copy the file into the document", b.readme, b.line, b.path)
 			}
 			seen = append(seen, b.path)
 		}
 	}
 	for _, p := range shown {
 		if !slices.Contains(seen, p) {
-			t.Errorf("no README shows %s", p)
+			t.Errorf("no document shows %s", p)
 		}
 	}
 }

@@ -194,11 +194,11 @@ test('tenantFor saves a failed Vitest test\'s tenant, from onTestFinished', asyn
   assert.ok(!(await emu.control.tenants()).some((x) => x.name === tenant.name), 'the tenant is deleted after');
 });
 
-test('the README example runs', async (t) => {
+test('the Snapshots guide\'s example runs', async (t) => {
   if (!supported) return t.skip('the emulator has no tenants');
-  const readme = readFileSync(join(here, '..', '..', '..', 'README.md'), 'utf8');
+  const readme = readFileSync(join(here, '..', '..', '..', 'docs', 'snapshots.md'), 'utf8');
   const [code] = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]).filter((b) => b.includes('snapshotOnFailure'));
-  assert.ok(code, 'the README has the example');
+  assert.ok(code, 'docs/snapshots.md has the example');
   const tenant = fresh(t, 'readme-a');
   const other = fresh(t, 'readme-b');
   await tenant.control.setCredits(ACCOUNT, 4242);

@@ -155,8 +155,8 @@ def test_plugin_saves_nothing_unless_asked(inner, pytester: pytest.Pytester):
     assert not list(pytester.path.glob("**/test_fails-*.json"))
 
 
-def test_the_readme_example(mediagen: Tenant, other: Tenant, tmp_path, monkeypatch: pytest.MonkeyPatch):
-    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "README.md")
+def test_the_snapshots_guide_example(mediagen: Tenant, other: Tenant, tmp_path, monkeypatch: pytest.MonkeyPatch):
+    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "docs", "snapshots.md")
     with open(readme, encoding="utf-8") as f:
         [code] = [b for b in re.findall(r"```python\n(.*?)```", f.read(), re.S) if "save_snapshot" in b]
     mediagen.control.set_credits(ACCOUNT, 4242)

@@ -152,14 +152,14 @@ func TestDriftSpendComparesShapes(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("against a reshaped job:\n got %q\nwant %q\n%s", got, want, progress.String())
 	}
-	// The README shows these very lines.
-	readme, err := os.ReadFile("../../../README.md")
+	// The import guide shows these very lines.
+	readme, err := os.ReadFile("../../../docs/import.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range want {
 		if !bytes.Contains(readme, []byte("\n"+w+"\n")) {
-			t.Errorf("the README's drift --spend example lacks %q", w)
+			t.Errorf("docs/import.md's drift --spend example lacks %q", w)
 		}
 	}
 }
