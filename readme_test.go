@@ -33,8 +33,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,6 +45,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/emulatortest"
 )
 
 // docSection is a section of a document: its file and its "## " heading line.
@@ -575,5 +580,111 @@ func TestParseTranscript(t *testing.T) {
 	}
 	if len(tr.cmds) != 2 || strings.Join(tr.cmds[0].want, "|") != "## Heading" || tr.to != 7 {
 		t.Errorf("a heading in a console block: %+v", tr)
+	}
+}
+
+// firstTestMarker marks a block of the README's "Your first test" as one of the files or the
+// commands a language's first test is made of: <!-- first-test LANG: NAME -->. scripts/dist-test
+// reads the Python and TypeScript ones by the same markers and runs them.
+var firstTestMarker = regexp.MustCompile(`^<!-- first-test ([a-z]+): (\S+) -->$`)
+
+// firstTestBlocks returns the README's first-test blocks by "LANG: NAME", each the text of the
+// fenced block right after its marker.
+func firstTestBlocks(text string) (map[string]string, error) {
+	blocks := map[string]string{}
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		m := firstTestMarker.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		if i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "```") {
+			return nil, fmt.Errorf("line %d: the marker %q is not followed by a fenced block", i+1, l)
+		}
+		end := slices.Index(lines[i+2:], "```")
+		if end < 0 {
+			return nil, fmt.Errorf("line %d: the block after %q is not closed", i+1, l)
+		}
+		blocks[m[1]+": "+m[2]] = strings.Join(lines[i+2:i+2+end], "\n") + "\n"
+	}
+	return blocks, nil
+}
+
+// TestREADMEFirstTestBlocks: the README marks every block scripts/dist-test and
+// TestREADMEGoFirstTest run.
+func TestREADMEFirstTestBlocks(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := firstTestBlocks(string(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"python: test_first.py", "python: commands", "typescript: first.test.ts", "typescript: commands", "go: first_test.go"} {
+		if !strings.Contains(blocks[name], "wait=true") && !strings.HasSuffix(name, "commands") {
+			t.Errorf("README.md: no first-test block %q that generates with wait=true", name)
+		}
+		if strings.HasSuffix(name, "commands") && !strings.Contains(blocks[name], "dist/") {
+			t.Errorf("README.md: the first-test block %q does not install from the built packages in dist/", name)
+		}
+	}
+	if _, err := firstTestBlocks("<!-- first-test go: x.go -->\ntext\n"); err == nil {
+		t.Error("a marker without a block was accepted")
+	}
+}
+
+// TestREADMEGoFirstTest runs the README's Go first test as a reader would: as a package of its
+// own that imports emulatortest, with go test.
+func TestREADMEGoFirstTest(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds and runs another test package")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go on PATH")
+	}
+	// The first test generates with wait=true on emulatortest's default clock, which answers at
+	// once only on the skip clock; on the manual clock it would wait --max-wait.
+	emu := emulatortest.Start(t)
+	resp, err := http.Get(emu.URL + "/_emulator/clock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var clock api.Clock
+	err = json.NewDecoder(resp.Body).Decode(&clock)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if clock.Mode != "skip" {
+		t.Skipf("emulatortest's default clock is %q; the README's first test needs the skip clock", clock.Mode)
+	}
+
+	raw, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := firstTestBlocks(string(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Inside the module, so the test's imports resolve to this tree; a directory whose name
+	// starts with "_" is left out of ./... .
+	dir, err := os.MkdirTemp(".", "_firsttest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.WriteFile(filepath.Join(dir, "first_test.go"), []byte(blocks["go: first_test.go"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, goTool, "test", "-count=1", "./"+filepath.ToSlash(dir)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("README.md's Go first test: %v\n%s", err, out)
 	}
 }
