@@ -1,4 +1,4 @@
-"""The package README's examples, run: its test of a retry, and the failure message it shows."""
+"""The Python guide's examples (docs/python.md), run: its test of a retry, and the failure message it shows."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from _client import Client, image_model
 from mediagen_emulator import Tenant
 
-README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
+README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "docs", "python.md")
 
 
 def block(lang: str, containing: str) -> str:
@@ -24,7 +24,7 @@ def block(lang: str, containing: str) -> str:
 
 
 class MyClient:
-    """The README's client: retries a 503 with the same key, after Retry-After."""
+    """The guide's client: retries a 503 with the same key, after Retry-After."""
 
     def __init__(self, base_url: str, api_key: str, sleep):
         self.http = Client(Tenant("", base_url, api_key, {}, None))  # type: ignore[arg-type]
