@@ -688,3 +688,118 @@ func TestREADMEGoFirstTest(t *testing.T) {
 		t.Fatalf("README.md's Go first test: %v\n%s", err, out)
 	}
 }
+
+// linkedDocs are the documents whose links TestDocLinks checks, besides docs/*.md.
+var linkedDocs = []string{"README.md", "CHANGELOG.md", "examples/README.md", "clients/python/README.md", "clients/node/README.md"}
+
+var (
+	mdLink    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	mdHeading = regexp.MustCompile(`^#{1,6} (.+)$`)
+	htmlID    = regexp.MustCompile(`<a id="([^"]+)"`)
+	notInSlug = regexp.MustCompile(`[^\p{L}\p{N}_ -]`)
+)
+
+// TestDocLinks: every link of the README, the guides and the helpers' READMEs to a file of the
+// repository names one that exists, and every #anchor names a heading of its document, so moving
+// a section cannot leave a link behind.
+func TestDocLinks(t *testing.T) {
+	t.Parallel()
+	guides, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchors := map[string]map[string]bool{} // by document, read once
+	anchorsOf := func(file string) map[string]bool {
+		if a, ok := anchors[file]; ok {
+			return a
+		}
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		anchors[file] = docAnchors(string(raw))
+		return anchors[file]
+	}
+	for _, file := range append(slices.Clone(linkedDocs), guides...) {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range outsideFences(strings.Split(string(raw), "\n")) {
+			for _, m := range mdLink.FindAllStringSubmatch(line, -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				path, anchor, _ := strings.Cut(target, "#")
+				dest := file
+				if path != "" {
+					dest = filepath.Join(filepath.Dir(file), path)
+				}
+				if _, err := os.Stat(dest); err != nil {
+					t.Errorf("%s:%d: a link to %s, which does not exist", file, i+1, target)
+					continue
+				}
+				if anchor != "" && strings.HasSuffix(dest, ".md") && !anchorsOf(dest)[anchor] {
+					t.Errorf("%s:%d: a link to %s, whose document has no heading #%s", file, i+1, target, anchor)
+				}
+			}
+		}
+	}
+}
+
+// outsideFences returns a document's lines with those of fenced blocks blanked, so that line
+// numbers hold.
+func outsideFences(lines []string) []string {
+	out := make([]string, len(lines))
+	fenced := false
+	for i, l := range lines {
+		switch {
+		case !fenced && strings.HasPrefix(l, "```"):
+			fenced = true
+		case fenced:
+			fenced = l != "```"
+		default:
+			out[i] = l
+		}
+	}
+	return out
+}
+
+// docAnchors returns the anchors a document's headings get, as GitHub makes them (lower case,
+// punctuation dropped, spaces as hyphens, "-1", "-2" on repeats), and its <a id="..."> anchors.
+func docAnchors(text string) map[string]bool {
+	anchors := map[string]bool{}
+	seen := map[string]int{}
+	for _, l := range outsideFences(strings.Split(text, "\n")) {
+		for _, m := range htmlID.FindAllStringSubmatch(l, -1) {
+			anchors[m[1]] = true
+		}
+		m := mdHeading.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		slug := strings.ReplaceAll(notInSlug.ReplaceAllString(strings.ToLower(strings.TrimSpace(m[1])), ""), " ", "-")
+		if n := seen[slug]; n > 0 {
+			anchors[fmt.Sprintf("%s-%d", slug, n)] = true
+		} else {
+			anchors[slug] = true
+		}
+		seen[slug]++
+	}
+	return anchors
+}
+
+func TestDocAnchors(t *testing.T) {
+	t.Parallel()
+	got := docAnchors("# Top\n## Tenants: many isolated tests on one emulator\n## The emulator's `OpenAPI` document\n" +
+		"```sh\n# not a heading\n```\n## Scenarios\n### Scenarios\n<a id=\"drift-spend\"></a>**x**\n")
+	for _, want := range []string{"top", "tenants-many-isolated-tests-on-one-emulator", "the-emulators-openapi-document", "scenarios", "scenarios-1", "drift-spend"} {
+		if !got[want] {
+			t.Errorf("no anchor %q in %v", want, got)
+		}
+	}
+	if got["not-a-heading"] {
+		t.Error("a comment in a fenced block made an anchor")
+	}
+}
