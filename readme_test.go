@@ -105,16 +105,10 @@ type transcript struct {
 // next "## " heading that is not inside a fenced block (a transcript's output may show one).
 func sectionLines(lines []string, heading string) (from, to int, err error) {
 	from, to = -1, len(lines)
-	fenced := false
-	for i, l := range lines {
-		switch {
-		case !fenced && strings.HasPrefix(l, "```"):
-			fenced = true
-		case fenced:
-			fenced = l != "```"
-		case l == heading:
+	for i, l := range outsideFences(lines) {
+		if l == heading {
 			from = i
-		case from >= 0 && strings.HasPrefix(l, "## "):
+		} else if from >= 0 && strings.HasPrefix(l, "## ") {
 			return from, i, nil
 		}
 	}
@@ -622,12 +616,15 @@ func TestREADMEFirstTestBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"python: test_first.py", "python: commands", "typescript: first.test.ts", "typescript: commands", "go: first_test.go"} {
-		if !strings.Contains(blocks[name], "wait=true") && !strings.HasSuffix(name, "commands") {
-			t.Errorf("README.md: no first-test block %q that generates with wait=true", name)
-		}
-		if strings.HasSuffix(name, "commands") && !strings.Contains(blocks[name], "dist/") {
-			t.Errorf("README.md: the first-test block %q does not install from the built packages in dist/", name)
+	// Each test generates with wait=true; each language's commands install the built packages.
+	for name, must := range map[string]string{
+		"python: test_first.py": "wait=true", "typescript: first.test.ts": "wait=true", "go: first_test.go": "wait=true",
+		"python: commands": "dist/", "typescript: commands": "dist/",
+	} {
+		if b, ok := blocks[name]; !ok {
+			t.Errorf("README.md: no block marked <!-- first-test %s -->", name)
+		} else if !strings.Contains(b, must) {
+			t.Errorf("README.md: the first-test block %q does not hold %q", name, must)
 		}
 	}
 	if _, err := firstTestBlocks("<!-- first-test go: x.go -->\ntext\n"); err == nil {
