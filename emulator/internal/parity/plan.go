@@ -82,11 +82,13 @@ type Planned struct {
 
 // Models are the catalog's models the requests name: Ready is ready both in the catalog and
 // live, Unready ready in neither, each with an example input of the catalog's. NoReady and
-// NoUnready say why there is none, when there is none.
+// NoUnready say why there is none, when there is none. Invalid says the Ready model's input
+// requires a member, so that an empty input is invalid.
 type Models struct {
 	Ready, Unready               string
 	ReadyExample, UnreadyExample json.RawMessage
 	NoReady, NoUnready           string
+	Invalid                      bool
 }
 
 // Reasons a case is not provokable, by problem code.
@@ -176,7 +178,10 @@ func plan(p Planned, m Models, fresh func() string) (*Request, string) {
 		}
 		model, input = m.Unready, string(m.UnreadyExample)
 	case "invalid_input":
-		input = `"not an object"`
+		if !m.Invalid {
+			return nil, "no model ready in the catalog and live requires an input member, so no input is sure to be invalid"
+		}
+		input = "{}"
 	case "unsupported_media_type", "payload_too_large", "invalid_json", "invalid_request",
 		"missing_idempotency_key", "quote_not_found", "job_not_found":
 	default:

@@ -45,8 +45,10 @@ type CaseResult struct {
 	Case   string `json:"case"`
 	Result string `json:"result"`
 	// Request is the method, path and query sent.
-	Request     string       `json:"request,omitempty"`
-	Reason      string       `json:"reason,omitempty"`
+	Request string `json:"request,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	// Note says when the emulator's answer was not the case's status and code.
+	Note        string       `json:"note,omitempty"`
 	Differences []Difference `json:"differences,omitempty"`
 }
 
@@ -75,6 +77,9 @@ func (c CaseResult) line() string {
 		fmt.Fprintf(&b, "%-14s %s: %s", "not provokable", c.Case, c.Reason)
 	default:
 		fmt.Fprintf(&b, "%-14s %s", c.Result, c.Case)
+	}
+	if c.Note != "" {
+		fmt.Fprintf(&b, "\n  note: %s", c.Note)
 	}
 	for _, d := range c.Differences {
 		fmt.Fprintf(&b, "\n  %s", d.text())
@@ -123,6 +128,9 @@ func (r *Result) Markdown() string {
 			what = append(what, cell(c.Reason))
 		default:
 			what = append(what, "`"+cell(c.Request)+"`")
+		}
+		if c.Note != "" {
+			what = append(what, "note: "+cell(c.Note))
 		}
 		for _, d := range c.Differences {
 			what = append(what, "`"+cell(d.Path)+"`: "+cell(d.Live)+" live, "+cell(d.Emulator)+" on the emulator"+map[bool]string{true: " (known)", false: " **(new)**"}[d.Known])
