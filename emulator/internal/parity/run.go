@@ -118,7 +118,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if len(cr.Request) > 120 {
 			cr.Request = cr.Request[:120] + "…"
 		}
-		emuKey := keyFor(o.Catalog, p.Request.Permission)
+		emuKey := KeyFor(o.Catalog, p.Request.Permission)
 		if p.Request.Auth && emuKey == "" {
 			cr.Result, cr.Reason = NotProvokable, fmt.Sprintf("the catalog has no key with the %s permission for the emulator", p.Request.Permission)
 			res.add(cr)
@@ -369,8 +369,9 @@ func liveListing(ctx context.Context, live *service) (map[string]bool, error) {
 	return ids, nil
 }
 
-// keyFor is the first key of the catalog that holds the permission.
-func keyFor(cat *catalog.Catalog, p catalog.Permission) string {
+// KeyFor is the first key of the catalog that holds the permission: the key the emulator is
+// called with.
+func KeyFor(cat *catalog.Catalog, p catalog.Permission) string {
 	for i := range cat.Keys {
 		if cat.Keys[i].Can(p) {
 			return cat.Keys[i].Key
