@@ -170,3 +170,25 @@ func TestBounded(t *testing.T) {
 		}
 	})
 }
+
+// TestTheDocsKnownFileReads: the --known example in docs/import.md is one ParseKnown takes.
+func TestTheDocsKnownFileReads(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "import.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "```json\n")
+	block, _, _ := strings.Cut(rest, "```")
+	if !ok {
+		t.Fatal("docs/import.md has no json block")
+	}
+	k, err := parity.ParseKnown([]byte(block))
+	if err != nil || len(k.Accept) == 0 {
+		t.Fatalf("%v\n%s", err, block)
+	}
+	ds := []parity.Difference{{Path: "/headers/WWW-Authenticate"}}
+	if !k.Accepts("GET /v1/jobs/{id} 401 unauthenticated", ds) {
+		t.Errorf("the example's ** pattern does not accept a 401 case")
+	}
+}
