@@ -98,6 +98,11 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 			return fail("%s %s: no folder %s", f.flag, f.path, filepath.Dir(f.path))
 		}
 	}
+	if o.Record != "" {
+		if err := os.MkdirAll(o.Record, 0o755); err != nil {
+			return fail("--record: %v", err)
+		}
+	}
 	h, cat, name, stop, err := emulator(catalogFile)
 	if err != nil {
 		return fail("%v", err)

@@ -123,6 +123,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"--from", "http://127.0.0.1:1", "--key", "k", "--known", badKnown}, "needs a case and a path"},
 		{[]string{"--from", "http://127.0.0.1:1", "--key", "k", "--out", dir}, "a folder"},
 		{[]string{"--from", "http://127.0.0.1:1", "--key", "k", "extra"}, "unexpected argument"},
+		{[]string{"--from", "http://127.0.0.1:1", "--key", "k", "--record", badKnown}, "--record"},
+		{[]string{"--from", "http://127.0.0.1:1", "--key", "k", "--catalog", filepath.Join(dir, "none.yaml")}, "no such file"},
 	} {
 		code, stdout, stderr := parityRun(t, c.args...)
 		if code != 2 || !strings.Contains(stderr, c.want) || stdout != "" {
