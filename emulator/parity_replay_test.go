@@ -49,7 +49,7 @@ func TestParityRecordings(t *testing.T) {
 			t.Errorf("%s was recorded against catalog %s; these replay on the embedded one", f, rec.Catalog)
 			continue
 		}
-		req, err := rec.Request.NewHTTP(context.Background(), "http://emulator.test", parity.KeyFor(s.catalog, rec.Request.Permission))
+		req, err := rec.Request.NewHTTP(context.Background(), "http://emulator.test", rec.Request.EmulatorKey(s.catalog))
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}

@@ -19,14 +19,21 @@ import (
 // function that stops it.
 type Emulator func(catalogFile string) (h http.Handler, cat *catalog.Catalog, name string, stop func(), err error)
 
-const usage = `Usage: mediagen-emulator parity --from URL [--key KEY] [--catalog FILE] [--known FILE] [--record DIR] [--out FILE] [--markdown FILE] [--rate N] [--timeout D]
+// The variables the keys lacking a permission come from when their flags are not given.
+const (
+	ReadOnlyKeyVariable     = "MEDIAGEN_PARITY_READ_ONLY_KEY"
+	GenerateOnlyKeyVariable = "MEDIAGEN_PARITY_GENERATE_ONLY_KEY"
+)
+
+const usage = `Usage: mediagen-emulator parity --from URL [--key KEY] [--read-only-key KEY] [--generate-only-key KEY] [--catalog FILE] [--known FILE] [--record DIR] [--out FILE] [--markdown FILE] [--rate N] [--timeout D]
 
 Sends each error case of the coverage list that a request can provoke without spending to the
 live service and to an emulator over the catalog (the embedded one unless --catalog), and
 compares the answers' shapes: status, problem code, member names and JSON types, errors[]
 pointers and parameters, and the Content-Type, Retry-After, WWW-Authenticate and Allow
 headers. No request names a quote that was issued, so none can start a generation. The key
-comes from --key or ` + importer.KeyVariable + ` and is never printed or written.
+comes from --key or ` + importer.KeyVariable + `; keys are never printed or written. With a key that
+lacks a permission, the 403 cases are provoked too.
 
 Exit status: 0 when no case differs in a way --known does not accept, 1 when one does, 2 on
 a usage or connection error or when --timeout passes.
@@ -43,6 +50,8 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	var catalogFile, knownFile, out, markdown string
 	fs.StringVar(&o.From, "from", "", "base URL of the live service")
 	fs.StringVar(&o.Key, "key", "", "API key of the live service (default $"+importer.KeyVariable+")")
+	fs.StringVar(&o.ReadOnlyKey, "read-only-key", "", "a live key that may read models but not generate, to provoke 403 on quotes, generation and jobs (default $"+ReadOnlyKeyVariable+")")
+	fs.StringVar(&o.GenerateOnlyKey, "generate-only-key", "", "a live key that may generate but not read models, to provoke 403 on the model endpoints (default $"+GenerateOnlyKeyVariable+")")
 	fs.StringVar(&catalogFile, "catalog", "", "catalog file the emulator serves (default: the embedded catalog)")
 	fs.StringVar(&knownFile, "known", "", `JSON file of accepted differences, {"accept": [{"case": GLOB, "path": GLOB, "why": TEXT}]}`)
 	fs.StringVar(&o.Record, "record", "", "folder to keep each live answer in, one JSON file per case (the key is never written)")
@@ -57,7 +66,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 		return 2
 	}
 	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "mediagen-emulator parity: %s\n", redact(fmt.Sprintf(format, a...), o.Key))
+		fmt.Fprintf(stderr, "mediagen-emulator parity: %s\n", redact(fmt.Sprintf(format, a...), o.Key, o.ReadOnlyKey, o.GenerateOnlyKey))
 		return 2
 	}
 	switch {
@@ -78,6 +87,12 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	}
 	if o.Key == "" {
 		return fail("no key: give --key or set %s", importer.KeyVariable)
+	}
+	if o.ReadOnlyKey == "" {
+		o.ReadOnlyKey = getenv(ReadOnlyKeyVariable)
+	}
+	if o.GenerateOnlyKey == "" {
+		o.GenerateOnlyKey = getenv(GenerateOnlyKeyVariable)
 	}
 	if knownFile != "" {
 		k, err := ReadKnown(knownFile)

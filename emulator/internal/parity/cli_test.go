@@ -20,7 +20,7 @@ func TestRecordKeepsAnswersNotTheKey(t *testing.T) {
 	dir := t.TempDir()
 	rec := filepath.Join(dir, "recorded")
 	out, md := filepath.Join(dir, "result.json"), filepath.Join(dir, "summary.md")
-	code, stdout, stderr := parityRun(t, "--from", live.URL, "--key", liveKey, "--record", rec, "--out", out, "--markdown", md)
+	code, stdout, stderr := parityRun(t, append([]string{"--from", live.URL, "--key", liveKey, "--record", rec, "--out", out, "--markdown", md}, limitedKeys...)...)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -32,7 +32,7 @@ func TestRecordKeepsAnswersNotTheKey(t *testing.T) {
 	if len(files) != res.Summary.Same {
 		t.Errorf("%d recordings for %d cases provoked", len(files), res.Summary.Same)
 	}
-	authed := 0
+	authed, lacking := 0, 0
 	for _, f := range files {
 		data, err := os.ReadFile(filepath.Join(rec, f.Name()))
 		if err != nil {
@@ -51,12 +51,15 @@ func TestRecordKeepsAnswersNotTheKey(t *testing.T) {
 		if r.Request.Auth {
 			authed++
 		}
+		if r.Request.Lacking {
+			lacking++
+		}
 		if r.Request.Padding > 0 && len(data) > 16<<10 {
 			t.Errorf("%s: a padded body is recorded as its padding, yet the file is %d bytes", f.Name(), len(data))
 		}
 	}
-	if authed == 0 {
-		t.Error("no recorded request carried the key, so the test shows nothing")
+	if authed == 0 || lacking == 0 {
+		t.Errorf("%d recorded requests carried a key, %d a key lacking a permission: the test shows nothing", authed, lacking)
 	}
 	for name, text := range map[string]string{"stdout": stdout, "stderr": stderr} {
 		if strings.Contains(text, tenant) {
@@ -82,7 +85,7 @@ func TestAnEchoedKeyIsRedacted(t *testing.T) {
 	})
 	live := standIn(t, func(http.Handler) http.Handler { return echo })
 	rec := filepath.Join(t.TempDir(), "rec")
-	code, stdout, stderr := parityRun(t, "--from", live.URL, "--key", liveKey, "--record", rec)
+	code, stdout, stderr := parityRun(t, append([]string{"--from", live.URL, "--key", liveKey, "--record", rec}, limitedKeys...)...)
 	if code != 1 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}

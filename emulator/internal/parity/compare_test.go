@@ -126,7 +126,7 @@ func TestEachPlannedRequestIsFree(t *testing.T) {
 		made[id] = true
 		return id
 	}
-	plan := Plan(Models{Ready: "m", ReadyExample: []byte(`{"prompt":"a"}`), Unready: "u", UnreadyExample: []byte(`{}`), Invalid: true}, fresh)
+	plan := Plan(Models{Ready: "m", ReadyExample: []byte(`{"prompt":"a"}`), Unready: "u", UnreadyExample: []byte(`{}`), Invalid: true}, Lacking{ReadOnly: true, GenerateOnly: true}, fresh)
 	generates := 0
 	for _, p := range plan {
 		r := p.Request

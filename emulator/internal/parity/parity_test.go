@@ -33,6 +33,9 @@ const (
 	liveKey = "mg_test_all." + tenant
 )
 
+// limitedKeys are the flags that give the run the stand-in's keys that lack a permission.
+var limitedKeys = []string{"--read-only-key", "mg_test_read." + tenant, "--generate-only-key", "mg_test_generate." + tenant}
+
 // standIn is an emulator standing in for the live service, wrapped by wrap when not nil.
 func standIn(t *testing.T, wrap func(http.Handler) http.Handler) *httptest.Server {
 	t.Helper()
@@ -125,7 +128,7 @@ func TestSameAgainstAnEmulatorAndFree(t *testing.T) {
 	var before, after json.RawMessage
 	control(t, live.URL, http.MethodGet, "/_emulator/accounts", "", &before)
 	out := filepath.Join(t.TempDir(), "result.json")
-	code, stdout, stderr := parityRun(t, "--from", live.URL, "--key", liveKey, "--out", out)
+	code, stdout, stderr := parityRun(t, append([]string{"--from", live.URL, "--key", liveKey, "--out", out}, limitedKeys...)...)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -154,7 +157,8 @@ func TestSameAgainstAnEmulatorAndFree(t *testing.T) {
 	for _, id := range []string{"GET /v1/models 401 unauthenticated", "GET /v1/models 400 invalid_parameter",
 		"GET /v1/models/{model} 404 model_not_found", "POST /v1/quotes 413 payload_too_large", "POST /v1/quotes 409 model_unavailable",
 		"POST /v1/quotes 422 invalid_input", "POST /v1/generate 404 quote_not_found", "POST /v1/generate 400 missing_idempotency_key",
-		"POST /v1/generate 415 unsupported_media_type", "POST /v1/jobs/{id}/cancel 404 job_not_found"} {
+		"POST /v1/generate 415 unsupported_media_type", "POST /v1/jobs/{id}/cancel 404 job_not_found",
+		"GET /v1/models 403 permission_denied", "POST /v1/generate 403 permission_denied", "POST /v1/jobs/{id}/cancel 403 permission_denied"} {
 		i := slices.IndexFunc(res.Cases, func(c parity.CaseResult) bool { return c.Case == id })
 		if i < 0 || res.Cases[i].Result != parity.Same {
 			t.Errorf("%s was not provoked", id)

@@ -46,6 +46,21 @@ type Request struct {
 	// Permission is what the key must hold for the request to get past the permission check:
 	// the emulator picks its catalog's key by it.
 	Permission catalog.Permission `json:"permission,omitempty"`
+	// Lacking says the request is sent with a key that lacks Permission (the run's
+	// --read-only-key or --generate-only-key), not with the key that holds both.
+	Lacking bool `json:"lacking,omitempty"`
+}
+
+// EmulatorKey is the key of the catalog the emulator is called with for this request: the
+// first that holds the permission it needs, or, for a request meant to lack it, the first
+// that does not.
+func (r *Request) EmulatorKey(cat *catalog.Catalog) string {
+	for i := range cat.Keys {
+		if cat.Keys[i].Can(r.Permission) != r.Lacking {
+			return cat.Keys[i].Key
+		}
+	}
+	return ""
 }
 
 // body is the request's body as sent.
@@ -93,7 +108,6 @@ type Models struct {
 
 // Reasons a case is not provokable, by problem code.
 var unprovokable = map[string]string{
-	"permission_denied":      "needs a key that lacks the permission; the run has one key",
 	"rate_limited":           "needs going past the live service's rate limit, which a polite run never does",
 	"service_unavailable":    "only an outage answers it",
 	"idempotency_key_reused": "needs an earlier generation that was accepted, which would spend",
@@ -104,10 +118,17 @@ var unprovokable = map[string]string{
 	"job_not_cancelable":     "needs a finished job of the account; the run makes none and touches no job it did not make",
 }
 
+// Lacking says which keys lacking a permission a run has: ReadOnly may read models but not
+// generate (--read-only-key), GenerateOnly may generate but not read models
+// (--generate-only-key).
+type Lacking struct {
+	ReadOnly, GenerateOnly bool
+}
+
 // Plan decides, for every error case of the coverage list, the request that provokes it without
 // spending, or why there is none. fresh makes the ids no service has issued (a quote, a job, a
 // model); each call must return a new one.
-func Plan(models Models, fresh func() string) []Planned {
+func Plan(models Models, lacking Lacking, fresh func() string) []Planned {
 	var out []Planned
 	for _, c := range coverage.Cases() {
 		if c.Group != coverage.GroupErrors {
@@ -118,7 +139,7 @@ func Plan(models Models, fresh func() string) []Planned {
 			out = append(out, Planned{Case: c.ID, Reason: "parity cannot read this case's route, status and code"})
 			continue
 		}
-		p.Request, p.Reason = plan(p, models, fresh)
+		p.Request, p.Reason = plan(p, models, lacking, fresh)
 		out = append(out, p)
 	}
 	return out
@@ -138,7 +159,7 @@ func parseCase(id string) (Planned, bool) {
 }
 
 // plan builds one case's request.
-func plan(p Planned, m Models, fresh func() string) (*Request, string) {
+func plan(p Planned, m Models, lacking Lacking, fresh func() string) (*Request, string) {
 	if why, ok := unprovokable[p.Code]; ok {
 		return nil, why
 	}
@@ -149,14 +170,21 @@ func plan(p Planned, m Models, fresh func() string) (*Request, string) {
 	}
 	// The model the body or path names, and the input; Ready unless the case says otherwise.
 	model, input := m.Ready, string(m.ReadyExample)
-	if model == "" && p.Code != "model_not_found" && p.Code != "model_unavailable" && p.Code != "unauthenticated" {
-		return nil, m.NoReady
-	}
 	switch p.Code {
 	case "unauthenticated":
 		r.Auth = false
 		if model == "" {
 			model, input = "parity-model-"+fresh(), "{}"
+		}
+	case "permission_denied":
+		// The route's plain request, which is free whatever the key may do: a listing, a
+		// quote, a generation naming a made-up quote, a made-up job.
+		r.Lacking = true
+		switch {
+		case r.Permission == catalog.PermGenerate && !lacking.ReadOnly:
+			return nil, "needs a key without the generate permission: give --read-only-key"
+		case r.Permission == catalog.PermModelsRead && !lacking.GenerateOnly:
+			return nil, "needs a key without the models:read permission: give --generate-only-key"
 		}
 	case "invalid_parameter":
 		switch template {
@@ -186,6 +214,9 @@ func plan(p Planned, m Models, fresh func() string) (*Request, string) {
 		"missing_idempotency_key", "quote_not_found", "job_not_found":
 	default:
 		return nil, "parity knows no request that provokes this code for free"
+	}
+	if model == "" && (template == "/v1/models/{model}" || template == "/v1/quotes" || template == "/v1/generate") {
+		return nil, m.NoReady
 	}
 	switch template {
 	case "/v1/models", "/v1/models/categories", "/v1/jobs":

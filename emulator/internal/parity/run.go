@@ -39,6 +39,9 @@ const (
 type Options struct {
 	// From is the live service's base URL; Key its API key, sent to it only.
 	From, Key string
+	// ReadOnlyKey and GenerateOnlyKey, when set, are live keys that lack generate and
+	// models:read: with them the permission_denied cases are provoked.
+	ReadOnlyKey, GenerateOnlyKey string
 	// Catalog is the catalog the emulator serves, named CatalogName in results.
 	Catalog     *catalog.Catalog
 	CatalogName string
@@ -63,7 +66,7 @@ type Options struct {
 // service is one side of the comparison: where requests go, and with which key.
 type service struct {
 	base   string
-	key    string
+	keyOf  func(*Request) string
 	client *http.Client
 	pace   *pacer // nil: no pacing
 }
@@ -97,17 +100,25 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	defer ref.Close()
 	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	live := &service{base: base, key: o.Key,
+	lacking := map[catalog.Permission]string{catalog.PermGenerate: o.ReadOnlyKey, catalog.PermModelsRead: o.GenerateOnlyKey}
+	live := &service{base: base,
+		keyOf: func(r *Request) string {
+			if r.Lacking {
+				return lacking[r.Permission]
+			}
+			return o.Key
+		},
 		client: &http.Client{Timeout: requestTimeout, CheckRedirect: noRedirect},
 		pace:   &pacer{every: time.Duration(float64(time.Second) / o.Rate), sleep: o.sleep, now: o.now}}
-	emu := &service{base: ref.url, client: &http.Client{Timeout: requestTimeout, CheckRedirect: noRedirect}}
+	emu := &service{base: ref.url, keyOf: func(r *Request) string { return r.EmulatorKey(o.Catalog) }, client: &http.Client{Timeout: requestTimeout, CheckRedirect: noRedirect}}
 
 	models, err := chooseModels(ctx, live, o.Catalog)
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{From: redactURL(base), Catalog: o.CatalogName, StartedAt: o.now().UTC().Format(time.RFC3339)}
-	for _, p := range Plan(models, o.Fresh) {
+	keys := []string{o.Key, o.ReadOnlyKey, o.GenerateOnlyKey}
+	for _, p := range Plan(models, Lacking{ReadOnly: o.ReadOnlyKey != "", GenerateOnly: o.GenerateOnlyKey != ""}, o.Fresh) {
 		cr := CaseResult{Case: p.Case}
 		if p.Request == nil {
 			cr.Result, cr.Reason = NotProvokable, p.Reason
@@ -118,18 +129,20 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if len(cr.Request) > 120 {
 			cr.Request = cr.Request[:120] + "…"
 		}
-		emuKey := KeyFor(o.Catalog, p.Request.Permission)
-		if p.Request.Auth && emuKey == "" {
-			cr.Result, cr.Reason = NotProvokable, fmt.Sprintf("the catalog has no key with the %s permission for the emulator", p.Request.Permission)
+		if p.Request.Auth && emu.keyOf(p.Request) == "" {
+			what := "with"
+			if p.Request.Lacking {
+				what = "without"
+			}
+			cr.Result, cr.Reason = NotProvokable, fmt.Sprintf("the catalog has no key %s the %s permission for the emulator", what, p.Request.Permission)
 			res.add(cr)
 			continue
 		}
-		emu.key = emuKey
 		la, err := live.answer(ctx, p)
 		if err != nil {
-			return nil, fmt.Errorf("%s live: %s", p.Case, redact(err.Error(), o.Key))
+			return nil, fmt.Errorf("%s live: %s", p.Case, redact(err.Error(), keys...))
 		}
-		la.Body = redact(la.Body, o.Key)
+		la.Body = redact(la.Body, keys...)
 		ea, err := emu.answer(ctx, p)
 		if err != nil {
 			return nil, fmt.Errorf("%s on the emulator: %w", p.Case, err)
@@ -183,7 +196,7 @@ func (s *service) send(ctx context.Context, r *Request) (Answer, error) {
 			return Answer{}, err
 		}
 	}
-	req, err := r.NewHTTP(ctx, s.base, s.key)
+	req, err := r.NewHTTP(ctx, s.base, s.keyOf(r))
 	if err != nil {
 		return Answer{}, err
 	}
@@ -369,17 +382,6 @@ func liveListing(ctx context.Context, live *service) (map[string]bool, error) {
 	return ids, nil
 }
 
-// KeyFor is the first key of the catalog that holds the permission: the key the emulator is
-// called with.
-func KeyFor(cat *catalog.Catalog, p catalog.Permission) string {
-	for i := range cat.Keys {
-		if cat.Keys[i].Can(p) {
-			return cat.Keys[i].Key
-		}
-	}
-	return ""
-}
-
 // checkBase reads the live service's base URL: http or https, a host, no query, no user.
 func checkBase(raw string) (string, error) {
 	u, err := url.Parse(raw)
@@ -397,12 +399,14 @@ func redactURL(base string) string {
 	return u.Redacted()
 }
 
-// redact removes the key from a text, should the service have echoed it.
-func redact(s, key string) string {
-	if key == "" {
-		return s
+// redact removes the keys from a text, should the service have echoed one.
+func redact(s string, keys ...string) string {
+	for _, k := range keys {
+		if k != "" {
+			s = strings.ReplaceAll(s, k, "[key]")
+		}
 	}
-	return strings.ReplaceAll(s, key, "[key]")
+	return s
 }
 
 // scrub keeps only the last part of a transport error, so no URL ends up in messages.

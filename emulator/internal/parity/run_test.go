@@ -157,16 +157,28 @@ func TestRunChoosesModelsTheLiveServiceHas(t *testing.T) {
 // others are still planned.
 func TestPlanWithoutModels(t *testing.T) {
 	t.Parallel()
-	plan := Plan(Models{NoReady: "no ready model", NoUnready: "no unready model"}, Fresh)
+	plan := Plan(Models{NoReady: "no ready model", NoUnready: "no unready model"}, Lacking{}, Fresh)
 	for _, p := range plan {
 		switch p.Case {
-		case "POST /v1/quotes 422 invalid_input", "POST /v1/generate 404 quote_not_found":
+		case "POST /v1/quotes 422 invalid_input":
+			if p.Request != nil || p.Reason == "" {
+				t.Errorf("%s: %+v", p.Case, p)
+			}
+		case "POST /v1/quotes 404 model_not_found":
+			if p.Request == nil || !strings.Contains(p.Request.Body, `"parity-missing-`) {
+				t.Errorf("%s: %+v", p.Case, p)
+			}
+		case "POST /v1/generate 404 quote_not_found":
 			if p.Request != nil || p.Reason != "no ready model" {
 				t.Errorf("%s: %+v", p.Case, p)
 			}
 		case "POST /v1/quotes 409 model_unavailable":
 			if p.Request != nil || p.Reason != "no unready model" {
 				t.Errorf("%s: %+v", p.Case, p)
+			}
+		case "GET /v1/models 403 permission_denied", "POST /v1/quotes 403 permission_denied":
+			if p.Request != nil || !strings.Contains(p.Reason, "-only-key") {
+				t.Errorf("%s without keys lacking a permission: %+v", p.Case, p)
 			}
 		case "GET /v1/models/{model} 401 unauthenticated", "GET /v1/models/{model} 404 model_not_found":
 			if p.Request == nil || !strings.HasPrefix(p.Request.Path, "/v1/models/parity-") {
