@@ -95,6 +95,7 @@ const usageText = `Usage:
   mediagen-emulator healthcheck [flags]  exit 0 when the emulator at --addr is healthy
   mediagen-emulator import --from URL    write a catalog file read from a live service (import -h)
   mediagen-emulator drift --from URL --catalog FILE   report how a catalog differs from a live service
+  mediagen-emulator parity --from URL    compare the live service's error answers with the emulator's, without spending (parity -h)
   mediagen-emulator version              print the version
 
 Every flag can also be set with MEDIAGEN_<FLAG> (e.g. MEDIAGEN_ADDR); flags win.
@@ -184,6 +185,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 				return &exitError{code: code}
 			}
 			return nil
+		case "parity":
+			if code := emulator.ParityCommand(ctx, args[1:], getenv, stdout, stderr); code != 0 {
+				return &exitError{code: code}
+			}
+			return nil
 		case "serve":
 			args = args[1:]
 		}
@@ -196,7 +202,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return usageError("")
 	}
 	if fs.NArg() > 0 {
-		return usageError("mediagen-emulator: unexpected argument %q (commands: validate, import, drift, healthcheck, version)", fs.Arg(0))
+		return usageError("mediagen-emulator: unexpected argument %q (commands: validate, import, drift, parity, healthcheck, version)", fs.Arg(0))
 	}
 	fs.Visit(func(f *flag.Flag) {
 		delete(envErrs, f.Name)

@@ -813,3 +813,20 @@ func TestImportAndDrift(t *testing.T) {
 		t.Errorf("import without a key: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestParity: the parity command is dispatched with its own flags, its key from
+// MEDIAGEN_IMPORT_KEY, exit 0 against an emulator standing in for the live service and 2 on a
+// usage error.
+func TestParity(t *testing.T) {
+	t.Parallel()
+	in := serve(t, nil, "--addr", "127.0.0.1:0", "--clock", "manual")
+	defer in.stop(t)
+	keyed := map[string]string{"MEDIAGEN_IMPORT_KEY": "mg_test_all"}
+	r := runSync(t, keyed, "parity", "--from", "http://"+in.addr, "--rate", "500")
+	if r.code != 0 || !regexp.MustCompile(`(?m)^parity: [1-9]\d* same, 0 differ \(0 new differences\), \d+ not provokable$`).MatchString(r.stdout) {
+		t.Errorf("parity: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if r = runSync(t, keyed, "parity", "--from", "http://"+in.addr, "--rate", "-1"); r.code != 2 || !strings.Contains(r.stderr, "--rate") {
+		t.Errorf("parity --rate -1: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
