@@ -44,6 +44,7 @@ func (s *Server) createQuote() handlerFunc {
 
 func (s *Server) generate() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
+		worldOf(r).SeenBase(baseURL(r)) // where its webhook deliveries' output URLs point
 		idemKey := r.Header.Get("Idempotency-Key")
 		if err := sim.CheckIdempotencyKey(idemKey); err != nil {
 			return err
