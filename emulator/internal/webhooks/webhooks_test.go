@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -444,5 +445,168 @@ func TestCloseCancelsAttempts(t *testing.T) {
 	h.Reached(ended("job-2", c.Now()))
 	if s := h.Summary(); s.Pending != 0 {
 		t.Fatalf("a closed hub queued a delivery: %+v", s)
+	}
+}
+
+// senderFunc is a Sender that answers without a network.
+type senderFunc func(Attempt) Result
+
+func (f senderFunc) Send(_ context.Context, a Attempt) Result { return f(a) }
+
+// fakeHub is a hub on a manual clock whose attempts f answers, recorded in order.
+func fakeHub(t *testing.T, edit func(*api.WebhookConfig), f func(Attempt) Result) (*Hub, *clock.Clock, *[]Attempt) {
+	t.Helper()
+	c := clock.NewManual(start)
+	var mu sync.Mutex
+	var sent []Attempt
+	h := New(Options{Clock: c, IDs: ids.NewSeeded(1), Render: func(v jobs.View) ([]byte, error) { return json.Marshal(v.ID) },
+		Sender: senderFunc(func(a Attempt) Result {
+			mu.Lock()
+			sent = append(sent, a)
+			mu.Unlock()
+			return f(a)
+		})})
+	in := api.WebhookConfig{URL: "http://127.0.0.1:1/", Secret: testSecret}
+	if edit != nil {
+		edit(&in)
+	}
+	cfg, err := Parse(in, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Configure(cfg)
+	t.Cleanup(h.Close)
+	return h, c, &sent
+}
+
+func ok200(Attempt) Result { return Result{Status: 200, Latency: time.Millisecond} }
+
+// TestChaosDuplicate: a delivered delivery is sent again with the same id, and a 2xx to it is
+// correct: no finding.
+func TestChaosDuplicate(t *testing.T) {
+	h, c, sent := fakeHub(t, func(in *api.WebhookConfig) { in.Chaos = &api.WebhookChaos{Duplicate: 1}; in.Audit = true }, func(a Attempt) Result {
+		if verify(testSecret, http.Header{"Webhook-Id": {a.ID}, "Webhook-Timestamp": {strconv.FormatInt(a.Timestamp, 10)}, "Webhook-Signature": {a.Signature}}, a.Body, start) != nil {
+			return Result{Status: 401}
+		}
+		return ok200(a)
+	})
+	h.Reached(ended("job-1", start))
+	_ = c.Advance(0)
+	log, _ := h.Log()
+	kinds := map[string]string{}
+	for _, a := range log {
+		kinds[a.Kind] = a.ID + " " + a.Outcome
+	}
+	if kinds[KindDuplicate] == "" || kinds[KindDuplicate] != strings.Replace(kinds[KindDelivery], OutcomeDelivered, OutcomeAccepted, 1) {
+		t.Fatalf("log %+v", log)
+	}
+	if len(*sent) != 4 || len(h.Findings()) != 0 {
+		t.Fatalf("%d sent, findings %+v", len(*sent), h.Findings())
+	}
+}
+
+// TestChaosDelay postpones the first attempt, on the tenant's clock.
+func TestChaosDelay(t *testing.T) {
+	h, c, sent := fakeHub(t, func(in *api.WebhookConfig) { in.Chaos = &api.WebhookChaos{Delay: "30s"} }, ok200)
+	h.Reached(ended("job-1", start))
+	_ = c.Advance(29 * time.Second)
+	if len(*sent) != 0 {
+		t.Fatal("sent before the delay")
+	}
+	_ = c.Advance(time.Second)
+	if len(*sent) != 1 || (*sent)[0].Timestamp != start.Add(30*time.Second).Unix() {
+		t.Fatalf("sent %+v", *sent)
+	}
+}
+
+// TestChaosReorder: a held delivery goes out after the next one; seeded, the same ones are held
+// every run.
+func TestChaosReorder(t *testing.T) {
+	run := func() []string {
+		h, c, sent := fakeHub(t, func(in *api.WebhookConfig) { in.Chaos = &api.WebhookChaos{Reorder: 0.5} }, ok200)
+		for i := range 10 {
+			h.Reached(ended("job-"+strconv.Itoa(i), start.Add(time.Duration(i)*time.Second)))
+		}
+		_ = c.Advance(10 * time.Minute)
+		var order []string
+		for _, a := range *sent {
+			order = append(order, string(a.Body))
+		}
+		return order
+	}
+	first := run()
+	if len(first) != 10 {
+		t.Fatalf("%d sent, want 10", len(first))
+	}
+	inversions := 0
+	for i := 1; i < len(first); i++ {
+		if first[i] < first[i-1] {
+			inversions++
+		}
+	}
+	if inversions == 0 {
+		t.Fatalf("order %v: none out of order", first)
+	}
+	if again := run(); fmt.Sprint(again) != fmt.Sprint(first) {
+		t.Fatalf("seeded runs differ: %v, %v", first, again)
+	}
+}
+
+// TestChaosAfterPoll holds a job's end until a client polled the job to its end.
+func TestChaosAfterPoll(t *testing.T) {
+	h, c, sent := fakeHub(t, func(in *api.WebhookConfig) { in.Chaos = &api.WebhookChaos{AfterPoll: true} }, ok200)
+	h.Reached(ended("job-1", start))
+	_ = c.Advance(time.Minute)
+	if len(*sent) != 0 {
+		t.Fatal("sent before the job was polled")
+	}
+	h.Polled("job-1")
+	_ = c.Advance(0)
+	if len(*sent) != 1 {
+		t.Fatalf("%d sent after the poll, want 1", len(*sent))
+	}
+	// Never polled: it goes after PollHold all the same.
+	h.Reached(ended("job-2", c.Now()))
+	_ = c.Advance(PollHold)
+	if len(*sent) != 2 {
+		t.Fatalf("%d sent after PollHold, want 2", len(*sent))
+	}
+}
+
+// TestAuditJudgesTheReceiver: accepting the wrong signature or the stale timestamp, refusing a
+// valid delivery and answering slowly are each found once; a careful receiver is found for
+// nothing.
+func TestAuditJudgesTheReceiver(t *testing.T) {
+	careful := func(a Attempt) Result {
+		h := http.Header{"Webhook-Id": {a.ID}, "Webhook-Timestamp": {strconv.FormatInt(a.Timestamp, 10)}, "Webhook-Signature": {a.Signature}}
+		if verify(testSecret, h, a.Body, start) != nil {
+			return Result{Status: 401, Latency: time.Millisecond}
+		}
+		return ok200(a)
+	}
+	for _, tc := range []struct {
+		name   string
+		answer func(Attempt) Result
+		want   string
+	}{
+		{"careful", careful, "[]"},
+		{"accepts everything", ok200, "[" + SignatureUnchecked + " " + TimestampUnchecked + "]"},
+		{"slow", func(a Attempt) Result { r := careful(a); r.Latency = 3 * time.Second; return r }, "[" + SlowAcknowledgement + "]"},
+		{"refuses", func(a Attempt) Result { return Result{Status: 400} }, "[" + ValidRefused + "]"},
+		{"down", func(a Attempt) Result { return Result{Err: ErrRefused} }, "[]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, c, _ := fakeHub(t, func(in *api.WebhookConfig) { in.Audit = true }, tc.answer)
+			h.Reached(ended("job-1", start))
+			_ = c.Advance(0)
+			var rules []string
+			for _, f := range h.Findings() {
+				rules = append(rules, f.Rule)
+			}
+			slices.Sort(rules)
+			if fmt.Sprint(rules) != tc.want {
+				t.Fatalf("findings %v, want %s", rules, tc.want)
+			}
+		})
 	}
 }
