@@ -320,18 +320,23 @@ func (h *Hub) arm() {
 func (h *Hub) inFlight() int { return len(h.flying) }
 
 // fire starts every attempt due. On a clock that moves only when told to (manual, skip) it
-// waits for them, and for the attempts they make due by the clock's instant, so an advance
-// sends all that fell due within it, each at its own time, and returns once they are
-// answered. On a real clock it leaves them running.
+// makes them one at a time, in the order they fell due, each waited for, and then the
+// attempts they make due by the clock's instant: an advance sends all that fell due within
+// it, each at its own time and in a fixed order, and returns once they are answered. On a
+// real clock it starts as many as the slots allow and leaves them running.
 func (h *Hub) fire(gen uint64) {
 	wait := h.o.Clock.Manual()
+	most := MaxInFlight
+	if wait {
+		most = 1
+	}
 	for {
 		h.mu.Lock()
 		if gen == h.gen {
 			h.timer = nil
 		}
 		var batch sync.WaitGroup
-		started := h.startDue(&batch)
+		started := h.startDue(&batch, most)
 		h.mu.Unlock()
 		if !started || !wait {
 			break
@@ -343,15 +348,16 @@ func (h *Hub) fire(gen uint64) {
 	h.mu.Unlock()
 }
 
-// startDue starts an attempt of every delivery due, as far as the slots allow; batch counts
-// them. Callers hold h.mu.
-func (h *Hub) startDue(batch *sync.WaitGroup) bool {
+// startDue starts an attempt of every delivery due, as far as the slots allow and at most
+// most; batch counts them. Callers hold h.mu.
+func (h *Hub) startDue(batch *sync.WaitGroup, most int) bool {
 	if !h.active() {
 		return false
 	}
 	now := h.o.Clock.Now()
 	started := false
-	for top := h.queue.Peek(); top != nil && top.At <= clock.Nanos(now) && h.inFlight() < MaxInFlight; top = h.queue.Peek() {
+	for top := h.queue.Peek(); top != nil && top.At <= clock.Nanos(now) && h.inFlight() < MaxInFlight && most > 0; top = h.queue.Peek() {
+		most--
 		d := h.queue.Pop().Value
 		dueAt := time.Unix(0, d.entry.At).UTC()
 		d.held = false
