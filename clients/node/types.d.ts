@@ -1110,6 +1110,13 @@ export interface Snapshot {
       account?: string;
     })[];
   };
+  /**
+   * The tenant's webhook, when it has one or deliveries are due: its configuration without the
+   * secret (a restored webhook sends nothing until PUT /_emulator/webhooks sets one; the
+   * deliveries due then go out) and the deliveries due, with their ids, bodies and attempts made.
+   * Left out, a restore keeps the run's and the scenario's webhook.
+   */
+  webhooks?: SnapshotWebhooks;
 }
 
 export interface SnapshotResult {

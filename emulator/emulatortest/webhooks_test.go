@@ -3,6 +3,7 @@ package emulatortest_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -131,4 +132,62 @@ func findingRules(rep api.Report) string {
 		rules = append(rules, f.Rule+"×"+strconv.Itoa(rep.Counts[f.Rule]))
 	}
 	return strings.Join(rules, " ")
+}
+
+// TestWebhookSnapshotCarriesRetries: a snapshot holds the webhook without its secret and the
+// delivery due; the restored tenant sends nothing until a secret is PUT, then sends that
+// delivery again with its id.
+func TestWebhookSnapshotCarriesRetries(t *testing.T) {
+	t.Parallel()
+	emu := emulatortest.Start(t)
+	first := emu.Tenant(t)
+	hooks := first.Webhooks(t, emulatortest.WebhookOptions{})
+	hooks.Answer = func(emulatortest.Delivery) int { return http.StatusServiceUnavailable }
+	c := newClient(t, first, first.Key(emu.Keys.All))
+	c.generate(fox(), "k1")
+	first.Advance(time.Second)
+	sent := hooks.Deliveries()
+	if len(sent) != 1 {
+		t.Fatalf("%d deliveries, want 1", len(sent))
+	}
+	doc := first.Snapshot(t, true)
+	if strings.Contains(string(doc), strings.TrimPrefix(hooks.Secret, "whsec_")) {
+		t.Fatal("the snapshot holds the secret")
+	}
+	var snap api.Snapshot
+	if err := json.Unmarshal(doc, &snap); err != nil || snap.Webhooks == nil || len(snap.Webhooks.Pending) != 1 || snap.Webhooks.Pending[0].Attempts != 1 || snap.Webhooks.Pending[0].ID != sent[0].ID {
+		t.Fatalf("snapshot webhooks %+v", snap.Webhooks)
+	}
+
+	second := emu.Tenant(t)
+	second.Restore(t, doc)
+	var got api.Webhooks
+	status, body, _ := rawGet(t, second, "/_emulator/webhooks")
+	if err := json.Unmarshal(body, &got); err != nil || status != 200 || got.Config == nil || got.Config.SecretSet || got.Config.Source != "snapshot" || got.Deliveries.Pending != 1 {
+		t.Fatalf("restored: %d %s", status, body)
+	}
+	second.Advance(time.Hour)
+	if n := len(hooks.Deliveries()); n != 1 {
+		t.Fatalf("a restored webhook without a secret sent %d", n-1)
+	}
+	again := second.Webhooks(t, emulatortest.WebhookOptions{})
+	second.Advance(0)
+	if d := again.Deliveries(); len(d) != 1 || d[0].ID != sent[0].ID || d[0].Err != nil {
+		t.Fatalf("after the secret was PUT: %+v", d)
+	}
+}
+
+func rawGet(t *testing.T, e *emulatortest.Emulator, path string) (int, []byte, error) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, e.URL+path, nil)
+	for k, v := range e.Header() {
+		req.Header[k] = v
+	}
+	res, err := e.HTTPClient().Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	return res.StatusCode, b, err
 }

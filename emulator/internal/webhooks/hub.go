@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/due"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 )
 
 // Sign is the Standard Webhooks signature of a delivery: "v1," and the base64 of the
@@ -547,4 +549,103 @@ func (l *attemptLog) add(a api.WebhookAttempt) {
 
 func (l *attemptLog) list() ([]api.WebhookAttempt, int64) {
 	return append([]api.WebhookAttempt{}, l.entries...), l.dropped
+}
+
+// Export is the hub for a snapshot, or nil when it has neither a configuration nor deliveries
+// due: the configuration without its secret, and every delivery due, one under way included
+// (due again at its attempt's time, so a restored hub makes that attempt again).
+func (h *Hub) Export() *api.SnapshotWebhooks {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.cfg == nil && h.pending == 0 {
+		return nil
+	}
+	out := &api.SnapshotWebhooks{Pending: []api.SnapshotDelivery{}}
+	if h.cfg != nil {
+		wire := h.cfg.Wire()
+		out.Config = &wire
+	}
+	type due struct {
+		d  *delivery
+		at time.Time
+	}
+	var all []due
+	for d, at := range h.flying {
+		all = append(all, due{d, at})
+	}
+	for e := range h.queue.All() {
+		all = append(all, due{e.Value, time.Unix(0, e.At)})
+	}
+	slices.SortFunc(all, func(a, b due) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return strings.Compare(a.d.id+a.d.kind, b.d.id+b.d.kind)
+	})
+	for _, x := range all {
+		d := x.d
+		out.Pending = append(out.Pending, api.SnapshotDelivery{ID: d.id, Event: string(d.event), Job: d.job, Kind: d.kind,
+			Attempts: d.attempts, Due: x.at.UTC().Format(time.RFC3339Nano), Body: d.body})
+	}
+	return out
+}
+
+// Import restores a snapshot's webhook into a new hub: the configuration, which holds no
+// secret and so sends nothing until one is PUT, and the deliveries due, which go out once it
+// does. Each problem is reported with a JSON Pointer relative to the document's webhooks.
+func (h *Hub) Import(in *api.SnapshotWebhooks, report func(ptr, msg string)) {
+	if in == nil {
+		return
+	}
+	var cfg *Config
+	if in.Config != nil {
+		if in.Config.Secret != "" {
+			report("/config/secret", "a snapshot carries no secret; PUT /_emulator/webhooks sets one after the restore")
+		}
+		c, err := Parse(api.WebhookConfig{URL: in.Config.URL, Events: in.Config.Events, Audit: in.Config.Audit, Chaos: in.Config.Chaos}, false)
+		if p := problem.As(err); p != nil {
+			for _, fe := range p.Errors {
+				report("/config"+fe.Pointer, fe.Message)
+			}
+		} else {
+			c.Source = "snapshot"
+			cfg = c
+		}
+	}
+	h.Configure(cfg)
+	if len(in.Pending) > MaxPending {
+		report("/pending", "holds "+strconv.Itoa(len(in.Pending))+" deliveries; at most "+strconv.Itoa(MaxPending))
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, sd := range in.Pending {
+		at := "/pending/" + strconv.Itoa(i)
+		due, err := time.Parse(time.RFC3339Nano, sd.Due)
+		var body struct {
+			Type string `json:"type"`
+		}
+		switch {
+		case sd.ID == "" || len(sd.ID) > 100:
+			report(at+"/id", "1 to 100 characters")
+		case !slices.Contains(Events, Event(sd.Event)):
+			report(at+"/event", "not an event")
+		case sd.Kind != KindDelivery && sd.Kind != KindDuplicate && sd.Kind != KindSignature && sd.Kind != KindTimestamp:
+			report(at+"/kind", "delivery, duplicate, audit_signature or audit_timestamp")
+		case sd.Attempts < 0 || sd.Attempts >= len(Schedule):
+			report(at+"/attempts", "0 to "+strconv.Itoa(len(Schedule)-1))
+		case err != nil || due.After(clock.Latest):
+			report(at+"/due", "an RFC 3339 time")
+		case json.Unmarshal(sd.Body, &body) != nil || body.Type != sd.Event:
+			report(at+"/body", "a delivery's body, whose type is the event")
+		case h.bytes+int64(len(sd.Body)) > MaxPendingBytes:
+			report(at+"/body", "past the "+strconv.Itoa(MaxPendingBytes)+" bytes deliveries due may hold")
+		default:
+			d := &delivery{id: sd.ID, event: Event(sd.Event), job: sd.Job, kind: sd.Kind, attempts: sd.Attempts, body: slices.Clone([]byte(sd.Body))}
+			h.pending++
+			h.bytes += int64(len(d.body))
+			h.push(d, due)
+		}
+	}
+	h.arm()
 }

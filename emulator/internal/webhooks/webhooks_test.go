@@ -610,3 +610,49 @@ func TestAuditJudgesTheReceiver(t *testing.T) {
 		})
 	}
 }
+
+// TestImportReportsEachProblem: a snapshot's webhook is checked field by field, and a sound one
+// comes back without a secret, its deliveries due.
+func TestImportReportsEachProblem(t *testing.T) {
+	h, c, sent := fakeHub(t, nil, func(Attempt) Result { return Result{Status: 500} })
+	h.Reached(ended("job-1", start))
+	_ = c.Advance(0)
+	doc := h.Export()
+	if doc == nil || len(doc.Pending) != 1 || doc.Pending[0].Attempts != 1 || doc.Config.Secret != "" {
+		t.Fatalf("export %+v", doc)
+	}
+	good := doc.Pending[0]
+	bad := func(edit func(*api.SnapshotDelivery)) api.SnapshotDelivery { d := good; edit(&d); return d }
+	in := &api.SnapshotWebhooks{Config: &api.WebhookConfig{URL: "gopher://x", Secret: testSecret}, Pending: []api.SnapshotDelivery{
+		good,
+		bad(func(d *api.SnapshotDelivery) { d.ID = "" }),
+		bad(func(d *api.SnapshotDelivery) { d.Event = "job.done" }),
+		bad(func(d *api.SnapshotDelivery) { d.Kind = "other" }),
+		bad(func(d *api.SnapshotDelivery) { d.Attempts = len(Schedule) }),
+		bad(func(d *api.SnapshotDelivery) { d.Due = "soon" }),
+		bad(func(d *api.SnapshotDelivery) { d.Body = json.RawMessage(`{"type":"job.failed"}`) }),
+	}}
+	var ptrs []string
+	restored, c2, sent2 := fakeHub(t, nil, ok200)
+	restored.Import(in, func(ptr, msg string) { ptrs = append(ptrs, ptr) })
+	want := "[/config/secret /config/url /pending/1/id /pending/2/event /pending/3/kind /pending/4/attempts /pending/5/due /pending/6/body]"
+	if fmt.Sprint(ptrs) != want {
+		t.Fatalf("problems %v, want %s", ptrs, want)
+	}
+	in.Config.URL, in.Config.Secret, in.Pending = "http://127.0.0.1:2/", "", in.Pending[:1]
+	restored, c2, sent2 = fakeHub(t, nil, ok200) // a refused document's world is thrown away
+	restored.Import(in, func(ptr, msg string) { t.Errorf("%s: %s", ptr, msg) })
+	if cfg := restored.Config(); cfg == nil || cfg.Secret.Set() || cfg.Source != "snapshot" || restored.Summary().Pending != 1 {
+		t.Fatalf("restored %+v %+v", cfg, restored.Summary())
+	}
+	_ = c2.Advance(time.Hour)
+	if len(*sent2) != 0 {
+		t.Fatal("sent without a secret")
+	}
+	cfg, _ := Parse(api.WebhookConfig{URL: "http://127.0.0.1:2/", Secret: testSecret}, true)
+	restored.Configure(cfg)
+	_ = c2.Advance(0)
+	if len(*sent2) != 1 || (*sent2)[0].ID != (*sent)[0].ID || string((*sent2)[0].Body) != string((*sent)[0].Body) {
+		t.Fatalf("after the secret: %+v", *sent2)
+	}
+}

@@ -1002,6 +1002,11 @@ class Snapshot(_SnapshotRequired, total=False):
     #: What the report judges beside the journal: downloads of output files and balances set, oldest
     #: first.
     notes: Dict[str, Any]
+    #: The tenant's webhook, when it has one or deliveries are due: its configuration without the
+    #: secret (a restored webhook sends nothing until PUT /_emulator/webhooks sets one; the
+    #: deliveries due then go out) and the deliveries due, with their ids, bodies and attempts made.
+    #: Left out, a restore keeps the run's and the scenario's webhook.
+    webhooks: SnapshotWebhooks
 
 
 class SnapshotResult(TypedDict):
