@@ -649,3 +649,11 @@ func (h *Hub) Import(in *api.SnapshotWebhooks, report func(ptr, msg string)) {
 	}
 	h.arm()
 }
+
+// Bytes is what the hub holds, as counted against the memory budget: the bodies of the
+// deliveries due and the delivery log.
+func (h *Hub) Bytes() int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.bytes + int64(h.log.bytes)
+}

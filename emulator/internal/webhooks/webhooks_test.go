@@ -415,6 +415,9 @@ func TestPendingBounded(t *testing.T) {
 	if s := h.Summary(); s.Pending != MaxPending || s.Dropped != 5 {
 		t.Fatalf("summary %+v", s)
 	}
+	if b := h.Bytes(); b < MaxPending*10 || b > MaxPendingBytes+MaxLogBytes {
+		t.Fatalf("the hub counts %d bytes against the budget", b)
+	}
 }
 
 // TestCloseCancelsAttempts: Close returns once an attempt stuck on a slow receiver is
