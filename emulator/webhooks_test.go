@@ -146,3 +146,25 @@ func TestScenarioWebhook(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhookNotSentOffTheMachine: a webhook pointed at an address off the machine (TEST-NET)
+// is accepted, but every attempt is refused before a connection, as not_allowed, and retried on
+// the schedule like any failure.
+func TestWebhookNotSentOffTheMachine(t *testing.T) {
+	s := flowServer(t)
+	if rec := call(t, s, http.MethodPut, "/_emulator/webhooks", "", map[string]any{"url": "http://192.0.2.1:9/hook", "secret": hookSecret}); rec.Code != 200 {
+		t.Fatalf("PUT: %d %s", rec.Code, rec.Body)
+	}
+	q := quote(t, s, "key_a", "test/pixel", pixelInput)
+	generate(t, s, "key_a", "k1", q, pixelInput, "")
+	call(t, s, http.MethodPost, "/_emulator/clock", "", map[string]any{"advance": "3m"})
+	log := decode[api.WebhookDeliveries](t, call(t, s, http.MethodGet, "/_emulator/webhooks/deliveries", "", nil))
+	if len(log.Data) < 3 {
+		t.Fatalf("%d attempts in 3 minutes, want at least 3", len(log.Data))
+	}
+	for _, a := range log.Data {
+		if a.Error != "not_allowed" || a.Status != 0 || a.LatencyMS > 1000 {
+			t.Fatalf("attempt %+v, want not_allowed at once", a)
+		}
+	}
+}
