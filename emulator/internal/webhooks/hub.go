@@ -231,27 +231,31 @@ func (h *Hub) Reached(v jobs.View) {
 	ch := h.cfg.Chaos
 	switch {
 	case ch.AfterPoll && v.Status.Terminal():
-		when = when.Add(PollHold)
-		h.polls[v.ID] = append(h.polls[v.ID], d)
+		if h.add(d, when.Add(PollHold)) {
+			h.polls[v.ID] = append(h.polls[v.ID], d)
+		}
 	case ch.Reorder > 0 && h.o.IDs.Float64("webhook-reorder", d.id) < ch.Reorder:
-		when = when.Add(ReorderHold)
 		d.held = true
-		h.held = append(h.held, d)
+		if h.add(d, when.Add(ReorderHold)) {
+			h.held = append(h.held, d)
+		}
+	default:
+		h.add(d, when)
 	}
-	h.add(d, when)
 }
 
-// add queues a new delivery due at when, unless the pending bounds are reached. Callers hold
-// h.mu.
-func (h *Hub) add(d *delivery, when time.Time) {
+// add queues a new delivery due at when, unless the pending bounds are reached; it reports
+// whether it did. Callers hold h.mu.
+func (h *Hub) add(d *delivery, when time.Time) bool {
 	if h.pending >= MaxPending || h.bytes+int64(len(d.body)) > MaxPendingBytes {
 		h.sum.Dropped++
-		return
+		return false
 	}
 	h.pending++
 	h.bytes += int64(len(d.body))
 	h.push(d, when)
 	h.arm()
+	return true
 }
 
 // push queues a delivery at when. Callers hold h.mu.
@@ -465,7 +469,7 @@ func (h *Hub) settle(d *delivery, dueAt, at time.Time, res Result) {
 		if audit && res.Status != 0 {
 			h.findings.add(ValidRefused, d.id, "answered "+strconv.Itoa(res.Status)+" to delivery "+d.id+", which was valid")
 		}
-		if d.attempts < len(Schedule) {
+		if d.attempts < len(Schedule) && h.cfg != nil { // none: the webhook was deleted meanwhile
 			next := dueAt.Add(Schedule[d.attempts])
 			entry.Outcome, entry.Next = OutcomeRetrying, next.UTC().Format(time.RFC3339Nano)
 			h.push(d, next)

@@ -659,3 +659,33 @@ func TestImportReportsEachProblem(t *testing.T) {
 		t.Fatalf("after the secret: %+v", *sent2)
 	}
 }
+
+// TestDeletedWhileInFlight: a webhook removed while an attempt is under way makes no retry,
+// and nothing stays pending.
+func TestDeletedWhileInFlight(t *testing.T) {
+	var h *Hub
+	h, c, _ := fakeHub(t, nil, func(Attempt) Result {
+		h.Configure(nil) // DELETE /_emulator/webhooks while the receiver is answering
+		return Result{Status: 500}
+	})
+	h.Reached(ended("job-1", start))
+	_ = c.Advance(0)
+	if s := h.Summary(); s.Pending != 0 || s.Attempts != 1 {
+		t.Fatalf("summary %+v", s)
+	}
+}
+
+// TestHeldBeyondTheBoundsLeaveNothing: events dropped past the bounds are not remembered for
+// the after_poll knob either.
+func TestHeldBeyondTheBoundsLeaveNothing(t *testing.T) {
+	h, _, _ := fakeHub(t, func(in *api.WebhookConfig) { in.Chaos = &api.WebhookChaos{AfterPoll: true} }, ok200)
+	for i := range MaxPending + 50 {
+		h.Reached(ended("job-"+strconv.Itoa(i), start))
+	}
+	h.mu.Lock()
+	n := len(h.polls)
+	h.mu.Unlock()
+	if n != MaxPending {
+		t.Fatalf("%d jobs remembered for after_poll, want %d", n, MaxPending)
+	}
+}
