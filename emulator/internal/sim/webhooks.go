@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/webhooks"
@@ -40,11 +41,7 @@ func (w *World) newHub() *webhooks.Hub {
 }
 
 // errNoRender stops deliveries in a world built without a renderer (some package tests).
-var errNoRender = webhooksError("no renderer for webhook deliveries")
-
-type webhooksError string
-
-func (e webhooksError) Error() string { return string(e) }
+var errNoRender = errors.New("no renderer for webhook deliveries")
 
 // nowhere is the sender of a world built without one: every attempt refused, nothing sent.
 type nowhere struct{}
