@@ -86,7 +86,7 @@ class WebhookReceiver:
     emulator's clock when made by Control.webhook_receiver). A valid delivery is answered with
     answer(delivery) (204 by default); any other with 401. Close it, or use it as a context
     manager."""
-    secret: str = field(default_factory=new_secret)
+    secret: str = field(default_factory=new_secret, repr=False)
     now: Callable[[], _dt.datetime] = lambda: _dt.datetime.now(_dt.timezone.utc)
     answer: Optional[Callable[[Delivery], int]] = None
 
