@@ -187,6 +187,10 @@ func (h *Hub) Config() *Config {
 // active reports whether deliveries go out: a configuration with a secret. Callers hold h.mu.
 func (h *Hub) active() bool { return !h.closed && h.cfg != nil && h.cfg.Secret.Set() }
 
+// Sending reports whether some job status makes a delivery: one atomic load, for callers on a
+// hot path that prepare for deliveries only when there will be some.
+func (h *Hub) Sending() bool { return h.wanted.Load() != 0 }
+
 // Wants reports whether a job reaching status s makes a delivery.
 func (h *Hub) Wants(s jobs.Status) bool {
 	m := h.wanted.Load()
