@@ -457,7 +457,7 @@ type senderFunc func(Attempt) Result
 func (f senderFunc) Send(_ context.Context, a Attempt) Result { return f(a) }
 
 // fakeHub is a hub on a manual clock whose attempts f answers, recorded in order.
-func fakeHub(t *testing.T, edit func(*api.WebhookConfig), f func(Attempt) Result) (*Hub, *clock.Clock, *[]Attempt) {
+func fakeHub(t testing.TB, edit func(*api.WebhookConfig), f func(Attempt) Result) (*Hub, *clock.Clock, *[]Attempt) {
 	t.Helper()
 	c := clock.NewManual(start)
 	var mu sync.Mutex
