@@ -87,6 +87,8 @@ type options struct {
 	idleTimeout time.Duration
 	// retentionGiven is set when --job-retention (or its variable) was given, not defaulted.
 	retentionGiven bool
+	// webhook, webhookSecret, webhookEvents and webhookAllow are the run's webhook flags.
+	webhook, webhookSecret, webhookEvents, webhookAllow string
 }
 
 const usageText = `Usage:
@@ -165,6 +167,10 @@ func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.F
 	fs.StringVar(&o.state, "state", env("state", ""), "snapshot FILE the default tenant starts from (GET /_emulator/snapshot writes one)")
 	fs.StringVar(&o.stateOnExit, "state-on-exit", env("state-on-exit", ""), "FILE the default tenant's snapshot, journal included, is written to at a clean shutdown (SIGTERM or SIGINT)")
 	fs.StringVar(&o.cors, "cors-origins", env("cors-origins", "*"), "origins browsers may call /v1 and /files from: *, none, or a comma-separated list such as http://localhost:5173")
+	fs.StringVar(&o.webhook, "webhook", env("webhook", ""), "URL every tenant's job events are POSTed to, signed with --webhook-secret (until a scenario or PUT /_emulator/webhooks sets another)")
+	fs.StringVar(&o.webhookSecret, "webhook-secret", env("webhook-secret", ""), "whsec_<base64> secret the run's and the scenarios' webhooks are signed with")
+	fs.StringVar(&o.webhookEvents, "webhook-events", env("webhook-events", ""), "comma-separated events --webhook sends (default job.succeeded,job.failed,job.canceled,job.expired)")
+	fs.StringVar(&o.webhookAllow, "webhook-allow", env("webhook-allow", ""), "HOST[:PORT],... beyond loopback that webhooks may reach, such as host.docker.internal (the address a name resolves to is checked)")
 	return fs, o, envErrs
 }
 
@@ -336,7 +342,20 @@ func configure(o *options) (emulator.Config, error) {
 		return cfg, usageError("mediagen-emulator: --memory-budget %v", err)
 	}
 	cfg.ControlDisabled = controlDisabled
+	cfg.WebhookURL, cfg.WebhookSecret = o.webhook, o.webhookSecret
+	cfg.WebhookEvents, cfg.WebhookAllow = commaList(o.webhookEvents), commaList(o.webhookAllow)
 	return cfg, nil
+}
+
+// commaList splits a comma-separated flag, dropping empty items.
+func commaList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // corsOrigins reads --cors-origins: "*" (any origin), "none", or a comma-separated list of

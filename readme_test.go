@@ -63,6 +63,12 @@ var transcriptSections = []docSection{
 	{"docs/snapshots.md", "## Snapshots: save, restore and share a tenant's world"},
 }
 
+// ownSetupSections are sections whose first sh block starts an emulator of their own, with the
+// flags they need (a webhook receiver, say), apart from transcriptSections' shared one.
+var ownSetupSections = []docSection{
+	{"docs/webhooks.md", "## Try it with curl"},
+}
+
 // shownOnly are the sections whose console commands are shown, not run, and why.
 var shownOnly = map[docSection]string{
 	{"docs/reference.md", "## Command line"}:                             "validates files of the reader's own",
@@ -228,6 +234,34 @@ func TestREADME(t *testing.T) {
 }
 
 // TestEveryTranscriptRuns: every section of README.md and docs/*.md that shows a console
+// TestOwnSetupTranscripts runs each of ownSetupSections as TestREADME runs the shared ones: the
+// section's first ```sh block starts its own emulator, and every "$ " command's output must
+// match. With -update it rewrites the outputs that no longer match.
+func TestOwnSetupTranscripts(t *testing.T) {
+	for _, sec := range ownSetupSections {
+		t.Run(sec.file, func(t *testing.T) {
+			t.Parallel()
+			raw, err := os.ReadFile(sec.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(string(raw), "\n")
+			tr, err := parseTranscript(lines, sec.heading, true)
+			if err != nil {
+				t.Fatalf("%s: %v", sec.file, err)
+			}
+			lines, n := runTranscript(t, sec.file, lines, tr, tr)
+			if !updating() || t.Failed() || n == 0 {
+				return
+			}
+			if err := os.WriteFile(sec.file, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("rewrote %d transcript entries of %s", n, sec.file)
+		})
+	}
+}
+
 // command is run by TestREADME or named in shownOnly, and every section named exists.
 func TestEveryTranscriptRuns(t *testing.T) {
 	t.Parallel()
@@ -237,6 +271,9 @@ func TestEveryTranscriptRuns(t *testing.T) {
 	}
 	known := map[docSection]bool{}
 	for _, sec := range transcriptSections {
+		known[sec] = true
+	}
+	for _, sec := range ownSetupSections {
 		known[sec] = true
 	}
 	for sec := range shownOnly {

@@ -534,6 +534,22 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.waitFor("the whole run's report names the tenant", `[...document.querySelectorAll('#report-table tbody tr')].some(r => r.cells[2].textContent.startsWith('default: '))`)
 	})
 
+	t.Run("webhook deliveries are listed, the secret nowhere", func(t *testing.T) {
+		b := top.in(t)
+		const secret = "whsec_ZGFzaGJvYXJkLXdlYmhvb2stc2VjcmV0"
+		if rec := call(t, s, "PUT", "/_emulator/webhooks", "", map[string]any{"url": "http://127.0.0.1:1/hook", "secret": secret}); rec.Code != 200 {
+			t.Fatalf("PUT webhooks: %d %s", rec.Code, rec.Body)
+		}
+		gen("key_a", "dash-hook", "test/pixel", map[string]any{"prompt": "a kite"})
+		call(t, s, "POST", "/_emulator/clock", "", map[string]any{"advance": "10m"})
+		b.do(chromedp.Click(chromedp.CSS(`.tabs [data-tab=scenario]`)))
+		b.waitFor("an attempt is listed", `[...document.querySelectorAll('#webhooks-table tbody tr')].some(r => r.cells[7].textContent.includes('refused'))`)
+		if page := evaluate[string](b, `document.body.innerText`); strings.Contains(page, "ZGFzaGJvYXJk") || !strings.Contains(page, "127.0.0.1:1/hook") {
+			t.Errorf("the page shows the secret, or not the webhook's url")
+		}
+		call(t, s, "DELETE", "/_emulator/webhooks", "", nil)
+	})
+
 	t.Run("a snapshot downloads, and opens into a new tenant", func(t *testing.T) {
 		b := top.in(t)
 		dir := t.TempDir()
@@ -619,4 +635,5 @@ func TestDashboardInBrowser(t *testing.T) {
 	if errs := slices.DeleteFunc(top.consoleErrors(), func(m string) bool { return isProbe(m) || refusedSnapshot(m) }); len(errs) > 0 {
 		t.Errorf("the page reported %d console error(s):\n%s", len(errs), strings.Join(errs, "\n"))
 	}
+
 }

@@ -44,6 +44,9 @@ func (s *Server) createQuote() handlerFunc {
 
 func (s *Server) generate() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
+		if world := worldOf(r); world.Webhooks().Sending() {
+			world.SeenBase(baseURL(r)) // where its webhook deliveries' output URLs point
+		}
 		idemKey := r.Header.Get("Idempotency-Key")
 		if err := sim.CheckIdempotencyKey(idemKey); err != nil {
 			return err

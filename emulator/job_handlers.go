@@ -13,9 +13,11 @@ type jobJSON = api.Job
 
 // jobBody renders a job, giving its outputs absolute URLs on the address the client used, so
 // they work behind port mapping; once outputs expire their URLs answer 410.
-func (s *Server) jobBody(r *http.Request, v jobs.View) jobJSON {
+func (s *Server) jobBody(r *http.Request, v jobs.View) jobJSON { return s.jobBodyAt(baseURL(r), v) }
+
+// jobBodyAt renders a job for a client that reaches the emulator at base.
+func (s *Server) jobBodyAt(base string, v jobs.View) jobJSON {
 	outputs := make([]api.Output, len(v.Outputs))
-	base := baseURL(r)
 	for i, o := range v.Outputs {
 		outputs[i] = o.Output
 		outputs[i].URL = base + o.Path

@@ -96,6 +96,15 @@ type Config struct {
 	journalEntries int
 	// Logger receives one line per request and every server fault; nil discards them.
 	Logger *slog.Logger
+	// WebhookURL, when set, is the run's webhook: every tenant's job events are POSTed there,
+	// signed with WebhookSecret, until a scenario or PUT /_emulator/webhooks sets another.
+	WebhookURL string
+	// WebhookSecret ("whsec_" and base64) signs the run's webhook and the scenarios'.
+	WebhookSecret string
+	// WebhookEvents are the events the run's webhook sends (default a job's end).
+	WebhookEvents []string
+	// WebhookAllow are the HOST[:PORT] beyond loopback that deliveries may reach.
+	WebhookAllow []string
 }
 
 // Source is a named document, such as a catalog read from anywhere: problems name it.
@@ -117,6 +126,8 @@ type Server struct {
 
 	scenarios     map[string]*scenario.Scenario // embedded, by name
 	startScenario *scenario.Scenario            // the configured one, which reset returns to
+
+	webhooks webhookRun // the run's webhook settings and transport (webhook_handlers.go)
 
 	ready    chan struct{} // closed once the catalog is loaded
 	closing  chan struct{}
@@ -179,8 +190,12 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.Media == nil {
 		cfg.Media = fixtures.FS
 	}
+	hooks, err := newWebhookRun(cfg)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{cfg: cfg, log: cfg.Logger, files: media.NewCache(fileCacheBytes), parked: map[*parking]*sim.Waiter{},
-		closing: make(chan struct{}), ready: make(chan struct{}), scenarios: known, startScenario: start}
+		closing: make(chan struct{}), ready: make(chan struct{}), scenarios: known, startScenario: start, webhooks: hooks}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -241,6 +256,11 @@ func (s *Server) finishLoading(cat *catalog.Catalog, err error) {
 		Wall:         s.cfg.wall,
 		Budget:       budget.New(s.cfg.MemoryBudget),
 		JournalMax:   s.cfg.journalEntries,
+
+		Webhook:       s.webhooks.config,
+		WebhookSecret: s.webhooks.secret,
+		WebhookSender: s.webhooks.transport,
+		WebhookRender: s.renderJob,
 	}, s.ids, s.files, s.cfg.MaxTenants, s.cfg.TenantIdle)
 	s.handler = s.routes()
 }
@@ -265,6 +285,7 @@ func (s *Server) Close() error {
 	if s.tenants != nil {
 		s.tenants.Close()
 	}
+	s.webhooks.transport.Close()
 	return nil
 }
 

@@ -361,7 +361,7 @@ func TestEventsStreamTheTenantsChanges(t *testing.T) {
 	if name != "hello" || hello["tenant"] != "watched" || hello["mode"] != "manual" || hello["now"] != "2026-01-01T00:00:00Z" {
 		t.Fatalf("first event %s %v", name, hello)
 	}
-	if got := fmt.Sprint(hello["changed"]); got != "[jobs journal clock scenario accounts]" {
+	if got := fmt.Sprint(hello["changed"]); got != "[jobs journal clock scenario accounts webhooks]" {
 		t.Errorf("hello says %s changed; want every part", got)
 	}
 	version := hello["version"].(float64)

@@ -24,6 +24,10 @@ import type {
   Tenant as WireTenant,
   UnexpectedError,
   Verification,
+  WebhookAttempt,
+  WebhookChaos,
+  WebhookEvent,
+  Webhooks,
 } from './types.js';
 
 export * from './types.js';
@@ -177,6 +181,14 @@ export declare class Control {
   report(options?: { scope?: Scope }): Promise<Report>;
   /** The report as markdown (scope 'run' by default). */
   reportMarkdown(options?: { scope?: Scope }): Promise<string>;
+  /** Puts the tenant's webhook in force: its job events are POSTed to url, signed with secret (whsec_ and base64). */
+  setWebhook(config: { url: string; secret: string; events?: string[]; audit?: boolean; chaos?: WebhookChaos }): Promise<Webhooks>;
+  /** The tenant's webhook (its secret never shown) and its deliveries' summary. */
+  webhooks(): Promise<Webhooks>;
+  /** Turns the tenant's webhook off; deliveries still due are dropped. */
+  deleteWebhook(): Promise<void>;
+  /** Every attempt of the tenant's deliveries, oldest first. */
+  webhookDeliveries(): Promise<WebhookAttempt[]>;
 }
 
 /** Whose coverage or report: the control's tenant, or every tenant since the emulator started. */
@@ -309,3 +321,46 @@ export declare class VitestReporter {
   onInit(vitest: unknown): void;
   onTestRunEnd(): Promise<void>;
 }
+
+/** How far a delivery's webhook-timestamp may be from the receiver's clock, in milliseconds. */
+export declare const WEBHOOK_TOLERANCE_MS: number;
+
+/** A delivery that does not verify. */
+export declare class WebhookVerificationError extends Error {}
+
+/** A fresh whsec_ secret of 32 random bytes. */
+export declare function newSecret(): string;
+
+/** Checks a delivery by the Standard Webhooks rules and returns its parsed body; throws a WebhookVerificationError otherwise. */
+export declare function verifyWebhook(secret: string, headers: Record<string, string | string[] | undefined> | Headers, body: Buffer | string, now?: Date): WebhookEvent;
+
+/** One request a WebhookReceiver got. */
+export interface WebhookDelivery {
+  id: string;
+  timestamp: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  /** The parsed body when it verified. */
+  event?: WebhookEvent;
+  /** Why it was refused, when it did not verify. */
+  error?: string;
+  status: number;
+}
+
+/** A webhook receiver for tests on 127.0.0.1: verifies, collects, and awaits deliveries. */
+export declare class WebhookReceiver {
+  static start(options?: { secret?: string; now?: () => Date | Promise<Date>; answer?: (d: WebhookDelivery) => number }): Promise<WebhookReceiver>;
+  readonly url: string;
+  secret: string;
+  now: () => Date | Promise<Date>;
+  /** Decides the status of a valid delivery (204 by default). */
+  answer?: (d: WebhookDelivery) => number;
+  /** Every request received, valid or not, in order. */
+  deliveries: WebhookDelivery[];
+  /** The first valid delivery of a job's event; on a manual clock, advance it first. */
+  waitFor(jobId: string, event?: string, options?: { timeoutMs?: number }): Promise<WebhookDelivery>;
+  close(): Promise<void>;
+}
+
+/** Starts a WebhookReceiver on the tenant's clock and points the tenant's webhook at it. */
+export declare function webhookReceiver(control: Control, options?: { events?: string[]; audit?: boolean; chaos?: WebhookChaos }): Promise<WebhookReceiver>;

@@ -26,3 +26,11 @@ export {
   tenantName,
 } from './emulator.js';
 export { JestReporter, VitestReporter, endOfRun, formatCoverage, formatReport } from './summary.js';
+export {
+  WEBHOOK_TOLERANCE_MS,
+  WebhookReceiver,
+  WebhookVerificationError,
+  newSecret,
+  verifyWebhook,
+  webhookReceiver,
+} from './webhooks.js';

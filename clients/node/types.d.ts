@@ -694,7 +694,7 @@ export interface CoverageCase {
    */
   id: string;
   /** The case's group. */
-  group: "errors" | "jobs" | "flows" | "faults";
+  group: "errors" | "jobs" | "flows" | "faults" | "webhooks";
   /** How many times it happened. */
   count: number;
 }
@@ -816,7 +816,7 @@ export interface Report {
 /** One thing the client did that a rule calls wrong. */
 export interface Finding {
   /** The rule's id. */
-  rule: "new-key-on-retry" | "retry-after-ignored" | "poll-too-fast" | "poll-after-terminal" | "retry-unchanged" | "expired-quote" | "quote-reused" | "download-after-expiry" | "outputs-never-downloaded";
+  rule: "new-key-on-retry" | "retry-after-ignored" | "poll-too-fast" | "poll-after-terminal" | "retry-unchanged" | "expired-quote" | "quote-reused" | "download-after-expiry" | "outputs-never-downloaded" | "webhook-signature-unchecked" | "webhook-timestamp-unchecked" | "webhook-slow-ack" | "webhook-valid-refused";
   /**
    * `error` costs money or data in production, `warning` is wasteful or fragile, `info` is worth a
    * look.
@@ -824,7 +824,10 @@ export interface Finding {
   severity: "error" | "warning" | "info";
   /** What happened, in one line. */
   reason: string;
-  /** The journal seqs that show it, at most 20; empty when only downloads show it. */
+  /**
+   * The journal seqs that show it, at most 20; empty when only downloads or webhook deliveries
+   * show it.
+   */
   entries: number[];
   /** The tenant whose journal the seqs are in, for scope `run`. */
   tenant?: string;
@@ -921,9 +924,9 @@ export interface StreamEvent {
   /**
    * The parts that changed since the previous event: every part in `hello` and `reset`, none in
    * `gone`. `jobs` also brings `accounts` (jobs hold and charge credits); `scenario` covers faults
-   * and rate limits.
+   * and rate limits. `webhooks` is the webhook's configuration and its delivery attempts.
    */
-  changed: ("jobs" | "journal" | "clock" | "scenario" | "accounts")[];
+  changed: ("jobs" | "journal" | "clock" | "scenario" | "accounts" | "webhooks")[];
   /**
    * The next job transition due in the tenant, or null when no job is queued or running, as `GET
    * /_emulator/clock` says it.
@@ -1107,6 +1110,13 @@ export interface Snapshot {
       account?: string;
     })[];
   };
+  /**
+   * The tenant's webhook, when it has one or deliveries are due: its configuration without the
+   * secret (a restored webhook sends nothing until PUT /_emulator/webhooks sets one; the
+   * deliveries due then go out) and the deliveries due, with their ids, bodies and attempts made.
+   * Left out, a restore keeps the run's and the scenario's webhook.
+   */
+  webhooks?: SnapshotWebhooks;
 }
 
 export interface SnapshotResult {
@@ -1115,4 +1125,125 @@ export interface SnapshotResult {
   now: string;
   jobs: number;
   quotes: number;
+}
+
+/** Seeded knobs that make deliveries misbehave as real senders do, for a receiver's own tests. */
+export interface WebhookChaos {
+  /** The chance a delivery answered 2xx is sent once more with the same `webhook-id`. */
+  duplicate?: number;
+  /** The chance a delivery is held back until the next delivery has gone out (a minute at most). */
+  reorder?: number;
+  /** Postpones every delivery's first attempt, such as `30s` (at most `10m`). */
+  delay?: string;
+  /** A job's end is held until a client has polled the job and seen it ended (10 minutes at most). */
+  after_poll?: boolean;
+}
+
+/** A tenant's webhook. `secret` is only ever sent, never shown: answers carry `secret_set`. */
+export interface WebhookConfig {
+  /**
+   * Where deliveries are POSTed: http or https. Only loopback addresses unless `--webhook-allow`
+   * names more; the address a name resolves to is what is checked.
+   */
+  url: string;
+  /** `whsec_` and the base64 of 1 to 64 bytes, the HMAC-SHA256 key. */
+  secret?: string;
+  /**
+   * The events sent; left out, a job's end: `job.succeeded`, `job.failed`, `job.canceled`,
+   * `job.expired`.
+   */
+  events?: ("job.queued" | "job.running" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired")[];
+  /**
+   * Also send one delivery with a wrong signature and one signed 10 minutes ago, and report a
+   * receiver that accepts either, refuses a valid delivery or answers slower than 2 s.
+   */
+  audit?: boolean;
+  chaos?: WebhookChaos;
+  /** Whether a secret is set; without one nothing is sent. */
+  secret_set: boolean;
+  /** Who set it. */
+  source?: "control" | "scenario" | "flag" | "snapshot";
+}
+
+/** A tenant's deliveries and attempts, counted. */
+export interface WebhookSummary {
+  /** Deliveries waiting for an attempt. */
+  pending: number;
+  /** Deliveries with an attempt under way. */
+  in_flight: number;
+  /** Deliveries answered 2xx. */
+  delivered: number;
+  /** Deliveries not answered 2xx by their last attempt. */
+  gave_up: number;
+  /** Events past the bounds of deliveries pending (1,000 or 16 MiB). */
+  dropped: number;
+  attempts: number;
+  /** Attempts not answered 2xx. */
+  failures: number;
+}
+
+/** A tenant's webhook and its deliveries' summary. */
+export interface Webhooks {
+  /** The webhook in force, or null. */
+  config: WebhookConfig | null;
+  deliveries: WebhookSummary;
+  /**
+   * The delay before each attempt after the previous one was due, on the tenant's clock: `0s 5s
+   * 30s 2m0s 10m0s 30m0s 1h0m0s`.
+   */
+  schedule: string[];
+}
+
+/** One attempt of a delivery. */
+export interface WebhookAttempt {
+  /** The `webhook-id`, the same on every attempt of a delivery (and on its duplicates). */
+  id: string;
+  event: "job.queued" | "job.running" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired";
+  job: string;
+  attempt: number;
+  kind: "delivery" | "duplicate" | "audit_signature" | "audit_timestamp";
+  /** When it was made, on the tenant's clock. */
+  at: string;
+  /** The receiver's status; 0 when none came. */
+  status: number;
+  /** Real time until the receiver's status line. */
+  latency_ms: number;
+  /** Why no status came. */
+  error?: "timeout" | "refused" | "not_allowed" | "network" | "canceled";
+  /** `retrying` has `next`; `accepted` and `refused` are a duplicate's or an audit delivery's. */
+  outcome: "delivered" | "retrying" | "gave_up" | "accepted" | "refused";
+  /** When the next attempt is due. */
+  next?: string;
+}
+
+/** The delivery log, oldest first: the newest 1,000 attempts within 1 MiB. */
+export interface WebhookDeliveries {
+  data: WebhookAttempt[];
+  /** Attempts the log's bounds let go. */
+  dropped: number;
+}
+
+/** The body of a delivery. */
+export interface WebhookEvent {
+  type: "job.queued" | "job.running" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired";
+  /** When the job reached the status, on the tenant's clock. */
+  timestamp: string;
+  data: Job;
+}
+
+/**
+ * A tenant's webhook in a snapshot: its configuration without the secret (a restored webhook sends
+ * nothing until a secret is PUT) and the deliveries still due.
+ */
+export interface SnapshotWebhooks {
+  config: WebhookConfig | null;
+  pending: ({
+    id: string;
+    event: "job.queued" | "job.running" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired";
+    job: string;
+    kind: "delivery" | "duplicate" | "audit_signature" | "audit_timestamp";
+    attempts: number;
+    due: string;
+    body: WebhookEvent;
+  })[];
 }

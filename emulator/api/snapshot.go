@@ -37,6 +37,9 @@ type Snapshot struct {
 	// Journal is present when asked for (?journal=true); a restore without it starts an empty
 	// journal.
 	Journal *SnapshotJournal `json:"journal,omitempty"`
+	// Webhooks is the tenant's webhook, when it has one or deliveries are due; a restore
+	// without it keeps the run's and the scenario's.
+	Webhooks *SnapshotWebhooks `json:"webhooks,omitempty"`
 }
 
 // SnapshotClock is the world's clock: its mode and where it stood. A real clock goes on from

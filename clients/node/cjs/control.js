@@ -357,6 +357,22 @@ class Control {
     reportMarkdown({ scope = 'run' } = {}) {
         return this.#send('GET', '/_emulator/report', { query: { scope, format: 'markdown' }, accept: 'text/markdown' });
     }
+    /** Puts the tenant's webhook in force: its job events are POSTed to url, signed with secret (whsec_ and base64). */
+    setWebhook({ url, secret, events, audit = false, chaos } = {}) {
+        return this.call('PUT', '/_emulator/webhooks', { body: { url, secret, events, audit, chaos } });
+    }
+    /** The tenant's webhook (its secret never shown) and its deliveries' summary. */
+    webhooks() {
+        return this.call('GET', '/_emulator/webhooks');
+    }
+    /** Turns the tenant's webhook off; deliveries still due are dropped. */
+    async deleteWebhook() {
+        await this.call('DELETE', '/_emulator/webhooks');
+    }
+    /** Every attempt of the tenant's deliveries, oldest first. */
+    async webhookDeliveries() {
+        return (await this.call('GET', '/_emulator/webhooks/deliveries')).data;
+    }
 }
 exports.Control = Control;
 /** Where failed tests' snapshots go when no folder is named: $MEDIAGEN_SNAPSHOT_DIR, else mediagen-snapshots in the temporary folder. */

@@ -2,7 +2,7 @@
 // Test helpers for mediagen-emulator: start or attach to the emulator, drive its control API,
 // and give each test its own tenant. Types: index.d.ts.
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.formatReport = exports.formatCoverage = exports.endOfRun = exports.VitestReporter = exports.JestReporter = exports.tenantName = exports.tenantFor = exports.startEmulator = exports.findBinary = exports.emulatorFromEnv = exports.attachEmulator = exports.URL_ENV = exports.EmulatorStartError = exports.Emulator = exports.DEFAULT_KEY = exports.BIN_ENV = exports.ADMIN_TOKEN_ENV = exports.snapshotDir = exports.durationText = exports.TENANT_HEADER = exports.SNAPSHOT_DIR_ENV = exports.EmulatorTimeoutError = exports.EmulatorError = exports.Control = exports.ADMIN_TOKEN_HEADER = void 0;
+exports.webhookReceiver = exports.verifyWebhook = exports.newSecret = exports.WebhookVerificationError = exports.WebhookReceiver = exports.WEBHOOK_TOLERANCE_MS = exports.formatReport = exports.formatCoverage = exports.endOfRun = exports.VitestReporter = exports.JestReporter = exports.tenantName = exports.tenantFor = exports.startEmulator = exports.findBinary = exports.emulatorFromEnv = exports.attachEmulator = exports.URL_ENV = exports.EmulatorStartError = exports.Emulator = exports.DEFAULT_KEY = exports.BIN_ENV = exports.ADMIN_TOKEN_ENV = exports.snapshotDir = exports.durationText = exports.TENANT_HEADER = exports.SNAPSHOT_DIR_ENV = exports.EmulatorTimeoutError = exports.EmulatorError = exports.Control = exports.ADMIN_TOKEN_HEADER = void 0;
 var control_js_1 = require("./control.js");
 Object.defineProperty(exports, "ADMIN_TOKEN_HEADER", { enumerable: true, get: function () { return control_js_1.ADMIN_TOKEN_HEADER; } });
 Object.defineProperty(exports, "Control", { enumerable: true, get: function () { return control_js_1.Control; } });
@@ -31,3 +31,10 @@ Object.defineProperty(exports, "VitestReporter", { enumerable: true, get: functi
 Object.defineProperty(exports, "endOfRun", { enumerable: true, get: function () { return summary_js_1.endOfRun; } });
 Object.defineProperty(exports, "formatCoverage", { enumerable: true, get: function () { return summary_js_1.formatCoverage; } });
 Object.defineProperty(exports, "formatReport", { enumerable: true, get: function () { return summary_js_1.formatReport; } });
+var webhooks_js_1 = require("./webhooks.js");
+Object.defineProperty(exports, "WEBHOOK_TOLERANCE_MS", { enumerable: true, get: function () { return webhooks_js_1.WEBHOOK_TOLERANCE_MS; } });
+Object.defineProperty(exports, "WebhookReceiver", { enumerable: true, get: function () { return webhooks_js_1.WebhookReceiver; } });
+Object.defineProperty(exports, "WebhookVerificationError", { enumerable: true, get: function () { return webhooks_js_1.WebhookVerificationError; } });
+Object.defineProperty(exports, "newSecret", { enumerable: true, get: function () { return webhooks_js_1.newSecret; } });
+Object.defineProperty(exports, "verifyWebhook", { enumerable: true, get: function () { return webhooks_js_1.verifyWebhook; } });
+Object.defineProperty(exports, "webhookReceiver", { enumerable: true, get: function () { return webhooks_js_1.webhookReceiver; } });

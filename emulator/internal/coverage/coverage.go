@@ -372,8 +372,8 @@ func (c *Counts) Restore(cases []api.CoverageCase, report func(ptr, msg string))
 			c.n[i].Store(k.Count)
 		case k.ID == "" || len(k.ID) > maxCaseID:
 			report(at+"/id", "a case needs an id of at most "+strconv.Itoa(maxCaseID)+" bytes")
-		case k.Group != GroupErrors && k.Group != GroupJobs && k.Group != GroupFlows && k.Group != GroupFaults:
-			report(at+"/group", "errors, jobs, flows or faults")
+		case k.Group != GroupErrors && k.Group != GroupJobs && k.Group != GroupFlows && k.Group != GroupFaults && k.Group != GroupWebhooks:
+			report(at+"/group", "errors, jobs, flows, faults or webhooks")
 		case len(c.order) >= MaxExtra:
 			report(at, "more cases beyond the contract's list than the bound of "+strconv.Itoa(MaxExtra))
 		default:

@@ -8,6 +8,8 @@
 // integers read from the entries: no comparison function, no interface call.
 package due
 
+import "iter"
+
 // Entry is one place in a Queue: when it is due, its tie-break and the value it stands for.
 // Set At and Seq before Push, and change them only through Fix.
 type Entry[T any] struct {
@@ -72,6 +74,17 @@ func (q *Queue[T]) Remove(e *Entry[T]) bool {
 func (q *Queue[T]) Fix(e *Entry[T]) {
 	if i := e.index - 1; i >= 0 && !q.down(i) {
 		q.up(i)
+	}
+}
+
+// All yields every entry queued, in no particular order; the queue must not change meanwhile.
+func (q *Queue[T]) All() iter.Seq[*Entry[T]] {
+	return func(yield func(*Entry[T]) bool) {
+		for _, e := range q.items {
+			if !yield(e) {
+				return
+			}
+		}
 	}
 }
 

@@ -148,6 +148,24 @@ type Options struct {
 	// OnTerminal, when set, is told of every job that ends: its terminal status and, for a
 	// failed or expired job, its error code. It runs under the engine's lock, like OnChange.
 	OnTerminal func(status Status, code string)
+	// Observer, when set, hears of every status a job reaches, created, started and ended
+	// alike (webhooks). It runs under the engine's lock, like OnChange.
+	Observer Observer
+}
+
+// Observer hears of the statuses jobs reach. Wants is asked first, so a status nobody listens
+// for costs no view.
+type Observer interface {
+	Wants(Status) bool
+	Reached(View)
+}
+
+// reached tells the observer, if any, that j reached its status at the instant at. Callers
+// hold e.mu.
+func (e *Engine) reached(j *job, at time.Time) {
+	if e.observer != nil && e.observer.Wants(j.status) {
+		e.observer.Reached(j.view(at))
+	}
 }
 
 // job is the engine's record; every field is guarded by Engine.mu. It is kept compact (times
@@ -227,6 +245,7 @@ type Engine struct {
 	maxBytes   int64
 	onChange   func()
 	onTerminal func(Status, string)
+	observer   Observer
 
 	mu        sync.Mutex
 	byID      map[string]*job
@@ -266,7 +285,7 @@ func NewEngine(c *clock.Clock, l *ledger.Ledger, o Options) *Engine {
 		o.MaxInputBytes = DefaultMaxInputBytes
 	}
 	return &Engine{
-		clock: c, ledger: l, retention: o.Retention, maxJobs: o.MaxJobs, maxBytes: o.MaxInputBytes, onChange: o.OnChange, onTerminal: o.OnTerminal,
+		clock: c, ledger: l, retention: o.Retention, maxJobs: o.MaxJobs, maxBytes: o.MaxInputBytes, onChange: o.OnChange, onTerminal: o.OnTerminal, observer: o.Observer,
 		byID: map[string]*job{}, byAccount: map[string]*accountJobs{},
 	}
 }
@@ -292,6 +311,7 @@ func (e *Engine) Create(n New) View {
 	e.live.Push(&j.live)
 	e.arm()
 	e.changed()
+	e.reached(j, now)
 	return j.view(now)
 }
 
@@ -363,6 +383,7 @@ func (e *Engine) step(j *job, at time.Time) {
 		e.live.Push(&j.live)
 		j.notify()
 		e.changed()
+		e.reached(j, at)
 	}
 }
 
@@ -388,6 +409,7 @@ func (e *Engine) terminate(j *job, status Status, jerr *Error, at time.Time) {
 		}
 		e.onTerminal(status, code)
 	}
+	e.reached(j, at)
 	if e.doneTail != nil {
 		e.doneTail.nextDone = j
 	} else {

@@ -26,6 +26,7 @@ type Scenario struct {
 	RateLimits  []RateLimit `yaml:"rate_limits"`
 	Faults      []Fault     `yaml:"faults"`
 	Latency     []Latency   `yaml:"latency"`
+	Webhooks    *Webhooks   `yaml:"webhooks"`
 	// Source is the file the scenario came from.
 	Source string `yaml:"-"`
 	// Document is the text it was read from, so a snapshot can carry a scenario sent inline.
@@ -288,6 +289,7 @@ func Parse(name string, data []byte) (*Scenario, error) {
 }
 
 func check(r *catalog.Reporter, root *yaml.Node, s *Scenario) {
+	checkWebhooks(r, root, s)
 	checkRule(r, nodeOf(root, "defaults"), "defaults", &s.Defaults)
 	overrides := nodeOf(root, "overrides")
 	for i := range s.Overrides {

@@ -22,6 +22,7 @@ const (
 	PartClock                     // the world's time
 	PartScenario                  // the scenario, faults and rate limits
 	PartAccounts                  // credit balances
+	PartWebhooks                  // webhook configuration and deliveries
 	partEnd
 
 	// PartAll is every part: a change whose reach is not known.
@@ -29,7 +30,7 @@ const (
 )
 
 // partNames are the parts as watchers name them, bit by bit.
-var partNames = [...]string{"jobs", "journal", "clock", "scenario", "accounts"}
+var partNames = [...]string{"jobs", "journal", "clock", "scenario", "accounts", "webhooks"}
 
 // Names lists the parts in the set, in a fixed order.
 func (p Part) Names() []string {

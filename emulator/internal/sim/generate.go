@@ -290,6 +290,9 @@ func (w *World) Job(account, id string) (jobs.View, error) {
 	if !ok {
 		return jobs.View{}, problem.New(problem.JobNotFound, "no job %q for this account", id)
 	}
+	if account != "" && v.Status.Terminal() {
+		w.hooks.Polled(id) // a client saw it end: the after_poll knob lets its webhook go
+	}
 	return v, nil
 }
 

@@ -13,8 +13,10 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/webhooks"
 )
 
 // Config is what every world is built from. The catalog, scenarios and media fixtures are shared
@@ -59,6 +61,15 @@ type Config struct {
 	Coverage *coverage.Counts
 	// JournalMax bounds the entries of each world's journal (JournalEntries when ≤ 0).
 	JournalMax int
+	// Webhook is the run's webhook (--webhook), in force in every world until a scenario or
+	// the control API sets another; WebhookSecret (--webhook-secret) also signs a scenario's.
+	Webhook       *webhooks.Config
+	WebhookSecret webhooks.Secret
+	// WebhookSender sends every world's deliveries; nil sends none.
+	WebhookSender webhooks.Sender
+	// WebhookRender is a job as GET /v1/jobs/{id} shows it to a client reaching the emulator
+	// at base, a delivery's data.
+	WebhookRender func(base string, v jobs.View) ([]byte, error)
 
 	maker *media.Maker // made from Media by withDefaults, shared by every world
 }

@@ -97,6 +97,7 @@ func (w *World) Snapshot(withJournal bool) api.Snapshot {
 	}
 	doc.Coverage = w.coverage.Seen()
 	doc.Notes = w.notes.Export()
+	doc.Webhooks = w.hooks.Export()
 	if withJournal {
 		j := w.journal.Export()
 		doc.Journal = &j
@@ -359,6 +360,7 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 	w.expected = expectedFrom(doc.ExpectedErrors, p.under("/expected_errors"))
 	w.coverage.Restore(doc.Coverage, p.under("/coverage"))
 	w.notes.Import(doc.Notes, p.under("/notes"))
+	w.hooks.Import(doc.Webhooks, p.under("/webhooks"))
 	if err := p.err(); err != nil {
 		w.retire()
 		return nil, err

@@ -27,6 +27,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/report"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/verify"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/webhooks"
 )
 
 // Bounds of a world's stores, each per tenant.
@@ -68,6 +69,8 @@ type World struct {
 	limiter *ratelimit.Limiter
 	journal *journal.Journal
 	notes   *report.Notes // downloads and balance changes, for the report
+	hooks   *webhooks.Hub // webhook deliveries (webhooks.go)
+	base    atomic.Value  // string: the scheme and host clients reach the emulator by
 
 	scenario atomic.Pointer[scenario.Scenario]
 	waiting  atomic.Int64 // generations blocked waiting for their job
@@ -163,9 +166,6 @@ func newWorld(cfg *Config, g *ids.Generator, c *clock.Clock, l *ledger.Ledger, f
 		ledger:   l,
 		quotes:   quotes.NewBounded(c, quoteLimits(cfg.JobRetention)),
 		idem:     idempotency.NewStore(c, cfg.MaxJobs),
-		jobs: jobs.NewEngine(c, l, jobs.Options{Retention: cfg.JobRetention, MaxJobs: cfg.MaxJobs,
-			OnChange:   func() { w.Changed(PartJobs | PartAccounts) },
-			OnTerminal: func(s jobs.Status, code string) { w.coverage.JobEnded(string(s), code) }}),
 		coverage: coverage.New(cfg.Coverage),
 		faults:   faults.New(g.Float64),
 		limiter:  ratelimit.New(),
@@ -174,6 +174,11 @@ func newWorld(cfg *Config, g *ids.Generator, c *clock.Clock, l *ledger.Ledger, f
 		gone:     make(chan struct{}),
 		quoteSeq: map[string]uint64{},
 	}
+	w.hooks = w.newHub()
+	w.jobs = jobs.NewEngine(c, l, jobs.Options{Retention: cfg.JobRetention, MaxJobs: cfg.MaxJobs,
+		OnChange:   func() { w.Changed(PartJobs | PartAccounts) },
+		OnTerminal: func(s jobs.Status, code string) { w.coverage.JobEnded(string(s), code) },
+		Observer:   w.hooks})
 	w.journal.OnChange(func() { w.Changed(PartJournal) })
 	w.UseScenario(cfg.Scenario)
 	return w
@@ -184,6 +189,7 @@ func (w *World) retire() {
 	w.goneOnce.Do(func() {
 		close(w.gone)
 		w.clock.Close()
+		w.hooks.Close()
 		w.endParked()
 	})
 }
@@ -224,6 +230,9 @@ func (w *World) UseScenario(sc *scenario.Scenario) {
 		w.faults.Add("scenario", f)
 	}
 	w.limiter.Reset()
+	if c := sc.Webhook(); c != nil {
+		w.hooks.Configure(w.withRunSecret(c))
+	}
 	w.Changed(PartScenario)
 }
 
@@ -312,7 +321,7 @@ func (w *World) Judge() (int, []api.Finding) {
 	entries := w.journal.Entries()
 	notes, missing := w.notes.List()
 	findings := report.Judge(report.Input{Entries: entries, Notes: notes, NotesMissing: missing, OutputsExpireAt: w.outputsExpireAt, Now: w.Now()})
-	return len(entries) + len(notes), findings
+	return len(entries) + len(notes), append(findings, w.hooks.Findings()...)
 }
 
 // outputsExpireAt is when a succeeded job's outputs stop being served.

@@ -15,7 +15,9 @@ from .server import (ADMIN_TOKEN_ENV, BIN_ENV, DEFAULT_KEY, URL_ENV, Emulator, E
                      find_binary, tenant_name)
 from .types import (Balance, Clock, Coverage, CoverageCase, Fault, FaultMatch, FaultSpec, Finding, Health, Job,
                     JournalEntry, Miss, NearMiss, Problem, Report, RequestPattern, ResetResult, Rule, Scenario,
-                    Snapshot, SnapshotResult, TenantInfo, UnexpectedError, Verification, Waiting)
+                    Snapshot, SnapshotResult, TenantInfo, UnexpectedError, Verification, Waiting, WebhookAttempt,
+                    WebhookConfig, WebhookEvent, Webhooks)
+from .webhooks import Delivery, WebhookReceiver, WebhookVerificationError, new_secret, verify_webhook
 
 __version__ = "0.1.0"
 
@@ -26,4 +28,6 @@ __all__ = [
     "JournalEntry", "Miss", "NearMiss", "Problem", "Report", "RequestPattern", "ResetResult", "Rule", "Scenario",
     "Snapshot", "SnapshotResult", "Tenant", "TenantInfo", "UnexpectedError", "Verification", "Waiting", "find_binary",
     "parse_time", "tenant_name",
+    "Delivery", "WebhookAttempt", "WebhookConfig", "WebhookEvent", "WebhookReceiver", "WebhookVerificationError",
+    "Webhooks", "new_secret", "verify_webhook",
 ]

@@ -10,11 +10,14 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union, cast
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Union, cast
 
 from .types import (Balance, Clock, Coverage, Fault, FaultSpec, Health, Job, JournalEntry, Problem, Report,
                     RequestPattern, ResetResult, Scenario, Snapshot, SnapshotResult, TenantInfo, UnexpectedError,
-                    Verification)
+                    Verification, WebhookAttempt, WebhookChaos, Webhooks)
+
+if TYPE_CHECKING:
+    from .webhooks import WebhookReceiver
 
 TENANT_HEADER = "X-Emulator-Tenant"
 ADMIN_TOKEN_HEADER = "X-Emulator-Admin-Token"
@@ -405,6 +408,44 @@ class Control:
     def report_markdown(self, scope: str = "run") -> str:
         """The report as markdown, for a CI job summary."""
         return self.raw("GET", "/_emulator/report", query={"scope": scope, "format": "markdown"}).decode("utf-8")
+
+    # --- webhooks -----------------------------------------------------------------------------
+
+    def set_webhook(self, url: str, secret: str, events: Optional[Sequence[str]] = None, audit: bool = False,
+                    chaos: Optional[WebhookChaos] = None) -> Webhooks:
+        """Puts the tenant's webhook in force: its job events (by default a job's end) are POSTed
+        to url, signed with secret (whsec_ and base64) as Standard Webhooks do."""
+        body: Dict[str, Any] = {"url": url, "secret": secret, "audit": audit}
+        if events is not None:
+            body["events"] = list(events)
+        if chaos is not None:
+            body["chaos"] = dict(chaos)
+        return cast(Webhooks, self.call("PUT", "/_emulator/webhooks", body))
+
+    def webhooks(self) -> Webhooks:
+        """The tenant's webhook (its secret never shown) and its deliveries' summary."""
+        return cast(Webhooks, self.call("GET", "/_emulator/webhooks"))
+
+    def delete_webhook(self) -> None:
+        """Turns the tenant's webhook off; deliveries still due are dropped."""
+        self.raw("DELETE", "/_emulator/webhooks")
+
+    def webhook_deliveries(self) -> List[WebhookAttempt]:
+        """Every attempt of the tenant's deliveries, oldest first."""
+        return cast(List[WebhookAttempt], self.call("GET", "/_emulator/webhooks/deliveries")["data"])
+
+    def webhook_receiver(self, events: Optional[Sequence[str]] = None, audit: bool = False,
+                         chaos: Optional[WebhookChaos] = None) -> "WebhookReceiver":
+        """Starts a WebhookReceiver on loopback that checks timestamps against this tenant's clock,
+        and points the tenant's webhook at it. Close it when done (it is a context manager)."""
+        from .webhooks import WebhookReceiver
+        receiver = WebhookReceiver(now=self.now)
+        try:
+            self.set_webhook(receiver.url, receiver.secret, events=events, audit=audit, chaos=chaos)
+        except BaseException:
+            receiver.close()
+            raise
+        return receiver
 
 
 def _file_name(name: str) -> str:

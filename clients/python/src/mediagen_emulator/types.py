@@ -711,7 +711,7 @@ class CoverageCase(TypedDict):
     #: download`, `expired download`, or `fault {kind}`.
     id: str
     #: The case's group.
-    group: Literal["errors", "jobs", "flows", "faults"]
+    group: Literal["errors", "jobs", "flows", "faults", "webhooks"]
     #: How many times it happened.
     count: int
 
@@ -835,13 +835,14 @@ class _FindingRequired(TypedDict):
     """The fields of Finding that are always present."""
 
     #: The rule's id.
-    rule: Literal["new-key-on-retry", "retry-after-ignored", "poll-too-fast", "poll-after-terminal", "retry-unchanged", "expired-quote", "quote-reused", "download-after-expiry", "outputs-never-downloaded"]
+    rule: Literal["new-key-on-retry", "retry-after-ignored", "poll-too-fast", "poll-after-terminal", "retry-unchanged", "expired-quote", "quote-reused", "download-after-expiry", "outputs-never-downloaded", "webhook-signature-unchecked", "webhook-timestamp-unchecked", "webhook-slow-ack", "webhook-valid-refused"]
     #: `error` costs money or data in production, `warning` is wasteful or fragile, `info` is worth a
     #: look.
     severity: Literal["error", "warning", "info"]
     #: What happened, in one line.
     reason: str
-    #: The journal seqs that show it, at most 20; empty when only downloads show it.
+    #: The journal seqs that show it, at most 20; empty when only downloads or webhook deliveries
+    #: show it.
     entries: List[int]
 
 
@@ -948,8 +949,8 @@ class StreamEvent(TypedDict):
     mode: Literal["real", "manual"]
     #: The parts that changed since the previous event: every part in `hello` and `reset`, none in
     #: `gone`. `jobs` also brings `accounts` (jobs hold and charge credits); `scenario` covers faults
-    #: and rate limits.
-    changed: List[Literal["jobs", "journal", "clock", "scenario", "accounts"]]
+    #: and rate limits. `webhooks` is the webhook's configuration and its delivery attempts.
+    changed: List[Literal["jobs", "journal", "clock", "scenario", "accounts", "webhooks"]]
     #: The next job transition due in the tenant, or null when no job is queued or running, as `GET
     #: /_emulator/clock` says it.
     next_due: Optional[NextDue]
@@ -1001,6 +1002,11 @@ class Snapshot(_SnapshotRequired, total=False):
     #: What the report judges beside the journal: downloads of output files and balances set, oldest
     #: first.
     notes: Dict[str, Any]
+    #: The tenant's webhook, when it has one or deliveries are due: its configuration without the
+    #: secret (a restored webhook sends nothing until PUT /_emulator/webhooks sets one; the
+    #: deliveries due then go out) and the deliveries due, with their ids, bodies and attempts made.
+    #: Left out, a restore keeps the run's and the scenario's webhook.
+    webhooks: SnapshotWebhooks
 
 
 class SnapshotResult(TypedDict):
@@ -1011,6 +1017,130 @@ class SnapshotResult(TypedDict):
     now: str
     jobs: int
     quotes: int
+
+
+class WebhookChaos(TypedDict, total=False):
+    """Seeded knobs that make deliveries misbehave as real senders do, for a receiver's own
+    tests.
+    """
+
+    #: The chance a delivery answered 2xx is sent once more with the same `webhook-id`.
+    duplicate: float
+    #: The chance a delivery is held back until the next delivery has gone out (a minute at most).
+    reorder: float
+    #: Postpones every delivery's first attempt, such as `30s` (at most `10m`).
+    delay: str
+    #: A job's end is held until a client has polled the job and seen it ended (10 minutes at most).
+    after_poll: bool
+
+
+class _WebhookConfigRequired(TypedDict):
+    """The fields of WebhookConfig that are always present."""
+
+    #: Where deliveries are POSTed: http or https. Only loopback addresses unless `--webhook-allow`
+    #: names more; the address a name resolves to is what is checked.
+    url: str
+    #: Whether a secret is set; without one nothing is sent.
+    secret_set: bool
+
+
+class WebhookConfig(_WebhookConfigRequired, total=False):
+    """A tenant's webhook. `secret` is only ever sent, never shown: answers carry `secret_set`."""
+
+    #: `whsec_` and the base64 of 1 to 64 bytes, the HMAC-SHA256 key.
+    secret: str
+    #: The events sent; left out, a job's end: `job.succeeded`, `job.failed`, `job.canceled`,
+    #: `job.expired`.
+    events: List[Literal["job.queued", "job.running", "job.succeeded", "job.failed", "job.canceled", "job.expired"]]
+    #: Also send one delivery with a wrong signature and one signed 10 minutes ago, and report a
+    #: receiver that accepts either, refuses a valid delivery or answers slower than 2 s.
+    audit: bool
+    chaos: WebhookChaos
+    #: Who set it.
+    source: Literal["control", "scenario", "flag", "snapshot"]
+
+
+class WebhookSummary(TypedDict):
+    """A tenant's deliveries and attempts, counted."""
+
+    #: Deliveries waiting for an attempt.
+    pending: int
+    #: Deliveries with an attempt under way.
+    in_flight: int
+    #: Deliveries answered 2xx.
+    delivered: int
+    #: Deliveries not answered 2xx by their last attempt.
+    gave_up: int
+    #: Events past the bounds of deliveries pending (1,000 or 16 MiB).
+    dropped: int
+    attempts: int
+    #: Attempts not answered 2xx.
+    failures: int
+
+
+class Webhooks(TypedDict):
+    """A tenant's webhook and its deliveries' summary."""
+
+    #: The webhook in force, or null.
+    config: Optional[WebhookConfig]
+    deliveries: WebhookSummary
+    #: The delay before each attempt after the previous one was due, on the tenant's clock: `0s 5s
+    #: 30s 2m0s 10m0s 30m0s 1h0m0s`.
+    schedule: List[str]
+
+
+class _WebhookAttemptRequired(TypedDict):
+    """The fields of WebhookAttempt that are always present."""
+
+    #: The `webhook-id`, the same on every attempt of a delivery (and on its duplicates).
+    id: str
+    event: Literal["job.queued", "job.running", "job.succeeded", "job.failed", "job.canceled", "job.expired"]
+    job: str
+    attempt: int
+    kind: Literal["delivery", "duplicate", "audit_signature", "audit_timestamp"]
+    #: When it was made, on the tenant's clock.
+    at: str
+    #: The receiver's status; 0 when none came.
+    status: int
+    #: Real time until the receiver's status line.
+    latency_ms: float
+    #: `retrying` has `next`; `accepted` and `refused` are a duplicate's or an audit delivery's.
+    outcome: Literal["delivered", "retrying", "gave_up", "accepted", "refused"]
+
+
+class WebhookAttempt(_WebhookAttemptRequired, total=False):
+    """One attempt of a delivery."""
+
+    #: Why no status came.
+    error: Literal["timeout", "refused", "not_allowed", "network", "canceled"]
+    #: When the next attempt is due.
+    next: str
+
+
+class WebhookDeliveries(TypedDict):
+    """The delivery log, oldest first: the newest 1,000 attempts within 1 MiB."""
+
+    data: List[WebhookAttempt]
+    #: Attempts the log's bounds let go.
+    dropped: int
+
+
+class WebhookEvent(TypedDict):
+    """The body of a delivery."""
+
+    type: Literal["job.queued", "job.running", "job.succeeded", "job.failed", "job.canceled", "job.expired"]
+    #: When the job reached the status, on the tenant's clock.
+    timestamp: str
+    data: Job
+
+
+class SnapshotWebhooks(TypedDict):
+    """A tenant's webhook in a snapshot: its configuration without the secret (a restored
+    webhook sends nothing until a secret is PUT) and the deliveries still due.
+    """
+
+    config: Optional[WebhookConfig]
+    pending: List[Dict[str, Any]]
 
 
 FaultMatch = RequestMatch

@@ -245,7 +245,7 @@ async function readEvents(reader, signal) {
 }
 
 // ALL is every part of the state an event may name.
-const ALL = ['jobs', 'journal', 'clock', 'scenario', 'accounts'];
+const ALL = ['jobs', 'journal', 'clock', 'scenario', 'accounts', 'webhooks'];
 
 function onEvent(event, data) {
   if (data.now) setClock(data.now, data.mode);
@@ -269,7 +269,7 @@ function onEvent(event, data) {
 // The parts of the state each view shows: an event that names none of them fetches nothing.
 // The scenario view counts 429s and fault firings, which come with journal entries.
 // Coverage counts error answers (journaled) and job endings.
-const VIEW_PARTS = { jobs: ['jobs'], journal: ['journal'], scenario: ['scenario', 'journal'], accounts: ['accounts'], coverage: ['journal', 'jobs'], report: ['journal', 'jobs', 'clock'] };
+const VIEW_PARTS = { jobs: ['jobs'], journal: ['journal'], scenario: ['scenario', 'journal', 'webhooks'], accounts: ['accounts'], coverage: ['journal', 'jobs'], report: ['journal', 'jobs', 'clock'] };
 
 // refresh reloads the view when one of parts (default: all) is among what it shows.
 let refreshing = false, again = false;
@@ -294,7 +294,7 @@ function loadView() {
   switch (state.tab) {
     case 'jobs': return loadJobs().then(() => loadJobDetail(false));
     case 'journal': return loadJournal();
-    case 'scenario': return loadScenario();
+    case 'scenario': return Promise.all([loadScenario(), loadWebhooks()]);
     case 'accounts': return loadAccounts();
     case 'coverage': return loadCoverage();
     case 'report': return loadReport();
@@ -713,6 +713,26 @@ async function loadScenario() {
   body.replaceChildren(...rows);
   $('#faults-empty').hidden = rows.length > 0;
   $('#faults-count').textContent = rows.length ? '(' + rows.length + ')' : '';
+}
+
+// loadWebhooks shows the tenant's webhook (never its secret, which the API never shows) and its
+// newest delivery attempts first.
+async function loadWebhooks() {
+  const [hooks, log] = await Promise.all([api('GET', '/_emulator/webhooks'), api('GET', '/_emulator/webhooks/deliveries')]);
+  const c = hooks.config, d = hooks.deliveries;
+  kv($('#webhooks-info'), c ? [['url', c.url], ['events', c.events.join(', ')], ['set by', c.source || '—'],
+    ['secret', c.secret_set ? 'set' : 'none: nothing is sent until PUT /_emulator/webhooks sets one'], ['audit', c.audit ? 'on' : 'off'],
+    ['deliveries', d.delivered + ' delivered, ' + d.pending + ' pending, ' + d.in_flight + ' in flight, ' + d.gave_up + ' given up, ' + d.dropped + ' dropped']]
+    : [['webhook', 'none (PUT /_emulator/webhooks, a scenario or --webhook sets one)']]);
+  const rows = log.data.slice(-50).reverse().map(a => el('tr', {},
+    el('td', { class: 'mono', text: a.at.replace('T', ' ').replace('Z', ''), title: a.id }), el('td', { text: a.event }),
+    el('td', { class: 'mono', text: a.job.slice(0, 8), title: a.job }), el('td', { class: 'num', text: String(a.attempt) }),
+    el('td', { text: a.kind }), el('td', { class: 'num', text: a.status ? String(a.status) : '—' }),
+    el('td', { class: 'num', text: String(a.latency_ms) }),
+    el('td', { text: a.outcome + (a.error ? ' (' + a.error + ')' : '') + (a.next ? ', next ' + a.next : '') })));
+  $('#webhooks-table tbody').replaceChildren(...rows);
+  $('#webhooks-empty').hidden = rows.length > 0;
+  $('#webhooks-count').textContent = log.data.length ? '(' + log.data.length + ' attempts)' : '';
 }
 
 async function removeFault(id) {

@@ -1,0 +1,79 @@
+package sim
+
+import (
+	"context"
+	"errors"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/webhooks"
+)
+
+// DefaultBase is the address a delivery's output URLs name until a request shows the one
+// clients reach the emulator by.
+const DefaultBase = "http://localhost"
+
+// newHub builds a world's webhook hub on its clock and ids, with the run's configuration or,
+// when the scenario has one, the scenario's.
+func (w *World) newHub() *webhooks.Hub {
+	sender := w.cfg.WebhookSender
+	if sender == nil {
+		sender = nowhere{}
+	}
+	h := webhooks.New(webhooks.Options{
+		Clock: w.clock, Sender: sender, IDs: w.ids,
+		Render: func(v jobs.View) ([]byte, error) {
+			if w.cfg.WebhookRender == nil {
+				return nil, errNoRender
+			}
+			base, _ := w.base.Load().(string)
+			if base == "" {
+				base = DefaultBase
+			}
+			return w.cfg.WebhookRender(base, v)
+		},
+		OnAttempt: func(kind, outcome string) {
+			w.coverage.Webhook(kind, outcome)
+			w.Changed(PartWebhooks)
+		},
+	})
+	h.Configure(w.cfg.Webhook)
+	return h
+}
+
+// errNoRender stops deliveries in a world built without a renderer (some package tests).
+var errNoRender = errors.New("no renderer for webhook deliveries")
+
+// nowhere is the sender of a world built without one: every attempt refused, nothing sent.
+type nowhere struct{}
+
+func (nowhere) Send(_ context.Context, _ webhooks.Attempt) webhooks.Result {
+	return webhooks.Result{Err: webhooks.ErrNotAllowed}
+}
+
+// Webhooks is the world's webhook hub.
+func (w *World) Webhooks() *webhooks.Hub { return w.hooks }
+
+// SetWebhook puts a webhook configuration in force, or none (nil).
+func (w *World) SetWebhook(c *webhooks.Config) {
+	w.hooks.Configure(c)
+	w.Changed(PartWebhooks)
+}
+
+// SeenBase remembers the scheme and host a client reached the emulator by, so the output URLs
+// in deliveries are ones it can reach.
+func (w *World) SeenBase(base string) {
+	if cur, _ := w.base.Load().(string); cur != base {
+		w.base.Store(base)
+	}
+}
+
+// withRunSecret is a scenario's configuration, which holds no secret, signed with the run's
+// (--webhook-secret), if any.
+func (w *World) withRunSecret(c *webhooks.Config) *webhooks.Config {
+	out := *c
+	out.Source = "scenario"
+	if !out.Secret.Set() {
+		out.Secret = w.cfg.WebhookSecret
+	}
+	return &out
+}

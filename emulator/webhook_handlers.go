@@ -1,0 +1,121 @@
+package emulator
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/webhooks"
+)
+
+// webhookRun is the run's webhook: the configuration and secret of the command line, and the
+// one transport every tenant's deliveries go through.
+type webhookRun struct {
+	config    *webhooks.Config
+	secret    webhooks.Secret
+	transport *webhooks.Transport
+}
+
+// newWebhookRun checks the webhook settings of a Config.
+func newWebhookRun(cfg Config) (webhookRun, error) {
+	var run webhookRun
+	guard, err := webhooks.ParseAllow(cfg.WebhookAllow)
+	if err != nil {
+		return run, err
+	}
+	if cfg.WebhookSecret != "" {
+		if run.secret, err = webhooks.ParseSecret(cfg.WebhookSecret); err != nil {
+			return run, errors.New("--webhook-secret: " + err.Error())
+		}
+	}
+	if cfg.WebhookURL != "" {
+		if !run.secret.Set() {
+			return run, errors.New("--webhook needs --webhook-secret, a whsec_ secret its deliveries are signed with")
+		}
+		run.config, err = webhooks.Parse(api.WebhookConfig{URL: cfg.WebhookURL, Secret: cfg.WebhookSecret, Events: cfg.WebhookEvents}, true)
+		if p := problem.As(err); p != nil {
+			msg := "--webhook"
+			for _, fe := range p.Errors {
+				msg += "; " + fe.Pointer[1:] + ": " + fe.Message
+			}
+			return run, errors.New(msg)
+		}
+		run.config.Source = "flag"
+	}
+	run.transport = webhooks.NewTransport(guard, "mediagen-emulator/"+Version)
+	return run, nil
+}
+
+// renderJob is a delivery's data: the job exactly as GET /v1/jobs/{id} answers it.
+func (s *Server) renderJob(base string, v jobs.View) ([]byte, error) {
+	return json.Marshal(s.jobBodyAt(base, v))
+}
+
+// webhooksBody is GET /_emulator/webhooks.
+func webhooksBody(w *sim.World) api.Webhooks {
+	out := api.Webhooks{Deliveries: w.Webhooks().Summary()}
+	if c := w.Webhooks().Config(); c != nil {
+		wire := c.Wire()
+		out.Config = &wire
+	}
+	for _, d := range webhooks.Schedule {
+		out.Schedule = append(out.Schedule, d.String())
+	}
+	return out
+}
+
+func (s *Server) getWebhooks() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		return s.writeJSON(w, http.StatusOK, webhooksBody(worldOf(r)))
+	}
+}
+
+// putWebhooks puts the tenant's webhook in force: {"url", "secret", "events", "audit",
+// "chaos"}, replacing any other.
+func (s *Server) putWebhooks() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		body, err := s.decodeBody(w, r, bodyRequired)
+		if err != nil {
+			return err
+		}
+		raw, _ := json.Marshal(body)
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		var in api.WebhookConfig
+		if err := dec.Decode(&in); err != nil {
+			return problem.New(problem.InvalidRequest, `send {"url": "http://127.0.0.1:PORT/...", "secret": "whsec_...", "events": [...], "audit": false, "chaos": {...}}; %s`, jsonMessage(err))
+		}
+		cfg, err := webhooks.Parse(in, true)
+		if err != nil {
+			return err
+		}
+		cfg.Source = "control"
+		world := worldOf(r)
+		world.SeenBase(baseURL(r))
+		world.SetWebhook(cfg)
+		return s.writeJSON(w, http.StatusOK, webhooksBody(world))
+	}
+}
+
+// deleteWebhooks turns the tenant's webhook off; deliveries still due are dropped.
+func (s *Server) deleteWebhooks() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		worldOf(r).SetWebhook(nil)
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+}
+
+// listWebhookDeliveries is GET /_emulator/webhooks/deliveries: every attempt logged, oldest
+// first.
+func (s *Server) listWebhookDeliveries() handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		data, dropped := worldOf(r).Webhooks().Log()
+		return s.writeJSON(w, http.StatusOK, api.WebhookDeliveries{Data: data, Dropped: dropped})
+	}
+}
