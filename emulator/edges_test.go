@@ -51,7 +51,7 @@ func TestControlBodiesAreCheckedLikeFiles(t *testing.T) {
 func TestDelaysDoNotHideLaterFaults(t *testing.T) {
 	t.Parallel()
 	s := simServer(t, Config{})
-	control(t, s, "POST", "/_emulator/faults", map[string]any{"match": map[string]any{"path": "/v1/*"}, "delay": "1ms"})
+	control(t, s, "POST", "/_emulator/faults", map[string]any{"match": map[string]any{"path": "/v1/**"}, "delay": "1ms"})
 	control(t, s, "POST", "/_emulator/faults", map[string]any{"match": map[string]any{"path": "/v1/models"}, "status": 502})
 	if rec := call(t, s, "GET", "/v1/models", "mg_test_all", nil); rec.Code != 502 {
 		t.Errorf("delay then 502: %d", rec.Code)

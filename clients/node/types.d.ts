@@ -578,9 +578,15 @@ export interface JournalPage {
 export interface RequestMatch {
   /** An HTTP method. */
   method?: string;
-  /** A path; `*` matches any run of characters (`/v1/*`). */
+  /**
+   * A path glob: `*` matches within one segment, `**` across segments (`/v1/jobs/*` is every job,
+   * `/v1/**` every path under `/v1`).
+   */
   path?: string;
-  /** A model id glob; the rule then applies to requests about a matching model. */
+  /**
+   * A model id glob (`*` within a segment, `**` across: `fal-ai/flux/**`); the rule then applies
+   * to requests about a matching model.
+   */
   model?: string;
   /** A model category. */
   category?: string;

@@ -275,7 +275,7 @@ type Download struct {
 // FaultMatch selects the requests a fault applies to; every field given must match.
 type FaultMatch struct {
 	Method     string `json:"method,omitempty"`
-	Path       string `json:"path,omitempty"` // * matches any run of characters
+	Path       string `json:"path,omitempty"` // a glob: * within a segment, ** across
 	Model      string `json:"model,omitempty"`
 	Category   string `json:"category,omitempty"`
 	OutputType string `json:"output_type,omitempty"`

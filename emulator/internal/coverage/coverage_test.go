@@ -128,7 +128,7 @@ func TestReportAndMarkdown(t *testing.T) {
 	c := New(nil)
 	c.JobEnded("succeeded", "")
 	c.Error("GET /v1/jobs/{id}", 404, "job_not_found")
-	r := Report("tenant", "t1", c, []Glob{NewGlob("job *"), NewGlob("*cancel*"), NewGlob("GET /v1/jobs/{id} 404 *")})
+	r := Report("tenant", "t1", c, []Glob{NewGlob("job *"), NewGlob("**cancel**"), NewGlob("GET /v1/jobs/{id} 404 *")})
 	if r.Exercised != 2 || r.Total != len(Cases()) || r.Tenant != "t1" {
 		t.Errorf("report: %d of %d", r.Exercised, r.Total)
 	}
@@ -159,6 +159,8 @@ func TestGlob(t *testing.T) {
 		{"job *", "job failed provider_error", true},
 		{"job *", "jobs", false},
 		{"*", "anything at all", true},
+		{"GET /v1/*", "GET /v1/jobs/{id} 404 job_not_found", false},
+		{"GET /v1/**", "GET /v1/jobs/{id} 404 job_not_found", true},
 		{"POST /v1/generate 4*", "POST /v1/generate 402 insufficient_credits", true},
 		{"POST /v1/generate 4*", "POST /v1/generate 503 service_unavailable", false},
 		{"GET /v1/jobs/{id} 404 job_not_found", "GET /v1/jobs/{id} 404 job_not_found", true},

@@ -16,7 +16,7 @@ func TestCountsAreSpentAndTheFirstMatchWins(t *testing.T) {
 	t.Parallel()
 	s := New(ids.NewSeeded(1).Float64)
 	s.Add("api", scenario.Fault{Match: scenario.RequestMatch{Path: "/v1/models"}, Status: 502, Count: 2, Action: scenario.ActionError})
-	s.Add("scenario", scenario.Fault{Match: scenario.RequestMatch{Path: "/v1/*"}, Status: 503, Action: scenario.ActionError})
+	s.Add("scenario", scenario.Fault{Match: scenario.RequestMatch{Path: "/v1/**"}, Status: 503, Action: scenario.ActionError})
 	for i, want := range []int{502, 502, 503, 503} {
 		f, _, ok := s.Pick("GET", "/v1/models", nil)
 		if !ok || f.Status != want {
@@ -40,7 +40,7 @@ func TestSeededProbabilityRepeats(t *testing.T) {
 	t.Parallel()
 	fire := func(seed int64) []bool {
 		s := New(ids.NewSeeded(seed).Float64)
-		s.Add("api", scenario.Fault{Match: scenario.RequestMatch{Path: "/v1/*"}, Status: 503, Probability: prob(0.3), Action: scenario.ActionError})
+		s.Add("api", scenario.Fault{Match: scenario.RequestMatch{Path: "/v1/**"}, Status: 503, Probability: prob(0.3), Action: scenario.ActionError})
 		out := make([]bool, 200)
 		for i := range out {
 			_, _, out[i] = s.Pick("GET", "/v1/models", nil)
@@ -68,7 +68,7 @@ func TestSeededProbabilityRepeats(t *testing.T) {
 func TestModelMatching(t *testing.T) {
 	t.Parallel()
 	s := New(ids.NewRandom().Float64)
-	s.Add("api", scenario.Fault{Match: scenario.RequestMatch{Model: "fal-ai/kling*", OutputType: "video"}, Status: 500, Action: scenario.ActionError})
+	s.Add("api", scenario.Fault{Match: scenario.RequestMatch{Model: "fal-ai/kling**", OutputType: "video"}, Status: 500, Action: scenario.ActionError})
 	if !s.NeedsModel() {
 		t.Error("NeedsModel = false")
 	}

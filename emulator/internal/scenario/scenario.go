@@ -4,6 +4,7 @@
 package scenario
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"path"
@@ -15,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/glob"
 )
 
 // Scenario is a loaded, validated scenario file. It is immutable and safe to share.
@@ -57,8 +59,8 @@ type Override struct {
 	Rule  `yaml:",inline"`
 }
 
-// ModelMatch selects models; every field given must match. Model is a glob where * matches any
-// run of characters, slashes included.
+// ModelMatch selects models; every field given must match. Model is a glob (package glob: *
+// within a segment, ** across, so fal-ai/flux/** is every FLUX model).
 type ModelMatch struct {
 	Model      string `yaml:"model"`
 	Category   string `yaml:"category"`
@@ -70,7 +72,7 @@ func (mm ModelMatch) Matches(m *catalog.Model) bool {
 	if m == nil {
 		return mm.Model == "" && mm.Category == "" && mm.OutputType == ""
 	}
-	return (mm.Model == "" || Glob(mm.Model, m.ID)) &&
+	return (mm.Model == "" || glob.Match(mm.Model, m.ID)) &&
 		(mm.Category == "" || mm.Category == m.Category) &&
 		(mm.OutputType == "" || mm.OutputType == m.OutputType)
 }
@@ -84,6 +86,17 @@ type RequestMatch struct {
 	OutputType string `yaml:"output_type" json:"output_type,omitempty"`
 }
 
+// check says what is wrong with the patterns of a match, each problem beginning with its
+// field's path under where; "" when nothing is.
+func (rm RequestMatch) check(where string) string {
+	for _, p := range []struct{ name, pattern string }{{"path", rm.Path}, {"model", rm.Model}} {
+		if msg := glob.Check(p.pattern); msg != "" {
+			return fmt.Sprintf("%s.%s %s", where, p.name, msg)
+		}
+	}
+	return ""
+}
+
 // NeedsModel reports whether matching needs to know the request's model.
 func (rm RequestMatch) NeedsModel() bool {
 	return rm.Model != "" || rm.Category != "" || rm.OutputType != ""
@@ -94,7 +107,7 @@ func (rm RequestMatch) Matches(method, urlPath string, m *catalog.Model) bool {
 	if rm.Method != "" && !strings.EqualFold(rm.Method, method) {
 		return false
 	}
-	if rm.Path != "" && !Glob(rm.Path, urlPath) {
+	if rm.Path != "" && !glob.Match(rm.Path, urlPath) {
 		return false
 	}
 	if rm.NeedsModel() {
@@ -221,29 +234,6 @@ const (
 // Actions lists the fault actions, in the order the documentation gives them.
 var Actions = []string{ActionError, ActionReset, ActionMalformed, ActionTruncated, ActionDelay, ActionGateway, ActionDownload}
 
-// Glob matches s against a pattern where * stands for any run of characters.
-func Glob(pattern, s string) bool {
-	if !strings.Contains(pattern, "*") {
-		return pattern == s
-	}
-	parts := strings.Split(pattern, "*")
-	if !strings.HasPrefix(s, parts[0]) {
-		return false
-	}
-	s = s[len(parts[0]):]
-	for i, p := range parts[1:] {
-		if i == len(parts)-2 {
-			return strings.HasSuffix(s, p)
-		}
-		j := strings.Index(s, p)
-		if j < 0 {
-			return false
-		}
-		s = s[j+len(p):]
-	}
-	return true
-}
-
 // Failure codes a scenario may draw; each is a job error code of the contract.
 var knownFailureCodes = map[string]string{
 	"generation_failed":        "the model failed to generate an output",
@@ -296,6 +286,9 @@ func check(r *catalog.Reporter, root *yaml.Node, s *Scenario) {
 		if o.Match == (ModelMatch{}) {
 			r.At(line, "overrides[%d]: match names no model, category or output_type; put rules for every model under defaults", i)
 		}
+		if msg := glob.Check(o.Match.Model); msg != "" {
+			r.At(line, "overrides[%d].match.model %s", i, msg)
+		}
 		if o.Match.OutputType != "" && o.Match.OutputType != catalog.OutputImage && o.Match.OutputType != catalog.OutputVideo && o.Match.OutputType != catalog.OutputAudio {
 			r.At(line, "overrides[%d]: output_type %q must be image, video or audio", i, o.Match.OutputType)
 		}
@@ -307,6 +300,9 @@ func check(r *catalog.Reporter, root *yaml.Node, s *Scenario) {
 		line := itemLine(limits, i)
 		if rl.Limit < 1 {
 			r.At(line, "rate_limits[%d]: limit must be at least 1", i)
+		}
+		if msg := rl.Match.check(fmt.Sprintf("rate_limits[%d].match", i)); msg != "" {
+			r.At(line, "%s", msg)
 		}
 		if rl.Per <= 0 {
 			r.At(line, "rate_limits[%d]: per must be a positive duration such as 1m", i)
@@ -326,6 +322,9 @@ func check(r *catalog.Reporter, root *yaml.Node, s *Scenario) {
 	for i := range s.Latency {
 		l := &s.Latency[i]
 		line := itemLine(latency, i)
+		if msg := l.Match.check(fmt.Sprintf("latency[%d].match", i)); msg != "" {
+			r.At(line, "%s", msg)
+		}
 		switch {
 		case l.Delay.Kind == "":
 			r.At(line, "latency[%d].delay: give a duration or a distribution (fixed, uniform or lognormal)", i)
@@ -438,6 +437,9 @@ const MaxRetryAfter = 86400
 
 // CheckFault validates a fault rule and fills in its defaults.
 func CheckFault(f *Fault) error {
+	if msg := f.Match.check("match"); msg != "" {
+		return errors.New(msg)
+	}
 	if f.Probability != nil && (*f.Probability < 0 || *f.Probability > 1) {
 		return fmt.Errorf("probability must be between 0 and 1")
 	}

@@ -28,11 +28,11 @@ rate_limits:
     limit: 0
     per: 1m
 faults:
-  - match: {path: /v1/*}
+  - match: {path: /v1/**}
     status: 200
-  - match: {path: /v1/*}
+  - match: {path: /v1/**}
     action: explode
-  - match: {path: /v1/*}
+  - match: {path: /v1/**}
 bogus: true
 `
 	_, err := Parse("broken.yaml", []byte(src))
@@ -157,24 +157,67 @@ overrides:
 	}
 }
 
-func TestGlob(t *testing.T) {
+// TestMatchesUseTheOneGlob: a rule's path and model are globs where * stays within a segment
+// and ** crosses them.
+func TestMatchesUseTheOneGlob(t *testing.T) {
 	t.Parallel()
+	video := &catalog.Model{ID: "fal-ai/kling-video/v2/master/text-to-video", OutputType: "video"}
 	for _, c := range []struct {
-		pattern, s string
-		want       bool
+		match RequestMatch
+		path  string
+		want  bool
 	}{
-		{"/v1/*", "/v1/models/a/b", true},
-		{"/v1/*", "/v2/models", false},
-		{"fal-ai/kling*", "fal-ai/kling-video/v2", true},
-		{"*/dev", "fal-ai/flux/dev", true},
-		{"a*b*c", "axxbyyc", true},
-		{"a*b*c", "axxcyyb", false},
-		{"/v1/models", "/v1/models", true},
-		{"/v1/models", "/v1/models/x", false},
+		{RequestMatch{Path: "/v1/*"}, "/v1/models/a/b", false},
+		{RequestMatch{Path: "/v1/**"}, "/v1/models/a/b", true},
+		{RequestMatch{Path: "/v1/jobs/*"}, "/v1/jobs/j1", true},
+		{RequestMatch{Path: "/v1/jobs/*"}, "/v1/jobs/j1/cancel", false},
+		{RequestMatch{Path: "/v1/jobs/*"}, "/v1/jobs", false},
+		{RequestMatch{Path: "/v1/models"}, "/v1/models/x", false},
+		{RequestMatch{Model: "fal-ai/kling*"}, "/v1/generate", false},
+		{RequestMatch{Model: "fal-ai/kling**"}, "/v1/generate", true},
+		{RequestMatch{Model: "fal-ai/*/v2/**", OutputType: "video"}, "/v1/generate", true},
 	} {
-		if got := Glob(c.pattern, c.s); got != c.want {
-			t.Errorf("Glob(%q, %q) = %v", c.pattern, c.s, got)
+		if got := c.match.Matches("GET", c.path, video); got != c.want {
+			t.Errorf("%+v matches %s (%s): %v, want %v", c.match, c.path, video.ID, got, c.want)
 		}
+	}
+}
+
+// TestPatternsAreChecked: a pattern the glob refuses is a problem at its FILE:LINE, and through
+// the control API a problem with a pointer to the field.
+func TestPatternsAreChecked(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("a", 1025)
+	_, err := Parse("g.yaml", []byte(`overrides:
+  - match: {model: `+long+`}
+    failure_rate: 1
+rate_limits:
+  - match: {path: `+long+`}
+    limit: 1
+    per: 1m
+faults:
+  - match: {model: `+long+`}
+    status: 503
+latency:
+  - match: {path: `+long+`}
+    delay: 1s
+`))
+	for _, want := range []string{
+		"g.yaml:2: overrides[0].match.model must be at most 1024 bytes long",
+		"g.yaml:5: rate_limits[0].match.path must be at most 1024 bytes long",
+		"g.yaml:9: faults[0]: match.model must be at most 1024 bytes long",
+		"g.yaml:12: latency[0].match.path must be at most 1024 bytes long",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("problems lack %q:\n%v", want, err)
+		}
+	}
+	_, err = ParseFault("request body", []byte(`{"match": {"path": "`+long+`"}, "status": 503}`))
+	if err == nil || !strings.Contains(err.Error(), "match.path must be at most 1024 bytes long") {
+		t.Fatalf("ParseFault = %v", err)
+	}
+	if got := Pointer("match.path must be at most 1024 bytes long", true); got != "/match/path" {
+		t.Errorf("pointer = %q, want /match/path", got)
 	}
 }
 
@@ -208,10 +251,10 @@ func FuzzParse(f *testing.F) {
 		"defaults: {failure_rate: 0.2}\n",
 		"defaults:\n  run: {lognormal: {min: 1s, max: 5s}}\n  failure_at: [0.1, 0.9]\n",
 		"overrides:\n  - match: {output_type: video}\n    run: {scale: 3}\n",
-		"rate_limits:\n  - match: {path: /v1/*}\n    limit: 2\n    per: 1m\n",
-		"faults:\n  - match: {path: /v1/*}\n    status: 503\n    probability: 0.5\n",
+		"rate_limits:\n  - match: {path: /v1/**}\n    limit: 2\n    per: 1m\n",
+		"faults:\n  - match: {path: /v1/**}\n    status: 503\n    probability: 0.5\n",
 		"defaults: {queue: {uniform: {min: 5s, max: 1s}}}\n", "a: &a [*a]\n", "", "- 1\n", "defaults: 1\n",
-		"latency:\n  - match: {path: /v1/*}\n    delay: {lognormal: {median: 1s, p99: 2s, max: 3s}}\n",
+		"latency:\n  - match: {path: /v1/**}\n    delay: {lognormal: {median: 1s, p99: 2s, max: 3s}}\n",
 		"defaults: {download: {bytes_per_second: 100, cut_after: 10, length_delta: -5}}\n",
 		"rate_limits:\n  - match: {path: /v1/jobs/*}\n    limit: 1\n    per: 1m\n    per_job: true\n    retry_after_format: date\n",
 	} {
@@ -298,7 +341,7 @@ var leaks = []string{"unmarshal", "!!", "yaml:", "time.Duration", "int64", "floa
 // FuzzParseInline: no scenario or fault sent inline makes the loader panic or answer in the
 // YAML library's words (a word the input itself holds may be quoted back).
 func FuzzParseInline(f *testing.F) {
-	f.Add([]byte(`{"status": 503, "retry_after": 5, "match": {"path": "/v1/*"}}`))
+	f.Add([]byte(`{"status": 503, "retry_after": 5, "match": {"path": "/v1/**"}}`))
 	f.Add([]byte(`{"defaults": {"queue": {"uniform": {"min": "1s", "max": "2s"}}, "failure_codes": {"provider_error": 1}}}`))
 	f.Add([]byte(`{"overrides": [{"match": {"model": "m*"}, "run": {"scale": 2}, "failure_at": [0.1, 0.2]}]}`))
 	f.Add([]byte(`{"defaults": {"queue": {"uniform": {"max": 0}}}}`))
@@ -341,7 +384,7 @@ func TestAliasBombIsRefused(t *testing.T) {
 // over evenly spread draws (so no sampling noise hides a wrong σ), and caps its tail.
 func TestLogNormalByPercentiles(t *testing.T) {
 	t.Parallel()
-	sc, err := Parse("l.yaml", []byte("latency:\n  - match: {path: /v1/*}\n    delay: {lognormal: {median: 200ms, p99: 2s, max: 3s}}\n"))
+	sc, err := Parse("l.yaml", []byte("latency:\n  - match: {path: /v1/**}\n    delay: {lognormal: {median: 200ms, p99: 2s, max: 3s}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +420,7 @@ rate_limits:
     limit: 2
     per: 1m
     per_job: true
-  - match: {path: /v1/*}
+  - match: {path: /v1/**}
     limit: 2
     per: 1m
     retry_after_format: tomorrow

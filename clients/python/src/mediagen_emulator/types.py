@@ -588,9 +588,11 @@ class RequestMatch(TypedDict, total=False):
 
     #: An HTTP method.
     method: str
-    #: A path; `*` matches any run of characters (`/v1/*`).
+    #: A path glob: `*` matches within one segment, `**` across segments (`/v1/jobs/*` is every job,
+    #: `/v1/**` every path under `/v1`).
     path: str
-    #: A model id glob; the rule then applies to requests about a matching model.
+    #: A model id glob (`*` within a segment, `**` across: `fal-ai/flux/**`); the rule then applies
+    #: to requests about a matching model.
     model: str
     #: A model category.
     category: str
