@@ -276,11 +276,11 @@ func invalidDocument(what string, err error) error {
 	return e
 }
 
-// faultViews shows fault rules as the control API lists them, durations as text.
+// faultViews shows fault rules as the control API lists them.
 func faultViews(rules []faults.Rule) []api.Fault {
 	out := []api.Fault{}
 	for _, r := range rules {
-		v := faults.View(r.Fault)
+		v := r.Fault
 		v.Count = 0 // remaining says what is left of it
 		out = append(out, api.Fault{ID: r.ID, Source: r.Source, Remaining: r.Remaining, Fired: r.Fired, FaultRule: v})
 	}
@@ -289,15 +289,13 @@ func faultViews(rules []faults.Rule) []api.Fault {
 
 func (s *Server) addFault() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		body, err := s.decodeBody(w, r, bodyRequired)
-		if err != nil {
+		var f api.FaultRule
+		if err := s.decodeInto(w, r, &f); err != nil {
 			return err
 		}
-		// JSON is YAML: the body goes through the loader of scenario files, messages and all.
-		raw, _ := json.MarshalIndent(body, "", "  ")
-		f, err := scenario.ParseFault("request body", raw)
-		if err != nil {
-			return invalidDocument("fault", err)
+		if err := scenario.CheckFault(&f); err != nil {
+			return &problem.Error{Code: problem.InvalidRequest, Detail: "the fault is not valid: " + err.Error(),
+				Errors: []problem.FieldError{{Pointer: scenario.Pointer(err.Error(), true), Message: err.Error()}}}
 		}
 		rule := worldOf(r).Faults().Add("api", f)
 		return s.writeJSON(w, http.StatusCreated, faultViews([]faults.Rule{rule})[0])

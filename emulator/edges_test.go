@@ -20,7 +20,7 @@ func TestControlBodiesAreCheckedLikeFiles(t *testing.T) {
 		body any
 		want string
 	}{
-		{map[string]any{"status": 503, "match": "x"}, "match must be a mapping"},
+		{map[string]any{"status": 503, "match": "x"}, "want an object, got a JSON string"},
 		{map[string]any{"status": 503, "unknown": 1}, `unknown field "unknown"`},
 		{map[string]any{"status": 503, "delay": 5}, "a duration such as 500ms or 2s"},
 		{map[string]any{"status": 503, "retry_after": -5}, "retry_after must be >= 0"},

@@ -238,7 +238,7 @@ func TestCutDownloadResumes(t *testing.T) {
 
 	// A fault cuts once; the resume after it is whole.
 	putScenario(t, s, map[string]any{})
-	addFault(t, s, map[string]any{"match": map[string]any{"path": "/files/*"}, "download": map[string]any{"cut_after": 777}, "count": 1})
+	addFault(t, s, map[string]any{"match": map[string]any{"path": "/files/**"}, "download": map[string]any{"cut_after": 777}, "count": 1})
 	_, first, err := wireGet(t, url, "")
 	if !errors.Is(err, io.ErrUnexpectedEOF) || len(first) != 777 {
 		t.Fatalf("cut by a fault: %d bytes, %v", len(first), err)
@@ -259,19 +259,19 @@ func TestWrongContentLengthAndThrottle(t *testing.T) {
 	defer srv.Close()
 	url, want := finishedFile(t, s, srv, "len")
 
-	addFault(t, s, map[string]any{"match": map[string]any{"path": "/files/*"}, "download": map[string]any{"length_delta": 100}, "count": 1})
+	addFault(t, s, map[string]any{"match": map[string]any{"path": "/files/**"}, "download": map[string]any{"length_delta": 100}, "count": 1})
 	resp, body, err := wireGet(t, url, "")
 	if resp == nil || resp.ContentLength != int64(len(want)+100) || !errors.Is(err, io.ErrUnexpectedEOF) || !bytes.Equal(body, want) {
 		t.Errorf("longer Content-Length: %v, %d bytes, %v", resp, len(body), err)
 	}
-	addFault(t, s, map[string]any{"match": map[string]any{"path": "/files/*"}, "download": map[string]any{"length_delta": -100}, "count": 1})
+	addFault(t, s, map[string]any{"match": map[string]any{"path": "/files/**"}, "download": map[string]any{"length_delta": -100}, "count": 1})
 	resp, body, err = wireGet(t, url, "")
 	if resp == nil || err != nil || resp.ContentLength != int64(len(want)-100) || !bytes.Equal(body, want[:len(want)-100]) {
 		t.Errorf("shorter Content-Length: %v, %d bytes, %v", resp, len(body), err)
 	}
 
 	bps := len(want) * 4 // a quarter of a second for the whole file
-	addFault(t, s, map[string]any{"match": map[string]any{"path": "/files/*"}, "download": map[string]any{"bytes_per_second": bps}, "count": 1})
+	addFault(t, s, map[string]any{"match": map[string]any{"path": "/files/**"}, "download": map[string]any{"bytes_per_second": bps}, "count": 1})
 	start := time.Now()
 	resp, body, err = wireGet(t, url, "")
 	took := time.Since(start)
@@ -359,7 +359,7 @@ func TestREADMEHardCaseExamples(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the README's scenario format does not load:\n%v", err)
 	}
-	if sc.Defaults.Download == nil || len(sc.Latency) != 2 || !sc.RateLimits[1].PerJob || sc.Faults[1].Action != scenario.ActionDownload ||
+	if sc.Defaults.Download == nil || len(sc.Latency) != 2 || !sc.RateLimits[1].PerJob || sc.Faults[1].Action != api.FaultDownload ||
 		sc.Latency[0].Delay.Median != 80*time.Millisecond {
 		t.Errorf("the README's format lost a knob: %+v", sc)
 	}

@@ -66,7 +66,7 @@ var jobEndings = []string{"succeeded", "failed generation_failed", "failed conte
 	"failed provider_error", "failed out_of_capacity", "expired queue_timeout", "canceled"}
 
 // FaultKinds are the actions a fault rule can take, each a case "fault {kind}".
-var FaultKinds = []string{"error", "reset", "malformed", "truncated", "delay", "gateway", "download"}
+var FaultKinds = api.FaultActions
 
 // The flows, each one case; set once, as the list is built.
 var (

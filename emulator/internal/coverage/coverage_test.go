@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 )
 
 func TestTheListIsTheContracts(t *testing.T) {
@@ -32,8 +32,8 @@ func TestTheListIsTheContracts(t *testing.T) {
 		t.Errorf("groups: %v", groups)
 	}
 	// Every kind of fault a scenario can declare has its case.
-	for _, k := range []string{scenario.ActionError, scenario.ActionReset, scenario.ActionMalformed, scenario.ActionTruncated, scenario.ActionDelay} {
-		if !slices.Contains(FaultKinds, k) {
+	for _, k := range api.FaultActions {
+		if !ids["fault "+k] {
 			t.Errorf("fault kind %q has no case", k)
 		}
 	}

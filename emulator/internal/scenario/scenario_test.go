@@ -177,7 +177,7 @@ func TestMatchesUseTheOneGlob(t *testing.T) {
 		{RequestMatch{Model: "fal-ai/kling**"}, "/v1/generate", true},
 		{RequestMatch{Model: "fal-ai/*/v2/**", OutputType: "video"}, "/v1/generate", true},
 	} {
-		if got := c.match.Matches("GET", c.path, video); got != c.want {
+		if got := Selects(c.match, "GET", c.path, video); got != c.want {
 			t.Errorf("%+v matches %s (%s): %v, want %v", c.match, c.path, video.ID, got, c.want)
 		}
 	}
@@ -212,9 +212,9 @@ latency:
 			t.Errorf("problems lack %q:\n%v", want, err)
 		}
 	}
-	_, err = ParseFault("request body", []byte(`{"match": {"path": "`+long+`"}, "status": 503}`))
-	if err == nil || !strings.Contains(err.Error(), "match.path must be at most 1024 bytes long") {
-		t.Fatalf("ParseFault = %v", err)
+	f := Fault{Match: RequestMatch{Path: long}, Status: 503}
+	if err := CheckFault(&f); err == nil || err.Error() != "match.path must be at most 1024 bytes long" {
+		t.Fatalf("CheckFault = %v", err)
 	}
 	if got := Pointer("match.path must be at most 1024 bytes long", true); got != "/match/path" {
 		t.Errorf("pointer = %q, want /match/path", got)
@@ -302,20 +302,22 @@ func TestProblemsSpeakTheEmulatorsWords(t *testing.T) {
 		checkWords(t, c.src, err, c.want)
 	}
 	faults := []struct{ src, want string }{
-		{"{\n  \"status\": \"x\"\n}", `request body:2: status: want a whole number, got "x"`},
-		{"{\n  \"status\": 503,\n  \"count\": 1.5\n}", `request body:3: count: want a whole number, got "1.5"`},
-		{"{\n  \"status\": 503,\n  \"retry_after\": 9223372036854775807\n}", `request body:3: retry_after: want a whole number from -2147483648 to 2147483647, got "9223372036854775807"`},
-		{"{\n  \"status\": 503,\n  \"retry_after\": 1e30\n}", `request body:3: retry_after: want a whole number, got "1e30"`},
-		{"{\n  \"status\": 503,\n  \"probability\": true\n}", `request body:3: probability: want a number, got "true"`},
-		{"{\n  \"status\": 503,\n  \"match\": {\"path\": {}}\n}", `request body:3: match.path: want text, got a mapping`},
-		{"{\n  \"status\": 503,\n  \"retry_after\": 86401\n}", `request body:1: retry_after must be at most 86400 seconds (a day), not 86401`},
+		{`{"status": "x"}`, `request body:1: faults[0].status: want a whole number, got "x"`},
+		{`{"status": 503, "count": 1.5}`, `request body:1: faults[0].count: want a whole number, got "1.5"`},
+		{`{"status": 503, "retry_after": 9223372036854775807}`, `request body:1: faults[0].retry_after: want a whole number from -2147483648 to 2147483647, got "9223372036854775807"`},
+		{`{"status": 503, "retry_after": 1e30}`, `request body:1: faults[0].retry_after: want a whole number, got "1e30"`},
+		{`{"status": 503, "probability": true}`, `request body:1: faults[0].probability: want a number, got "true"`},
+		{`{"status": 503, "match": {"path": {}}}`, `request body:1: faults[0].match.path: want text, got a mapping`},
+		{`{"status": 503, "delay": "soon"}`, `request body:1: faults[0].delay: want a duration such as 500ms or 2s, got "soon"`},
+		{`{"status": 503, "retry_after": 86401}`, `request body:1: faults[0]: retry_after must be at most 86400 seconds (a day), not 86401`},
 	}
 	for _, c := range faults {
-		_, err := ParseFault("request body", []byte(c.src))
-		checkWords(t, c.src, err, c.want)
+		src := `{"faults": [` + c.src + `]}`
+		_, err := Parse("request body", []byte(src))
+		checkWords(t, src, err, c.want)
 	}
-	if f, err := ParseFault("request body", []byte(`{"status": 503, "retry_after": 86400}`)); err != nil || f.RetryAfter != 86400 {
-		t.Errorf("a day of retry_after: %+v, %v", f, err)
+	if sc, err := Parse("request body", []byte(`{"faults": [{"status": 503, "retry_after": 86400}]}`)); err != nil || sc.Faults[0].RetryAfter != 86400 {
+		t.Errorf("a day of retry_after: %+v, %v", sc, err)
 	}
 }
 
@@ -349,7 +351,7 @@ func FuzzParseInline(f *testing.F) {
 	f.Add([]byte(`{"action": "gateway", "status": 504, "retry_after": 5, "retry_after_format": "date"}`))
 	f.Add([]byte(`{"download": {"bytes_per_second": 1000, "pause": "1s", "cut_after": 10}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, err := range []error{second(Parse("request body", data)), second(ParseFault("request body", data))} {
+		for _, err := range []error{second(Parse("request body", data)), second(Parse("request body", []byte(`{"faults": [`+string(data)+`]}`)))} {
 			for _, leak := range leaks {
 				if err != nil && strings.Contains(err.Error(), leak) && !strings.Contains(string(data), leak) {
 					t.Fatalf("%q: the problem leaks %q: %v", data, leak, err)
@@ -425,10 +427,10 @@ rate_limits:
     per: 1m
     retry_after_format: tomorrow
 faults:
-  - match: {path: /files/*}
+  - match: {path: /files/**}
     action: gateway
     status: 500
-  - match: {path: /files/*}
+  - match: {path: /files/**}
     action: download
 latency:
   - match: {path: /v1/quotes}

@@ -1,0 +1,162 @@
+package emulator
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+)
+
+// faultKindChecks holds, for each fault action, a rule sent through the control API and what a
+// request it answers must get instead of its normal answer.
+var faultKindChecks = map[string]struct {
+	rule  map[string]any
+	check func(t *testing.T, resp *http.Response, body []byte, err error, took time.Duration)
+}{
+	api.FaultError: {map[string]any{"status": 503}, func(t *testing.T, resp *http.Response, body []byte, err error, _ time.Duration) {
+		if err != nil || resp.StatusCode != 503 || resp.Header.Get("Content-Type") != "application/problem+json" {
+			t.Errorf("error: %v %v", resp, err)
+		}
+	}},
+	api.FaultReset: {map[string]any{"action": "reset"}, func(t *testing.T, resp *http.Response, _ []byte, err error, _ time.Duration) {
+		if err == nil {
+			t.Errorf("reset: answered %d", resp.StatusCode)
+		}
+	}},
+	api.FaultMalformed: {map[string]any{"action": "malformed"}, func(t *testing.T, resp *http.Response, body []byte, err error, _ time.Duration) {
+		if err != nil || resp.StatusCode != 200 || json.Valid(body) {
+			t.Errorf("malformed: %v %q %v", resp, body, err)
+		}
+	}},
+	api.FaultTruncated: {map[string]any{"action": "truncated"}, func(t *testing.T, resp *http.Response, body []byte, err error, _ time.Duration) {
+		if resp == nil || resp.StatusCode != 200 || int64(len(body)) >= resp.ContentLength || err == nil {
+			t.Errorf("truncated: %v, %d bytes, %v", resp, len(body), err)
+		}
+	}},
+	api.FaultDelay: {map[string]any{"delay": "30ms"}, func(t *testing.T, resp *http.Response, body []byte, err error, took time.Duration) {
+		if err != nil || resp.StatusCode != 200 || !json.Valid(body) || took < 30*time.Millisecond {
+			t.Errorf("delay: %v after %s, %v", resp, took, err)
+		}
+	}},
+	api.FaultGateway: {map[string]any{"action": "gateway"}, func(t *testing.T, resp *http.Response, body []byte, err error, _ time.Duration) {
+		if err != nil || resp.StatusCode != 502 || resp.Header.Get("Content-Type") != "text/html" || resp.Header.Get("X-Request-Id") != "" {
+			t.Errorf("gateway: %v %v", resp, err)
+		}
+	}},
+	api.FaultDownload: {map[string]any{"download": map[string]any{"cut_after": 10}}, func(t *testing.T, resp *http.Response, body []byte, err error, _ time.Duration) {
+		if resp == nil || resp.StatusCode != 200 || len(body) != 10 || err == nil {
+			t.Errorf("download cut after 10 bytes: %v, %d bytes, %v", resp, len(body), err)
+		}
+	}},
+}
+
+// TestEveryFaultKind: each action of api.FaultActions is what docs/openapi.json's action enums
+// list, has a check here, is taken by the control API, changes the answer of a request it
+// matches as documented, and is counted by coverage as "fault KIND". An action added to the
+// list but not to the traffic code, the document or the coverage fails here.
+func TestEveryFaultKind(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../docs/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	enums := actionEnums(doc["components"])
+	if len(enums) == 0 {
+		t.Fatal("docs/openapi.json has no enum of fault actions")
+	}
+	for _, e := range enums {
+		if !slices.Equal(e, api.FaultActions) {
+			t.Errorf("docs/openapi.json lists fault actions %v, api.FaultActions %v", e, api.FaultActions)
+		}
+	}
+
+	s := simServer(t, Config{})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	// A fresh connection for each request: net/http retries a GET whose reused connection drops.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	for _, kind := range api.FaultActions {
+		c, ok := faultKindChecks[kind]
+		if !ok {
+			t.Errorf("fault action %q has no check in faultKindChecks", kind)
+			continue
+		}
+		rule := map[string]any{"match": map[string]any{"method": "GET", "path": "/v1/models"}, "count": 1}
+		for k, v := range c.rule {
+			rule[k] = v
+		}
+		addFault(t, s, rule)
+		req, _ := http.NewRequest("GET", srv.URL+"/v1/models", nil)
+		req.Header.Set("Authorization", "Bearer mg_test_all")
+		start := time.Now()
+		resp, err := client.Do(req)
+		var body []byte
+		if err == nil {
+			body, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		c.check(t, resp, body, err, time.Since(start))
+	}
+	_, counts := coverageOf(t, s, "")
+	for _, kind := range api.FaultActions {
+		if counts["fault "+kind] != 1 {
+			t.Errorf("coverage counts fault %s %d times, want 1", kind, counts["fault "+kind])
+		}
+	}
+}
+
+// actionEnums finds the enum of every property named action under v.
+func actionEnums(v any) [][]string {
+	var out [][]string
+	switch x := v.(type) {
+	case map[string]any:
+		if props, ok := x["properties"].(map[string]any); ok {
+			if action, ok := props["action"]; ok {
+				out = append(out, enumsIn(action)...)
+			}
+		}
+		for _, c := range x {
+			out = append(out, actionEnums(c)...)
+		}
+	case []any:
+		for _, c := range x {
+			out = append(out, actionEnums(c)...)
+		}
+	}
+	return out
+}
+
+// enumsIn lists the enums of strings a schema holds, however deep.
+func enumsIn(v any) [][]string {
+	var out [][]string
+	switch x := v.(type) {
+	case map[string]any:
+		if e, ok := x["enum"].([]any); ok {
+			var names []string
+			for _, n := range e {
+				if s, ok := n.(string); ok {
+					names = append(names, s)
+				}
+			}
+			out = append(out, names)
+		}
+		for _, c := range x {
+			out = append(out, enumsIn(c)...)
+		}
+	case []any:
+		for _, c := range x {
+			out = append(out, enumsIn(c)...)
+		}
+	}
+	return out
+}
