@@ -13,6 +13,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 )
@@ -52,7 +53,14 @@ type Config struct {
 	// ones runs. Idleness is real time, unlike a tenant's own clock; tests pass a manual clock
 	// to drive it. Nil means a real clock that the tenants own and close.
 	Wall *clock.Clock
-	// Budget bounds the bytes all tenants' stores hold together; nil means no bound.
+	// MaxTenants bounds the named tenants alive at once (default DefaultMaxTenants).
+	MaxTenants int
+	// TenantIdle is how long an unused named tenant lives (default DefaultTenantIdle).
+	TenantIdle time.Duration
+	// MemoryBudget bounds the bytes all tenants' stores hold together (default
+	// budget.DefaultBytes); Budget is made from it unless given.
+	MemoryBudget int64
+	// Budget is the bound itself, shared by every store.
 	Budget *budget.Budget
 	// Coverage counts the contract's cases over the whole run: every world adds to it, and it
 	// outlives resets and dropped tenants. Nil means counts of the tenants' own.
@@ -74,9 +82,21 @@ const (
 	DefaultJobRetention = 24 * time.Hour
 )
 
-// withDefaults fills what the caller left out: the one place the defaults of these settings
-// live (emulator.Config passes them through unchanged).
+// withDefaults fills what the caller left out: the one place the defaults of the world's
+// settings are applied (emulator.Config passes them through unchanged).
 func (c Config) withDefaults() Config {
+	if c.MaxJobs <= 0 {
+		c.MaxJobs = jobs.DefaultMaxJobs
+	}
+	if c.MaxTenants <= 0 {
+		c.MaxTenants = DefaultMaxTenants
+	}
+	if c.TenantIdle <= 0 {
+		c.TenantIdle = DefaultTenantIdle
+	}
+	if c.MemoryBudget <= 0 {
+		c.MemoryBudget = budget.DefaultBytes
+	}
 	if c.MaxWait <= 0 {
 		c.MaxWait = DefaultMaxWait
 	}
@@ -97,7 +117,7 @@ func (c Config) withDefaults() Config {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.Budget == nil {
-		c.Budget = budget.New(0)
+		c.Budget = budget.New(c.MemoryBudget)
 	}
 	if c.JournalMax <= 0 {
 		c.JournalMax = JournalEntries
