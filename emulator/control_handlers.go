@@ -247,7 +247,7 @@ func (s *Server) clearRequests() handlerFunc {
 
 func (s *Server) listFaults() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		return s.writeJSON(w, http.StatusOK, map[string]any{"data": faultViews(worldOf(r).Faults().List())})
+		return s.writeJSON(w, http.StatusOK, api.List[api.Fault]{Data: faultViews(worldOf(r).Faults().List())})
 	}
 }
 
@@ -327,7 +327,7 @@ func (s *Server) deleteFault() handlerFunc {
 
 func (s *Server) listAccounts() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		return s.writeJSON(w, http.StatusOK, map[string]any{"data": worldOf(r).Ledger().Balances()})
+		return s.writeJSON(w, http.StatusOK, api.List[api.Balance]{Data: worldOf(r).Ledger().Balances()})
 	}
 }
 
@@ -402,24 +402,15 @@ func (s *Server) controlJob() handlerFunc {
 	}
 }
 
-// tenantView is a tenant as GET /_emulator/tenants lists it.
-type tenantView struct {
-	Name     string         `json:"name"`
-	Created  string         `json:"created_at"`
-	LastUsed string         `json:"last_used_at"`
-	Jobs     int            `json:"jobs"`
-	Clock    map[string]any `json:"clock"`
-}
-
 func (s *Server) listTenants() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		infos := s.tenants.List()
-		out := make([]tenantView, len(infos))
+		out := make([]api.Tenant, len(infos))
 		for i, t := range infos {
-			out[i] = tenantView{Name: t.Name, Created: timestamp(t.Created), LastUsed: timestamp(t.LastUsed), Jobs: t.Jobs,
-				Clock: map[string]any{"mode": clockMode(t.Manual), "now": timestamp(t.Now)}}
+			out[i] = api.Tenant{Name: t.Name, CreatedAt: timestamp(t.Created), LastUsedAt: timestamp(t.LastUsed), Jobs: t.Jobs,
+				Clock: api.TenantClock{Mode: clockMode(t.Manual), Now: timestamp(t.Now)}}
 		}
-		return s.writeJSON(w, http.StatusOK, map[string]any{"data": out})
+		return s.writeJSON(w, http.StatusOK, api.List[api.Tenant]{Data: out})
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 )
 
 // Problem is the RFC 9457 body of every error answer (application/problem+json). Some codes add
-// members of their own after these, such as permission for permission_denied.
+// members of their own, declared after the common ones.
 type Problem struct {
 	Type      string       `json:"type"`
 	Title     string       `json:"title"`
@@ -23,6 +23,12 @@ type Problem struct {
 	Code      string       `json:"code"`
 	RequestID string       `json:"request_id"`
 	Errors    []FieldError `json:"errors,omitempty"`
+
+	Permission       string   `json:"permission,omitempty"`        // permission_denied: the permission the key lacks
+	CreditsRequired  *int64   `json:"credits_required,omitempty"`  // insufficient_credits: what the quote costs
+	CreditsAvailable *int64   `json:"credits_available,omitempty"` // insufficient_credits: what the account can spend
+	JobStatus        string   `json:"job_status,omitempty"`        // job_not_cancelable: the job's status
+	Models           []string `json:"models,omitempty"`            // invalid_snapshot: the models the catalog lacks
 }
 
 // FieldError is one thing wrong with a request: where (a JSON Pointer into the body, or a query
@@ -233,11 +239,42 @@ type CreditsChange struct {
 	Credits int64 `json:"credits"`
 }
 
-// Page is a page of a list: the items, how many there are in all, and whether more follow.
+// Page is a page of a paged list (models, jobs, the journal): the items of [Offset,
+// Offset+Limit), how many match in all, and whether more follow.
 type Page[T any] struct {
 	Data    []T  `json:"data"`
 	Total   int  `json:"total"`
+	Limit   int  `json:"limit"`
+	Offset  int  `json:"offset"`
 	HasMore bool `json:"has_more"`
+}
+
+// List is a list given whole (categories, faults, accounts, tenants): its items alone.
+type List[T any] struct {
+	Data []T `json:"data"`
+}
+
+// Category is a task category with the number of ready models in it (GET
+// /v1/models/categories).
+type Category struct {
+	ID         string `json:"id"`
+	OutputType string `json:"output_type"`
+	ModelCount int    `json:"model_count"`
+}
+
+// Tenant is a live tenant as GET /_emulator/tenants lists it.
+type Tenant struct {
+	Name       string      `json:"name"`
+	CreatedAt  string      `json:"created_at"`
+	LastUsedAt string      `json:"last_used_at"`
+	Jobs       int         `json:"jobs"`
+	Clock      TenantClock `json:"clock"`
+}
+
+// TenantClock is a tenant's clock: manual or real, and its time.
+type TenantClock struct {
+	Mode string `json:"mode"`
+	Now  string `json:"now"`
 }
 
 // ClockChange is the body of POST /_emulator/clock: exactly one of Advance or Set.
