@@ -730,7 +730,10 @@ export interface FaultRule {
    * §10.2.3) that many seconds after the answer's `Date` (which follows the emulator's clock).
    */
   retry_after_format?: "seconds" | "date";
-  /** How long to wait before acting, as a duration (`2s`); at most `5m`. */
+  /**
+   * How long to wait before acting, as a duration (`2s`); at most `5m`. Real time, even under
+   * `--clock manual` or `skip`: the manual clock neither shortens it nor moves.
+   */
   delay?: string;
   download?: Download;
   /** The chance each matching request is hit (default 1). */

@@ -736,7 +736,8 @@ class FaultRule(TypedDict, total=False):
     #: How `Retry-After` is written: `seconds` (the default) or `date`, an HTTP-date (RFC 9110
     #: §10.2.3) that many seconds after the answer's `Date` (which follows the emulator's clock).
     retry_after_format: Literal["seconds", "date"]
-    #: How long to wait before acting, as a duration (`2s`); at most `5m`.
+    #: How long to wait before acting, as a duration (`2s`); at most `5m`. Real time, even under
+    #: `--clock manual` or `skip`: the manual clock neither shortens it nor moves.
     delay: str
     download: Download
     #: The chance each matching request is hit (default 1).
