@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -118,45 +119,32 @@ func TestEveryFaultKind(t *testing.T) {
 // actionEnums finds the enum of every property named action under v.
 func actionEnums(v any) [][]string {
 	var out [][]string
-	switch x := v.(type) {
-	case map[string]any:
-		if props, ok := x["properties"].(map[string]any); ok {
-			if action, ok := props["action"]; ok {
-				out = append(out, enumsIn(action)...)
+	eachObject(v, func(o map[string]any) {
+		props, _ := o["properties"].(map[string]any)
+		eachObject(props["action"], func(a map[string]any) {
+			if e, ok := a["enum"].([]any); ok {
+				var names []string
+				for _, n := range e {
+					names = append(names, fmt.Sprint(n))
+				}
+				out = append(out, names)
 			}
-		}
-		for _, c := range x {
-			out = append(out, actionEnums(c)...)
-		}
-	case []any:
-		for _, c := range x {
-			out = append(out, actionEnums(c)...)
-		}
-	}
+		})
+	})
 	return out
 }
 
-// enumsIn lists the enums of strings a schema holds, however deep.
-func enumsIn(v any) [][]string {
-	var out [][]string
+// eachObject calls f on every JSON object in v, v included.
+func eachObject(v any, f func(map[string]any)) {
 	switch x := v.(type) {
 	case map[string]any:
-		if e, ok := x["enum"].([]any); ok {
-			var names []string
-			for _, n := range e {
-				if s, ok := n.(string); ok {
-					names = append(names, s)
-				}
-			}
-			out = append(out, names)
-		}
+		f(x)
 		for _, c := range x {
-			out = append(out, enumsIn(c)...)
+			eachObject(c, f)
 		}
 	case []any:
 		for _, c := range x {
-			out = append(out, enumsIn(c)...)
+			eachObject(c, f)
 		}
 	}
-	return out
 }

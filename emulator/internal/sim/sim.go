@@ -85,30 +85,15 @@ const (
 // withDefaults fills what the caller left out: the one place the defaults of the world's
 // settings are applied (emulator.Config passes them through unchanged).
 func (c Config) withDefaults() Config {
-	if c.MaxJobs <= 0 {
-		c.MaxJobs = jobs.DefaultMaxJobs
-	}
-	if c.MaxTenants <= 0 {
-		c.MaxTenants = DefaultMaxTenants
-	}
-	if c.TenantIdle <= 0 {
-		c.TenantIdle = DefaultTenantIdle
-	}
-	if c.MemoryBudget <= 0 {
-		c.MemoryBudget = budget.DefaultBytes
-	}
-	if c.MaxWait <= 0 {
-		c.MaxWait = DefaultMaxWait
-	}
-	if c.QuoteTTL <= 0 {
-		c.QuoteTTL = DefaultQuoteTTL
-	}
-	if c.OutputTTL <= 0 {
-		c.OutputTTL = DefaultOutputTTL
-	}
-	if c.JobRetention <= 0 {
-		c.JobRetention = DefaultJobRetention
-	}
+	orDefault(&c.MaxJobs, jobs.DefaultMaxJobs)
+	orDefault(&c.MaxTenants, DefaultMaxTenants)
+	orDefault(&c.JournalMax, JournalEntries)
+	orDefault(&c.MemoryBudget, budget.DefaultBytes)
+	orDefault(&c.TenantIdle, DefaultTenantIdle)
+	orDefault(&c.MaxWait, DefaultMaxWait)
+	orDefault(&c.QuoteTTL, DefaultQuoteTTL)
+	orDefault(&c.OutputTTL, DefaultOutputTTL)
+	orDefault(&c.JobRetention, DefaultJobRetention)
 	c.JobRetention = max(c.JobRetention, c.OutputTTL) // a job outlives its outputs
 	if c.Start.IsZero() {
 		c.Start = ManualStart
@@ -119,12 +104,16 @@ func (c Config) withDefaults() Config {
 	if c.Budget == nil {
 		c.Budget = budget.New(c.MemoryBudget)
 	}
-	if c.JournalMax <= 0 {
-		c.JournalMax = JournalEntries
-	}
 	if c.Coverage == nil {
 		c.Coverage = coverage.New(nil)
 	}
 	c.maker = media.NewMaker(c.Media)
 	return c
+}
+
+// orDefault sets a setting left at zero (or below) to its default.
+func orDefault[T int | int64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
 }
