@@ -69,7 +69,7 @@ func strictProblem(err error) (ptr, msg string) {
 		if errors.Is(syntax.Err, jsontext.ErrDuplicateName) {
 			return string(syntax.JSONPointer), "given twice"
 		}
-		return "", fmt.Sprintf("not complete JSON (at byte %d)", syntax.ByteOffset)
+		return "", fmt.Sprintf("not valid JSON (at byte %d)", syntax.ByteOffset)
 	}
 	var semantic *jsonv2.SemanticError
 	if !errors.As(err, &semantic) {

@@ -197,7 +197,7 @@ func (s *Server) putScenario() handlerFunc {
 			raw, _ := json.MarshalIndent(inline, "", "  ")
 			sc, err = scenario.Parse("request body", raw)
 			if err != nil {
-				return invalidDocument("scenario", err)
+				return invalidScenario(err)
 			}
 			if sc.Name == "request body" {
 				sc.Name = "inline"
@@ -251,24 +251,21 @@ func (s *Server) listFaults() handlerFunc {
 	}
 }
 
-// invalidDocument reports the problems of a scenario or fault sent in a request body, one
-// entry each, with the line of the body indented two spaces per level, and a JSON Pointer to
-// the field when the problem names one.
-func invalidDocument(what string, err error) error {
-	e := &problem.Error{Code: problem.InvalidRequest, Detail: "the " + what + " is not valid: " + err.Error()}
+// invalidScenario reports the problems of a scenario sent in a request body, one entry each,
+// with the line of the body indented two spaces per level, and a JSON Pointer to the field
+// when the problem names one.
+func invalidScenario(err error) error {
+	e := &problem.Error{Code: problem.InvalidRequest, Detail: "the scenario is not valid: " + err.Error()}
 	var ps catalog.Problems
 	if errors.As(err, &ps) {
-		e.Detail = fmt.Sprintf("the %s has %d problems; see errors (lines count in the body indented two spaces per level)", what, len(ps))
+		e.Detail = fmt.Sprintf("the scenario has %d problems; see errors (lines count in the body indented two spaces per level)", len(ps))
 		if len(ps) == 1 {
-			e.Detail = fmt.Sprintf("the %s is not valid: line %d: %s (lines count in the body indented two spaces per level)", what, ps[0].Line, ps[0].Message)
+			e.Detail = fmt.Sprintf("the scenario is not valid: line %d: %s (lines count in the body indented two spaces per level)", ps[0].Line, ps[0].Message)
 		}
 		for _, p := range ps {
 			fe := problem.FieldError{Message: fmt.Sprintf("line %d: %s", p.Line, p.Message)}
-			if ptr := scenario.Pointer(p.Message, what == "fault"); ptr != "" {
-				fe.Pointer = ptr
-				if what == "scenario" {
-					fe.Pointer = "/scenario" + ptr
-				}
+			if ptr := scenario.Pointer(p.Message, false); ptr != "" {
+				fe.Pointer = "/scenario" + ptr
 			}
 			e.Errors = append(e.Errors, fe)
 		}
@@ -294,8 +291,11 @@ func (s *Server) addFault() handlerFunc {
 			return err
 		}
 		if err := scenario.CheckFault(&f); err != nil {
-			return &problem.Error{Code: problem.InvalidRequest, Detail: "the fault is not valid: " + err.Error(),
-				Errors: []problem.FieldError{{Pointer: scenario.Pointer(err.Error(), true), Message: err.Error()}}}
+			e := &problem.Error{Code: problem.InvalidRequest, Detail: "the fault is not valid: " + err.Error()}
+			if ptr := scenario.Pointer(err.Error(), true); ptr != "" {
+				e.Errors = []problem.FieldError{{Pointer: ptr, Message: err.Error()}}
+			}
+			return e
 		}
 		rule := worldOf(r).Faults().Add("api", f)
 		return s.writeJSON(w, http.StatusCreated, faultViews([]faults.Rule{rule})[0])
