@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"slices"
 	"testing"
 	"time"
@@ -58,9 +59,10 @@ var faultKindChecks = map[string]struct {
 }
 
 // TestEveryFaultKind: each action of api.FaultActions is what docs/openapi.json's action enums
-// list, has a check here, is taken by the control API, changes the answer of a request it
-// matches as documented, and is counted by coverage as "fault KIND". An action added to the
-// list but not to the traffic code, the document or the coverage fails here.
+// list, is offered by the dashboard, has a check here, is taken by the control API, changes
+// the answer of a request it matches as documented, and is counted by coverage as "fault
+// KIND". An action added to the list but not to the traffic code, the document, the dashboard
+// or the coverage fails here.
 func TestEveryFaultKind(t *testing.T) {
 	t.Parallel()
 	data, err := os.ReadFile("../docs/openapi.json")
@@ -78,6 +80,21 @@ func TestEveryFaultKind(t *testing.T) {
 	for _, e := range enums {
 		if !slices.Equal(e, api.FaultActions) {
 			t.Errorf("docs/openapi.json lists fault actions %v, api.FaultActions %v", e, api.FaultActions)
+		}
+	}
+
+	// The dashboard's form offers every action.
+	page, err := os.ReadFile("internal/ui/static/index.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	form := regexp.MustCompile(`(?s)<select name="action">(.*?)</select>`).FindSubmatch(page)
+	if form == nil {
+		t.Fatal("the dashboard has no fault action select")
+	}
+	for _, kind := range api.FaultActions {
+		if !regexp.MustCompile(`<option[^>]*>` + kind + `</option>`).Match(form[1]) {
+			t.Errorf("the dashboard's fault form does not offer %q", kind)
 		}
 	}
 
