@@ -27,6 +27,7 @@ func TestControlBodiesAreCheckedLikeFiles(t *testing.T) {
 		{`{"status": 503, "status": 502}`, "given twice", "/status"},
 		{map[string]any{"status": 503, "retry_after": -5}, "retry_after must be >= 0", "/retry_after"},
 		{map[string]any{"action": "delay", "delay": "0s"}, "positive delay", ""},
+		{map[string]any{"status": 503, "match": map[string]any{"path": strings.Repeat("/a", 513)}}, "match.path must be at most 1024 bytes long", "/match/path"},
 	} {
 		rec := control(t, s, "POST", "/_emulator/faults", c.body)
 		p := decode[problemJSON](t, rec)
