@@ -9,9 +9,15 @@ import (
 	"maps"
 	"mime"
 	"net/http"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 )
@@ -27,6 +33,93 @@ const (
 // decodeBody is the one reader of request bodies: a JSON content type (or none), at most the
 // size limit, exactly one JSON object. Numbers stay exact (json.Number).
 func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, rule bodyRule) (map[string]any, error) {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return nil, err
+	}
+	if rule == bodyOptional && len(bytes.TrimSpace(body)) == 0 {
+		return nil, nil
+	}
+	return parseObject(body)
+}
+
+// decodeInto reads a body that must be one JSON object (as decodeBody does) into a wire type
+// strictly: a member unknown, given twice or of the wrong type is an invalid_request problem
+// with a JSON Pointer to it.
+func (s *Server) decodeInto(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	if _, err := parseObject(body); err != nil {
+		return err
+	}
+	if err := jsonv2.Unmarshal(body, v, jsonv2.RejectUnknownMembers(true)); err != nil {
+		ptr, msg := strictProblem(err)
+		return &problem.Error{Code: problem.InvalidRequest, Detail: "the body does not hold at " + strconv.Quote(ptr) + ": " + msg,
+			Errors: []problem.FieldError{{Pointer: ptr, Message: msg}}}
+	}
+	return nil
+}
+
+// strictProblem says where and why a strict decode failed, in words for the client.
+func strictProblem(err error) (ptr, msg string) {
+	var syntax *jsontext.SyntacticError
+	if errors.As(err, &syntax) {
+		if errors.Is(syntax.Err, jsontext.ErrDuplicateName) {
+			return string(syntax.JSONPointer), "given twice"
+		}
+		return "", fmt.Sprintf("not valid JSON (at byte %d)", syntax.ByteOffset)
+	}
+	var semantic *jsonv2.SemanticError
+	if !errors.As(err, &semantic) {
+		return "", "not valid here"
+	}
+	ptr = string(semantic.JSONPointer)
+	switch {
+	case errors.Is(semantic.Err, jsonv2.ErrUnknownName):
+		return ptr, "unknown field " + strconv.Quote(schema.UnescapePointer(ptr[strings.LastIndexByte(ptr, '/')+1:]))
+	case semantic.GoType == durationType:
+		return ptr, "want a duration such as 500ms or 2s"
+	case semantic.GoType != nil && semantic.JSONKind == '0' && len(semantic.JSONValue) > 0:
+		return ptr, "want " + kindName(semantic.GoType) + ", got the number " + string(semantic.JSONValue[:min(len(semantic.JSONValue), 40)])
+	case semantic.GoType != nil && semantic.JSONKind != 0 && semantic.Err == nil:
+		return ptr, "want " + kindName(semantic.GoType) + ", got a JSON " + semantic.JSONKind.String()
+	case semantic.GoType != nil:
+		return ptr, "want " + kindName(semantic.GoType)
+	case semantic.Err != nil:
+		return ptr, semantic.Err.Error()
+	}
+	return ptr, "not what belongs here"
+}
+
+var durationType = reflect.TypeFor[api.Duration]()
+
+// kindName names a Go type in the words of JSON, so no Go type name reaches a client.
+func kindName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return "another value"
+}
+
+// readBody reads a request's body as every JSON route takes it: a JSON content type (or none),
+// at most the size limit.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
@@ -46,10 +139,7 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, rule bodyRul
 			return nil, problem.New(problem.InvalidJSON, "the body could not be read to its end")
 		}
 	}
-	if rule == bodyOptional && len(bytes.TrimSpace(body)) == 0 {
-		return nil, nil
-	}
-	return parseObject(body)
+	return body, nil
 }
 
 // readAll reads a body to its end, into a buffer the size the request announced when it

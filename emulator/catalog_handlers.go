@@ -201,7 +201,7 @@ func (s *Server) getModel() handlerFunc {
 }
 
 func (s *Server) listCategories() handlerFunc {
-	body, err := json.Marshal(map[string]any{"data": s.catalog.Categories()})
+	body, err := json.Marshal(api.List[api.Category]{Data: s.catalog.Categories()})
 	return func(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err

@@ -197,7 +197,7 @@ func (s *Server) putScenario() handlerFunc {
 			raw, _ := json.MarshalIndent(inline, "", "  ")
 			sc, err = scenario.Parse("request body", raw)
 			if err != nil {
-				return invalidDocument("scenario", err)
+				return invalidScenario(err)
 			}
 			if sc.Name == "request body" {
 				sc.Name = "inline"
@@ -247,28 +247,25 @@ func (s *Server) clearRequests() handlerFunc {
 
 func (s *Server) listFaults() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		return s.writeJSON(w, http.StatusOK, map[string]any{"data": faultViews(worldOf(r).Faults().List())})
+		return s.writeJSON(w, http.StatusOK, api.List[api.Fault]{Data: faultViews(worldOf(r).Faults().List())})
 	}
 }
 
-// invalidDocument reports the problems of a scenario or fault sent in a request body, one
-// entry each, with the line of the body indented two spaces per level, and a JSON Pointer to
-// the field when the problem names one.
-func invalidDocument(what string, err error) error {
-	e := &problem.Error{Code: problem.InvalidRequest, Detail: "the " + what + " is not valid: " + err.Error()}
+// invalidScenario reports the problems of a scenario sent in a request body, one entry each,
+// with the line of the body indented two spaces per level, and a JSON Pointer to the field
+// when the problem names one.
+func invalidScenario(err error) error {
+	e := &problem.Error{Code: problem.InvalidRequest, Detail: "the scenario is not valid: " + err.Error()}
 	var ps catalog.Problems
 	if errors.As(err, &ps) {
-		e.Detail = fmt.Sprintf("the %s has %d problems; see errors (lines count in the body indented two spaces per level)", what, len(ps))
+		e.Detail = fmt.Sprintf("the scenario has %d problems; see errors (lines count in the body indented two spaces per level)", len(ps))
 		if len(ps) == 1 {
-			e.Detail = fmt.Sprintf("the %s is not valid: line %d: %s (lines count in the body indented two spaces per level)", what, ps[0].Line, ps[0].Message)
+			e.Detail = fmt.Sprintf("the scenario is not valid: line %d: %s (lines count in the body indented two spaces per level)", ps[0].Line, ps[0].Message)
 		}
 		for _, p := range ps {
 			fe := problem.FieldError{Message: fmt.Sprintf("line %d: %s", p.Line, p.Message)}
-			if ptr := scenario.Pointer(p.Message, what == "fault"); ptr != "" {
-				fe.Pointer = ptr
-				if what == "scenario" {
-					fe.Pointer = "/scenario" + ptr
-				}
+			if ptr := scenario.Pointer(p.Message, false); ptr != "" {
+				fe.Pointer = "/scenario" + ptr
 			}
 			e.Errors = append(e.Errors, fe)
 		}
@@ -276,11 +273,11 @@ func invalidDocument(what string, err error) error {
 	return e
 }
 
-// faultViews shows fault rules as the control API lists them, durations as text.
+// faultViews shows fault rules as the control API lists them.
 func faultViews(rules []faults.Rule) []api.Fault {
 	out := []api.Fault{}
 	for _, r := range rules {
-		v := faults.View(r.Fault)
+		v := r.Fault
 		v.Count = 0 // remaining says what is left of it
 		out = append(out, api.Fault{ID: r.ID, Source: r.Source, Remaining: r.Remaining, Fired: r.Fired, FaultRule: v})
 	}
@@ -289,15 +286,16 @@ func faultViews(rules []faults.Rule) []api.Fault {
 
 func (s *Server) addFault() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		body, err := s.decodeBody(w, r, bodyRequired)
-		if err != nil {
+		var f api.FaultRule
+		if err := s.decodeInto(w, r, &f); err != nil {
 			return err
 		}
-		// JSON is YAML: the body goes through the loader of scenario files, messages and all.
-		raw, _ := json.MarshalIndent(body, "", "  ")
-		f, err := scenario.ParseFault("request body", raw)
-		if err != nil {
-			return invalidDocument("fault", err)
+		if err := scenario.CheckFault(&f); err != nil {
+			e := &problem.Error{Code: problem.InvalidRequest, Detail: "the fault is not valid: " + err.Error()}
+			if ptr := scenario.Pointer(err.Error(), true); ptr != "" {
+				e.Errors = []problem.FieldError{{Pointer: ptr, Message: err.Error()}}
+			}
+			return e
 		}
 		rule := worldOf(r).Faults().Add("api", f)
 		return s.writeJSON(w, http.StatusCreated, faultViews([]faults.Rule{rule})[0])
@@ -329,7 +327,7 @@ func (s *Server) deleteFault() handlerFunc {
 
 func (s *Server) listAccounts() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		return s.writeJSON(w, http.StatusOK, map[string]any{"data": worldOf(r).Ledger().Balances()})
+		return s.writeJSON(w, http.StatusOK, api.List[api.Balance]{Data: worldOf(r).Ledger().Balances()})
 	}
 }
 
@@ -404,24 +402,15 @@ func (s *Server) controlJob() handlerFunc {
 	}
 }
 
-// tenantView is a tenant as GET /_emulator/tenants lists it.
-type tenantView struct {
-	Name     string         `json:"name"`
-	Created  string         `json:"created_at"`
-	LastUsed string         `json:"last_used_at"`
-	Jobs     int            `json:"jobs"`
-	Clock    map[string]any `json:"clock"`
-}
-
 func (s *Server) listTenants() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		infos := s.tenants.List()
-		out := make([]tenantView, len(infos))
+		out := make([]api.Tenant, len(infos))
 		for i, t := range infos {
-			out[i] = tenantView{Name: t.Name, Created: timestamp(t.Created), LastUsed: timestamp(t.LastUsed), Jobs: t.Jobs,
-				Clock: map[string]any{"mode": clockMode(t.Manual), "now": timestamp(t.Now)}}
+			out[i] = api.Tenant{Name: t.Name, CreatedAt: timestamp(t.Created), LastUsedAt: timestamp(t.LastUsed), Jobs: t.Jobs,
+				Clock: api.TenantClock{Mode: clockMode(t.Manual), Now: timestamp(t.Now)}}
 		}
-		return s.writeJSON(w, http.StatusOK, map[string]any{"data": out})
+		return s.writeJSON(w, http.StatusOK, api.List[api.Tenant]{Data: out})
 	}
 }
 

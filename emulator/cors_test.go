@@ -46,7 +46,7 @@ func TestCORSPreflight(t *testing.T) {
 	t.Parallel()
 	h := newSmallServer(t)
 	// A fault on every /v1 request must not reach preflights, which come before faults.
-	addFault := httptest.NewRequest(http.MethodPost, "/_emulator/faults", strings.NewReader(`{"match":{"path":"/v1/*"},"status":429}`))
+	addFault := httptest.NewRequest(http.MethodPost, "/_emulator/faults", strings.NewReader(`{"match":{"path":"/v1/**"},"status":429}`))
 	addFault.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, addFault)

@@ -17,23 +17,27 @@ func TestControlBodiesAreCheckedLikeFiles(t *testing.T) {
 	t.Parallel()
 	s := simServer(t, Config{})
 	for _, c := range []struct {
-		body any
-		want string
+		body      any
+		want, ptr string
 	}{
-		{map[string]any{"status": 503, "match": "x"}, "match must be a mapping"},
-		{map[string]any{"status": 503, "unknown": 1}, `unknown field "unknown"`},
-		{map[string]any{"status": 503, "delay": 5}, "a duration such as 500ms or 2s"},
-		{map[string]any{"status": 503, "retry_after": -5}, "retry_after must be >= 0"},
-		{map[string]any{"action": "delay", "delay": "0s"}, "positive delay"},
+		{map[string]any{"status": 503, "match": "x"}, "want an object, got a JSON string", "/match"},
+		{map[string]any{"status": 503, "unknown": 1}, `unknown field "unknown"`, "/unknown"},
+		{map[string]any{"status": 503, "match": map[string]any{"path": 5}}, "want a string, got a JSON number", "/match/path"},
+		{map[string]any{"status": 503, "delay": 5}, "a duration such as 500ms or 2s", "/delay"},
+		{`{"status": 503, "status": 502}`, "given twice", "/status"},
+		{map[string]any{"status": 503, "retry_after": -5}, "retry_after must be >= 0", "/retry_after"},
+		{map[string]any{"action": "delay", "delay": "0s"}, "positive delay", ""},
+		{map[string]any{"status": 503, "match": map[string]any{"path": strings.Repeat("/a", 513)}}, "match.path must be at most 1024 bytes long", "/match/path"},
 	} {
 		rec := control(t, s, "POST", "/_emulator/faults", c.body)
 		p := decode[problemJSON](t, rec)
-		said := p.Detail
+		said, ptr := p.Detail, ""
 		for _, e := range p.Errors {
 			said += "\n" + e.Message
+			ptr = e.Pointer
 		}
-		if rec.Code != 422 || !strings.Contains(said, c.want) {
-			t.Errorf("%v: %d %s, want %q", c.body, rec.Code, said, c.want)
+		if rec.Code != 422 || !strings.Contains(said, c.want) || ptr != c.ptr || len(p.Errors) > 1 {
+			t.Errorf("%v: %d %s at %q, want %q at %q", c.body, rec.Code, said, ptr, c.want, c.ptr)
 		}
 		for _, leak := range []string{"scenario.", "time.Duration", "!!"} {
 			if strings.Contains(rec.Body.String(), leak) {
@@ -51,7 +55,7 @@ func TestControlBodiesAreCheckedLikeFiles(t *testing.T) {
 func TestDelaysDoNotHideLaterFaults(t *testing.T) {
 	t.Parallel()
 	s := simServer(t, Config{})
-	control(t, s, "POST", "/_emulator/faults", map[string]any{"match": map[string]any{"path": "/v1/*"}, "delay": "1ms"})
+	control(t, s, "POST", "/_emulator/faults", map[string]any{"match": map[string]any{"path": "/v1/**"}, "delay": "1ms"})
 	control(t, s, "POST", "/_emulator/faults", map[string]any{"match": map[string]any{"path": "/v1/models"}, "status": 502})
 	if rec := call(t, s, "GET", "/v1/models", "mg_test_all", nil); rec.Code != 502 {
 		t.Errorf("delay then 502: %d", rec.Code)

@@ -27,7 +27,7 @@ func FuzzRequestBodies(f *testing.F) {
 		`{"model":"test/pixel","input":{"prompt":"x","num_images":[` + strings.Repeat(`1e999999,`, 200) + `1]}}`,
 		`{"advance":"90s"}`, `{"set":"2026-01-01T00:10:00Z"}`, `{"name":"flaky"}`,
 		`{"scenario":{"defaults":{"run":{"lognormal":{"min":"1s","max":"2s"}}}}}`,
-		`{"match":{"path":"/v1/*"},"status":503,"count":1}`, `{"credits":5}`,
+		`{"match":{"path":"/v1/**"},"status":503,"count":1}`, `{"credits":5}`,
 		`{"code":"provider_timeout","message":"m"}`, `[]`, `null`, `{`, `{"a":[[[[[[[[]]]]]]]]}`, "\xef\xbb\xbf{}",
 	} {
 		f.Add(seed)

@@ -149,8 +149,10 @@ func TestRetryAfterAsAnHTTPDate(t *testing.T) {
 func TestPollingLimitPerJob(t *testing.T) {
 	t.Parallel()
 	s := simServer(t, Config{})
+	// The rule matches every GET under /v1, so only per_job keeps the job list and the catalog,
+	// which name no job, from being counted.
 	putScenario(t, s, map[string]any{"rate_limits": []any{map[string]any{
-		"match": map[string]any{"method": "GET", "path": "/v1/jobs/*"}, "limit": 2, "per": "10s", "per_job": true}}})
+		"match": map[string]any{"method": "GET", "path": "/v1/**"}, "limit": 2, "per": "10s", "per_job": true}}})
 	a := decode[jobJSON](t, startGeneration(t, s, "mg_test_all", "a", schnellID, schnell)).ID
 	b := decode[jobJSON](t, startGeneration(t, s, "mg_test_all", "b", schnellID, schnell)).ID
 	poll := func(key, id string) int { return call(t, s, "GET", "/v1/jobs/"+id, key, nil).Code }
@@ -164,8 +166,10 @@ func TestPollingLimitPerJob(t *testing.T) {
 	if rec.Code != 429 || rec.Header().Get("X-RateLimit-Limit") != "2" || rec.Header().Get("Retry-After") == "" {
 		t.Errorf("limited poll: %d %v", rec.Code, rec.Header())
 	}
-	if code := call(t, s, "GET", "/v1/jobs", "mg_test_all", nil).Code; code != 200 {
-		t.Errorf("the job list, which names no job, answered %d", code)
+	for i := range 3 {
+		if rec := call(t, s, "GET", "/v1/jobs", "mg_test_all", nil); rec.Code != 200 || rec.Header().Get("X-RateLimit-Limit") != "" {
+			t.Errorf("the job list, which names no job, answered %d (X-RateLimit-Limit %q) the %d. time", rec.Code, rec.Header().Get("X-RateLimit-Limit"), i+1)
+		}
 	}
 	_ = s.world().Advance(10 * time.Second)
 	if code := poll("mg_test_all", a); code != 200 {
@@ -234,7 +238,7 @@ func TestCutDownloadResumes(t *testing.T) {
 
 	// A fault cuts once; the resume after it is whole.
 	putScenario(t, s, map[string]any{})
-	addFault(t, s, map[string]any{"match": map[string]any{"path": "/files/*"}, "download": map[string]any{"cut_after": 777}, "count": 1})
+	addFault(t, s, map[string]any{"match": map[string]any{"path": "/files/**"}, "download": map[string]any{"cut_after": 777}, "count": 1})
 	_, first, err := wireGet(t, url, "")
 	if !errors.Is(err, io.ErrUnexpectedEOF) || len(first) != 777 {
 		t.Fatalf("cut by a fault: %d bytes, %v", len(first), err)
@@ -255,19 +259,19 @@ func TestWrongContentLengthAndThrottle(t *testing.T) {
 	defer srv.Close()
 	url, want := finishedFile(t, s, srv, "len")
 
-	addFault(t, s, map[string]any{"match": map[string]any{"path": "/files/*"}, "download": map[string]any{"length_delta": 100}, "count": 1})
+	addFault(t, s, map[string]any{"match": map[string]any{"path": "/files/**"}, "download": map[string]any{"length_delta": 100}, "count": 1})
 	resp, body, err := wireGet(t, url, "")
 	if resp == nil || resp.ContentLength != int64(len(want)+100) || !errors.Is(err, io.ErrUnexpectedEOF) || !bytes.Equal(body, want) {
 		t.Errorf("longer Content-Length: %v, %d bytes, %v", resp, len(body), err)
 	}
-	addFault(t, s, map[string]any{"match": map[string]any{"path": "/files/*"}, "download": map[string]any{"length_delta": -100}, "count": 1})
+	addFault(t, s, map[string]any{"match": map[string]any{"path": "/files/**"}, "download": map[string]any{"length_delta": -100}, "count": 1})
 	resp, body, err = wireGet(t, url, "")
 	if resp == nil || err != nil || resp.ContentLength != int64(len(want)-100) || !bytes.Equal(body, want[:len(want)-100]) {
 		t.Errorf("shorter Content-Length: %v, %d bytes, %v", resp, len(body), err)
 	}
 
 	bps := len(want) * 4 // a quarter of a second for the whole file
-	addFault(t, s, map[string]any{"match": map[string]any{"path": "/files/*"}, "download": map[string]any{"bytes_per_second": bps}, "count": 1})
+	addFault(t, s, map[string]any{"match": map[string]any{"path": "/files/**"}, "download": map[string]any{"bytes_per_second": bps}, "count": 1})
 	start := time.Now()
 	resp, body, err = wireGet(t, url, "")
 	took := time.Since(start)
@@ -358,7 +362,7 @@ func TestREADMEHardCaseExamples(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the guide's scenario format does not load:\n%v", err)
 	}
-	if sc.Defaults.Download == nil || len(sc.Latency) != 2 || !sc.RateLimits[1].PerJob || sc.Faults[1].Action != scenario.ActionDownload ||
+	if sc.Defaults.Download == nil || len(sc.Latency) != 2 || !sc.RateLimits[1].PerJob || sc.Faults[1].Action != api.FaultDownload ||
 		sc.Latency[0].Delay.Median != 80*time.Millisecond {
 		t.Errorf("the guide's format lost a knob: %+v", sc)
 	}

@@ -170,15 +170,6 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.MaxSnapshotBytes <= 0 {
 		cfg.MaxSnapshotBytes = d.MaxSnapshotBytes
 	}
-	if cfg.TenantIdle <= 0 {
-		cfg.TenantIdle = d.TenantIdle
-	}
-	if cfg.MaxTenants <= 0 {
-		cfg.MaxTenants = d.MaxTenants
-	}
-	if cfg.MemoryBudget <= 0 {
-		cfg.MemoryBudget = d.MemoryBudget
-	}
 	known, err := loadScenarios()
 	if err != nil {
 		return nil, err
@@ -254,14 +245,16 @@ func (s *Server) finishLoading(cat *catalog.Catalog, err error) {
 		MaxJobs:      s.cfg.MaxJobs,
 		Logger:       s.log,
 		Wall:         s.cfg.wall,
-		Budget:       budget.New(s.cfg.MemoryBudget),
+		MaxTenants:   s.cfg.MaxTenants,
+		TenantIdle:   s.cfg.TenantIdle,
+		MemoryBudget: s.cfg.MemoryBudget,
 		JournalMax:   s.cfg.journalEntries,
 
 		Webhook:       s.webhooks.config,
 		WebhookSecret: s.webhooks.secret,
 		WebhookSender: s.webhooks.transport,
 		WebhookRender: s.renderJob,
-	}, s.ids, s.files, s.cfg.MaxTenants, s.cfg.TenantIdle)
+	}, s.ids, s.files)
 	s.handler = s.routes()
 }
 

@@ -436,7 +436,7 @@ func TestFaultsOverRealHTTP(t *testing.T) {
 		t.Logf("reset seen as: %v", err)
 	}
 
-	add(map[string]any{"match": map[string]any{"path": "/v1/*"}, "action": "malformed", "count": 1})
+	add(map[string]any{"match": map[string]any{"path": "/v1/**"}, "action": "malformed", "count": 1})
 	resp, body, err := get()
 	var v any
 	if err != nil || resp.StatusCode != 200 || json.Unmarshal(body, &v) == nil {
@@ -471,7 +471,7 @@ func TestFaultsOverRealHTTP(t *testing.T) {
 func TestFaultMatchesOnModel(t *testing.T) {
 	t.Parallel()
 	s := simServer(t, Config{})
-	control(t, s, "POST", "/_emulator/faults", map[string]any{"match": map[string]any{"model": "fal-ai/flux/*", "method": "POST"}, "status": 503, "retry_after": 3})
+	control(t, s, "POST", "/_emulator/faults", map[string]any{"match": map[string]any{"model": "fal-ai/flux/**", "method": "POST"}, "status": 503, "retry_after": 3})
 	if rec := call(t, s, "POST", "/v1/quotes", "mg_test_all", map[string]any{"model": schnellID, "input": schnell}); rec.Code != 503 || rec.Header().Get("Retry-After") != "3" {
 		t.Errorf("flux quote: %d", rec.Code)
 	}

@@ -124,22 +124,11 @@ func decodeSnapshot(data []byte) (*api.Snapshot, error) {
 		return nil, bad("/format", "format "+strconv.Itoa(doc.Format)+" is newer than this emulator reads ("+strconv.Itoa(api.SnapshotFormat)+"); restore it with a newer emulator")
 	}
 	if err != nil {
-		var semantic *jsonv2.SemanticError
-		if !errors.As(err, &semantic) {
-			return nil, bad("", err.Error())
+		ptr, msg := strictProblem(err)
+		if msg == "unknown field" {
+			msg += ": the document was edited, or written by another format"
 		}
-		ptr := string(semantic.JSONPointer)
-		switch {
-		case errors.Is(semantic.Err, jsonv2.ErrUnknownName):
-			return nil, bad(ptr, "unknown field: the document was edited, or written by another format")
-		case semantic.GoType != nil && semantic.JSONKind == '0':
-			return nil, bad(ptr, "want "+semantic.GoType.String()+", got the number "+string(semantic.JSONValue[:min(len(semantic.JSONValue), 40)]))
-		case semantic.GoType != nil && semantic.JSONKind != 0 && semantic.Err == nil:
-			return nil, bad(ptr, "want "+semantic.GoType.String()+", got a JSON "+semantic.JSONKind.String())
-		case semantic.Err != nil:
-			return nil, bad(ptr, semantic.Err.Error())
-		}
-		return nil, bad(ptr, "not what a snapshot has here")
+		return nil, bad(ptr, msg)
 	}
 	return &doc, nil
 }

@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/download"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
@@ -27,14 +28,14 @@ func isAPI(path string) bool { return strings.HasPrefix(path, "/v1/") || path ==
 // journal once they are answered.
 func (s *Server) traffic(router *mux.Router, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		api := isAPI(r.URL.Path)
-		if !api && !strings.HasPrefix(r.URL.Path, "/files/") {
+		onAPI := isAPI(r.URL.Path)
+		if !onAPI && !strings.HasPrefix(r.URL.Path, "/files/") {
 			next.ServeHTTP(w, r)
 			return
 		}
 		world := worldOf(r)
 		rec := infoOf(r).rec // traffic runs only inside the frame (see routes)
-		if api {
+		if onAPI {
 			rec.keepBody = true
 			rec.peeked = s.peekModel(rec, r, world)
 			// The entry is recorded as the answer starts (see recorder.sending); an answer that
@@ -48,10 +49,10 @@ func (s *Server) traffic(router *mux.Router, next http.Handler) http.Handler {
 		if f, id, ok := world.PickFault(r.Method, r.URL.Path, rec.peeked); ok {
 			rec.fault = id
 			world.Coverage().Fault(f.Action)
-			if api && (f.Action == scenario.ActionError || f.Action == scenario.ActionGateway) {
+			if onAPI && (f.Action == api.FaultError || f.Action == api.FaultGateway) {
 				rec.route = routeName(router, r, nil) // the request is answered before routing
 			}
-			if api && rec.sent == nil && r.Body != nil && f.Action != scenario.ActionDelay {
+			if onAPI && rec.sent == nil && r.Body != nil && f.Action != api.FaultDelay {
 				// No handler reads the body of a request a fault answers: read it for the journal,
 				// where the report compares a retry with the attempt the fault answered.
 				rec.sent, _ = io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
@@ -59,7 +60,7 @@ func (s *Server) traffic(router *mux.Router, next http.Handler) http.Handler {
 			if s.injectFault(rec, r, f) {
 				return
 			}
-			if f.Action == scenario.ActionDownload {
+			if f.Action == api.FaultDownload {
 				s.delayAnswer(r, world)
 				shaped := download.New(rec, r, *f.Download, s.sleep)
 				next.ServeHTTP(shaped, r)
@@ -124,21 +125,21 @@ func (s *Server) peekModel(rec *recorder, r *http.Request, world *sim.World) *ca
 }
 
 // injectFault carries out a fault; it reports whether the request has been answered.
-func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, f scenario.Fault) bool {
+func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, f api.FaultRule) bool {
 	if f.Delay > 0 {
-		s.sleep(r.Context(), f.Delay)
+		s.sleep(r.Context(), time.Duration(f.Delay))
 	}
 	switch f.Action {
-	case scenario.ActionError:
+	case api.FaultError:
 		code := problem.Code(f.Code)
 		if code == "" {
 			code = defaultFaultCode(f.Status)
 		}
 		s.writeError(w, r, &problem.Error{Code: code, Status: f.Status, RetryAfter: f.RetryAfter,
-			RetryAfterDate: f.RetryAfterFormat == scenario.RetryAfterDate,
+			RetryAfterDate: f.RetryAfterFormat == api.RetryAfterDate,
 			Detail:         "injected fault: this request was answered with " + strconv.Itoa(f.Status) + " on purpose"})
 		return true
-	case scenario.ActionGateway:
+	case api.FaultGateway:
 		// What a proxy in front of the service sends when the service does not answer: its own
 		// HTML page, none of the service's headers, no problem body.
 		body := gatewayPage(f.Status)
@@ -149,24 +150,24 @@ func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, f scenario.
 		h.Set("Server", "nginx")
 		if f.RetryAfter > 0 {
 			now := time.Now()
-			if f.RetryAfterFormat == scenario.RetryAfterDate {
+			if f.RetryAfterFormat == api.RetryAfterDate {
 				now = worldOf(r).Now()
 			}
-			setRetryAfter(h, f.RetryAfter, f.RetryAfterFormat == scenario.RetryAfterDate, now)
+			setRetryAfter(h, f.RetryAfter, f.RetryAfterFormat == api.RetryAfterDate, now)
 		}
 		w.WriteHeader(f.Status)
 		_, _ = w.Write(body)
 		return true
-	case scenario.ActionReset:
+	case api.FaultReset:
 		resetConnection(w)
 		return true
-	case scenario.ActionMalformed:
+	case api.FaultMalformed:
 		h := w.Header()
 		h.Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write([]byte(`{"data":[{"id":"` + "\x00" + `,`))
 		return true
-	case scenario.ActionTruncated:
+	case api.FaultTruncated:
 		body := []byte(`{"data":[{"id":"truncated","name":"this body stops short of what Content-Length promised"`)
 		h := w.Header()
 		h.Set("Content-Type", "application/json")
@@ -181,6 +182,8 @@ func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, f scenario.
 			}
 		}
 		return true
+	case api.FaultDelay, api.FaultDownload:
+		// Answered normally: after the delay above, or with the body shaped by the caller.
 	}
 	return false
 }

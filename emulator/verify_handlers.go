@@ -8,6 +8,7 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/glob"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/verify"
 )
@@ -128,8 +129,8 @@ func (s *Server) getCoverage() handlerFunc {
 		}
 		globs := make([]coverage.Glob, len(require))
 		for i, g := range require {
-			if g == "" || len(g) > 1024 {
-				return paramError("require", "a require pattern is 1 to 1024 characters, with * for any run of characters")
+			if msg := glob.Check(g); g == "" || msg != "" {
+				return paramError("require", "a require pattern is 1 to %d characters; * matches within a segment, ** across", glob.MaxLen)
 			}
 			globs[i] = coverage.NewGlob(g)
 		}

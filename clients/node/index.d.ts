@@ -196,7 +196,7 @@ export type Scope = 'tenant' | 'run';
 
 export interface CoverageOptions {
   scope?: Scope;
-  /** Case-id globs (`*` is any run of characters); the ones never exercised are listed in required_missing. */
+  /** Case-id globs (`*` within a `/`-separated segment, `**` across); the ones never exercised are listed in required_missing. */
   require?: string | string[];
 }
 

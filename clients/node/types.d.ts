@@ -578,9 +578,15 @@ export interface JournalPage {
 export interface RequestMatch {
   /** An HTTP method. */
   method?: string;
-  /** A path; `*` matches any run of characters (`/v1/*`). */
+  /**
+   * A path glob: `*` matches within one segment, `**` across segments (`/v1/jobs/*` is every job,
+   * `/v1/**` every path under `/v1`).
+   */
   path?: string;
-  /** A model id glob; the rule then applies to requests about a matching model. */
+  /**
+   * A model id glob (`*` within a segment, `**` across: `fal-ai/flux/**`); the rule then applies
+   * to requests about a matching model.
+   */
   model?: string;
   /** A model category. */
   category?: string;
@@ -724,7 +730,10 @@ export interface FaultRule {
    * §10.2.3) that many seconds after the answer's `Date` (which follows the emulator's clock).
    */
   retry_after_format?: "seconds" | "date";
-  /** How long to wait before acting, as a duration (`2s`); at most `5m`. */
+  /**
+   * How long to wait before acting, as a duration (`2s`); at most `5m`. Real time, even under
+   * `--clock manual` or `skip`: the manual clock neither shortens it nor moves.
+   */
   delay?: string;
   download?: Download;
   /** The chance each matching request is hit (default 1). */

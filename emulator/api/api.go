@@ -14,7 +14,7 @@ import (
 )
 
 // Problem is the RFC 9457 body of every error answer (application/problem+json). Some codes add
-// members of their own after these, such as permission for permission_denied.
+// members of their own, declared after the common ones.
 type Problem struct {
 	Type      string       `json:"type"`
 	Title     string       `json:"title"`
@@ -23,6 +23,12 @@ type Problem struct {
 	Code      string       `json:"code"`
 	RequestID string       `json:"request_id"`
 	Errors    []FieldError `json:"errors,omitempty"`
+
+	Permission       string   `json:"permission,omitempty"`        // permission_denied: the permission the key lacks
+	CreditsRequired  *int64   `json:"credits_required,omitempty"`  // insufficient_credits: what the quote costs
+	CreditsAvailable *int64   `json:"credits_available,omitempty"` // insufficient_credits: what the account can spend
+	JobStatus        string   `json:"job_status,omitempty"`        // job_not_cancelable: the job's status
+	Models           []string `json:"models,omitempty"`            // invalid_snapshot: the models the catalog lacks
 }
 
 // FieldError is one thing wrong with a request: where (a JSON Pointer into the body, or a query
@@ -233,11 +239,42 @@ type CreditsChange struct {
 	Credits int64 `json:"credits"`
 }
 
-// Page is a page of a list: the items, how many there are in all, and whether more follow.
+// Page is a page of a paged list (models, jobs, the journal): the items of [Offset,
+// Offset+Limit), how many match in all, and whether more follow.
 type Page[T any] struct {
 	Data    []T  `json:"data"`
 	Total   int  `json:"total"`
+	Limit   int  `json:"limit"`
+	Offset  int  `json:"offset"`
 	HasMore bool `json:"has_more"`
+}
+
+// List is a list given whole (categories, faults, accounts, tenants): its items alone.
+type List[T any] struct {
+	Data []T `json:"data"`
+}
+
+// Category is a task category with the number of ready models in it (GET
+// /v1/models/categories).
+type Category struct {
+	ID         string `json:"id"`
+	OutputType string `json:"output_type"`
+	ModelCount int    `json:"model_count"`
+}
+
+// Tenant is a live tenant as GET /_emulator/tenants lists it.
+type Tenant struct {
+	Name       string      `json:"name"`
+	CreatedAt  string      `json:"created_at"`
+	LastUsedAt string      `json:"last_used_at"`
+	Jobs       int         `json:"jobs"`
+	Clock      TenantClock `json:"clock"`
+}
+
+// TenantClock is a tenant's clock: manual or real, and its time.
+type TenantClock struct {
+	Mode string `json:"mode"`
+	Now  string `json:"now"`
 }
 
 // ClockChange is the body of POST /_emulator/clock: exactly one of Advance or Set.
@@ -246,7 +283,9 @@ type ClockChange struct {
 	Set     string `json:"set,omitempty"`     // an RFC 3339 time
 }
 
-// Fault actions: what a request a fault matches gets instead of its answer.
+// Fault actions: what a request a fault matches gets instead of its answer. A new action is
+// added here, to FaultActions, to the traffic code's switch and to docs/openapi.json; a test
+// names each of those that lacks it.
 const (
 	FaultError     = "error"     // Status with a problem body of Code (the default when Status is set)
 	FaultReset     = "reset"     // the connection drops without an answer
@@ -257,46 +296,52 @@ const (
 	FaultDownload  = "download"  // the answer comes normally, its body shaped by Download (the default when Download is set)
 )
 
+// FaultActions lists the fault actions in the order the documentation gives them.
+var FaultActions = []string{FaultError, FaultReset, FaultMalformed, FaultTruncated, FaultDelay, FaultGateway, FaultDownload}
+
 // Retry-After formats: seconds (the default) or an HTTP-date (RFC 9110 §10.2.3).
 const (
 	RetryAfterSeconds = "seconds"
 	RetryAfterDate    = "date"
 )
 
-// Download shapes how a body goes out; every field is optional, zero does nothing.
+// Download shapes how a body goes out; every field is optional, zero does nothing. A scenario's
+// download block and a fault's download member are this shape.
 type Download struct {
-	BytesPerSecond int      `json:"bytes_per_second,omitempty"` // throttle the body to this rate
-	ChunkBytes     int      `json:"chunk_bytes,omitempty"`      // write it in chunks of this size (default a tenth of a second's bytes, or 16 KiB)
-	Pause          Duration `json:"pause,omitempty"`            // wait this long between chunks, at most 10s
-	CutAfter       int      `json:"cut_after,omitempty"`        // close the connection after this many bytes of body
-	LengthDelta    int      `json:"length_delta,omitempty"`     // Content-Length says this many bytes more (or fewer) than are sent
+	BytesPerSecond int      `json:"bytes_per_second,omitempty" yaml:"bytes_per_second"` // throttle the body to this rate
+	ChunkBytes     int      `json:"chunk_bytes,omitempty" yaml:"chunk_bytes"`           // write it in chunks of this size (default a tenth of a second's bytes, or 16 KiB)
+	Pause          Duration `json:"pause,omitempty" yaml:"pause"`                       // wait this long between chunks, at most 10s
+	CutAfter       int      `json:"cut_after,omitempty" yaml:"cut_after"`               // close the connection after this many bytes of body
+	LengthDelta    int      `json:"length_delta,omitempty" yaml:"length_delta"`         // Content-Length says this many bytes more (or fewer) than are sent
 }
 
-// FaultMatch selects the requests a fault applies to; every field given must match.
+// FaultMatch selects the requests a fault, rate limit or latency rule applies to; every field
+// given must match. Path and Model are globs: * within a segment, ** across.
 type FaultMatch struct {
-	Method     string `json:"method,omitempty"`
-	Path       string `json:"path,omitempty"` // * matches any run of characters
-	Model      string `json:"model,omitempty"`
-	Category   string `json:"category,omitempty"`
-	OutputType string `json:"output_type,omitempty"`
+	Method     string `json:"method,omitempty" yaml:"method"`
+	Path       string `json:"path,omitempty" yaml:"path"`
+	Model      string `json:"model,omitempty" yaml:"model"`
+	Category   string `json:"category,omitempty" yaml:"category"`
+	OutputType string `json:"output_type,omitempty" yaml:"output_type"`
 }
 
-// FaultRule is an HTTP fault rule as POST /_emulator/faults takes it.
+// FaultRule is an HTTP fault rule: as POST /_emulator/faults takes it, and as a scenario file's
+// faults list holds it.
 type FaultRule struct {
-	Match      FaultMatch `json:"match"`
-	Action     string     `json:"action,omitempty"` // one of the Fault* actions; empty picks error or delay
-	Status     int        `json:"status,omitempty"` // for FaultError: 400 to 599
-	Code       string     `json:"code,omitempty"`   // the problem code of the error body
-	Delay      Duration   `json:"delay,omitempty"`  // real time before answering, at most 5 minutes
-	RetryAfter int        `json:"retry_after,omitempty"`
+	Match      FaultMatch `json:"match" yaml:"match"`
+	Action     string     `json:"action,omitempty" yaml:"action"` // one of FaultActions; empty picks error, download or delay
+	Status     int        `json:"status,omitempty" yaml:"status"` // for FaultError: 400 to 599
+	Code       string     `json:"code,omitempty" yaml:"code"`     // the problem code of the error body
+	Delay      Duration   `json:"delay,omitempty" yaml:"delay"`   // real time before answering, at most 5 minutes, whatever the clock
+	RetryAfter int        `json:"retry_after,omitempty" yaml:"retry_after"`
 	// RetryAfterFormat is RetryAfterSeconds (the default) or RetryAfterDate.
-	RetryAfterFormat string `json:"retry_after_format,omitempty"`
+	RetryAfterFormat string `json:"retry_after_format,omitempty" yaml:"retry_after_format"`
 	// Download shapes the body, for FaultDownload.
-	Download *Download `json:"download,omitempty"`
+	Download *Download `json:"download,omitempty" yaml:"download"`
 	// Count is how many matching requests the fault answers before it stops; 0 means all.
-	Count int `json:"count,omitempty"`
+	Count int `json:"count,omitempty" yaml:"count"`
 	// Probability is the chance a matching request gets the fault; nil means every one.
-	Probability *float64 `json:"probability,omitempty"`
+	Probability *float64 `json:"probability,omitempty" yaml:"probability"`
 }
 
 // Fault is a fault rule in force, as the control API lists it.
@@ -319,6 +364,14 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 	b = append(b, '"')
 	b = append(b, time.Duration(d).String()...)
 	return append(b, '"'), nil
+}
+
+// UnmarshalText reads a duration written as time.ParseDuration takes it; a YAML scenario file
+// gives durations this way.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	*d = Duration(v)
+	return err
 }
 
 // UnmarshalJSON reads a duration written as time.ParseDuration takes it.

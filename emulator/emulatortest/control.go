@@ -177,7 +177,7 @@ func (e *Emulator) ClearFaults() {
 // Balances lists every account's credits, by account id.
 func (e *Emulator) Balances() []api.Balance {
 	e.t.Helper()
-	var body api.Page[api.Balance]
+	var body api.List[api.Balance]
 	e.do(http.MethodGet, "/_emulator/accounts", nil, http.StatusOK, &body)
 	return body.Data
 }

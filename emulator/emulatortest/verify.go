@@ -117,8 +117,8 @@ func (e *Emulator) AssertNoUnexpected(t TB) {
 
 // Coverage reads which of the contract's cases happened: in this handle's tenant (scope
 // "tenant", or "") or in every tenant since the emulator started (scope "run"). Cases that
-// match a require pattern (* for any run of characters, such as "job *") and never happened
-// are listed in RequiredMissing.
+// match a require pattern (package glob: * within a segment, ** across, such as "job *" or
+// "POST /v1/jobs/**") and never happened are listed in RequiredMissing.
 func (e *Emulator) Coverage(t TB, scope string, require ...string) api.Coverage {
 	t.Helper()
 	var c api.Coverage

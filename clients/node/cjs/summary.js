@@ -16,9 +16,9 @@ const URL_ENV = 'MEDIAGEN_EMULATOR_URL';
 const ADMIN_TOKEN_ENV = 'MEDIAGEN_ADMIN_TOKEN';
 const SHOWN_PER_GROUP = 8; // unexercised cases named per group; the markdown has them all
 const SHOWN_FINDINGS = 20;
-/** Whether `text` matches the glob `pattern`, where `*` is any run of characters. */
+/** Whether `text` matches the glob `pattern` as the emulator does: `*` within a `/`-separated segment, `**` across. */
 function globMatch(pattern, text) {
-    const re = new RegExp(`^${String(pattern).split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 's');
+    const re = new RegExp(`^${String(pattern).split(/(\*+)/).map((p) => (p === '*' ? '[^/]*' : p.startsWith('*') ? '.*' : p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))).join('')}$`, 's');
     return re.test(text);
 }
 function controlOf({ control, emulator, url, adminToken }) {

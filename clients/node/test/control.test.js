@@ -93,7 +93,7 @@ describe('control', () => {
     const client = new Client(tenant);
     const outage = await control.addFault({ match: { path: '/v1/models/categories' }, status: 503, count: 1, retry_after: 7 });
     assert.equal(outage.remaining, 1);
-    const slow = await control.addFault({ match: { path: '/v1/jobs*' }, delay: 2000 });
+    const slow = await control.addFault({ match: { path: '/v1/jobs/**' }, delay: 2000 });
     assert.equal(slow.action, 'delay');
     assert.equal(slow.delay, '2s');
     const first = await client.request('GET', '/v1/models/categories');

@@ -95,7 +95,7 @@ def test_faults(own: Tenant):
     assert [f for f in c.faults() if f["source"] == "api"] == []
     outage = c.add_fault({"match": {"path": "/v1/models/categories"}, "status": 503}, count=1, retry_after=7)
     assert outage["status"] == 503 and outage["remaining"] == 1 and outage["source"] == "api"
-    slow = c.add_fault(match={"path": "/v1/jobs*"}, delay=dt.timedelta(seconds=2))
+    slow = c.add_fault(match={"path": "/v1/jobs/**"}, delay=dt.timedelta(seconds=2))
     assert slow["action"] == "delay" and slow["delay"] == "2s"
     assert {f["id"] for f in c.faults()} >= {outage["id"], slow["id"]}
 

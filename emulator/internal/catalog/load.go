@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 )
 
 // sections are the top-level fields of a catalog file. Each is a list whose entries are decoded
@@ -771,8 +773,4 @@ func (c *Catalog) Categories() []Category {
 }
 
 // Category is one task category with the number of ready models in it.
-type Category struct {
-	ID         string `json:"id"`
-	OutputType string `json:"output_type"`
-	ModelCount int    `json:"model_count"`
-}
+type Category = api.Category

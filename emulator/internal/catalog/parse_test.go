@@ -165,7 +165,7 @@ func TestParseSmall(t *testing.T) {
 	}
 
 	wantCategories := []Category{
-		{"text-to-image", "image", 1}, {"image-edit", "image", 1}, {"text-to-video", "video", 1}, {"text-to-speech", "audio", 1},
+		{ID: "text-to-image", OutputType: "image", ModelCount: 1}, {ID: "image-edit", OutputType: "image", ModelCount: 1}, {ID: "text-to-video", OutputType: "video", ModelCount: 1}, {ID: "text-to-speech", OutputType: "audio", ModelCount: 1},
 	}
 	if got := c.Categories(); !reflect.DeepEqual(got, wantCategories) {
 		t.Errorf("Categories() = %+v; want %+v (ready models only, first-appearance order)", got, wantCategories)

@@ -181,7 +181,7 @@ func lookup(v any, ptr string) any {
 		return v
 	}
 	for _, tok := range strings.Split(ptr[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		tok = schema.UnescapePointer(tok)
 		switch x := v.(type) {
 		case map[string]any:
 			v = x[tok]

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/glob"
 )
 
 // The groups a case belongs to.
@@ -65,7 +66,7 @@ var jobEndings = []string{"succeeded", "failed generation_failed", "failed conte
 	"failed provider_error", "failed out_of_capacity", "expired queue_timeout", "canceled"}
 
 // FaultKinds are the actions a fault rule can take, each a case "fault {kind}".
-var FaultKinds = []string{"error", "reset", "malformed", "truncated", "delay", "gateway", "download"}
+var FaultKinds = api.FaultActions
 
 // The flows, each one case; set once, as the list is built.
 var (
@@ -227,39 +228,14 @@ func (c *Counts) Snapshot() []api.CoverageCase {
 	return out
 }
 
-// Glob is a require pattern: * stands for any run of characters, everything else for itself.
+// Glob is a require pattern in the one glob language (package glob).
 type Glob string
 
 // NewGlob makes a require pattern.
 func NewGlob(pattern string) Glob { return Glob(pattern) }
 
-// Match reports whether a case id matches. It walks the pattern and the id once, going back only
-// to the last * seen, so it takes time proportional to their lengths' product at worst.
-func (g Glob) Match(id string) bool {
-	p := string(g)
-	pi, si := 0, 0
-	star, mark := -1, 0
-	for si < len(id) {
-		switch {
-		case pi < len(p) && p[pi] == '*':
-			star, mark = pi, si
-			pi++
-		case pi < len(p) && p[pi] == id[si]:
-			pi++
-			si++
-		case star >= 0:
-			pi = star + 1
-			mark++
-			si = mark
-		default:
-			return false
-		}
-	}
-	for pi < len(p) && p[pi] == '*' {
-		pi++
-	}
-	return pi == len(p)
-}
+// Match reports whether a case id matches.
+func (g Glob) Match(id string) bool { return glob.Match(string(g), id) }
 
 // Report builds the answer of GET /_emulator/coverage from counts: how many cases were
 // exercised, and which cases matching a require pattern were not.

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 )
 
 func TestTheListIsTheContracts(t *testing.T) {
@@ -32,8 +32,8 @@ func TestTheListIsTheContracts(t *testing.T) {
 		t.Errorf("groups: %v", groups)
 	}
 	// Every kind of fault a scenario can declare has its case.
-	for _, k := range []string{scenario.ActionError, scenario.ActionReset, scenario.ActionMalformed, scenario.ActionTruncated, scenario.ActionDelay} {
-		if !slices.Contains(FaultKinds, k) {
+	for _, k := range api.FaultActions {
+		if !ids["fault "+k] {
 			t.Errorf("fault kind %q has no case", k)
 		}
 	}
@@ -128,7 +128,7 @@ func TestReportAndMarkdown(t *testing.T) {
 	c := New(nil)
 	c.JobEnded("succeeded", "")
 	c.Error("GET /v1/jobs/{id}", 404, "job_not_found")
-	r := Report("tenant", "t1", c, []Glob{NewGlob("job *"), NewGlob("*cancel*"), NewGlob("GET /v1/jobs/{id} 404 *")})
+	r := Report("tenant", "t1", c, []Glob{NewGlob("job *"), NewGlob("**cancel**"), NewGlob("GET /v1/jobs/{id} 404 *")})
 	if r.Exercised != 2 || r.Total != len(Cases()) || r.Tenant != "t1" {
 		t.Errorf("report: %d of %d", r.Exercised, r.Total)
 	}
@@ -159,6 +159,8 @@ func TestGlob(t *testing.T) {
 		{"job *", "job failed provider_error", true},
 		{"job *", "jobs", false},
 		{"*", "anything at all", true},
+		{"GET /v1/*", "GET /v1/jobs/{id} 404 job_not_found", false},
+		{"GET /v1/**", "GET /v1/jobs/{id} 404 job_not_found", true},
 		{"POST /v1/generate 4*", "POST /v1/generate 402 insufficient_credits", true},
 		{"POST /v1/generate 4*", "POST /v1/generate 503 service_unavailable", false},
 		{"GET /v1/jobs/{id} 404 job_not_found", "GET /v1/jobs/{id} 404 job_not_found", true},

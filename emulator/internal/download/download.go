@@ -94,7 +94,7 @@ func (w *Writer) Write(b []byte) (int, error) {
 		}
 		wait := time.Duration(0)
 		if w.inChunk == 0 && w.chunks > 0 {
-			wait += w.shape.Pause
+			wait += time.Duration(w.shape.Pause)
 		}
 		if bps := w.shape.BytesPerSecond; bps > 0 {
 			// Each piece takes its share of a second to arrive, as over a link of that rate.

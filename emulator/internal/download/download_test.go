@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 )
 
@@ -68,7 +69,7 @@ func slicesMax(ds []time.Duration) time.Duration {
 func TestPausesComeBetweenChunks(t *testing.T) {
 	t.Parallel()
 	body := bytes.Repeat([]byte("y"), 10_000)
-	rec, waited, waits := serve(t, scenario.Download{ChunkBytes: 1_000, Pause: 200 * time.Millisecond}, body)
+	rec, waited, waits := serve(t, scenario.Download{ChunkBytes: 1_000, Pause: api.Duration(200 * time.Millisecond)}, body)
 	if rec.Body.Len() != len(body) || waited != 9*200*time.Millisecond || len(waits) != 9 {
 		t.Errorf("%d bytes, %d pauses adding up to %v; want 10,000 bytes and 9 pauses of 200ms", rec.Body.Len(), len(waits), waited)
 	}

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 )
@@ -59,7 +59,7 @@ func (s *Set) NeedsModel() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, r := range s.rules {
-		if r.Fault.Match.NeedsModel() {
+		if scenario.NeedsModel(r.Fault.Match) {
 			return true
 		}
 	}
@@ -73,10 +73,10 @@ func (s *Set) NeedsModel() bool {
 func (s *Set) Pick(method, path string, m *catalog.Model) (f scenario.Fault, ids string, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var delay time.Duration
+	var delay api.Duration
 	var fired []string
 	for _, r := range s.rules {
-		if r.Remaining == 0 || !r.Fault.Match.Matches(method, path, m) {
+		if r.Remaining == 0 || !scenario.Selects(r.Fault.Match, method, path, m) {
 			continue
 		}
 		if p := r.Fault.Probability; p != nil && *p < 1 {
@@ -91,7 +91,7 @@ func (s *Set) Pick(method, path string, m *catalog.Model) (f scenario.Fault, ids
 		r.Fired++
 		fired = append(fired, r.ID)
 		delay += r.Fault.Delay
-		if r.Fault.Action != scenario.ActionDelay {
+		if r.Fault.Action != api.FaultDelay {
 			f = r.Fault
 			break
 		}
@@ -100,7 +100,7 @@ func (s *Set) Pick(method, path string, m *catalog.Model) (f scenario.Fault, ids
 		return scenario.Fault{}, "", false
 	}
 	if f.Action == "" {
-		f.Action = scenario.ActionDelay
+		f.Action = api.FaultDelay
 	}
 	f.Delay = delay
 	return f, strings.Join(fired, ","), true

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/glob"
 )
 
 // KeyVariable is the environment variable that holds the live key when --key is not given.
@@ -78,6 +80,9 @@ func Main(ctx context.Context, command string, args []string, getenv func(string
 	}
 	for _, m := range strings.Split(models, ",") {
 		if m = strings.TrimSpace(m); m != "" {
+			if msg := glob.Check(m); msg != "" {
+				return fail("--models %q: %s", m, msg)
+			}
 			o.Models = append(o.Models, m)
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/glob"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 )
 
@@ -31,9 +32,9 @@ type Options struct {
 	From string
 	// Key is the bearer key; it is sent only in the Authorization header.
 	Key string
-	// Models, when not empty, keeps only the models whose id matches one of these globs ("*"
-	// matches any run of characters, slashes included). An entry without wildcards names a model
-	// to fetch even when the listing does not show it, as for models that are not ready.
+	// Models, when not empty, keeps only the models whose id matches one of these globs (package
+	// glob: "*" within a segment, "**" across). An entry without wildcards names a model to
+	// fetch even when the listing does not show it, as for models that are not ready.
 	Models []string
 	// Grouped reads product names, descriptions and modes from GET /v1/models?grouped=true.
 	Grouped bool
@@ -136,31 +137,12 @@ type liveModel struct {
 	output   *node    // the output block, or nil
 }
 
-// globMatch matches s against a pattern where * is any run of characters and ? one character.
-func globMatch(pattern, s string) bool {
-	if pattern == "" {
-		return s == ""
-	}
-	switch pattern[0] {
-	case '*':
-		for i := 0; i <= len(s); i++ {
-			if globMatch(pattern[1:], s[i:]) {
-				return true
-			}
-		}
-		return false
-	case '?':
-		return s != "" && globMatch(pattern[1:], s[1:])
-	}
-	return s != "" && s[0] == pattern[0] && globMatch(pattern[1:], s[1:])
-}
-
 func (o *Options) selected(id string) bool {
 	if len(o.Models) == 0 {
 		return true
 	}
 	for _, p := range o.Models {
-		if globMatch(p, id) {
+		if glob.Match(p, id) {
 			return true
 		}
 	}
@@ -171,7 +153,7 @@ func (o *Options) selected(id string) bool {
 func (o *Options) literalModels() []string {
 	var out []string
 	for _, p := range o.Models {
-		if !strings.ContainsAny(p, "*?") {
+		if !glob.HasWildcard(p) {
 			out = append(out, p)
 		}
 	}

@@ -57,7 +57,7 @@ func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
 func importOptions(url string, sl *sleeps, progress io.Writer) importer.Options {
 	return importer.Options{
 		From: url, Key: liveKey, Grouped: true, ProbePrices: true, PageLimit: 3,
-		Models:   append([]string{"*"}, nonReady...),
+		Models:   append([]string{"**"}, nonReady...),
 		Progress: progress, Sleep: sl.sleep,
 	}
 }
@@ -289,7 +289,7 @@ func TestImportSurvivesFaults(t *testing.T) {
 	src := startService(t, "testdata/source.yaml")
 	addFault(t, src.URL, map[string]any{"match": map[string]any{"path": "/v1/models"}, "status": 429, "retry_after": 7, "count": 2})
 	addFault(t, src.URL, map[string]any{"match": map[string]any{"path": "/v1/quotes"}, "status": 503, "count": 3})
-	addFault(t, src.URL, map[string]any{"match": map[string]any{"path": "/v1/models/acme/*"}, "action": "reset", "count": 2})
+	addFault(t, src.URL, map[string]any{"match": map[string]any{"path": "/v1/models/acme/**"}, "action": "reset", "count": 2})
 	addFault(t, src.URL, map[string]any{"match": map[string]any{"path": "/v1/models/categories"}, "action": "malformed", "count": 1})
 	sl := &sleeps{}
 	got, err := importer.Import(context.Background(), importOptions(src.URL, sl, nil))
@@ -455,11 +455,11 @@ func TestMainExitCodes(t *testing.T) {
 		{[]string{"import", "--from", src.URL}, noEnv, 2, "no key"},
 		{[]string{"import", "--from", "ftp://x"}, env, 2, "want an http or https URL"},
 		{[]string{"import", "--from", src.URL, "--key", "wrong"}, noEnv, 2, "401"},
-		{[]string{"import", "--from", src.URL, "--models", "acme/pix/*", "--out", out}, env, 0, "imported 2 models"},
+		{[]string{"import", "--from", src.URL, "--models", "acme/pix/**", "--out", out}, env, 0, "imported 2 models"},
 		{[]string{"drift", "--from", src.URL}, env, 2, "--catalog is required"},
 		{[]string{"drift", "--from", src.URL, "--catalog", out, "--spend", "-1"}, env, 2, "--spend must be a number of credits"},
 		{[]string{"drift", "--from", src.URL, "--catalog", filepath.Join(dir, "missing.yaml")}, env, 2, "missing.yaml"},
-		{[]string{"drift", "--from", src.URL, "--catalog", out, "--models", "acme/pix/*"}, env, 0, ""},
+		{[]string{"drift", "--from", src.URL, "--catalog", out, "--models", "acme/pix/**"}, env, 0, ""},
 		{[]string{"drift", "--from", src.URL, "--catalog", out}, env, 1, ""},
 	}
 	for _, c := range cases {

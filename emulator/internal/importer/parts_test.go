@@ -203,21 +203,25 @@ func TestRetryAfter(t *testing.T) {
 	}
 }
 
-func TestGlobMatch(t *testing.T) {
+// TestModelsSelect: --models globs are the one glob language, * within a segment, ** across.
+func TestModelsSelect(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		pattern, id string
 		want        bool
 	}{
-		{"*", "fal-ai/flux/dev", true},
-		{"fal-ai/flux*", "fal-ai/flux/dev", true},
+		{"**", "fal-ai/flux/dev", true},
+		{"*", "fal-ai/flux/dev", false},
+		{"fal-ai/flux**", "fal-ai/flux/dev", true},
+		{"fal-ai/flux/*", "fal-ai/flux/pro/ultra", false},
+		{"fal-ai/flux/**", "fal-ai/flux/pro/ultra", true},
 		{"fal-ai/*/dev", "fal-ai/flux/dev", true},
 		{"fal-ai/flux", "fal-ai/flux/dev", false},
-		{"?al-ai/flux/dev", "fal-ai/flux/dev", true},
-		{"*schnell", "fal-ai/flux/dev", false},
+		{"**schnell", "fal-ai/flux/dev", false},
 	} {
-		if got := globMatch(c.pattern, c.id); got != c.want {
-			t.Errorf("globMatch(%q, %q) = %v", c.pattern, c.id, got)
+		o := &Options{Models: []string{c.pattern}}
+		if got := o.selected(c.id); got != c.want {
+			t.Errorf("--models %q selects %q: %v, want %v", c.pattern, c.id, got, c.want)
 		}
 	}
 }

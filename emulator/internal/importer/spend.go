@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 )
 
 // Reference builds the emulator that drift --spend compares the live service with, from the
@@ -108,17 +109,13 @@ func (s shape) add(n *node, ptr string) {
 	switch n.kind {
 	case kObject:
 		for i, k := range n.keys {
-			s.add(n.vals[i], ptr+"/"+escapePointer(k))
+			s.add(n.vals[i], ptr+"/"+schema.EscapePointer(k))
 		}
 	case kArray:
 		for _, v := range n.vals {
 			s.add(v, ptr+"/*")
 		}
 	}
-}
-
-func escapePointer(k string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
 }
 
 // answered records an answer's headers under its label, and its body under group.

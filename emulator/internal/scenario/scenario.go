@@ -4,6 +4,7 @@
 package scenario
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"path"
@@ -14,7 +15,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/glob"
 )
 
 // Scenario is a loaded, validated scenario file. It is immutable and safe to share.
@@ -58,8 +61,8 @@ type Override struct {
 	Rule  `yaml:",inline"`
 }
 
-// ModelMatch selects models; every field given must match. Model is a glob where * matches any
-// run of characters, slashes included.
+// ModelMatch selects models; every field given must match. Model is a glob (package glob: *
+// within a segment, ** across, so fal-ai/flux/** is every FLUX model).
 type ModelMatch struct {
 	Model      string `yaml:"model"`
 	Category   string `yaml:"category"`
@@ -71,34 +74,40 @@ func (mm ModelMatch) Matches(m *catalog.Model) bool {
 	if m == nil {
 		return mm.Model == "" && mm.Category == "" && mm.OutputType == ""
 	}
-	return (mm.Model == "" || Glob(mm.Model, m.ID)) &&
+	return (mm.Model == "" || glob.Match(mm.Model, m.ID)) &&
 		(mm.Category == "" || mm.Category == m.Category) &&
 		(mm.OutputType == "" || mm.OutputType == m.OutputType)
 }
 
-// RequestMatch selects requests for rate limits and faults.
-type RequestMatch struct {
-	Method     string `yaml:"method" json:"method,omitempty"`
-	Path       string `yaml:"path" json:"path,omitempty"`
-	Model      string `yaml:"model" json:"model,omitempty"`
-	Category   string `yaml:"category" json:"category,omitempty"`
-	OutputType string `yaml:"output_type" json:"output_type,omitempty"`
+// RequestMatch selects requests for rate limits, latency rules and faults: the wire's
+// FaultMatch, one shape for all three.
+type RequestMatch = api.FaultMatch
+
+// checkMatch says what is wrong with the patterns of a match, the problem beginning with its
+// field's path under where; "" when nothing is.
+func checkMatch(rm RequestMatch, where string) string {
+	for _, p := range []struct{ name, pattern string }{{"path", rm.Path}, {"model", rm.Model}} {
+		if msg := glob.Check(p.pattern); msg != "" {
+			return fmt.Sprintf("%s.%s %s", where, p.name, msg)
+		}
+	}
+	return ""
 }
 
-// NeedsModel reports whether matching needs to know the request's model.
-func (rm RequestMatch) NeedsModel() bool {
+// NeedsModel reports whether matching a request needs to know its model.
+func NeedsModel(rm RequestMatch) bool {
 	return rm.Model != "" || rm.Category != "" || rm.OutputType != ""
 }
 
-// Matches reports whether a request (and its model, nil when it names none) is selected.
-func (rm RequestMatch) Matches(method, urlPath string, m *catalog.Model) bool {
+// Selects reports whether a request (and its model, nil when it names none) is selected.
+func Selects(rm RequestMatch, method, urlPath string, m *catalog.Model) bool {
 	if rm.Method != "" && !strings.EqualFold(rm.Method, method) {
 		return false
 	}
-	if rm.Path != "" && !Glob(rm.Path, urlPath) {
+	if rm.Path != "" && !glob.Match(rm.Path, urlPath) {
 		return false
 	}
-	if rm.NeedsModel() {
+	if NeedsModel(rm) {
 		return m != nil && ModelMatch{rm.Model, rm.Category, rm.OutputType}.Matches(m)
 	}
 	return true
@@ -107,12 +116,12 @@ func (rm RequestMatch) Matches(method, urlPath string, m *catalog.Model) bool {
 // LimitsNeedModel reports whether any rate limit or latency rule matches on the request's model.
 func (s *Scenario) LimitsNeedModel() bool {
 	for _, rl := range s.RateLimits {
-		if rl.Match.NeedsModel() {
+		if NeedsModel(rl.Match) {
 			return true
 		}
 	}
 	for _, l := range s.Latency {
-		if l.Match.NeedsModel() {
+		if NeedsModel(l.Match) {
 			return true
 		}
 	}
@@ -131,12 +140,6 @@ type RateLimit struct {
 	RetryAfterFormat string        `yaml:"retry_after_format" json:"retry_after_format,omitempty"`
 }
 
-// Retry-After formats (RFC 9110 §10.2.3): a number of seconds, or an HTTP-date.
-const (
-	RetryAfterSeconds = "seconds"
-	RetryAfterDate    = "date"
-)
-
 // Latency delays the answers to the requests it matches by a duration drawn per request; the
 // first rule that matches applies.
 type Latency struct {
@@ -150,7 +153,7 @@ const MaxLatency = 5 * time.Minute
 // LatencyFor returns the index of the first latency rule that matches a request.
 func (s *Scenario) LatencyFor(method, urlPath string, m *catalog.Model) (int, bool) {
 	for i, l := range s.Latency {
-		if l.Match.Matches(method, urlPath, m) {
+		if Selects(l.Match, method, urlPath, m) {
 			return i, true
 		}
 	}
@@ -160,13 +163,7 @@ func (s *Scenario) LatencyFor(method, urlPath string, m *catalog.Model) (int, bo
 // Download shapes how a file's bytes go out: throttled to BytesPerSecond in chunks of
 // ChunkBytes with Pause between them, cut (the connection closed) after CutAfter bytes, or
 // with a Content-Length LengthDelta bytes off the truth. Zero fields do nothing.
-type Download struct {
-	BytesPerSecond int           `yaml:"bytes_per_second" json:"bytes_per_second,omitempty"`
-	ChunkBytes     int           `yaml:"chunk_bytes" json:"chunk_bytes,omitempty"`
-	Pause          time.Duration `yaml:"pause" json:"-"`
-	CutAfter       int           `yaml:"cut_after" json:"cut_after,omitempty"`
-	LengthDelta    int           `yaml:"length_delta" json:"length_delta,omitempty"`
-}
+type Download = api.Download
 
 // Bounds of a download shape: a chunk is at most a MiB, a pause at most 10 seconds.
 const (
@@ -184,7 +181,7 @@ func CheckDownload(d *Download, where string) error {
 		return fmt.Errorf("%s.bytes_per_second must be at least 1 (absent: no throttle)", where)
 	case d.ChunkBytes < 0 || d.ChunkBytes > MaxChunkBytes:
 		return fmt.Errorf("%s.chunk_bytes must be between 1 and %d", where, MaxChunkBytes)
-	case d.Pause < 0 || d.Pause > MaxPause:
+	case d.Pause < 0 || time.Duration(d.Pause) > MaxPause:
 		return fmt.Errorf("%s.pause must be between 0s and %s", where, MaxPause)
 	case d.CutAfter < 0:
 		return fmt.Errorf("%s.cut_after must be at least 1 byte (absent: no cut)", where)
@@ -192,58 +189,12 @@ func CheckDownload(d *Download, where string) error {
 	return nil
 }
 
-// Fault makes matching requests misbehave at the HTTP layer.
-type Fault struct {
-	Match       RequestMatch `yaml:"match" json:"match"`
-	Probability *float64     `yaml:"probability" json:"probability,omitempty"`
-	Count       int          `yaml:"count" json:"count,omitempty"`
-	Status      int          `yaml:"status" json:"status,omitempty"`
-	Code        string       `yaml:"code" json:"code,omitempty"`
-	RetryAfter  int          `yaml:"retry_after" json:"retry_after,omitempty"`
-	// RetryAfterFormat sends Retry-After as seconds (the default) or as an HTTP-date.
-	RetryAfterFormat string        `yaml:"retry_after_format" json:"retry_after_format,omitempty"`
-	Delay            time.Duration `yaml:"delay" json:"-"`
-	Action           string        `yaml:"action" json:"action"`
-	// Download shapes the answer's body, for the download action.
-	Download *Download `yaml:"download" json:"download,omitempty"`
-}
-
-// Fault actions.
-const (
-	ActionError     = "error"     // answer Status with a problem body
-	ActionReset     = "reset"     // drop the connection without an answer
-	ActionMalformed = "malformed" // answer 200 with a body that is not valid JSON
-	ActionTruncated = "truncated" // promise a body longer than the one sent, then close
-	ActionDelay     = "delay"     // only wait Delay, then answer normally
-	ActionGateway   = "gateway"   // answer 502 or 504 as a proxy would: an HTML page, no request id
-	ActionDownload  = "download"  // answer normally, the body shaped by Download
-)
+// Fault makes matching requests misbehave at the HTTP layer: the wire's FaultRule, one shape
+// for a scenario file and the control API.
+type Fault = api.FaultRule
 
 // Actions lists the fault actions, in the order the documentation gives them.
-var Actions = []string{ActionError, ActionReset, ActionMalformed, ActionTruncated, ActionDelay, ActionGateway, ActionDownload}
-
-// Glob matches s against a pattern where * stands for any run of characters.
-func Glob(pattern, s string) bool {
-	if !strings.Contains(pattern, "*") {
-		return pattern == s
-	}
-	parts := strings.Split(pattern, "*")
-	if !strings.HasPrefix(s, parts[0]) {
-		return false
-	}
-	s = s[len(parts[0]):]
-	for i, p := range parts[1:] {
-		if i == len(parts)-2 {
-			return strings.HasSuffix(s, p)
-		}
-		j := strings.Index(s, p)
-		if j < 0 {
-			return false
-		}
-		s = s[j+len(p):]
-	}
-	return true
-}
+var Actions = api.FaultActions
 
 // Failure codes a scenario may draw; each is a job error code of the contract.
 var knownFailureCodes = map[string]string{
@@ -298,6 +249,9 @@ func check(r *catalog.Reporter, root *yaml.Node, s *Scenario) {
 		if o.Match == (ModelMatch{}) {
 			r.At(line, "overrides[%d]: match names no model, category or output_type; put rules for every model under defaults", i)
 		}
+		if msg := glob.Check(o.Match.Model); msg != "" {
+			r.At(line, "overrides[%d].match.model %s", i, msg)
+		}
 		if o.Match.OutputType != "" && o.Match.OutputType != catalog.OutputImage && o.Match.OutputType != catalog.OutputVideo && o.Match.OutputType != catalog.OutputAudio {
 			r.At(line, "overrides[%d]: output_type %q must be image, video or audio", i, o.Match.OutputType)
 		}
@@ -309,6 +263,9 @@ func check(r *catalog.Reporter, root *yaml.Node, s *Scenario) {
 		line := itemLine(limits, i)
 		if rl.Limit < 1 {
 			r.At(line, "rate_limits[%d]: limit must be at least 1", i)
+		}
+		if msg := checkMatch(rl.Match, fmt.Sprintf("rate_limits[%d].match", i)); msg != "" {
+			r.At(line, "%s", msg)
 		}
 		if rl.Per <= 0 {
 			r.At(line, "rate_limits[%d]: per must be a positive duration such as 1m", i)
@@ -328,6 +285,9 @@ func check(r *catalog.Reporter, root *yaml.Node, s *Scenario) {
 	for i := range s.Latency {
 		l := &s.Latency[i]
 		line := itemLine(latency, i)
+		if msg := checkMatch(l.Match, fmt.Sprintf("latency[%d].match", i)); msg != "" {
+			r.At(line, "%s", msg)
+		}
 		switch {
 		case l.Delay.Kind == "":
 			r.At(line, "latency[%d].delay: give a duration or a distribution (fixed, uniform or lognormal)", i)
@@ -405,34 +365,12 @@ func checkRule(r *catalog.Reporter, n *yaml.Node, where string, rule *Rule) {
 func checkRetryAfterFormat(format *string, where string) error {
 	switch *format {
 	case "":
-		*format = RetryAfterSeconds
-	case RetryAfterSeconds, RetryAfterDate:
+		*format = api.RetryAfterSeconds
+	case api.RetryAfterSeconds, api.RetryAfterDate:
 	default:
 		return fmt.Errorf("%s %q must be seconds or date", where, *format)
 	}
 	return nil
-}
-
-// ParseFault reads one fault rule (YAML or JSON, as the control API receives it) with the same
-// strict checks and messages as a scenario file's faults.
-func ParseFault(name string, data []byte) (Fault, error) {
-	r := &catalog.Reporter{File: name}
-	var f Fault
-	doc := catalog.ParseDocument(r, data)
-	if doc == nil {
-		return f, r.Problems
-	}
-	if checkTypes(r, doc.Content[0], reflect.TypeOf(f), ""); len(r.Problems) > 0 {
-		return f, r.Problems.Sorted()
-	}
-	if !catalog.DecodeStrict(r, doc.Content[0], &f) {
-		return f, r.Problems
-	}
-	if err := CheckFault(&f); err != nil {
-		r.Node(doc.Content[0], "%v", err)
-		return f, r.Problems
-	}
-	return f, nil
 }
 
 // MaxRetryAfter bounds a fault's retry_after: a day, in seconds.
@@ -440,6 +378,9 @@ const MaxRetryAfter = 86400
 
 // CheckFault validates a fault rule and fills in its defaults.
 func CheckFault(f *Fault) error {
+	if msg := checkMatch(f.Match, "match"); msg != "" {
+		return errors.New(msg)
+	}
 	if f.Probability != nil && (*f.Probability < 0 || *f.Probability > 1) {
 		return fmt.Errorf("probability must be between 0 and 1")
 	}
@@ -452,29 +393,32 @@ func CheckFault(f *Fault) error {
 	if f.RetryAfter > MaxRetryAfter {
 		return fmt.Errorf("retry_after must be at most %d seconds (a day), not %d", MaxRetryAfter, f.RetryAfter)
 	}
-	if f.Delay < 0 || f.Delay > 5*time.Minute {
+	if f.Delay < 0 || time.Duration(f.Delay) > 5*time.Minute {
 		return fmt.Errorf("delay must be between 0 and 5m")
 	}
 	if err := checkRetryAfterFormat(&f.RetryAfterFormat, "retry_after_format"); err != nil {
 		return err
 	}
+	if f.RetryAfterFormat == api.RetryAfterSeconds {
+		f.RetryAfterFormat = "" // the default, which the control API lists as absent
+	}
 	if f.Action == "" {
 		switch {
 		case f.Status != 0:
-			f.Action = ActionError
+			f.Action = api.FaultError
 		case f.Download != nil:
-			f.Action = ActionDownload
+			f.Action = api.FaultDownload
 		case f.Delay > 0:
-			f.Action = ActionDelay
+			f.Action = api.FaultDelay
 		default:
 			return fmt.Errorf("give a status, an action (reset, malformed, truncated, gateway, download) or a delay")
 		}
 	}
-	if f.Download != nil && f.Action != ActionDownload {
+	if f.Download != nil && f.Action != api.FaultDownload {
 		return fmt.Errorf("download shapes the body of the download action only, not of %s", f.Action)
 	}
 	switch f.Action {
-	case ActionError:
+	case api.FaultError:
 		if f.Status < 400 || f.Status > 599 {
 			return fmt.Errorf("status %d must be an error status from 400 to 599", f.Status)
 		}
@@ -482,11 +426,11 @@ func CheckFault(f *Fault) error {
 		if (f.Status == 429 || f.Status == 503) && f.RetryAfter == 0 {
 			f.RetryAfter = 1
 		}
-	case ActionDelay:
+	case api.FaultDelay:
 		if f.Delay <= 0 {
 			return fmt.Errorf("a delay fault needs a positive delay")
 		}
-	case ActionGateway:
+	case api.FaultGateway:
 		switch f.Status {
 		case 0:
 			f.Status = 502
@@ -494,14 +438,14 @@ func CheckFault(f *Fault) error {
 		default:
 			return fmt.Errorf("status %d: a gateway answers 502 or 504", f.Status)
 		}
-	case ActionDownload:
+	case api.FaultDownload:
 		if f.Download == nil {
 			return fmt.Errorf("download: the download action needs a download shape such as {\"bytes_per_second\": 65536}")
 		}
 		if err := CheckDownload(f.Download, "download"); err != nil {
 			return err
 		}
-	case ActionReset, ActionMalformed, ActionTruncated:
+	case api.FaultReset, api.FaultMalformed, api.FaultTruncated:
 	default:
 		return fmt.Errorf("action %q must be one of %s", f.Action, strings.Join(Actions, ", "))
 	}

@@ -28,11 +28,11 @@ rate_limits:
     limit: 0
     per: 1m
 faults:
-  - match: {path: /v1/*}
+  - match: {path: /v1/**}
     status: 200
-  - match: {path: /v1/*}
+  - match: {path: /v1/**}
     action: explode
-  - match: {path: /v1/*}
+  - match: {path: /v1/**}
 bogus: true
 `
 	_, err := Parse("broken.yaml", []byte(src))
@@ -157,24 +157,67 @@ overrides:
 	}
 }
 
-func TestGlob(t *testing.T) {
+// TestMatchesUseTheOneGlob: a rule's path and model are globs where * stays within a segment
+// and ** crosses them.
+func TestMatchesUseTheOneGlob(t *testing.T) {
 	t.Parallel()
+	video := &catalog.Model{ID: "fal-ai/kling-video/v2/master/text-to-video", OutputType: "video"}
 	for _, c := range []struct {
-		pattern, s string
-		want       bool
+		match RequestMatch
+		path  string
+		want  bool
 	}{
-		{"/v1/*", "/v1/models/a/b", true},
-		{"/v1/*", "/v2/models", false},
-		{"fal-ai/kling*", "fal-ai/kling-video/v2", true},
-		{"*/dev", "fal-ai/flux/dev", true},
-		{"a*b*c", "axxbyyc", true},
-		{"a*b*c", "axxcyyb", false},
-		{"/v1/models", "/v1/models", true},
-		{"/v1/models", "/v1/models/x", false},
+		{RequestMatch{Path: "/v1/*"}, "/v1/models/a/b", false},
+		{RequestMatch{Path: "/v1/**"}, "/v1/models/a/b", true},
+		{RequestMatch{Path: "/v1/jobs/*"}, "/v1/jobs/j1", true},
+		{RequestMatch{Path: "/v1/jobs/*"}, "/v1/jobs/j1/cancel", false},
+		{RequestMatch{Path: "/v1/jobs/*"}, "/v1/jobs", false},
+		{RequestMatch{Path: "/v1/models"}, "/v1/models/x", false},
+		{RequestMatch{Model: "fal-ai/kling*"}, "/v1/generate", false},
+		{RequestMatch{Model: "fal-ai/kling**"}, "/v1/generate", true},
+		{RequestMatch{Model: "fal-ai/*/v2/**", OutputType: "video"}, "/v1/generate", true},
 	} {
-		if got := Glob(c.pattern, c.s); got != c.want {
-			t.Errorf("Glob(%q, %q) = %v", c.pattern, c.s, got)
+		if got := Selects(c.match, "GET", c.path, video); got != c.want {
+			t.Errorf("%+v matches %s (%s): %v, want %v", c.match, c.path, video.ID, got, c.want)
 		}
+	}
+}
+
+// TestPatternsAreChecked: a pattern the glob refuses is a problem at its FILE:LINE, and through
+// the control API a problem with a pointer to the field.
+func TestPatternsAreChecked(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("a", 1025)
+	_, err := Parse("g.yaml", []byte(`overrides:
+  - match: {model: `+long+`}
+    failure_rate: 1
+rate_limits:
+  - match: {path: `+long+`}
+    limit: 1
+    per: 1m
+faults:
+  - match: {model: `+long+`}
+    status: 503
+latency:
+  - match: {path: `+long+`}
+    delay: 1s
+`))
+	for _, want := range []string{
+		"g.yaml:2: overrides[0].match.model must be at most 1024 bytes long",
+		"g.yaml:5: rate_limits[0].match.path must be at most 1024 bytes long",
+		"g.yaml:9: faults[0]: match.model must be at most 1024 bytes long",
+		"g.yaml:12: latency[0].match.path must be at most 1024 bytes long",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("problems lack %q:\n%v", want, err)
+		}
+	}
+	f := Fault{Match: RequestMatch{Path: long}, Status: 503}
+	if err := CheckFault(&f); err == nil || err.Error() != "match.path must be at most 1024 bytes long" {
+		t.Fatalf("CheckFault = %v", err)
+	}
+	if got := Pointer("match.path must be at most 1024 bytes long", true); got != "/match/path" {
+		t.Errorf("pointer = %q, want /match/path", got)
 	}
 }
 
@@ -208,10 +251,10 @@ func FuzzParse(f *testing.F) {
 		"defaults: {failure_rate: 0.2}\n",
 		"defaults:\n  run: {lognormal: {min: 1s, max: 5s}}\n  failure_at: [0.1, 0.9]\n",
 		"overrides:\n  - match: {output_type: video}\n    run: {scale: 3}\n",
-		"rate_limits:\n  - match: {path: /v1/*}\n    limit: 2\n    per: 1m\n",
-		"faults:\n  - match: {path: /v1/*}\n    status: 503\n    probability: 0.5\n",
+		"rate_limits:\n  - match: {path: /v1/**}\n    limit: 2\n    per: 1m\n",
+		"faults:\n  - match: {path: /v1/**}\n    status: 503\n    probability: 0.5\n",
 		"defaults: {queue: {uniform: {min: 5s, max: 1s}}}\n", "a: &a [*a]\n", "", "- 1\n", "defaults: 1\n",
-		"latency:\n  - match: {path: /v1/*}\n    delay: {lognormal: {median: 1s, p99: 2s, max: 3s}}\n",
+		"latency:\n  - match: {path: /v1/**}\n    delay: {lognormal: {median: 1s, p99: 2s, max: 3s}}\n",
 		"defaults: {download: {bytes_per_second: 100, cut_after: 10, length_delta: -5}}\n",
 		"rate_limits:\n  - match: {path: /v1/jobs/*}\n    limit: 1\n    per: 1m\n    per_job: true\n    retry_after_format: date\n",
 	} {
@@ -259,20 +302,22 @@ func TestProblemsSpeakTheEmulatorsWords(t *testing.T) {
 		checkWords(t, c.src, err, c.want)
 	}
 	faults := []struct{ src, want string }{
-		{"{\n  \"status\": \"x\"\n}", `request body:2: status: want a whole number, got "x"`},
-		{"{\n  \"status\": 503,\n  \"count\": 1.5\n}", `request body:3: count: want a whole number, got "1.5"`},
-		{"{\n  \"status\": 503,\n  \"retry_after\": 9223372036854775807\n}", `request body:3: retry_after: want a whole number from -2147483648 to 2147483647, got "9223372036854775807"`},
-		{"{\n  \"status\": 503,\n  \"retry_after\": 1e30\n}", `request body:3: retry_after: want a whole number, got "1e30"`},
-		{"{\n  \"status\": 503,\n  \"probability\": true\n}", `request body:3: probability: want a number, got "true"`},
-		{"{\n  \"status\": 503,\n  \"match\": {\"path\": {}}\n}", `request body:3: match.path: want text, got a mapping`},
-		{"{\n  \"status\": 503,\n  \"retry_after\": 86401\n}", `request body:1: retry_after must be at most 86400 seconds (a day), not 86401`},
+		{`{"status": "x"}`, `request body:1: faults[0].status: want a whole number, got "x"`},
+		{`{"status": 503, "count": 1.5}`, `request body:1: faults[0].count: want a whole number, got "1.5"`},
+		{`{"status": 503, "retry_after": 9223372036854775807}`, `request body:1: faults[0].retry_after: want a whole number from -2147483648 to 2147483647, got "9223372036854775807"`},
+		{`{"status": 503, "retry_after": 1e30}`, `request body:1: faults[0].retry_after: want a whole number, got "1e30"`},
+		{`{"status": 503, "probability": true}`, `request body:1: faults[0].probability: want a number, got "true"`},
+		{`{"status": 503, "match": {"path": {}}}`, `request body:1: faults[0].match.path: want text, got a mapping`},
+		{`{"status": 503, "delay": "soon"}`, `request body:1: faults[0].delay: want a duration such as 500ms or 2s, got "soon"`},
+		{`{"status": 503, "retry_after": 86401}`, `request body:1: faults[0]: retry_after must be at most 86400 seconds (a day), not 86401`},
 	}
 	for _, c := range faults {
-		_, err := ParseFault("request body", []byte(c.src))
-		checkWords(t, c.src, err, c.want)
+		src := `{"faults": [` + c.src + `]}`
+		_, err := Parse("request body", []byte(src))
+		checkWords(t, src, err, c.want)
 	}
-	if f, err := ParseFault("request body", []byte(`{"status": 503, "retry_after": 86400}`)); err != nil || f.RetryAfter != 86400 {
-		t.Errorf("a day of retry_after: %+v, %v", f, err)
+	if sc, err := Parse("request body", []byte(`{"faults": [{"status": 503, "retry_after": 86400}]}`)); err != nil || sc.Faults[0].RetryAfter != 86400 {
+		t.Errorf("a day of retry_after: %+v, %v", sc, err)
 	}
 }
 
@@ -298,7 +343,7 @@ var leaks = []string{"unmarshal", "!!", "yaml:", "time.Duration", "int64", "floa
 // FuzzParseInline: no scenario or fault sent inline makes the loader panic or answer in the
 // YAML library's words (a word the input itself holds may be quoted back).
 func FuzzParseInline(f *testing.F) {
-	f.Add([]byte(`{"status": 503, "retry_after": 5, "match": {"path": "/v1/*"}}`))
+	f.Add([]byte(`{"status": 503, "retry_after": 5, "match": {"path": "/v1/**"}}`))
 	f.Add([]byte(`{"defaults": {"queue": {"uniform": {"min": "1s", "max": "2s"}}, "failure_codes": {"provider_error": 1}}}`))
 	f.Add([]byte(`{"overrides": [{"match": {"model": "m*"}, "run": {"scale": 2}, "failure_at": [0.1, 0.2]}]}`))
 	f.Add([]byte(`{"defaults": {"queue": {"uniform": {"max": 0}}}}`))
@@ -306,7 +351,7 @@ func FuzzParseInline(f *testing.F) {
 	f.Add([]byte(`{"action": "gateway", "status": 504, "retry_after": 5, "retry_after_format": "date"}`))
 	f.Add([]byte(`{"download": {"bytes_per_second": 1000, "pause": "1s", "cut_after": 10}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, err := range []error{second(Parse("request body", data)), second(ParseFault("request body", data))} {
+		for _, err := range []error{second(Parse("request body", data)), second(Parse("request body", []byte(`{"faults": [`+string(data)+`]}`)))} {
 			for _, leak := range leaks {
 				if err != nil && strings.Contains(err.Error(), leak) && !strings.Contains(string(data), leak) {
 					t.Fatalf("%q: the problem leaks %q: %v", data, leak, err)
@@ -341,7 +386,7 @@ func TestAliasBombIsRefused(t *testing.T) {
 // over evenly spread draws (so no sampling noise hides a wrong σ), and caps its tail.
 func TestLogNormalByPercentiles(t *testing.T) {
 	t.Parallel()
-	sc, err := Parse("l.yaml", []byte("latency:\n  - match: {path: /v1/*}\n    delay: {lognormal: {median: 200ms, p99: 2s, max: 3s}}\n"))
+	sc, err := Parse("l.yaml", []byte("latency:\n  - match: {path: /v1/**}\n    delay: {lognormal: {median: 200ms, p99: 2s, max: 3s}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,15 +422,15 @@ rate_limits:
     limit: 2
     per: 1m
     per_job: true
-  - match: {path: /v1/*}
+  - match: {path: /v1/**}
     limit: 2
     per: 1m
     retry_after_format: tomorrow
 faults:
-  - match: {path: /files/*}
+  - match: {path: /files/**}
     action: gateway
     status: 500
-  - match: {path: /files/*}
+  - match: {path: /files/**}
     action: download
 latency:
   - match: {path: /v1/quotes}

@@ -13,13 +13,15 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 )
 
 var (
-	durationType = reflect.TypeOf(time.Duration(0))
-	distType     = reflect.TypeOf(Dist{})
-	fractionType = reflect.TypeOf(Fraction{})
+	durationType    = reflect.TypeOf(time.Duration(0))
+	apiDurationType = reflect.TypeOf(api.Duration(0))
+	distType        = reflect.TypeOf(Dist{})
+	fractionType    = reflect.TypeOf(Fraction{})
 )
 
 // checkTypes walks a YAML node against the Go type it will decode into and reports, in the
@@ -58,7 +60,7 @@ func (c *typeChecker) check(n *yaml.Node, t reflect.Type, where string) {
 		t = t.Elem()
 	}
 	switch {
-	case t == durationType:
+	case t == durationType || t == apiDurationType:
 		d, err := time.ParseDuration(n.Value)
 		switch {
 		case n.Kind != yaml.ScalarNode || err != nil:

@@ -17,7 +17,8 @@ func TestMemoryBudget(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.Budget = budget.New(200 << 10)
-	ts := NewTenants(cfg, ids.NewSeeded(1), media.NewCache(64<<20), 100, 0)
+	cfg.MaxTenants = 100
+	ts := NewTenants(cfg, ids.NewSeeded(1), media.NewCache(64<<20))
 	t.Cleanup(ts.Close)
 	a, err := ts.Get("a")
 	if err != nil {

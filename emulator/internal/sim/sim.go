@@ -54,7 +54,14 @@ type Config struct {
 	// ones runs. Idleness is real time, unlike a tenant's own clock; tests pass a manual clock
 	// to drive it. Nil means a real clock that the tenants own and close.
 	Wall *clock.Clock
-	// Budget bounds the bytes all tenants' stores hold together; nil means no bound.
+	// MaxTenants bounds the named tenants alive at once (default DefaultMaxTenants).
+	MaxTenants int
+	// TenantIdle is how long an unused named tenant lives (default DefaultTenantIdle).
+	TenantIdle time.Duration
+	// MemoryBudget bounds the bytes all tenants' stores hold together (default
+	// budget.DefaultBytes); Budget is made from it unless given.
+	MemoryBudget int64
+	// Budget is the bound itself, shared by every store.
 	Budget *budget.Budget
 	// Coverage counts the contract's cases over the whole run: every world adds to it, and it
 	// outlives resets and dropped tenants. Nil means counts of the tenants' own.
@@ -85,21 +92,18 @@ const (
 	DefaultJobRetention = 24 * time.Hour
 )
 
-// withDefaults fills what the caller left out: the one place the defaults of these settings
-// live (emulator.Config passes them through unchanged).
+// withDefaults fills what the caller left out: the one place the defaults of the world's
+// settings are applied (emulator.Config passes them through unchanged).
 func (c Config) withDefaults() Config {
-	if c.MaxWait <= 0 {
-		c.MaxWait = DefaultMaxWait
-	}
-	if c.QuoteTTL <= 0 {
-		c.QuoteTTL = DefaultQuoteTTL
-	}
-	if c.OutputTTL <= 0 {
-		c.OutputTTL = DefaultOutputTTL
-	}
-	if c.JobRetention <= 0 {
-		c.JobRetention = DefaultJobRetention
-	}
+	orDefault(&c.MaxJobs, jobs.DefaultMaxJobs)
+	orDefault(&c.MaxTenants, DefaultMaxTenants)
+	orDefault(&c.JournalMax, JournalEntries)
+	orDefault(&c.MemoryBudget, budget.DefaultBytes)
+	orDefault(&c.TenantIdle, DefaultTenantIdle)
+	orDefault(&c.MaxWait, DefaultMaxWait)
+	orDefault(&c.QuoteTTL, DefaultQuoteTTL)
+	orDefault(&c.OutputTTL, DefaultOutputTTL)
+	orDefault(&c.JobRetention, DefaultJobRetention)
 	c.JobRetention = max(c.JobRetention, c.OutputTTL) // a job outlives its outputs
 	if c.Start.IsZero() {
 		c.Start = ManualStart
@@ -108,14 +112,18 @@ func (c Config) withDefaults() Config {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.Budget == nil {
-		c.Budget = budget.New(0)
-	}
-	if c.JournalMax <= 0 {
-		c.JournalMax = JournalEntries
+		c.Budget = budget.New(c.MemoryBudget)
 	}
 	if c.Coverage == nil {
 		c.Coverage = coverage.New(nil)
 	}
 	c.maker = media.NewMaker(c.Media)
 	return c
+}
+
+// orDefault sets a setting left at zero (or below) to its default.
+func orDefault[T int | int64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
 }

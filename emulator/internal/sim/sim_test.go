@@ -39,7 +39,7 @@ func testConfig(t testing.TB) Config {
 }
 
 func newTestTenants(t testing.TB, cfg Config) *Tenants {
-	ts := NewTenants(cfg, ids.NewSeeded(cfg.Seed), media.NewCache(64<<20), 0, 0)
+	ts := NewTenants(cfg, ids.NewSeeded(cfg.Seed), media.NewCache(64<<20))
 	t.Cleanup(ts.Close)
 	return ts
 }
@@ -333,7 +333,9 @@ func TestTenants(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.Wall = clock.NewManual(start)
 	tick := func(d time.Duration) { mustAdvanceClock(t, cfg.Wall, d) }
-	ts := NewTenants(cfg, ids.NewSeeded(1), media.NewCache(64<<20), 2, time.Minute)
+	cfg.MaxTenants = 2
+	cfg.TenantIdle = time.Minute
+	ts := NewTenants(cfg, ids.NewSeeded(1), media.NewCache(64<<20))
 	t.Cleanup(ts.Close)
 
 	for _, bad := range []string{"", "a.b", "ü", string(make([]byte, 65))} {
@@ -408,7 +410,9 @@ func TestIdleTenantsAreSweptWithoutRequests(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.Wall = clock.NewManual(start)
-	ts := NewTenants(cfg, ids.NewSeeded(1), media.NewCache(64<<20), 10, time.Minute)
+	cfg.MaxTenants = 10
+	cfg.TenantIdle = time.Minute
+	ts := NewTenants(cfg, ids.NewSeeded(1), media.NewCache(64<<20))
 	t.Cleanup(ts.Close)
 	idle, _ := ts.Get("idle")
 	busy, _ := ts.Get("busy")
@@ -655,7 +659,8 @@ func TestResetNeverServesAnEarlierWorldsFile(t *testing.T) {
 func TestConfigDefaults(t *testing.T) {
 	c := Config{}.withDefaults()
 	if c.MaxWait != 180*time.Second || c.QuoteTTL != 10*time.Minute || c.OutputTTL != time.Hour ||
-		c.JobRetention != 24*time.Hour || !c.Start.Equal(ManualStart) || c.Logger == nil || c.Budget == nil {
+		c.JobRetention != 24*time.Hour || !c.Start.Equal(ManualStart) || c.Logger == nil || c.Budget == nil ||
+		c.MaxTenants != DefaultMaxTenants || c.TenantIdle != DefaultTenantIdle || c.MemoryBudget != 1<<30 || c.MaxJobs != 100_000 {
 		t.Errorf("defaults: %+v", c)
 	}
 	if c := (Config{OutputTTL: 48 * time.Hour, JobRetention: time.Hour}).withDefaults(); c.JobRetention != 48*time.Hour {
@@ -674,7 +679,9 @@ func TestLateRequestFindsANewTenant(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.Wall = clock.NewManual(start)
-	ts := NewTenants(cfg, ids.NewSeeded(1), media.NewCache(64<<20), 10, time.Minute)
+	cfg.MaxTenants = 10
+	cfg.TenantIdle = time.Minute
+	ts := NewTenants(cfg, ids.NewSeeded(1), media.NewCache(64<<20))
 	t.Cleanup(ts.Close)
 	found, _ := ts.Get("late") // found, not yet entered
 	mustAdvanceClock(t, cfg.Wall, 2*time.Minute)
@@ -707,7 +714,9 @@ func TestResetAfterDropMakesNoWorld(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.ManualClock = true
-	ts := NewTenants(cfg, ids.NewSeeded(1), media.NewCache(64<<20), 10, time.Minute)
+	cfg.MaxTenants = 10
+	cfg.TenantIdle = time.Minute
+	ts := NewTenants(cfg, ids.NewSeeded(1), media.NewCache(64<<20))
 	a, _ := ts.Get("a")
 	old := a.World()
 	if err := ts.Delete("a"); err != nil {

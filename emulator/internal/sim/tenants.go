@@ -232,17 +232,10 @@ func tooManyTenants(max int) error {
 	return problem.New(problem.TooManyTenants, "%d tenants are live, the most this emulator keeps (--max-tenants); delete some with DELETE /_emulator/tenants/{name} or let them idle out", max)
 }
 
-// NewTenants builds the tenant set with its default tenant. max bounds the named tenants alive
-// at once and idle is how long an unused one lives (≤0: the defaults).
-func NewTenants(cfg Config, g *ids.Generator, files *media.Cache, max int, idle time.Duration) *Tenants {
+// NewTenants builds the tenant set with its default tenant.
+func NewTenants(cfg Config, g *ids.Generator, files *media.Cache) *Tenants {
 	cfg = cfg.withDefaults()
-	if max <= 0 {
-		max = DefaultMaxTenants
-	}
-	if idle <= 0 {
-		idle = DefaultTenantIdle
-	}
-	ts := &Tenants{cfg: cfg, ids: g, files: files, max: max, idle: idle, wall: cfg.Wall, byName: map[string]*Tenant{}, run: report.NewRun()}
+	ts := &Tenants{cfg: cfg, ids: g, files: files, max: cfg.MaxTenants, idle: cfg.TenantIdle, wall: cfg.Wall, byName: map[string]*Tenant{}, run: report.NewRun()}
 	if ts.wall == nil {
 		ts.wall, ts.ownWall = clock.NewReal(), true
 	}

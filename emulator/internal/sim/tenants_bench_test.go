@@ -21,7 +21,9 @@ func BenchmarkTenant(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			cfg := testConfig(b)
 			cfg.ManualClock = manual
-			ts := NewTenants(cfg, ids.NewSeeded(1), media.NewCache(64<<20), 1<<30, time.Hour)
+			cfg.MaxTenants = 1 << 30
+			cfg.TenantIdle = time.Hour
+			ts := NewTenants(cfg, ids.NewSeeded(1), media.NewCache(64<<20))
 			defer ts.Close()
 			runtime.GC()
 			var before, after runtime.MemStats
@@ -48,7 +50,9 @@ func TestIdleTenantIsSmall(t *testing.T) {
 		t.Skip("measures memory")
 	}
 	cfg := testConfig(t)
-	ts := NewTenants(cfg, ids.NewSeeded(1), media.NewCache(64<<20), 1000, time.Hour)
+	cfg.MaxTenants = 1000
+	cfg.TenantIdle = time.Hour
+	ts := NewTenants(cfg, ids.NewSeeded(1), media.NewCache(64<<20))
 	defer ts.Close()
 	runtime.GC()
 	var before, after runtime.MemStats

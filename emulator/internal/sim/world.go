@@ -355,7 +355,7 @@ func (w *World) RateLimit(method, path string, key *catalog.Key, m *catalog.Mode
 	now := w.clock.Now()
 	var tightest *ratelimit.Decision
 	for i, rl := range sc.RateLimits {
-		if !rl.Match.Matches(method, path, m) {
+		if !scenario.Selects(rl.Match, method, path, m) {
 			continue
 		}
 		caller := key.Key
@@ -370,7 +370,7 @@ func (w *World) RateLimit(method, path string, key *catalog.Key, m *catalog.Mode
 			caller += " job " + job
 		}
 		d := w.limiter.Take(i, caller, rl.Limit, rl.Per, now)
-		d.RetryAfterDate = rl.RetryAfterFormat == scenario.RetryAfterDate
+		d.RetryAfterDate = rl.RetryAfterFormat == api.RetryAfterDate
 		if tightest == nil || !d.Allowed || (tightest.Allowed && d.Remaining < tightest.Remaining) {
 			tightest = &d
 		}

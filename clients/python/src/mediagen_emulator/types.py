@@ -588,9 +588,11 @@ class RequestMatch(TypedDict, total=False):
 
     #: An HTTP method.
     method: str
-    #: A path; `*` matches any run of characters (`/v1/*`).
+    #: A path glob: `*` matches within one segment, `**` across segments (`/v1/jobs/*` is every job,
+    #: `/v1/**` every path under `/v1`).
     path: str
-    #: A model id glob; the rule then applies to requests about a matching model.
+    #: A model id glob (`*` within a segment, `**` across: `fal-ai/flux/**`); the rule then applies
+    #: to requests about a matching model.
     model: str
     #: A model category.
     category: str
@@ -734,7 +736,8 @@ class FaultRule(TypedDict, total=False):
     #: How `Retry-After` is written: `seconds` (the default) or `date`, an HTTP-date (RFC 9110
     #: §10.2.3) that many seconds after the answer's `Date` (which follows the emulator's clock).
     retry_after_format: Literal["seconds", "date"]
-    #: How long to wait before acting, as a duration (`2s`); at most `5m`.
+    #: How long to wait before acting, as a duration (`2s`); at most `5m`. Real time, even under
+    #: `--clock manual` or `skip`: the manual clock neither shortens it nor moves.
     delay: str
     download: Download
     #: The chance each matching request is hit (default 1).
