@@ -317,3 +317,41 @@ func TestDeprecatedModelUsedRule(t *testing.T) {
 		})
 	}
 }
+
+// On the real clock the lifecycle follows the wall time; a snapshot carries the lifecycle (the
+// scenario's) to a restored tenant, which answers as the original does.
+func TestLifecycleOnTheRealClockAndThroughASnapshot(t *testing.T) {
+	t.Parallel()
+	s, err := NewServer(Config{CatalogFile: "../testdata/catalogs/small.yaml", Seeded: true, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	tenant := []string{"X-Emulator-Tenant", "real"}
+	sc := map[string]any{"name": "retiring", "lifecycle": []any{
+		map[string]any{"match": map[string]any{"model": "test/pixel"}, "deprecated_at": "2001-01-01T00:00:00Z", "replacement": "test/pixel/edit"},
+		map[string]any{"match": map[string]any{"model": "test/voice"}, "deprecated_at": "2001-01-01T00:00:00Z", "sunset": "2002-01-01T00:00:00Z"},
+		map[string]any{"match": map[string]any{"model": "test/reel"}, "deprecated_at": "2999-01-01T00:00:00Z"},
+	}}
+	if rec := call(t, s, "PUT", "/_emulator/scenario", "", map[string]any{"scenario": sc}, tenant...); rec.Code != 200 {
+		t.Fatalf("put scenario: %d %s", rec.Code, rec.Body)
+	}
+	check := func(tn string) {
+		h := []string{"X-Emulator-Tenant", tn}
+		if rec := call(t, s, "GET", "/v1/models/test/pixel", "key_a", nil, h...); rec.Code != 200 || rec.Header().Get("Deprecation") != "@978307200" ||
+			rec.Header().Get("Sunset") != "" || rec.Header().Get("Link") != `</v1/models/test/pixel/edit>; rel="successor-version"` {
+			t.Errorf("%s: deprecated without a sunset: %d %v", tn, rec.Code, rec.Header())
+		}
+		if rec := call(t, s, "GET", "/v1/models/test/voice", "key_a", nil, h...); rec.Code != 410 || rec.Header().Get("Link") != "" {
+			t.Errorf("%s: retired without a replacement: %d %v %s", tn, rec.Code, rec.Header(), rec.Body)
+		}
+		if rec := call(t, s, "GET", "/v1/models/test/reel", "key_a", nil, h...); rec.Code != 200 || rec.Header().Get("Deprecation") != "" {
+			t.Errorf("%s: not yet deprecated: %d %v", tn, rec.Code, rec.Header())
+		}
+	}
+	check("real")
+	if rec := restore(t, s, "copy", snapshotOf(t, s, "real", "")); rec.Code >= 300 {
+		t.Fatalf("restore: %d %s", rec.Code, rec.Body)
+	}
+	check("copy")
+}
