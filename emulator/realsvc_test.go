@@ -155,6 +155,10 @@ func TestPartialResultChargesWhatItReturns(t *testing.T) {
 		if job.Status != "succeeded" || kept < 1 || kept > 3 || job.FilteredOutputs != 4-kept || job.CreditsCharged == nil || *job.CreditsCharged != int64(3*kept) {
 			t.Fatalf("%s: partial job: %s", tn, rec.Body)
 		}
+		cj := decode[map[string]any](t, call(t, s, "GET", "/_emulator/jobs/"+id, "", nil, h...))
+		if plan, _ := cj["plan"].(map[string]any); plan["filtered"] != float64(4-kept) || cj["filtered_outputs"] != float64(4-kept) {
+			t.Errorf("%s: control job: %v", tn, cj)
+		}
 		after := balanceOf(t, s, "acct_a", h...)
 		if after.Held != 0 || after.Charged != int64(3*kept) || after.Refunded != 12-int64(3*kept) || after.Available != before.Available-int64(3*kept) {
 			t.Errorf("%s: balance %+v after charging %d of 12 (before %+v)", tn, after, 3*kept, before)
@@ -275,6 +279,10 @@ func TestModelLifecycle(t *testing.T) {
 	rec = call(t, s, "GET", "/v1/jobs/"+id, "key_a", nil)
 	if job := decode[jobJSON](t, rec); job.Status != "succeeded" || lifecycleHeaders(rec) != deprecatedHeaders {
 		t.Errorf("the job made before the sunset: %v %s", rec.Header(), rec.Body)
+	}
+	// The control API (and so the dashboard) says where the job's model stands.
+	if cj := decode[map[string]any](t, control(t, s, "GET", "/_emulator/jobs/"+id, nil)); cj["model_phase"] != "retired" {
+		t.Errorf("control job: %v", cj)
 	}
 	cov := control(t, s, "GET", "/_emulator/coverage", nil).Body.String()
 	for _, c := range []string{`"model deprecated"`, `"model retired"`} {

@@ -375,9 +375,14 @@ export interface JobPlan {
    */
   decided_by: "draw" | "directive";
   /** With `decided_by: directive`: the outcome forced. */
-  directive?: "succeed" | "fail" | "content_policy" | "expire" | "slow";
+  directive?: "succeed" | "fail" | "content_policy" | "expire" | "slow" | "refuse" | "partial";
   /** Whether `POST /_emulator/jobs/{id}/complete` or `/fail` ended the job, whatever the plan said. */
   ended_by_control: boolean;
+  /**
+   * How many of the outputs asked for the job filters out (a partial result: `X-Emulator-Outcome:
+   * partial` or `filter_rate`); absent for none.
+   */
+  filtered?: number;
 }
 
 /**
@@ -423,6 +428,23 @@ export interface ControlJob {
   output_type?: "image" | "video" | "audio";
   /** Its plan: in `GET /_emulator/jobs/{id}`, not in the list. */
   plan?: JobPlan;
+  /**
+   * On a job that succeeded with some of its outputs filtered out (`X-Emulator-Outcome: partial`,
+   * the `[emulator:partial]` token or a scenario's `filter_rate`): how many of the outputs asked
+   * for it does not return. Absent otherwise.
+   */
+  filtered_outputs?: number;
+  /**
+   * With `filtered_outputs`: what the job was charged, `credits` × outputs returned ÷ outputs
+   * asked, rounded down; the rest of `credits` was refunded. Absent otherwise (a succeeded job is
+   * charged its `credits`).
+   */
+  credits_charged?: number;
+  /**
+   * Where the job's model is in the tenant scenario's `lifecycle` now: `deprecated` from its
+   * `deprecated_at`, `retired` from its `sunset`; absent otherwise.
+   */
+  model_phase?: "deprecated" | "retired";
 }
 
 /** A page of a list: `data` holds the items of `[offset, offset+limit)`. */

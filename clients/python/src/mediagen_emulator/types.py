@@ -393,7 +393,10 @@ class JobPlan(_JobPlanRequired, total=False):
     """
 
     #: With `decided_by: directive`: the outcome forced.
-    directive: Literal["succeed", "fail", "content_policy", "expire", "slow"]
+    directive: Literal["succeed", "fail", "content_policy", "expire", "slow", "refuse", "partial"]
+    #: How many of the outputs asked for the job filters out (a partial result: `X-Emulator-Outcome:
+    #: partial` or `filter_rate`); absent for none.
+    filtered: int
 
 
 class _ControlJobRequired(TypedDict):
@@ -440,6 +443,17 @@ class ControlJob(_ControlJobRequired, total=False):
     output_type: Literal["image", "video", "audio"]
     #: Its plan: in `GET /_emulator/jobs/{id}`, not in the list.
     plan: JobPlan
+    #: On a job that succeeded with some of its outputs filtered out (`X-Emulator-Outcome: partial`,
+    #: the `[emulator:partial]` token or a scenario's `filter_rate`): how many of the outputs asked
+    #: for it does not return. Absent otherwise.
+    filtered_outputs: int
+    #: With `filtered_outputs`: what the job was charged, `credits` × outputs returned ÷ outputs
+    #: asked, rounded down; the rest of `credits` was refunded. Absent otherwise (a succeeded job is
+    #: charged its `credits`).
+    credits_charged: int
+    #: Where the job's model is in the tenant scenario's `lifecycle` now: `deprecated` from its
+    #: `deprecated_at`, `retired` from its `sunset`; absent otherwise.
+    model_phase: Literal["deprecated", "retired"]
 
 
 class ControlJobPage(TypedDict):
