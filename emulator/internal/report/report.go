@@ -56,7 +56,7 @@ var Rules = []api.Rule{
 	{ID: QuoteReused, Severity: api.SeverityError, Title: "A generation with a quote an earlier job already used"},
 	{ID: DownloadAfterExpiry, Severity: api.SeverityWarning, Title: "An output downloaded after it expired"},
 	{ID: OutputsNeverDownloaded, Severity: api.SeverityInfo, Title: "A succeeded job whose outputs expired without being downloaded"},
-	{ID: DeprecatedModelUsed, Severity: api.SeverityWarning, Title: "A model quoted or generated with after an answer announced its deprecation"},
+	{ID: DeprecatedModelUsed, Severity: api.SeverityWarning, Title: "A deprecated model used again after an answer announced its deprecation"},
 }
 
 // severity is each rule's severity, by id.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -144,8 +145,12 @@ func checkLifecycle(r *catalog.Reporter, seq *yaml.Node, rules []Lifecycle) {
 		} else if !l.sunset.IsZero() && l.sunset.Before(l.deprecatedAt) {
 			r.At(line, "lifecycle[%d]: sunset %s is before deprecated_at %s", i, l.Sunset, l.DeprecatedAt)
 		}
-		if len(l.Replacement) > glob.MaxLen {
+		switch {
+		case len(l.Replacement) > glob.MaxLen:
 			r.At(line, "lifecycle[%d].replacement must be at most %d bytes long", i, glob.MaxLen)
+		case strings.ContainsFunc(l.Replacement, func(c rune) bool { return c <= ' ' || c == 0x7f || strings.ContainsRune(`<>",;\`, c) }):
+			// It goes into a Link header between < and >.
+			r.At(line, "lifecycle[%d].replacement %q must be a model id, without spaces or any of < > \" , ; \\", i, l.Replacement)
 		}
 	}
 }

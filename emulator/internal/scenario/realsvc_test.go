@@ -62,13 +62,16 @@ lifecycle:
     sunset: 2026-01-01T00:00:00Z
   - match: {model: b}
     sunset: 2026-01-01T00:00:00Z
+  - match: {model: c}
+    deprecated_at: 2026-01-01T00:00:00Z
+    replacement: "x>; rel=evil"
 `))
 	if err == nil {
 		t.Fatal("accepted")
 	}
 	for _, want := range []string{"bad.yaml:2: defaults: refusal_rate must be between 0 and 1", "defaults: filter_rate must be between 0 and 1",
 		"bad.yaml:4: lifecycle[0]: match names no model", `lifecycle[0].deprecated_at: want an RFC 3339 time such as 2026-12-01T00:00:00Z, got "tomorrow"`,
-		"bad.yaml:6: lifecycle[1]: sunset 2026-01-01T00:00:00Z is before deprecated_at", `bad.yaml:9: lifecycle[2].deprecated_at: want an RFC 3339 time`} {
+		"bad.yaml:6: lifecycle[1]: sunset 2026-01-01T00:00:00Z is before deprecated_at", `bad.yaml:9: lifecycle[2].deprecated_at: want an RFC 3339 time`, `bad.yaml:11: lifecycle[3].replacement "x>; rel=evil" must be a model id`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in:\n%v", want, err)
 		}
