@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -362,4 +364,41 @@ func TestLifecycleOnTheRealClockAndThroughASnapshot(t *testing.T) {
 		t.Fatalf("restore: %d %s", rec.Code, rec.Body)
 	}
 	check("copy")
+}
+
+// Refusals and filtering are draws of the seeded source: two emulators with the same seed
+// refuse the same inputs and filter the same outputs, and some of each happen at a rate of ½.
+func TestRefusalsAndFilteringAreSeeded(t *testing.T) {
+	t.Parallel()
+	run := func() []string {
+		s := flowServer(t)
+		putScenario(t, s, map[string]any{"name": "half", "defaults": map[string]any{"refusal_rate": 0.5, "filter_rate": 0.5}})
+		var ids []string
+		for i := range 12 {
+			in := map[string]any{"prompt": "picture " + string(rune('a'+i)), "num_images": 4}
+			rec := startGeneration(t, s, "key_a", "s"+string(rune('a'+i)), "test/pixel", in)
+			if rec.Code == 422 {
+				ids = append(ids, "refused")
+				continue
+			}
+			ids = append(ids, decode[jobJSON](t, rec).ID)
+		}
+		advance(t, s, "5s")
+		var out []string
+		for _, id := range ids {
+			if id == "refused" {
+				out = append(out, id)
+				continue
+			}
+			out = append(out, strconv.Itoa(len(keyAJob(t, s, id).Outputs)))
+		}
+		return out
+	}
+	a, b := run(), run()
+	if !slices.Equal(a, b) {
+		t.Errorf("one seed, two outcomes:\n%v\n%v", a, b)
+	}
+	if !slices.Contains(a, "refused") || !slices.Contains(a, "4") || !slices.ContainsFunc(a, func(s string) bool { return s == "1" || s == "2" || s == "3" }) {
+		t.Errorf("at rates of ½, some of each: %v", a)
+	}
 }
