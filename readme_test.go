@@ -61,6 +61,7 @@ var transcriptSections = []docSection{
 	{"docs/control-api.md", "## Tenants: many isolated tests on one emulator"},
 	{"docs/verification.md", "## Verification and coverage"},
 	{"docs/snapshots.md", "## Snapshots: save, restore and share a tenant's world"},
+	{"docs/scenarios.md", "## Refusals, partial results and retired models"},
 }
 
 // ownSetupSections are sections whose first sh block starts an emulator of their own, with the

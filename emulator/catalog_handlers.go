@@ -164,8 +164,9 @@ func (s *Server) listModels() handlerFunc {
 		}
 		from, to := p.window(len(matches))
 		items := make([]json.RawMessage, 0, to-from)
+		world := worldOf(r)
 		for _, m := range matches[from:to] {
-			items = append(items, m.ListItem)
+			items = append(items, deprecatedRecord(m.ListItem, world.Phase(m.ID)))
 		}
 		writeList(w, items, len(matches), p)
 		return nil
@@ -195,7 +196,11 @@ func (s *Server) getModel() handlerFunc {
 		if !ok {
 			return problem.New(problem.ModelNotFound, "no model %q; GET /v1/models lists them", id)
 		}
-		writeLine(w, http.StatusOK, m.Detail)
+		p := announce(w, r, m.ID)
+		if err := worldOf(r).CheckRetired(m.ID); err != nil {
+			return err
+		}
+		writeLine(w, http.StatusOK, deprecatedRecord(m.Detail, p))
 		return nil
 	}
 }

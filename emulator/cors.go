@@ -26,7 +26,8 @@ const (
 		"Range, If-Range, If-None-Match, If-Modified-Since"
 	// The response headers a script may read beyond the CORS-safelisted ones.
 	corsExposeHeaders = "Location, Retry-After, Idempotent-Replayed, X-Request-Id, X-Emulator-Version, " +
-		"X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, ETag, Content-Range, Accept-Ranges"
+		"X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, ETag, Content-Range, Accept-Ranges, " +
+		"Deprecation, Sunset, Link"
 	// corsMaxAge lets a browser reuse a preflight for ten minutes (Chromium caps it at two hours).
 	corsMaxAge = "600"
 )

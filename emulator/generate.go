@@ -34,6 +34,7 @@ func (s *Server) createQuote() handlerFunc {
 		}
 		model := body["model"].(string)
 		about(r, model, "")
+		announce(w, r, model)
 		q, err := worldOf(r).Quote(keyOf(r).Account, model, body["input"].(map[string]any))
 		if err != nil {
 			return err
@@ -63,6 +64,7 @@ func (s *Server) generate() handlerFunc {
 			return err
 		}
 		about(r, body["model"].(string), "")
+		announce(w, r, body["model"].(string))
 		world := worldOf(r)
 		view, replayed, err := world.Generate(r.Context(), sim.Generation{
 			Account:        keyOf(r).Account,

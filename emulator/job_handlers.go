@@ -26,12 +26,17 @@ func (s *Server) jobBodyAt(base string, v jobs.View) jobJSON {
 	if v.Error != nil {
 		jerr = &api.JobError{Code: v.Error.Code, Message: v.Error.Message}
 	}
-	return jobJSON{
+	body := jobJSON{
 		ID: v.ID, Model: v.Model, Status: string(v.Status), QuoteID: v.QuoteID, Credits: v.Credits,
 		CreditStatus: v.CreditStatus, Input: v.Input, CreatedAt: sim.Timestamp(v.CreatedAt),
 		StartedAt: nullableTime(v.StartedAt), FinishedAt: nullableTime(v.FinishedAt),
 		Progress: v.Progress, Outputs: outputs, Error: jerr,
 	}
+	// A partial result says so once it is shown: what was filtered out, and what it cost.
+	if v.Status == jobs.Succeeded && v.Plan.Filtered > 0 {
+		body.FilteredOutputs, body.CreditsCharged = v.Plan.Filtered, &v.Charged
+	}
+	return body
 }
 
 // baseURL is the scheme and host the client reached the emulator by.
@@ -53,6 +58,7 @@ func (s *Server) getJob() handlerFunc {
 		if err != nil {
 			return err
 		}
+		announce(w, r, v.Model)
 		return s.writeJSON(w, http.StatusOK, s.jobBody(r, v))
 	}
 }
@@ -83,6 +89,7 @@ func (s *Server) cancelJob() handlerFunc {
 		if err != nil {
 			return err
 		}
+		announce(w, r, v.Model)
 		return s.writeJSON(w, http.StatusOK, s.jobBody(r, v))
 	}
 }

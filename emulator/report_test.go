@@ -100,6 +100,13 @@ func TestReportNamesEveryFlawOfAClient(t *testing.T) {
 		t.Fatalf("the expired output answered %d", status)
 	}
 
+	// deprecated-model-used: a model quoted again after its answer said it is deprecated.
+	c.must(200, "PUT", "/_emulator/scenario", map[string]any{"scenario": map[string]any{"name": "retiring", "lifecycle": []any{
+		map[string]any{"match": map[string]any{"model": "test/voice"}, "deprecated_at": "2026-01-01T00:00:00Z"}}}})
+	for _, text := range []string{"hello", "hello again"} {
+		c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/voice", "input": map[string]any{"text": text}})
+	}
+
 	rep := getReport(t, c, "")
 	if rep.Scope != "tenant" || rep.Tenant != "flawed" || rep.Examined == 0 || len(rep.Rules) != len(report.Rules) {
 		t.Errorf("report %+v", rep)

@@ -162,6 +162,8 @@ type controlJobJSON struct {
 	// OutputType is the model's kind of output (image, video, audio), so a list can show it.
 	OutputType string    `json:"output_type,omitempty"`
 	Plan       *planJSON `json:"plan,omitempty"`
+	// ModelPhase is "deprecated" or "retired" when the scenario's lifecycle says so now.
+	ModelPhase string `json:"model_phase,omitempty"`
 }
 
 // controlJobBody renders a job as the control API shows it.
@@ -169,6 +171,11 @@ func (s *Server) controlJobBody(r *http.Request, v jobs.View) controlJobJSON {
 	out := controlJobJSON{jobJSON: s.jobBody(r, v), Account: v.Account}
 	if m, ok := s.catalog.Model(v.Model); ok {
 		out.OutputType = m.OutputType
+	}
+	if p := worldOf(r).Phase(v.Model); p.Retired {
+		out.ModelPhase = "retired"
+	} else if p.Deprecated {
+		out.ModelPhase = "deprecated"
 	}
 	return out
 }
@@ -191,11 +198,13 @@ type planJSON struct {
 	Directive string `json:"directive,omitempty"`
 	// EndedByControl is set when the control API forced the job's end, whatever the plan said.
 	EndedByControl bool `json:"ended_by_control"`
+	// Filtered is how many outputs the plan filters out (a partial result).
+	Filtered int `json:"filtered,omitempty"`
 }
 
 func planOf(v jobs.View) *planJSON {
 	p := v.Plan
-	out := &planJSON{Queue: p.Queue.String(), Run: p.Run.String(), DecidedBy: "draw", Directive: p.Forced, EndedByControl: v.Forced}
+	out := &planJSON{Queue: p.Queue.String(), Run: p.Run.String(), DecidedBy: "draw", Directive: p.Forced, EndedByControl: v.Forced, Filtered: p.Filtered}
 	if p.QueueTimeout > 0 {
 		t := p.QueueTimeout.String()
 		out.QueueTimeout = &t

@@ -32,6 +32,8 @@ export interface Problem {
   job_status?: "queued" | "running" | "succeeded" | "failed" | "canceled" | "expired";
   /** `invalid_snapshot`: the models the snapshot names that the catalog lacks. */
   models?: string[];
+  /** With `model_retired`: the model the lifecycle rule names as the replacement. */
+  replacement?: string;
 }
 
 /**
@@ -79,6 +81,20 @@ export interface ModelSummary {
   product: string;
   /** The model's mode within its product (its category unless the catalog says otherwise). */
   mode: string;
+  /**
+   * Present from the model's deprecation (a scenario's `lifecycle`, on the tenant's clock); its
+   * answers then carry `Deprecation`, `Sunset` and `Link`.
+   */
+  deprecated?: boolean;
+  /** With `deprecated`: when the model was deprecated. */
+  deprecated_at?: string;
+  /**
+   * With `deprecated`, when the rule gives one: when the model is retired (quotes, generations and
+   * its record then answer 410 `model_retired`).
+   */
+  sunset_at?: string;
+  /** With `deprecated`, when the rule names one: the model to move to. */
+  replacement?: string;
 }
 
 /** A model with what a client needs to build its `input`. */
@@ -111,6 +127,20 @@ export interface ModelDetail {
    * `application/json` schema is the model's input schema: generate a typed `input` from it.
    */
   openapi: Record<string, unknown>;
+  /**
+   * Present from the model's deprecation (a scenario's `lifecycle`, on the tenant's clock); its
+   * answers then carry `Deprecation`, `Sunset` and `Link`.
+   */
+  deprecated?: boolean;
+  /** With `deprecated`: when the model was deprecated. */
+  deprecated_at?: string;
+  /**
+   * With `deprecated`, when the rule gives one: when the model is retired (quotes, generations and
+   * its record then answer 410 `model_retired`).
+   */
+  sunset_at?: string;
+  /** With `deprecated`, when the rule names one: the model to move to. */
+  replacement?: string;
 }
 
 /** A page of a list: `data` holds the items of `[offset, offset+limit)`. */
@@ -286,6 +316,18 @@ export interface Job {
   outputs: Output[];
   /** Set on `failed` and `expired`, else null. */
   error: JobError | null;
+  /**
+   * On a job that succeeded with some of its outputs filtered out (`X-Emulator-Outcome: partial`,
+   * the `[emulator:partial]` token or a scenario's `filter_rate`): how many of the outputs asked
+   * for it does not return. Absent otherwise.
+   */
+  filtered_outputs?: number;
+  /**
+   * With `filtered_outputs`: what the job was charged, `credits` × outputs returned ÷ outputs
+   * asked, rounded down; the rest of `credits` was refunded. Absent otherwise (a succeeded job is
+   * charged its `credits`).
+   */
+  credits_charged?: number;
 }
 
 /** A page of a list: `data` holds the items of `[offset, offset+limit)`. */
@@ -333,9 +375,14 @@ export interface JobPlan {
    */
   decided_by: "draw" | "directive";
   /** With `decided_by: directive`: the outcome forced. */
-  directive?: "succeed" | "fail" | "content_policy" | "expire" | "slow";
+  directive?: "succeed" | "fail" | "content_policy" | "expire" | "slow" | "refuse" | "partial";
   /** Whether `POST /_emulator/jobs/{id}/complete` or `/fail` ended the job, whatever the plan said. */
   ended_by_control: boolean;
+  /**
+   * How many of the outputs asked for the job filters out (a partial result: `X-Emulator-Outcome:
+   * partial` or `filter_rate`); absent for none.
+   */
+  filtered?: number;
 }
 
 /**
@@ -381,6 +428,23 @@ export interface ControlJob {
   output_type?: "image" | "video" | "audio";
   /** Its plan: in `GET /_emulator/jobs/{id}`, not in the list. */
   plan?: JobPlan;
+  /**
+   * On a job that succeeded with some of its outputs filtered out (`X-Emulator-Outcome: partial`,
+   * the `[emulator:partial]` token or a scenario's `filter_rate`): how many of the outputs asked
+   * for it does not return. Absent otherwise.
+   */
+  filtered_outputs?: number;
+  /**
+   * With `filtered_outputs`: what the job was charged, `credits` × outputs returned ÷ outputs
+   * asked, rounded down; the rest of `credits` was refunded. Absent otherwise (a succeeded job is
+   * charged its `credits`).
+   */
+  credits_charged?: number;
+  /**
+   * Where the job's model is in the tenant scenario's `lifecycle` now: `deprecated` from its
+   * `deprecated_at`, `retired` from its `sunset`; absent otherwise.
+   */
+  model_phase?: "deprecated" | "retired";
 }
 
 /** A page of a list: `data` holds the items of `[offset, offset+limit)`. */
@@ -825,7 +889,7 @@ export interface Report {
 /** One thing the client did that a rule calls wrong. */
 export interface Finding {
   /** The rule's id. */
-  rule: "new-key-on-retry" | "retry-after-ignored" | "poll-too-fast" | "poll-after-terminal" | "retry-unchanged" | "expired-quote" | "quote-reused" | "download-after-expiry" | "outputs-never-downloaded" | "webhook-signature-unchecked" | "webhook-timestamp-unchecked" | "webhook-slow-ack" | "webhook-valid-refused";
+  rule: "new-key-on-retry" | "retry-after-ignored" | "poll-too-fast" | "poll-after-terminal" | "retry-unchanged" | "expired-quote" | "quote-reused" | "download-after-expiry" | "outputs-never-downloaded" | "webhook-signature-unchecked" | "webhook-timestamp-unchecked" | "webhook-slow-ack" | "webhook-valid-refused" | "deprecated-model-used";
   /**
    * `error` costs money or data in production, `warning` is wasteful or fragile, `info` is worth a
    * look.
@@ -844,7 +908,7 @@ export interface Finding {
 
 /** One rule the report judges by. */
 export interface Rule {
-  id: "new-key-on-retry" | "retry-after-ignored" | "poll-too-fast" | "poll-after-terminal" | "retry-unchanged" | "expired-quote" | "quote-reused" | "download-after-expiry" | "outputs-never-downloaded";
+  id: "new-key-on-retry" | "retry-after-ignored" | "poll-too-fast" | "poll-after-terminal" | "retry-unchanged" | "expired-quote" | "quote-reused" | "download-after-expiry" | "outputs-never-downloaded" | "deprecated-model-used";
   /**
    * `error` costs money or data in production, `warning` is wasteful or fragile, `info` is worth a
    * look.
@@ -1035,6 +1099,8 @@ export interface Snapshot {
         in_queue?: boolean;
       };
       forced?: string;
+      /** How many of the outputs asked for the job filters out (a partial result); absent for none. */
+      filtered?: number;
     };
     /** A duration such as 250ms or 1m30s. */
     output_ttl: string;

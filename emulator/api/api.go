@@ -78,6 +78,10 @@ type Job struct {
 	Progress     float64         `json:"progress"`
 	Outputs      []Output        `json:"outputs"`
 	Error        *JobError       `json:"error"` // null unless the job failed or expired
+	// FilteredOutputs and CreditsCharged appear on a job that succeeded with some outputs
+	// filtered out: how many, and what it was charged (the rest of Credits was refunded).
+	FilteredOutputs int    `json:"filtered_outputs,omitempty"`
+	CreditsCharged  *int64 `json:"credits_charged,omitempty"`
 }
 
 // Output is one file a succeeded job made, downloadable at URL until it expires.

@@ -121,6 +121,8 @@ type SnapshotPlan struct {
 	QueueTimeout Duration       `json:"queue_timeout"`
 	Ending       SnapshotEnding `json:"ending"`
 	Forced       string         `json:"forced,omitempty"`
+	// Filtered is how many outputs the job filters out (a partial result).
+	Filtered int `json:"filtered,omitempty"`
 }
 
 // SnapshotEnding is how a job ends when nothing interrupts it.

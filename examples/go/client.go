@@ -9,7 +9,13 @@
 //   - retries a 429 or 503 at once, whatever Retry-After says (retry-after-ignored),
 //   - polls its job every 100 ms (poll-too-fast),
 //   - keeps a quote per input and uses it again for the next generation (quote-reused),
-//   - hands back its outputs' URLs and never downloads them (outputs-never-downloaded).
+//   - hands back its outputs' URLs and never downloads them (outputs-never-downloaded),
+//   - sends an input the content policy refused again, unchanged (retry-unchanged),
+//   - keeps using a model after its answers said it is deprecated (deprecated-model-used).
+//
+// The careful client remembers the inputs the content policy refused and does not send them
+// again, moves to a deprecated model's successor-version as soon as an answer names it, and
+// reports a partial result (some outputs filtered out) as what it is.
 package mediagen
 
 import (
@@ -23,6 +29,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -37,15 +44,21 @@ type Client struct {
 	// Careful picks the careful client; the zero value is the naive one.
 	Careful bool
 
-	quotes map[string]string // the naive client's quote per model and input
+	quotes    map[string]string // the naive client's quote per model and input
+	refused   map[string]error  // the careful client's refused inputs, by model and input
+	successor map[string]string // the careful client's move from a deprecated model
 }
 
 // Result is a finished generation: the job, its outputs' URLs and, for the careful client,
 // their bytes.
 type Result struct {
 	JobID string
+	Model string // the model that made it: a deprecated one's successor, for the careful client
 	URLs  []string
 	Files [][]byte
+	// Filtered is how many of the outputs asked for the service filtered out (a partial
+	// result); the job was charged only for the rest.
+	Filtered int
 }
 
 // Error is an answer the service refused, with its problem code.
@@ -53,6 +66,8 @@ type Error struct {
 	Status     int
 	Code       string
 	RetryAfter time.Duration
+	// Replacement is the model a retired one (410 model_retired) names.
+	Replacement string
 }
 
 // Error names the status and the problem code the service answered.
@@ -60,7 +75,21 @@ func (e *Error) Error() string { return fmt.Sprintf("mediagen: %d %s", e.Status,
 
 // Render quotes, generates, waits for the job and (when careful) downloads its outputs.
 func (c *Client) Render(ctx context.Context, model string, input map[string]any) (Result, error) {
-	quote, err := c.quote(ctx, model, input)
+	if next, ok := c.successor[model]; ok && c.Careful {
+		model = next
+	}
+	raw, _ := json.Marshal(input)
+	asked := model + "\x00" + string(raw)
+	if err, ok := c.refused[asked]; ok && c.Careful {
+		return Result{}, err // the same input would be refused again
+	}
+	quote, next, err := c.quote(ctx, model, input)
+	if next != "" && next != model && c.Careful {
+		// The quote's answer announced the model's deprecation: move now, before generating.
+		remember(&c.successor, model, next)
+		model = next
+		quote, _, err = c.quote(ctx, model, input)
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -78,6 +107,15 @@ func (c *Client) Render(ctx context.Context, model string, input map[string]any)
 		c.backOff(err, attempt)
 	}
 	if err != nil {
+		var e *Error
+		if errors.As(err, &e) && c.Careful {
+			switch {
+			case e.Code == "content_policy_violation":
+				remember(&c.refused, asked, err)
+			case e.Code == "model_retired" && e.Replacement != "":
+				remember(&c.successor, model, e.Replacement)
+			}
+		}
 		return Result{}, err
 	}
 	for job.Status == "queued" || job.Status == "running" {
@@ -93,7 +131,7 @@ func (c *Client) Render(ctx context.Context, model string, input map[string]any)
 	if job.Status != "succeeded" {
 		return Result{JobID: job.ID}, fmt.Errorf("mediagen: job %s %s", job.ID, job.Status)
 	}
-	res := Result{JobID: job.ID}
+	res := Result{JobID: job.ID, Model: model, Filtered: job.FilteredOutputs}
 	for _, o := range job.Outputs {
 		res.URLs = append(res.URLs, o.URL)
 	}
@@ -110,24 +148,48 @@ func (c *Client) Render(ctx context.Context, model string, input map[string]any)
 	return res, nil
 }
 
-// quote prices a generation. The naive client keeps its quotes and uses them again.
-func (c *Client) quote(ctx context.Context, model string, input map[string]any) (string, error) {
+// quote prices a generation, and returns the successor-version its answer names when it says
+// the model is deprecated. The naive client keeps its quotes and uses them again.
+func (c *Client) quote(ctx context.Context, model string, input map[string]any) (id, successor string, err error) {
 	raw, _ := json.Marshal(input)
 	cacheKey := model + "\x00" + string(raw)
 	if id, ok := c.quotes[cacheKey]; ok && !c.Careful {
-		return id, nil
+		return id, "", nil
 	}
 	var q struct {
 		QuoteID string `json:"quote_id"`
 	}
-	if err := c.call(ctx, http.MethodPost, "/v1/quotes", map[string]any{"model": model, "input": input}, "", &q); err != nil {
-		return "", err
+	h, err := c.callHeader(ctx, http.MethodPost, "/v1/quotes", map[string]any{"model": model, "input": input}, "", &q)
+	if err != nil {
+		return "", "", err
 	}
-	if c.quotes == nil {
-		c.quotes = map[string]string{}
+	remember(&c.quotes, cacheKey, q.QuoteID)
+	return q.QuoteID, successorOf(h), nil
+}
+
+// successorOf reads a deprecated model's successor from an answer's headers: Deprecation
+// (RFC 9745) says it is deprecated, Link rel="successor-version" names the model to move to.
+func successorOf(h http.Header) string {
+	if h.Get("Deprecation") == "" {
+		return ""
 	}
-	c.quotes[cacheKey] = q.QuoteID
-	return q.QuoteID, nil
+	for _, v := range h.Values("Link") {
+		for _, link := range strings.Split(v, ",") {
+			target, params, ok := strings.Cut(link, ";")
+			if ok && strings.Contains(params, `rel="successor-version"`) {
+				return strings.TrimPrefix(strings.Trim(strings.TrimSpace(target), "<>"), "/v1/models/")
+			}
+		}
+	}
+	return ""
+}
+
+// remember sets m[k] = v, making the map on first use.
+func remember[V any](m *map[string]V, k string, v V) {
+	if *m == nil {
+		*m = map[string]V{}
+	}
+	(*m)[k] = v
 }
 
 // backOff waits before a retry: the careful client waits what Retry-After asks, or a growing
@@ -154,25 +216,32 @@ func retryable(err error) bool {
 }
 
 type jobBody struct {
-	ID      string `json:"id"`
-	Status  string `json:"status"`
-	Outputs []struct {
+	ID              string `json:"id"`
+	Status          string `json:"status"`
+	FilteredOutputs int    `json:"filtered_outputs"`
+	Outputs         []struct {
 		URL string `json:"url"`
 	} `json:"outputs"`
 }
 
 func (c *Client) call(ctx context.Context, method, path string, in any, idemKey string, out any) error {
+	_, err := c.callHeader(ctx, method, path, in, idemKey, out)
+	return err
+}
+
+// callHeader is call, returning the answer's headers too.
+func (c *Client) callHeader(ctx context.Context, method, path string, in any, idemKey string, out any) (http.Header, error) {
 	var body io.Reader
 	if in != nil {
 		raw, err := json.Marshal(in)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		body = bytes.NewReader(raw)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, body)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.Key)
 	if in != nil {
@@ -183,22 +252,23 @@ func (c *Client) call(ctx context.Context, method, path string, in any, idemKey 
 	}
 	resp, err := c.client().Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return err
+		return resp.Header, err
 	}
 	if resp.StatusCode >= 400 {
 		var p struct {
-			Code string `json:"code"`
+			Code        string `json:"code"`
+			Replacement string `json:"replacement"`
 		}
 		_ = json.Unmarshal(raw, &p)
 		secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
-		return &Error{Status: resp.StatusCode, Code: p.Code, RetryAfter: time.Duration(secs) * time.Second}
+		return resp.Header, &Error{Status: resp.StatusCode, Code: p.Code, RetryAfter: time.Duration(secs) * time.Second, Replacement: p.Replacement}
 	}
-	return json.Unmarshal(raw, out)
+	return resp.Header, json.Unmarshal(raw, out)
 }
 
 func (c *Client) download(ctx context.Context, url string) ([]byte, error) {

@@ -6,6 +6,11 @@ hasty_client.py. What it does differently is marked "Careful:".
 
 `sleep` is how it waits (time.sleep by default); a test against the emulator's manual clock
 passes `tenant.control.advance`, so that waiting moves the emulator's clock instead of the test's.
+
+What real services do beyond the contract it handles too: an input the content policy refused
+(422 content_policy_violation) is remembered and never sent again; a model whose answers say it
+is deprecated (Deprecation, and Link rel="successor-version") is left for its successor at once;
+and a partial result (some outputs filtered out) is returned, its count in `filtered`.
 """
 
 import http.client
@@ -28,19 +33,63 @@ class ServiceError(Exception):
         self.status, self.body = status, body
         super().__init__("%s: %s" % (status, body[:300]))
 
+    def problem(self):
+        """The problem body the service answered with, or {}."""
+        try:
+            problem = json.loads(self.body)
+        except ValueError:
+            return {}
+        return problem if isinstance(problem, dict) else {}
+
+
+def successor_of(headers):
+    """The model a deprecated model's answer names as its successor-version, or None: Deprecation
+    (RFC 9745) says the model is deprecated, Link names the model to move to."""
+    if not headers.get("Deprecation"):
+        return None
+    for value in headers.get_all("Link") or []:
+        for link in value.split(","):
+            target, _, params = link.partition(";")
+            if 'rel="successor-version"' in params:
+                return target.strip().strip("<>").removeprefix("/v1/models/")
+    return None
+
 
 class CarefulClient:
     def __init__(self, base_url, api_key, sleep=time.sleep, attempts=5, poll_floor=1.0, poll_ceiling=10.0):
         self.base_url, self.api_key, self.sleep = base_url.rstrip("/"), api_key, sleep
         self.attempts, self.poll_floor, self.poll_ceiling = attempts, poll_floor, poll_ceiling
+        self.refused = {}  # (model, input) -> the refusal, never sent again
+        self.successor = {}  # a deprecated model -> the model to use instead
+        self.filtered = 0  # outputs the last render's job filtered out
+        self.model = None  # the model that made the last render
 
     def render(self, model, data):
         """Quotes, generates, waits for the job and downloads every output; returns their bytes."""
-        quote = self.call("POST", "/v1/quotes", {"model": model, "input": data})  # Careful: a quote per generation
-        job = self.generate(model, data, quote["quote_id"])
+        model = self.successor.get(model, model)
+        asked = (model, json.dumps(data, sort_keys=True))
+        if asked in self.refused:
+            raise self.refused[asked]  # Careful: the same input would be refused again
+        quote, hdrs = self.call("POST", "/v1/quotes", {"model": model, "input": data}, with_headers=True)  # Careful: a quote per generation
+        successor = successor_of(hdrs)
+        if successor and successor != model:
+            # Careful: the answer announced the model's deprecation; move before generating.
+            self.successor[model] = model = successor
+            quote = self.call("POST", "/v1/quotes", {"model": model, "input": data})
+        try:
+            job = self.generate(model, data, quote["quote_id"])
+        except ServiceError as err:
+            code = err.problem().get("code")
+            if code == "content_policy_violation":
+                self.refused[asked] = err
+            elif code == "model_retired" and err.problem().get("replacement"):
+                self.successor[model] = err.problem()["replacement"]
+            raise
         job = self.wait(job)
         if job["status"] != "succeeded":
             raise ServiceError(job["status"], json.dumps(job.get("error")))
+        # Careful: a partial result is what it is; it was charged only for what it returned.
+        self.filtered, self.model = job.get("filtered_outputs", 0), model
         return [self.download(o["url"]) for o in job["outputs"]]  # Careful: outputs expire; fetch them now
 
     def generate(self, model, data, quote_id):
@@ -61,8 +110,9 @@ class CarefulClient:
     def download(self, url):
         return self.call("GET", url, raw=True)
 
-    def call(self, method, path, body=None, headers=None, raw=False):
-        """One request, retried on 429, 5xx and lost connections; the JSON answer (or bytes)."""
+    def call(self, method, path, body=None, headers=None, raw=False, with_headers=False):
+        """One request, retried on 429, 5xx and lost connections; the JSON answer (or bytes), with
+        the answer's headers when asked."""
         backoff = 1.0
         for attempt in range(1, self.attempts + 1):
             try:
@@ -70,7 +120,8 @@ class CarefulClient:
             except (urllib.error.URLError, http.client.HTTPException, ConnectionError) as err:
                 status, hdrs, answer = None, {}, str(err).encode()
             if status is not None and status < 400:
-                return answer if raw else json.loads(answer)
+                answer = answer if raw else json.loads(answer)
+                return (answer, hdrs) if with_headers else answer
             if (status is not None and status not in RETRYABLE) or attempt == self.attempts:
                 raise ServiceError(status, answer.decode("utf-8", "replace"))
             # Careful: Retry-After, when the service gives one, is the least time to wait.

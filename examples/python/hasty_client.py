@@ -31,6 +31,8 @@ class HastyClient:
 
     def render(self, model, data):
         """Quotes, generates and waits for the job; returns the outputs' URLs."""
+        # Flaw (deprecated-model-used): the Deprecation and Link headers of the answers are never
+        # read, so a deprecated model is used until the day it is retired.
         job = self.wait(self.generate(model, data))
         if job["status"] != "succeeded":
             raise ServiceError(job["status"], json.dumps(job.get("error")))
@@ -62,6 +64,8 @@ class HastyClient:
             if status is None or status == 429 or status >= 500:
                 self.sleep(0.1)  # Flaw (retry-after-ignored): a fixed pause, whatever Retry-After says
                 continue
+            # Flaw (retry-unchanged): a refusal (422 content_policy_violation) is not remembered;
+            # the next render of the same input sends it again, to be refused again.
             raise ServiceError(status, json.dumps(answer))
         raise ServiceError(status, json.dumps(answer))
 

@@ -1,28 +1,51 @@
 // The client of sloppy-client.mts done right: one Idempotency-Key per generation whatever the
 // retries, Retry-After waited out, polls at a sensible pace, a fresh quote per generation, and
-// outputs downloaded as soon as the job succeeds.
+// outputs downloaded as soon as the job succeeds. And what real services do beyond the
+// contract: an input the content policy refused is remembered and never sent again, a model whose
+// answers say it is deprecated is left for its successor-version at once, and a partial result
+// (job.filtered_outputs) is returned as what it is.
 
 import { randomUUID } from 'node:crypto';
 
-import { type ClientOptions, type Job, type Quote, type Render, ApiError, call, download, realSleep, terminal } from './http.mjs';
+import { type ClientOptions, type Job, type Quote, type Render, ApiError, call, download, realSleep, successorOf, terminal } from './http.mjs';
 
 export const POLL_INTERVAL_MS = 2_000;
 
 export class CarefulClient {
   private readonly sleep: (ms: number) => Promise<unknown>;
+  private readonly refused = new Map<string, ApiError>(); // by model and input: never sent again
+  private readonly successor = new Map<string, string>(); // a deprecated model -> its successor
 
   constructor(private readonly opts: ClientOptions) {
     this.sleep = opts.sleep ?? realSleep;
   }
 
-  quote(model: string, input: Record<string, unknown>): Promise<Quote> {
-    return this.retrying(() => call<Quote>(this.opts, 'POST', '/v1/quotes', { model, input }));
+  quote(model: string, input: Record<string, unknown>, seen?: { headers?: Headers }): Promise<Quote> {
+    return this.retrying(() => call<Quote>(this.opts, 'POST', '/v1/quotes', { model, input }, {}, seen));
   }
 
   async generate(model: string, input: Record<string, unknown>): Promise<Job> {
-    const { quote_id } = await this.quote(model, input); // a quote buys one generation
+    model = this.successor.get(model) ?? model;
+    const asked = JSON.stringify([model, input]);
+    const known = this.refused.get(asked);
+    if (known) throw known; // the same input would be refused again
+    const seen: { headers?: Headers } = {};
+    let { quote_id } = await this.quote(model, input, seen); // a quote buys one generation
+    const next = seen.headers && successorOf(seen.headers);
+    if (next && next !== model) {
+      // The answer announced the model's deprecation: move before generating.
+      this.successor.set(model, next);
+      model = next;
+      ({ quote_id } = await this.quote(model, input));
+    }
     const key = randomUUID(); // chosen once: every retry of this generation sends it
-    return this.retrying(() => call<Job>(this.opts, 'POST', '/v1/generate', { model, input, quote_id }, { 'Idempotency-Key': key }));
+    try {
+      return await this.retrying(() => call<Job>(this.opts, 'POST', '/v1/generate', { model, input, quote_id }, { 'Idempotency-Key': key }));
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'content_policy_violation') this.refused.set(asked, err);
+      if (err instanceof ApiError && err.code === 'model_retired' && typeof err.problem.replacement === 'string') this.successor.set(model, err.problem.replacement);
+      throw err;
+    }
   }
 
   async poll(id: string): Promise<Job> {

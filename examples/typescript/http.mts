@@ -15,6 +15,9 @@ export interface Output {
 
 export interface Job {
   id: string;
+  model: string;
+  /** On a partial result: how many of the outputs asked for were filtered out. */
+  filtered_outputs?: number;
   status: 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled' | 'expired';
   outputs: Output[];
   error?: { code: string; message: string } | null;
@@ -41,6 +44,8 @@ export class ApiError extends Error {
     /** Seconds from Retry-After, when the answer had one. */
     readonly retryAfter: number | undefined,
     message: string,
+    /** The problem body, when the answer had one. */
+    readonly problem: Record<string, unknown> = {},
   ) {
     super(message);
     this.name = 'ApiError';
@@ -54,8 +59,10 @@ export class ApiError extends Error {
 
 export const realSleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Sends one request; resolves with the JSON answer, rejects with an ApiError. */
-export async function call<T>(opts: ClientOptions, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+/** Sends one request; resolves with the JSON answer, rejects with an ApiError. The answer's
+ * headers are left in seen, when given. */
+export async function call<T>(opts: ClientOptions, method: string, path: string, body?: unknown, headers: Record<string, string> = {},
+  seen?: { headers?: Headers }): Promise<T> {
   let resp: Response;
   try {
     resp = await fetch(new URL(path, opts.baseUrl), {
@@ -66,6 +73,7 @@ export async function call<T>(opts: ClientOptions, method: string, path: string,
   } catch (err) {
     throw new ApiError(0, 'no_answer', undefined, `${method} ${path}: ${(err as Error).message}`);
   }
+  if (seen) seen.headers = resp.headers;
   const text = await resp.text();
   let json: unknown;
   try {
@@ -76,7 +84,8 @@ export async function call<T>(opts: ClientOptions, method: string, path: string,
   if (!resp.ok) {
     const problem = (json ?? {}) as { code?: string; detail?: string };
     const ra = resp.headers.get('Retry-After');
-    throw new ApiError(resp.status, problem.code ?? 'error', ra === null ? undefined : Number(ra), `${method} ${path}: ${resp.status} ${problem.code}: ${problem.detail}`);
+    throw new ApiError(resp.status, problem.code ?? 'error', ra === null ? undefined : Number(ra), `${method} ${path}: ${resp.status} ${problem.code}: ${problem.detail}`,
+      problem as Record<string, unknown>);
   }
   return json as T;
 }
@@ -86,6 +95,19 @@ export async function download(opts: ClientOptions, url: string): Promise<Buffer
   const resp = await fetch(new URL(url, opts.baseUrl));
   if (!resp.ok) throw new ApiError(resp.status, 'download_failed', undefined, `GET ${url}: ${resp.status}`);
   return Buffer.from(await resp.arrayBuffer());
+}
+
+/** The model a deprecated model's answer names as its successor-version: Deprecation (RFC 9745)
+ * says the model is deprecated, Link names the model to move to. */
+export function successorOf(headers: Headers): string | undefined {
+  if (!headers.get('Deprecation')) return undefined;
+  for (const link of (headers.get('Link') ?? '').split(',')) {
+    const [target, ...params] = link.split(';');
+    if (target && params.some((p) => p.trim() === 'rel="successor-version"')) {
+      return target.trim().replace(/^<|>$/g, '').replace(/^\/v1\/models\//, '');
+    }
+  }
+  return undefined;
 }
 
 export const terminal = (job: Job) => !['queued', 'running'].includes(job.status);

@@ -50,6 +50,10 @@ export class SloppyClient {
   }
 
   /** Quote, generate, wait for the job. */
+  // FLAW (deprecated-model-used): the Deprecation and Link headers are never read, so a
+  // deprecated model is used until the day it is retired.
+  // FLAW (retry-unchanged): a refusal (422 content_policy_violation) is not remembered; the next
+  // render of the same input sends it again, to be refused again.
   async render(model: string, input: Record<string, unknown>): Promise<Render> {
     const job = await this.poll((await this.generate(model, input)).id);
     // FLAW (outputs-never-downloaded): hands back the URLs only; they expire before anyone looks.

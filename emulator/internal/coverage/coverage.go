@@ -74,6 +74,10 @@ var (
 	WaitTimedOut    Index // "wait timed out": a wait=true generation answered 202
 	RangedDownload  Index // "ranged download": a file answered 206
 	ExpiredDownload Index // "expired download": a file answered 410
+	Refused         Index // "generation refused": a generation refused by the content policy
+	Partial         Index // "partial result": a job made with some outputs filtered out
+	ModelDeprecated Index // "model deprecated": an answer about a deprecated model
+	ModelRetired    Index // "model retired": an answer about a retired model
 )
 
 // errorKey finds an error case without building its id.
@@ -120,6 +124,10 @@ func init() {
 	WaitTimedOut = add("wait timed out", GroupFlows)
 	RangedDownload = add("ranged download", GroupFlows)
 	ExpiredDownload = add("expired download", GroupFlows)
+	Refused = add("generation refused", GroupFlows)
+	Partial = add("partial result", GroupFlows)
+	ModelDeprecated = add("model deprecated", GroupFlows)
+	ModelRetired = add("model retired", GroupFlows)
 	for _, k := range FaultKinds {
 		byFault[k] = add("fault "+k, GroupFaults)
 	}

@@ -82,6 +82,9 @@ type Plan struct {
 	// Forced names the outcome a request forced (X-Emulator-Outcome or an [emulator:...]
 	// token); empty when the scenario's draws decided the ending.
 	Forced string
+	// Filtered is how many of the outputs asked for the run filters out (a partial result):
+	// the job's Outputs are the rest, and success charges only for them (see Charge).
+	Filtered int
 }
 
 // Error is a failed or expired job's reason.
@@ -396,7 +399,11 @@ func (e *Engine) terminate(j *job, status Status, jerr *Error, at time.Time) {
 	j.progress = j.hundredthsAt(at)
 	if status == Succeeded {
 		j.progress = 100
-		e.ledger.Charge(j.Account, j.Credits)
+		charge := Charge(j.Credits, len(j.Outputs), j.Plan.Filtered)
+		e.ledger.Charge(j.Account, charge)
+		if charge < j.Credits {
+			e.ledger.Refund(j.Account, j.Credits-charge)
+		}
 	} else {
 		j.Outputs = nil
 		e.ledger.Refund(j.Account, j.Credits)
@@ -745,6 +752,9 @@ type View struct {
 	Plan Plan
 	// Forced reports that the control API ended the job, whatever its plan said.
 	Forced bool
+	// Charged is what the job's success charged: its Credits, or less when outputs were
+	// filtered out (zero until it succeeds).
+	Charged int64
 }
 
 func (j *job) view(now time.Time) View {
@@ -756,6 +766,7 @@ func (j *job) view(now time.Time) View {
 	}
 	if j.status == Succeeded {
 		v.Outputs = j.Outputs
+		v.Charged = Charge(j.Credits, len(j.Outputs), j.Plan.Filtered)
 	}
 	p := j.progress
 	if j.status.Terminal() {
@@ -810,4 +821,15 @@ func (e *Engine) Bytes() int64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.bytes
+}
+
+// Charge is what a job that returns kept outputs of the kept+filtered asked for pays of the
+// credits it holds: the same share, rounded down, so a filtered output is never paid for.
+func Charge(credits int64, kept, filtered int) int64 {
+	if filtered <= 0 || kept < 0 {
+		return credits
+	}
+	n := int64(kept + filtered)
+	// credits×kept/n without overflow: the remainder's product is below n×kept.
+	return credits/n*int64(kept) + credits%n*int64(kept)/n
 }

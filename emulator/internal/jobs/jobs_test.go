@@ -1267,3 +1267,19 @@ func TestBytesReturnToBase(t *testing.T) {
 		})
 	}
 }
+
+// Charge pays the returned share of a partial result, rounded down, and never overflows.
+func TestChargeForAPartialResult(t *testing.T) {
+	for _, tc := range []struct {
+		credits        int64
+		kept, filtered int
+		want           int64
+	}{
+		{12, 4, 0, 12}, {12, 1, 3, 3}, {3, 1, 3, 0}, {10, 2, 1, 6}, {1, 1, 0, 1},
+		{1_000_000_000_000, 999, 1, 999_000_000_000}, {math.MaxInt64, 2, 1, math.MaxInt64 / 3 * 2},
+	} {
+		if got := jobs.Charge(tc.credits, tc.kept, tc.filtered); got != tc.want || got > tc.credits || got < 0 {
+			t.Errorf("Charge(%d, %d, %d) = %d, want %d", tc.credits, tc.kept, tc.filtered, got, tc.want)
+		}
+	}
+}

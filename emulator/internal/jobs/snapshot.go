@@ -41,7 +41,7 @@ func (e *Engine) Export() []api.SnapshotJob {
 			FinishedAt: stampNanos(j.finishedAt), Progress: int(j.progress), Forced: j.forced,
 			Plan: api.SnapshotPlan{Queue: api.Duration(p.Queue), Run: api.Duration(p.Run), QueueTimeout: api.Duration(p.QueueTimeout),
 				Ending: api.SnapshotEnding{Status: string(p.Ending.Status), Code: p.Ending.Code, Message: p.Ending.Message, At: p.Ending.At, InQueue: p.Ending.InQueue},
-				Forced: p.Forced},
+				Forced: p.Forced, Filtered: p.Filtered},
 			OutputTTL:   api.Duration(j.OutputTTL),
 			FinishOrder: order[j],
 		}
@@ -195,6 +195,8 @@ func decodeJob(sj api.SnapshotJob, prefix string) (*job, string, string) {
 		return nil, "/credits", "credits cannot be negative"
 	case sj.Plan.Queue < 0 || sj.Plan.Run < 0 || sj.Plan.QueueTimeout < 0 || sj.OutputTTL < 0:
 		return nil, "/plan", "durations cannot be negative"
+	case sj.Plan.Filtered < 0 || sj.Plan.Filtered > MaxFiltered:
+		return nil, "/plan/filtered", "filtered outputs from 0 to " + strconv.Itoa(MaxFiltered)
 	}
 	switch Status(sj.Plan.Ending.Status) {
 	case Succeeded, Failed, Expired, "":
@@ -218,7 +220,7 @@ func decodeJob(sj api.SnapshotJob, prefix string) (*job, string, string) {
 	j.New = New{ID: sj.ID, Account: sj.Account, Model: sj.Model, QuoteID: sj.QuoteID, Credits: sj.Credits, Input: input,
 		Plan: Plan{Queue: time.Duration(sj.Plan.Queue), Run: time.Duration(sj.Plan.Run), QueueTimeout: time.Duration(sj.Plan.QueueTimeout),
 			Ending: Ending{Status: Status(sj.Plan.Ending.Status), Code: sj.Plan.Ending.Code, Message: sj.Plan.Ending.Message, At: sj.Plan.Ending.At, InQueue: sj.Plan.Ending.InQueue},
-			Forced: sj.Plan.Forced},
+			Forced: sj.Plan.Forced, Filtered: sj.Plan.Filtered},
 		OutputTTL: time.Duration(sj.OutputTTL)}
 	if sj.Error != nil {
 		j.err = &Error{Code: sj.Error.Code, Message: sj.Error.Message}
@@ -236,3 +238,7 @@ func decodeJob(sj api.SnapshotJob, prefix string) (*job, string, string) {
 	}
 	return j, "", ""
 }
+
+// MaxFiltered bounds the outputs a restored job may say were filtered out: no model makes more
+// outputs than this from one input.
+const MaxFiltered = 1000

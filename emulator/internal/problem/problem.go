@@ -56,6 +56,8 @@ const (
 	TenantNotDeletable      Code = "tenant_not_deletable"
 	MemoryBudgetExhausted   Code = "memory_budget_exhausted"
 	InvalidSnapshot         Code = "invalid_snapshot"
+	ContentPolicyViolation  Code = "content_policy_violation"
+	ModelRetired            Code = "model_retired"
 )
 
 // FieldError is one field-level problem: Pointer is a JSON Pointer into the request body, or

@@ -31,6 +31,7 @@ const (
 	QuoteReused            = "quote-reused"
 	DownloadAfterExpiry    = "download-after-expiry"
 	OutputsNeverDownloaded = "outputs-never-downloaded"
+	DeprecatedModelUsed    = "deprecated-model-used"
 )
 
 // Polling: a job polled again sooner than PollFloor after its last poll, on the tenant's clock,
@@ -55,6 +56,7 @@ var Rules = []api.Rule{
 	{ID: QuoteReused, Severity: api.SeverityError, Title: "A generation with a quote an earlier job already used"},
 	{ID: DownloadAfterExpiry, Severity: api.SeverityWarning, Title: "An output downloaded after it expired"},
 	{ID: OutputsNeverDownloaded, Severity: api.SeverityInfo, Title: "A succeeded job whose outputs expired without being downloaded"},
+	{ID: DeprecatedModelUsed, Severity: api.SeverityWarning, Title: "A deprecated model used again after an answer announced its deprecation"},
 }
 
 // severity is each rule's severity, by id.
@@ -67,7 +69,8 @@ var severity = func() map[string]string {
 }()
 
 // hopeless are the problem codes a request answered with cannot succeed unchanged.
-var hopeless = map[string]bool{"invalid_input": true, "insufficient_credits": true, "permission_denied": true, "quote_mismatch": true}
+var hopeless = map[string]bool{"invalid_input": true, "insufficient_credits": true, "permission_denied": true, "quote_mismatch": true,
+	"content_policy_violation": true, "model_retired": true}
 
 // Input is what Judge looks at.
 type Input struct {
@@ -82,6 +85,8 @@ type Input struct {
 	OutputsExpireAt func(jobID string) (time.Time, bool)
 	// Now is the tenant's clock.
 	Now time.Time
+	// DeprecatedAt says when the scenario in force deprecates a model, if it does.
+	DeprecatedAt func(model string) (time.Time, bool)
 }
 
 // Judge returns the findings the input shows, in the order they were made.
@@ -113,10 +118,11 @@ type judge struct {
 	explained map[uint64]bool    // generations a new-key-on-retry finding already names
 	jobs      map[string]*jobSeen
 	jobOrder  []string
-	waits     map[string]wait     // account, method and path -> the Retry-After in force
-	failed    map[string]*failure // a request that cannot succeed unchanged -> its failure
-	downloads map[string][]Note   // by job
-	later     []func()            // reasons written once their counts are final
+	waits     map[string]wait          // account, method and path -> the Retry-After in force
+	failed    map[string]*failure      // a request that cannot succeed unchanged -> its failure
+	downloads map[string][]Note        // by job
+	later     []func()                 // reasons written once their counts are final
+	announced map[string]*announcement // account and deprecated model -> what was seen
 }
 
 type quoteSeen struct {
@@ -230,6 +236,7 @@ func (j *judge) entry(e *api.JournalEntry) {
 	j.retryAfter(e)
 	j.unchanged(e)
 	r, id := routeOf(e)
+	j.deprecatedUse(e, r)
 	switch r {
 	case quoteRoute:
 		if e.Status == 200 && e.Fault == "" {

@@ -63,7 +63,7 @@ func (c *client) judge() []api.Finding {
 	return Judge(Input{Entries: c.entries, Notes: c.notes, Now: c.now, OutputsExpireAt: func(id string) (time.Time, bool) {
 		t, ok := c.expire[id]
 		return t, ok
-	}})
+	}, DeprecatedAt: func(model string) (time.Time, bool) { return start.Add(time.Hour), model == "old" }})
 }
 
 func rulesOf(fs []api.Finding) []string {
@@ -235,6 +235,48 @@ var cases = []struct {
 			c.download("j1", 206)
 			c.sleep(time.Hour)
 		}},
+	{rule: DeprecatedModelUsed,
+		fires: func(c *client) {
+			c.use("old", 200) // before the deprecation
+			c.sleep(time.Hour)
+			c.use("old", 422) // announces it, even as an error
+			c.use("old", 200)
+			c.use("old", 200)
+		},
+		seqs: []uint64{2, 3, 4},
+		quiet: func(c *client) {
+			c.use("old", 200)
+			c.use("old", 200) // used twice, but before the deprecation
+			c.sleep(time.Hour)
+			c.use("old", 200) // the answer that announces it
+			c.use("new", 200) // the successor
+			c.use("new", 200)
+		}},
+}
+
+// use quotes with a model.
+func (c *client) use(model string, status int) uint64 {
+	return c.add(api.JournalEntry{Method: "POST", Path: "/v1/quotes", Status: status, Model: model,
+		RequestBody: []byte(fmt.Sprintf(`{"model":%q,"input":{"prompt":"a cat %d"}}`, model, len(c.entries)))})
+}
+
+// A refusal sent again unchanged is a retry-unchanged; one sent with a changed input is not.
+func TestRefusalRetriedUnchanged(t *testing.T) {
+	c := newClient()
+	c.quote("q1", 10*time.Minute)
+	c.generate("k1", "q1", 422, "content_policy_violation", "", "")
+	c.generate("k2", "q1", 422, "content_policy_violation", "", "")
+	if got := rulesOf(c.judge()); !slices.Equal(got, []string{RetryUnchanged}) {
+		t.Errorf("a refusal sent again: %v", got)
+	}
+	c = newClient()
+	c.quote("q1", 10*time.Minute)
+	c.generate("k1", "q1", 422, "content_policy_violation", "", "")
+	c.quote("q2", 10*time.Minute)
+	c.generate("k2", "q2", 422, "content_policy_violation", "", "")
+	if got := rulesOf(c.judge()); len(got) != 0 {
+		t.Errorf("a changed request: %v", got)
+	}
 }
 
 func TestRulesFire(t *testing.T) {

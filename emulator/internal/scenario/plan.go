@@ -21,7 +21,7 @@ const (
 // ValidOutcome reports whether s names an outcome.
 func ValidOutcome(s string) bool {
 	switch s {
-	case OutcomeSucceed, OutcomeFail, OutcomeContentPolicy, OutcomeExpire, OutcomeSlow:
+	case OutcomeSucceed, OutcomeFail, OutcomeContentPolicy, OutcomeExpire, OutcomeSlow, OutcomeRefuse, OutcomePartial:
 		return true
 	}
 	return false
@@ -79,6 +79,7 @@ func (r Rule) overlay(o Rule) Rule {
 	if o.Download != nil {
 		r.Download = o.Download
 	}
+	r.Moderation = r.Moderation.overlay(o.Moderation)
 	return r
 }
 

@@ -30,6 +30,7 @@ type Scenario struct {
 	Faults      []Fault     `yaml:"faults"`
 	Latency     []Latency   `yaml:"latency"`
 	Webhooks    *Webhooks   `yaml:"webhooks"`
+	Lifecycle   []Lifecycle `yaml:"lifecycle"`
 	// Source is the file the scenario came from.
 	Source string `yaml:"-"`
 	// Document is the text it was read from, so a snapshot can carry a scenario sent inline.
@@ -53,6 +54,8 @@ type Rule struct {
 	Messages     map[string]string `yaml:"messages"`
 	// Download shapes how the job's output files are served.
 	Download *Download `yaml:"download"`
+	// Moderation refuses generations and filters outputs.
+	Moderation `yaml:",inline"`
 }
 
 // Override applies a Rule to the models it matches, after the defaults and earlier overrides.
@@ -297,6 +300,7 @@ func check(r *catalog.Reporter, root *yaml.Node, s *Scenario) {
 			r.At(line, "latency[%d].delay: at most %s (an answer waits in real time)", i, MaxLatency)
 		}
 	}
+	checkLifecycle(r, nodeOf(root, "lifecycle"), s.Lifecycle)
 	faults := nodeOf(root, "faults")
 	for i := range s.Faults {
 		if err := CheckFault(&s.Faults[i]); err != nil {
@@ -326,6 +330,7 @@ func checkRule(r *catalog.Reporter, n *yaml.Node, where string, rule *Rule) {
 	rate("failure_rate", rule.FailureRate)
 	rate("expire_rate", rule.ExpireRate)
 	rate("slow_rate", rule.SlowRate)
+	checkModeration(rate, rule.Moderation)
 	sum := 0.0
 	for _, v := range []*float64{rule.FailureRate, rule.ExpireRate, rule.SlowRate} {
 		if v != nil {

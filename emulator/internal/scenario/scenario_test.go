@@ -257,6 +257,8 @@ func FuzzParse(f *testing.F) {
 		"latency:\n  - match: {path: /v1/**}\n    delay: {lognormal: {median: 1s, p99: 2s, max: 3s}}\n",
 		"defaults: {download: {bytes_per_second: 100, cut_after: 10, length_delta: -5}}\n",
 		"rate_limits:\n  - match: {path: /v1/jobs/*}\n    limit: 1\n    per: 1m\n    per_job: true\n    retry_after_format: date\n",
+		"defaults: {refusal_rate: 0.1, filter_rate: 0.5}\n",
+		"lifecycle:\n  - match: {model: \"a/**\"}\n    deprecated_at: 2026-01-01T00:00:00Z\n    sunset: \"2026-02-01T00:00:00Z\"\n    replacement: b\n",
 	} {
 		f.Add(seed)
 	}
@@ -270,6 +272,9 @@ func FuzzParse(f *testing.F) {
 				Draw: func(string) float64 { return 0.5 }}
 			if p := sc.Effective(in.Model).Plan(in); p.Queue < 0 || p.Run < 0 {
 				t.Fatalf("negative durations from %q: %+v", text, p)
+			}
+			if p := sc.PhaseOf(in.Model, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)); p.Retired && !p.Deprecated {
+				t.Fatalf("retired, not deprecated, from %q: %+v", text, p)
 			}
 		}
 	})
@@ -350,6 +355,7 @@ func FuzzParseInline(f *testing.F) {
 	f.Add([]byte(`{"status": 503, "delay": 0}`))
 	f.Add([]byte(`{"action": "gateway", "status": 504, "retry_after": 5, "retry_after_format": "date"}`))
 	f.Add([]byte(`{"download": {"bytes_per_second": 1000, "pause": "1s", "cut_after": 10}}`))
+	f.Add([]byte(`{"lifecycle": [{"match": {"model": "m*"}, "deprecated_at": "2026-01-01T00:00:00Z", "replacement": "n"}], "defaults": {"refusal_rate": 1}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, err := range []error{second(Parse("request body", data)), second(Parse("request body", []byte(`{"faults": [`+string(data)+`]}`)))} {
 			for _, leak := range leaks {

@@ -38,6 +38,11 @@ type Quote struct {
 
 // Quote prices an input for a model on behalf of an account.
 func (w *World) Quote(account, model string, input map[string]any) (Quote, error) {
+	if m, ok := w.cfg.Catalog.Model(model); ok {
+		if err := w.retiredErr(m); err != nil {
+			return Quote{}, err
+		}
+	}
 	m, err := w.validInput(model, input)
 	if err != nil {
 		return Quote{}, err
@@ -185,6 +190,9 @@ func describeViolations(vs []schema.Violation) string {
 // startJob runs the checks that follow idempotency, in the contract's order, then holds the
 // credits and creates the job. Nothing changes unless every check passes.
 func (w *World) startJob(account, quoteID string, m *catalog.Model, input map[string]any, steer directives) (jobs.View, error) {
+	if err := w.retiredErr(m); err != nil {
+		return jobs.View{}, err
+	}
 	q, ok := w.quotes.Find(account, quoteID)
 	if !ok {
 		return jobs.View{}, problem.New(problem.QuoteNotFound, "no quote %q for this account; POST /v1/quotes makes one", quoteID)
@@ -205,6 +213,9 @@ func (w *World) startJob(account, quoteID string, m *catalog.Model, input map[st
 	}
 	if !m.Ready() {
 		return jobs.View{}, problem.New(problem.ModelUnavailable, "model %q is %s and does not generate", m.ID, m.Status)
+	}
+	if err := w.refusal(m, input, canonical, steer); err != nil {
+		return jobs.View{}, err
 	}
 	if err := w.admit(jobs.Size(jobs.New{Input: q.Input})); err != nil {
 		return jobs.View{}, err
@@ -230,6 +241,8 @@ func (w *World) startJob(account, quoteID string, m *catalog.Model, input map[st
 		w.quotes.Release(account, q.ID, jobID)
 		return jobs.View{}, err
 	}
+	plan := w.plan(m, input, jobID, steer)
+	outputs = w.filter(m, jobID, steer, &plan, outputs)
 	return w.jobs.Create(jobs.New{
 		Remade:    w.remade(m, raw, jobID, outputs),
 		ID:        jobID,
@@ -238,7 +251,7 @@ func (w *World) startJob(account, quoteID string, m *catalog.Model, input map[st
 		QuoteID:   q.ID,
 		Credits:   q.Credits,
 		Input:     raw,
-		Plan:      w.plan(m, input, jobID, steer),
+		Plan:      plan,
 		OutputTTL: w.outputTTL(steer.scenario, m),
 		Outputs:   outputs,
 	}), nil
@@ -346,6 +359,7 @@ var outcomeToken = regexp.MustCompile(`\[emulator:([a-z_]+)\]`)
 type directives struct {
 	scenario *scenario.Scenario
 	outcome  string
+	ptr      string // where in the input the outcome token is, if a token chose it
 }
 
 // Request headers that steer one generation, named in problems about them.
@@ -371,7 +385,7 @@ func (w *World) directives(g Generation, input map[string]any) (directives, erro
 	}
 	if v := g.Outcome; v != "" {
 		if !scenario.ValidOutcome(v) {
-			return d, paramError(headerOutcome, "%s: %q is not one of succeed, fail, content_policy, expire, slow", headerOutcome, v)
+			return d, paramError(headerOutcome, "%s: %q is not one of %s", headerOutcome, v, scenario.OutcomeNames)
 		}
 		d.outcome = v
 		return d, nil
@@ -383,7 +397,7 @@ func (w *World) directives(g Generation, input map[string]any) (directives, erro
 	if !scenario.ValidOutcome(outcome) {
 		return d, badToken(ptr, outcome)
 	}
-	d.outcome = outcome
+	d.outcome, d.ptr = outcome, ptr
 	return d, nil
 }
 
@@ -402,7 +416,7 @@ func ScenarioNames(known map[string]*scenario.Scenario) []string {
 // badToken reports an [emulator:...] token that names no outcome.
 func badToken(ptr, outcome string) error {
 	return &problem.Error{Code: problem.InvalidInput, Detail: "unknown outcome token [emulator:" + outcome + "]",
-		Errors: []problem.FieldError{{Pointer: ptr, Message: "[emulator:" + outcome + "] is not one of succeed, fail, content_policy, expire, slow"}}}
+		Errors: []problem.FieldError{{Pointer: ptr, Message: "[emulator:" + outcome + "] is not one of " + scenario.OutcomeNames}}}
 }
 
 // findToken walks the input in a fixed order (object keys sorted) for the first outcome token.

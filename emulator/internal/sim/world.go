@@ -320,7 +320,7 @@ func (w *World) Downloaded(jobID, file string, status int, ranged bool) {
 func (w *World) Judge() (int, []api.Finding) {
 	entries := w.journal.Entries()
 	notes, missing := w.notes.List()
-	findings := report.Judge(report.Input{Entries: entries, Notes: notes, NotesMissing: missing, OutputsExpireAt: w.outputsExpireAt, Now: w.Now()})
+	findings := report.Judge(report.Input{Entries: entries, Notes: notes, NotesMissing: missing, OutputsExpireAt: w.outputsExpireAt, Now: w.Now(), DeprecatedAt: w.deprecatedAt})
 	return len(entries) + len(notes), append(findings, w.hooks.Findings()...)
 }
 

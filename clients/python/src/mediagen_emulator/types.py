@@ -47,6 +47,8 @@ class Problem(_ProblemRequired, total=False):
     job_status: Literal["queued", "running", "succeeded", "failed", "canceled", "expired"]
     #: `invalid_snapshot`: the models the snapshot names that the catalog lacks.
     models: List[str]
+    #: With `model_retired`: the model the lifecycle rule names as the replacement.
+    replacement: str
 
 
 ProblemCode = str
@@ -75,10 +77,8 @@ class FieldError(_FieldErrorRequired, total=False):
     parameter: str
 
 
-class ModelSummary(TypedDict):
-    """A model as `GET /v1/models` lists it. It has `id` and `mode`; a `Product` (from
-    `grouped=true`) has `modes` instead, so `'modes' in item` tells them apart.
-    """
+class _ModelSummaryRequired(TypedDict):
+    """The fields of ModelSummary that are always present."""
 
     #: The model's id; it may contain slashes (`fal-ai/flux/schnell`).
     id: str
@@ -99,8 +99,25 @@ class ModelSummary(TypedDict):
     mode: str
 
 
-class ModelDetail(TypedDict):
-    """A model with what a client needs to build its `input`."""
+class ModelSummary(_ModelSummaryRequired, total=False):
+    """A model as `GET /v1/models` lists it. It has `id` and `mode`; a `Product` (from
+    `grouped=true`) has `modes` instead, so `'modes' in item` tells them apart.
+    """
+
+    #: Present from the model's deprecation (a scenario's `lifecycle`, on the tenant's clock); its
+    #: answers then carry `Deprecation`, `Sunset` and `Link`.
+    deprecated: bool
+    #: With `deprecated`: when the model was deprecated.
+    deprecated_at: str
+    #: With `deprecated`, when the rule gives one: when the model is retired (quotes, generations and
+    #: its record then answer 410 `model_retired`).
+    sunset_at: str
+    #: With `deprecated`, when the rule names one: the model to move to.
+    replacement: str
+
+
+class _ModelDetailRequired(TypedDict):
+    """The fields of ModelDetail that are always present."""
 
     #: The model's id; it may contain slashes (`fal-ai/flux/schnell`).
     id: str
@@ -126,6 +143,21 @@ class ModelDetail(TypedDict):
     #: An OpenAPI 3.1 document with one operation, `POST /{model id}`, whose request body's
     #: `application/json` schema is the model's input schema: generate a typed `input` from it.
     openapi: Dict[str, Any]
+
+
+class ModelDetail(_ModelDetailRequired, total=False):
+    """A model with what a client needs to build its `input`."""
+
+    #: Present from the model's deprecation (a scenario's `lifecycle`, on the tenant's clock); its
+    #: answers then carry `Deprecation`, `Sunset` and `Link`.
+    deprecated: bool
+    #: With `deprecated`: when the model was deprecated.
+    deprecated_at: str
+    #: With `deprecated`, when the rule gives one: when the model is retired (quotes, generations and
+    #: its record then answer 410 `model_retired`).
+    sunset_at: str
+    #: With `deprecated`, when the rule names one: the model to move to.
+    replacement: str
 
 
 class ModelPage(TypedDict):
@@ -275,8 +307,8 @@ class Output(_OutputRequired, total=False):
     duration_seconds: float
 
 
-class Job(TypedDict):
-    """A generation job."""
+class _JobRequired(TypedDict):
+    """The fields of Job that are always present."""
 
     #: The job's id.
     id: str
@@ -306,6 +338,19 @@ class Job(TypedDict):
     outputs: List[Output]
     #: Set on `failed` and `expired`, else null.
     error: Optional[JobError]
+
+
+class Job(_JobRequired, total=False):
+    """A generation job."""
+
+    #: On a job that succeeded with some of its outputs filtered out (`X-Emulator-Outcome: partial`,
+    #: the `[emulator:partial]` token or a scenario's `filter_rate`): how many of the outputs asked
+    #: for it does not return. Absent otherwise.
+    filtered_outputs: int
+    #: With `filtered_outputs`: what the job was charged, `credits` × outputs returned ÷ outputs
+    #: asked, rounded down; the rest of `credits` was refunded. Absent otherwise (a succeeded job is
+    #: charged its `credits`).
+    credits_charged: int
 
 
 class JobPage(TypedDict):
@@ -348,7 +393,10 @@ class JobPlan(_JobPlanRequired, total=False):
     """
 
     #: With `decided_by: directive`: the outcome forced.
-    directive: Literal["succeed", "fail", "content_policy", "expire", "slow"]
+    directive: Literal["succeed", "fail", "content_policy", "expire", "slow", "refuse", "partial"]
+    #: How many of the outputs asked for the job filters out (a partial result: `X-Emulator-Outcome:
+    #: partial` or `filter_rate`); absent for none.
+    filtered: int
 
 
 class _ControlJobRequired(TypedDict):
@@ -395,6 +443,17 @@ class ControlJob(_ControlJobRequired, total=False):
     output_type: Literal["image", "video", "audio"]
     #: Its plan: in `GET /_emulator/jobs/{id}`, not in the list.
     plan: JobPlan
+    #: On a job that succeeded with some of its outputs filtered out (`X-Emulator-Outcome: partial`,
+    #: the `[emulator:partial]` token or a scenario's `filter_rate`): how many of the outputs asked
+    #: for it does not return. Absent otherwise.
+    filtered_outputs: int
+    #: With `filtered_outputs`: what the job was charged, `credits` × outputs returned ÷ outputs
+    #: asked, rounded down; the rest of `credits` was refunded. Absent otherwise (a succeeded job is
+    #: charged its `credits`).
+    credits_charged: int
+    #: Where the job's model is in the tenant scenario's `lifecycle` now: `deprecated` from its
+    #: `deprecated_at`, `retired` from its `sunset`; absent otherwise.
+    model_phase: Literal["deprecated", "retired"]
 
 
 class ControlJobPage(TypedDict):
@@ -838,7 +897,7 @@ class _FindingRequired(TypedDict):
     """The fields of Finding that are always present."""
 
     #: The rule's id.
-    rule: Literal["new-key-on-retry", "retry-after-ignored", "poll-too-fast", "poll-after-terminal", "retry-unchanged", "expired-quote", "quote-reused", "download-after-expiry", "outputs-never-downloaded", "webhook-signature-unchecked", "webhook-timestamp-unchecked", "webhook-slow-ack", "webhook-valid-refused"]
+    rule: Literal["new-key-on-retry", "retry-after-ignored", "poll-too-fast", "poll-after-terminal", "retry-unchanged", "expired-quote", "quote-reused", "download-after-expiry", "outputs-never-downloaded", "webhook-signature-unchecked", "webhook-timestamp-unchecked", "webhook-slow-ack", "webhook-valid-refused", "deprecated-model-used"]
     #: `error` costs money or data in production, `warning` is wasteful or fragile, `info` is worth a
     #: look.
     severity: Literal["error", "warning", "info"]
@@ -859,7 +918,7 @@ class Finding(_FindingRequired, total=False):
 class Rule(TypedDict):
     """One rule the report judges by."""
 
-    id: Literal["new-key-on-retry", "retry-after-ignored", "poll-too-fast", "poll-after-terminal", "retry-unchanged", "expired-quote", "quote-reused", "download-after-expiry", "outputs-never-downloaded"]
+    id: Literal["new-key-on-retry", "retry-after-ignored", "poll-too-fast", "poll-after-terminal", "retry-unchanged", "expired-quote", "quote-reused", "download-after-expiry", "outputs-never-downloaded", "deprecated-model-used"]
     #: `error` costs money or data in production, `warning` is wasteful or fragile, `info` is worth a
     #: look.
     severity: Literal["error", "warning", "info"]

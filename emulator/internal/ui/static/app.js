@@ -389,6 +389,8 @@ function drawJobs() {
     setText(tr.cells[0], clockTime(j.created_at), fullTime(j.created_at));
     setText(tr.cells[1], j.id.slice(0, 8), j.id);
     setModel(tr.cells[2], j.model);
+    // A deprecated or retired model is marked beside its id (by CSS), the id left as it is.
+    if ((tr.cells[2].dataset.phase || '') !== (j.model_phase || '')) tr.cells[2].dataset.phase = j.model_phase || '';
     setText(tr.cells[3], j.output_type || '—');
     setText(tr.cells[4], j.account, j.account);
     const st = tr.cells[5];
@@ -403,10 +405,12 @@ function drawJobs() {
       pc.replaceChildren(el('span', { class: 'bar' }, el('i', { style: { width: pct + '%' } })), pct + '%');
     }
     const cr = tr.cells[7];
-    const crKey = j.credits + '/' + j.credit_status;
+    const crKey = j.credits + '/' + j.credit_status + '/' + (j.credits_charged ?? '');
     if (cr.dataset.v !== crKey) {
       cr.dataset.v = crKey;
-      cr.replaceChildren(fmtInt(j.credits), el('span', { class: 'cs', text: j.credit_status }));
+      // A partial result was charged less than its quote: show what it paid.
+      const status = j.filtered_outputs ? j.credit_status + ' ' + fmtInt(j.credits_charged) : j.credit_status;
+      cr.replaceChildren(fmtInt(j.credits), el('span', { class: 'cs', text: status }));
     }
     setText(tr.cells[8], clockTime(j.finished_at), fullTime(j.finished_at)); // started: in the detail
   });
@@ -500,8 +504,8 @@ function drawJobDetail(j) {
   $('#force-fail', box).disabled = !live;
   $('#fail-code', box).disabled = !live;
   kv($('#jd-summary', box), [
-    ['model', j.model], ['account', j.account], ['quote', j.quote_id],
-    ['credits', fmtInt(j.credits) + ' · ' + j.credit_status],
+    ['model', j.model + (j.model_phase ? ' (' + j.model_phase + ')' : '')], ['account', j.account], ['quote', j.quote_id],
+    ['credits', fmtInt(j.credits) + ' · ' + j.credit_status + (j.filtered_outputs ? ' ' + fmtInt(j.credits_charged) + ', ' + j.filtered_outputs + ' output(s) filtered out' : '')],
     ['created', fullTime(j.created_at)], ['started', fullTime(j.started_at)], ['finished', fullTime(j.finished_at)],
     ['progress', Math.round((j.progress || 0) * 100) + '%'],
   ]);
@@ -511,6 +515,7 @@ function drawJobDetail(j) {
     ['queue', p.queue], ['run', p.run], ['queue timeout', p.queue_timeout || 'none'],
     ['ending', ending.status + (ending.code ? ' · ' + ending.code : '') + (ending.in_queue ? ' (in the queue)' : '') + (ending.at ? ' at ' + Math.round(ending.at * 100) + '% of the run' : '')],
     ['decided by', p.decided_by === 'directive' ? 'directive: ' + p.directive : 'the scenario\'s draw'],
+    ['filtered', p.filtered ? p.filtered + ' output(s)' : 'none'],
     ['ended by', p.ended_by_control ? 'the control API (forced)' : (live ? '—' : 'its plan')],
   ]);
   const errBox = $('#jd-error', box);
