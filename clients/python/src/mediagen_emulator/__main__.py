@@ -1,6 +1,6 @@
 """Runs a command with an emulator around it:
 
-    python -m mediagen_emulator [--seed N] [--clock manual] [--scenario S] [--catalog F]
+    python -m mediagen_emulator [--seed N] [--clock skip|manual|real] [--scenario S] [--catalog F]
                                 [--admin-token T] [--bin PATH] -- COMMAND...
 
 starts the emulator, runs COMMAND with MEDIAGEN_EMULATOR_URL (and MEDIAGEN_ADMIN_TOKEN) set so
@@ -48,7 +48,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mediagen_emulator", description=__doc__.split("\n\n")[0])
     parser.add_argument("--bin", help="the emulator binary (default: $MEDIAGEN_EMULATOR_BIN, then the one installed with this package, then PATH)")
     parser.add_argument("--seed", type=int)
-    parser.add_argument("--clock", default="manual", choices=["manual", "real"])
+    parser.add_argument("--clock", default="skip", choices=["skip", "manual", "real"])
     parser.add_argument("--scenario")
     parser.add_argument("--catalog")
     parser.add_argument("--admin-token")

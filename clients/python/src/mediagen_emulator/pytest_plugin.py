@@ -2,13 +2,15 @@
 
 - ``mediagen_server`` (session): one emulator for the test run. It attaches to
   ``--mediagen-url`` / $MEDIAGEN_EMULATOR_URL when given, else starts the binary
-  (``--mediagen-bin``, $MEDIAGEN_EMULATOR_BIN, the wheel's own, or PATH) with a manual clock. Override the
+  (``--mediagen-bin``, $MEDIAGEN_EMULATOR_BIN, the wheel's own, or PATH) with a skipping clock. Override the
   session fixture ``mediagen_server_options`` to pass other ``Emulator.start`` options. Under
   pytest-xdist each worker starts its own emulator, unless ``--mediagen-shared`` makes the
   controller start one for all workers, or a URL is given.
 - ``mediagen`` (function): a fresh tenant of that emulator for one test, named after it, with
   ``base_url``, ``api_key`` (``mg_test_all.<tenant>``), ``headers`` and ``control``; deleted
-  after the test. Skips the test when the emulator does not know tenants.
+  after the test. Skips the test when the emulator does not know tenants. Its clock is the
+  emulator's (skip, when the session started it) unless ``@pytest.mark.mediagen_clock("manual")``
+  says otherwise.
 
 What the run proved (a test's unexpected errors, the run's coverage of the contract's cases, the
 report on the client's behaviour) comes from options, each also an ini setting:
@@ -45,6 +47,7 @@ from .server import ADMIN_TOKEN_ENV, URL_ENV, Emulator, Tenant
 _SHARED_URL = "mediagen_emulator_url"
 _SHARED_TOKEN = "mediagen_emulator_admin_token"
 _EXPECT_MARK = "mediagen_expect_error"
+_CLOCK_MARK = "mediagen_clock"
 #: Where failed tests' snapshots go when no option names a folder, as for emulatortest.
 SNAPSHOT_DIR_ENV = "MEDIAGEN_SNAPSHOT_DIR"
 _SEVERITIES = {"info": 0, "warning": 1, "error": 2}
@@ -126,6 +129,8 @@ def _xdist_workers(config: pytest.Config) -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", _EXPECT_MARK + "(**pattern): an error the test's `mediagen` tenant may answer "
                             "without it being unexpected, e.g. status=402, code='insufficient_credits'; repeatable")
+    config.addinivalue_line("markers", _CLOCK_MARK + "(mode): the clock mode of the test's `mediagen` tenant: "
+                            "'manual' for a test that looks at a job while it is queued or running, 'skip' or 'real'")
     # The xdist controller starts the shared emulator before any worker exists. The run's
     # coverage and report need one emulator that saw every test, read from the controller.
     if ((config.getoption("mediagen_shared") or _run_wanted(config)) and not _is_worker(config)
@@ -186,6 +191,9 @@ def mediagen(request: pytest.FixtureRequest, mediagen_server: Emulator) -> Itera
         pytest.skip("the emulator at %s does not support tenants (GET /_emulator/tenants answered 404); "
                     "use a newer mediagen-emulator" % mediagen_server.url)
     tenant = mediagen_server.new_tenant(request.node.name)
+    clock = request.node.get_closest_marker(_CLOCK_MARK)
+    if clock is not None:
+        tenant.control.set_clock_mode(*clock.args, **clock.kwargs)
     for mark in request.node.iter_markers(_EXPECT_MARK):
         tenant.control.expect_error(*mark.args, **mark.kwargs)
     yield tenant

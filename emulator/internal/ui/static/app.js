@@ -307,7 +307,7 @@ function setClock(now, mode) {
   const ms = Date.parse(now);
   if (isNaN(ms)) return;
   state.clock = { now: ms, at: performance.now(), mode };
-  state.manual = mode === 'manual';
+  state.manual = mode === 'manual' || mode === 'skip'; // both stand still until moved
   $('#clock-mode').textContent = mode;
   const ctl = $('#clock-controls');
   if (state.manual) delete ctl.dataset.disabled; else ctl.dataset.disabled = '';
@@ -318,7 +318,7 @@ function setClock(now, mode) {
 function drawClock() {
   const c = state.clock;
   if (!c) return;
-  const ms = c.mode === 'manual' ? c.now : c.now + (performance.now() - c.at);
+  const ms = c.mode !== 'real' ? c.now : c.now + (performance.now() - c.at);
   const iso = new Date(ms).toISOString();
   $('#clock-now').textContent = iso.slice(0, 10) + ' ' + iso.slice(11, 23);
   $('#clock-now').title = iso + ' (UTC, the emulator\'s clock)';
