@@ -47,7 +47,8 @@ func TestTheReportNamesEveryFlawOfTheNaiveClient(t *testing.T) {
 }
 
 func TestTheCarefulClientGetsACleanReport(t *testing.T) {
-	emu := emulatortest.Start(t, emulatortest.WithManualClock()) // the client sleeps by moving the clock
+	// The client sleeps by moving the clock, which stands still otherwise.
+	emu := emulatortest.Start(t, emulatortest.WithManualClock())
 	emu.FailOnRules(t) // every rule: the test fails at its end on any finding
 	rep := exercise(t, emu, true)
 	if len(rep.Findings) != 0 || rep.Examined == 0 {

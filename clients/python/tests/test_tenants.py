@@ -1,6 +1,6 @@
 """Tenants keep tests apart on one emulator.
 
-`test_isolated` is meant to run in parallel (pytest -n 4 --mediagen-shared, or every worker
+`test_isolated` is meant to run in parallel (python -m pytest -n 4 --mediagen-shared, or every worker
 attached to one emulator through MEDIAGEN_EMULATOR_URL): each copy moves its own clock, adds its
 own faults, spends its own credits, resets, and checks it sees only what it did itself.
 `test_isolated_in_threads` does the same with threads that start together, so the overlap is

@@ -30,7 +30,7 @@ terminal: under pytest-xdist they make the controller start one emulator for eve
 ``--mediagen-shared`` does, unless a URL is given.
 
 Installed, the plugin loads itself (entry point ``pytest11``); from a checkout, use
-``PYTHONPATH=clients/python/src pytest -p mediagen_emulator.pytest_plugin``.
+``PYTHONPATH=clients/python/src python -m pytest -p mediagen_emulator.pytest_plugin``.
 """
 
 from __future__ import annotations
