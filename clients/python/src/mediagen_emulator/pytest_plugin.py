@@ -341,42 +341,26 @@ def pytest_runtestloop(session: pytest.Session) -> Iterator[None]:
         session.testsfailed += 1
 
 
-def _wrap_items(head: str, items: Sequence[str], width: int) -> List[str]:
-    """Items joined by "; " on lines of at most `width` (an item is never split), the first
-    line opening with `head`, the others indented."""
-    lines, line = [], head
-    for i, item in enumerate(items):
-        piece = item + (";" if i < len(items) - 1 else "")
-        if line.strip() and len(line) + len(piece) > width and line not in (head, "  "):
-            lines.append(line.rstrip())
-            line = "  "
-        line += piece + " "
-    lines.append(line.rstrip())
-    return lines
-
-
-def format_coverage(cov: Mapping[str, Any], verbose: bool = False, width: int = 100) -> List[str]:
-    """The coverage as terminal lines: exercised per group, then the cases never exercised,
-    wrapped to `width` (every case on a line of its own with its count when verbose)."""
+def format_coverage(cov: Mapping[str, Any], verbose: bool = False) -> List[str]:
+    """The coverage in the short form every helper prints (Go's emulatortest.ShortCoverage, the
+    Node helper's formatCoverage): the cases exercised in all and per group, then the required
+    cases never exercised; with verbose, then every case with its count."""
     cases = cov.get("cases") or []
     groups: Dict[str, List[Mapping[str, Any]]] = {}
     for c in cases:
         groups.setdefault(c.get("group", ""), []).append(c)
-    lines = ["  ".join("%s %d/%d" % (g, sum(1 for c in cs if c.get("count")), len(cs)) for g, cs in groups.items())]
+    where = "the whole run" if cov.get("scope") == "run" else "tenant %s" % cov.get("tenant", "")
+    lines = ["emulator coverage (%s): %s of %s cases exercised" % (where, cov.get("exercised"), cov.get("total"))]
+    lines += ["  %-8s %3d of %d" % (g, sum(1 for c in cs if c.get("count")), len(cs)) for g, cs in groups.items()]
+    missing = cov.get("required_missing") or []
+    if missing:
+        lines.append("required but never exercised (%d):" % len(missing))
+        lines += ["  " + i for i in missing]
     if verbose:
         width = max([len(str(c.get("count", 0))) for c in cases] or [1])
         for g, cs in groups.items():
             lines.append(g + ":")
             lines += ["  %*s  %s" % (width, c.get("count") or "-", c["id"]) for c in cs]
-    else:
-        for g, cs in groups.items():
-            never = [c["id"] for c in cs if not c.get("count")]
-            if never:
-                lines += _wrap_items("never exercised, %s: " % g, never, width)
-    missing = cov.get("required_missing") or []
-    if missing:
-        lines.append("REQUIRED and never exercised (%d):" % len(missing))
-        lines += ["  " + i for i in missing]
     return lines
 
 
@@ -413,8 +397,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         tr.write_line(run["error"])
     if "coverage" in run and (_flag(config, "mediagen_coverage") or run["coverage"].get("required_missing")):
         cov = run["coverage"]
-        tr.write_sep("-", "mediagen-emulator coverage (run): %s of %s cases exercised" % (cov.get("exercised"), cov.get("total")))
-        for line in format_coverage(cov, verbose, getattr(tr, "_tw", None) and tr._tw.fullwidth or 100):
+        tr.write_sep("-", "mediagen-emulator coverage")
+        for line in format_coverage(cov, verbose):
             tr.write_line(line)
     if "report" in run and _flag(config, "mediagen_report"):
         rep = run["report"]
