@@ -813,3 +813,24 @@ func TestImportAndDrift(t *testing.T) {
 		t.Errorf("import without a key: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// --clock skip moves time by itself, so unlike --clock manual it needs no control API: it is
+// accepted on a non-loopback address without an admin token.
+func TestClockSkipNeedsNoControlAPI(t *testing.T) {
+	for _, tc := range []struct {
+		clock string
+		ok    bool
+	}{{"skip", true}, {"manual", false}, {"real", true}} {
+		fs, o, _ := flagSet("mediagen-emulator", func(string) string { return "" }, io.Discard)
+		if err := fs.Parse([]string{"--addr", "0.0.0.0:0", "--clock", tc.clock}); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := configure(o)
+		if (err == nil) != tc.ok {
+			t.Errorf("--clock %s on 0.0.0.0 without a token: %v", tc.clock, err)
+		}
+		if err == nil && cfg.SkipClock != (tc.clock == "skip") {
+			t.Errorf("--clock %s: SkipClock %v", tc.clock, cfg.SkipClock)
+		}
+	}
+}
