@@ -19,7 +19,8 @@
 # MEDIAGEN_<FLAG> environment variable (-e MEDIAGEN_SEED=42); flags win.
 #
 # Targets:
-#   (default)           multi-stage build: compiles in golang:1.26, ships FROM scratch.
+#   (default)           multi-stage build: compiles in docker.io/library/golang:1.26-bookworm,
+#                       ships FROM scratch.
 #   --target prebuilt   for CI machines that cannot pull a golang image: copies a binary that was
 #                       built on the host. The build context must then be a directory holding
 #                       `mediagen-emulator` (CGO_ENABLED=0, linux, the target's architecture) and
@@ -31,7 +32,8 @@ ARG VERSION=dev
 # ---------------------------------------------------------------------------------------------
 # Build stage. Runs on the build machine's platform and cross-compiles for the target platform,
 # so a multi-arch build needs no emulation for the compiler.
-FROM --platform=$BUILDPLATFORM golang:1.26-bookworm AS build
+# Fully qualified, so podman and buildah resolve it without a short-name alias.
+FROM --platform=$BUILDPLATFORM docker.io/library/golang:1.26-bookworm AS build
 WORKDIR /src
 ENV CGO_ENABLED=0 GOFLAGS=-buildvcs=false
 

@@ -150,7 +150,7 @@ func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.F
 	fs.StringVar(&o.catalog, "catalog", env("catalog", ""), "catalog YAML file (default: the embedded catalog)")
 	fs.StringVar(&o.scenario, "scenario", env("scenario", d.Scenario), "scenario: an embedded name (default, realistic, flaky, slow, expiring, outage, rate-limited) or a YAML path")
 	fs.StringVar(&o.seed, "seed", env("seed", ""), "integer seed that makes ids, random draws and media reproducible")
-	fs.StringVar(&o.clock, "clock", env("clock", "real"), "real, or manual: time moves only through POST /_emulator/clock")
+	fs.StringVar(&o.clock, "clock", env("clock", "real"), "real; manual: time moves only through POST /_emulator/clock; skip: still, but a request waiting on a job moves it to the job's next transition")
 	dur(&o.maxWait, "max-wait", d.MaxWait, "longest a wait=true generation waits")
 	dur(&o.quoteTTL, "quote-ttl", d.QuoteTTL, "how long a quote stays valid")
 	dur(&o.outputTTL, "output-ttl", d.OutputTTL, "how long output files stay downloadable (then 410)")
@@ -290,8 +290,10 @@ func configure(o *options) (emulator.Config, error) {
 	case "real":
 	case "manual":
 		cfg.ManualClock = true
+	case "skip":
+		cfg.SkipClock = true
 	default:
-		return cfg, usageError("mediagen-emulator: --clock %q: want real or manual", o.clock)
+		return cfg, usageError("mediagen-emulator: --clock %q: want real, manual or skip", o.clock)
 	}
 	if o.seed != "" {
 		n, err := strconv.ParseInt(o.seed, 10, 64)

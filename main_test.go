@@ -299,7 +299,7 @@ func TestBadSettings(t *testing.T) {
 		{"flag without value", nil, []string{"--clock"}, "flag needs an argument: -clock"},
 		{"unexpected argument", nil, []string{"--clock", "manual", "extra"}, `unexpected argument "extra"`},
 		{"unknown command", nil, []string{"serv"}, `unexpected argument "serv"`},
-		{"bad clock", nil, []string{"--clock", "sundial"}, `--clock "sundial": want real or manual`},
+		{"bad clock", nil, []string{"--clock", "sundial"}, `--clock "sundial": want real, manual or skip`},
 		{"bad seed", nil, []string{"--seed", "abc"}, `--seed "abc": want an integer`},
 		{"seed too big", nil, []string{"--seed", "99999999999999999999"}, `--seed "99999999999999999999": want an integer`},
 		{"bad log format", nil, []string{"--log-format", "xml"}, `--log-format "xml": want text or json`},
@@ -311,7 +311,7 @@ func TestBadSettings(t *testing.T) {
 		{"bad catalog", nil, []string{"--addr", "127.0.0.1:0", "--catalog", "testdata/catalogs/bad-id.yaml"},
 			`testdata/catalogs/bad-id.yaml:13: model "m": $id is not allowed in input schemas; references are local to the model`},
 		{"missing catalog", nil, []string{"--addr", "127.0.0.1:0", "--catalog", "testdata/catalogs/nope.yaml"}, "testdata/catalogs/nope.yaml: no such file"},
-		{"bad MEDIAGEN_CLOCK", map[string]string{"MEDIAGEN_CLOCK": "sundial"}, nil, `--clock "sundial": want real or manual`},
+		{"bad MEDIAGEN_CLOCK", map[string]string{"MEDIAGEN_CLOCK": "sundial"}, nil, `--clock "sundial": want real, manual or skip`},
 		{"bad MEDIAGEN_SEED", map[string]string{"MEDIAGEN_SEED": "x"}, nil, `--seed "x": want an integer`},
 		{"bad MEDIAGEN_LOG_FORMAT", map[string]string{"MEDIAGEN_LOG_FORMAT": "xml"}, nil, `--log-format "xml"`},
 		{"bad MEDIAGEN_MAX_WAIT", map[string]string{"MEDIAGEN_MAX_WAIT": "soon"}, nil, `MEDIAGEN_MAX_WAIT="soon": want a positive duration such as 90s`},
@@ -828,5 +828,26 @@ func TestParity(t *testing.T) {
 	}
 	if r = runSync(t, keyed, "parity", "--from", "http://"+in.addr, "--rate", "-1"); r.code != 2 || !strings.Contains(r.stderr, "--rate") {
 		t.Errorf("parity --rate -1: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// --clock skip moves time by itself, so unlike --clock manual it needs no control API: it is
+// accepted on a non-loopback address without an admin token.
+func TestClockSkipNeedsNoControlAPI(t *testing.T) {
+	for _, tc := range []struct {
+		clock string
+		ok    bool
+	}{{"skip", true}, {"manual", false}, {"real", true}} {
+		fs, o, _ := flagSet("mediagen-emulator", func(string) string { return "" }, io.Discard)
+		if err := fs.Parse([]string{"--addr", "0.0.0.0:0", "--clock", tc.clock}); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := configure(o)
+		if (err == nil) != tc.ok {
+			t.Errorf("--clock %s on 0.0.0.0 without a token: %v", tc.clock, err)
+		}
+		if err == nil && cfg.SkipClock != (tc.clock == "skip") {
+			t.Errorf("--clock %s: SkipClock %v", tc.clock, cfg.SkipClock)
+		}
 	}
 }

@@ -68,6 +68,7 @@ var transcriptSections = []docSection{
 // flags they need (a webhook receiver, say), apart from transcriptSections' shared one.
 var ownSetupSections = []docSection{
 	{"docs/webhooks.md", "## Try it with curl"},
+	{"docs/scenarios.md", "## Clock modes: real, manual and skip"},
 }
 
 // shownOnly are the sections whose console commands are shown, not run, and why.

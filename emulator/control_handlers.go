@@ -54,19 +54,11 @@ func (s *Server) health() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		world := worldOf(r)
 		return s.writeJSON(w, http.StatusOK, api.Health{
-			Clock: clockMode(world.Manual()), Control: !s.cfg.ControlDisabled, Models: len(s.catalog.Models),
+			Clock: world.ClockMode().String(), Control: !s.cfg.ControlDisabled, Models: len(s.catalog.Models),
 			Now: timestamp(world.Now()), Scenario: world.Scenario().Name, Seeded: s.cfg.Seeded,
 			Status: "ok", Tenant: infoOf(r).tenant.Name(), Version: Version, Waiting: world.Waiting(),
 		})
 	}
-}
-
-// clockMode names a world's clock: the configured one, or a restored snapshot's.
-func clockMode(manual bool) string {
-	if manual {
-		return "manual"
-	}
-	return "real"
 }
 
 func (s *Server) resetState() handlerFunc {
@@ -78,7 +70,7 @@ func (s *Server) resetState() handlerFunc {
 
 // clockBody is the clock as the control API shows it.
 func (s *Server) clockBody(world *sim.World) api.Clock {
-	c := api.Clock{Mode: clockMode(world.Manual()), Now: timestamp(world.Now())}
+	c := api.Clock{Mode: world.ClockMode().String(), Now: timestamp(world.Now())}
 	if id, at, from, ok := world.NextDue(); ok {
 		c.NextDue = &api.NextDue{At: timestamp(at), JobID: id, Status: string(from)}
 	}
@@ -91,10 +83,10 @@ func (s *Server) getClock() handlerFunc {
 	}
 }
 
-// setClock moves the clock and answers once everything that fell due has happened: job
-// transitions in order, quote, output and key expiry.
+// setClock changes the tenant's clock mode and moves the clock, and answers once everything
+// that fell due has happened: job transitions in order, quote, output and key expiry.
 func (s *Server) setClock() handlerFunc {
-	change := envelope{fields: map[string]string{"advance": "string", "set": "string"}}
+	change := envelope{fields: map[string]string{"advance": "string", "set": "string", "mode": "string"}}
 	return func(w http.ResponseWriter, r *http.Request) error {
 		world := worldOf(r)
 		body, err := s.decodeBody(w, r, bodyRequired)
@@ -106,22 +98,35 @@ func (s *Server) setClock() handlerFunc {
 		}
 		advance, hasAdvance := body["advance"].(string)
 		set, hasSet := body["set"].(string)
+		name, hasMode := body["mode"].(string)
+		mode, modeOK := clock.ParseMode(name)
 		switch {
-		case hasAdvance == hasSet:
-			return problem.New(problem.ConflictingControlInput, `send exactly one of {"advance": "90s"} or {"set": "<RFC 3339 time>"}`)
-		case hasAdvance:
-			d, err := parseAdvance(advance)
-			if err != nil {
+		case hasAdvance && hasSet || !hasAdvance && !hasSet && !hasMode:
+			return problem.New(problem.ConflictingControlInput, `send {"mode": "real|manual|skip"}, {"advance": "90s"} or {"set": "<RFC 3339 time>"}; a mode may come with one of the others`)
+		case hasMode && !modeOK:
+			return problem.New(problem.InvalidClockChange, "mode %q: want real, manual or skip", name)
+		}
+		var d time.Duration
+		var t time.Time
+		if hasAdvance {
+			if d, err = parseAdvance(advance); err != nil {
 				return problem.New(problem.InvalidClockChange, "advance %q: %v", advance, err)
 			}
+		}
+		if hasSet {
+			if t, err = time.Parse(time.RFC3339Nano, set); err != nil {
+				return problem.New(problem.InvalidClockChange, "set %q is not an RFC 3339 time such as 2026-01-01T00:10:00Z", set)
+			}
+		}
+		if hasMode {
+			world.SetClockMode(mode)
+		}
+		switch {
+		case hasAdvance:
 			if err := world.Advance(d); err != nil {
 				return problem.New(problem.InvalidClockChange, "advance %q: %v", advance, err)
 			}
-		default:
-			t, err := time.Parse(time.RFC3339Nano, set)
-			if err != nil {
-				return problem.New(problem.InvalidClockChange, "set %q is not an RFC 3339 time such as 2026-01-01T00:10:00Z", set)
-			}
+		case hasSet:
 			if err := world.SetTime(t); errors.Is(err, clock.ErrBackwards) {
 				return problem.New(problem.InvalidClockChange, "set %s is before the emulator's time %s; the clock only moves forward (POST /_emulator/reset starts it over)", set, timestamp(world.Now()))
 			} else if err != nil {
@@ -408,7 +413,7 @@ func (s *Server) listTenants() handlerFunc {
 		out := make([]api.Tenant, len(infos))
 		for i, t := range infos {
 			out[i] = api.Tenant{Name: t.Name, CreatedAt: timestamp(t.Created), LastUsedAt: timestamp(t.LastUsed), Jobs: t.Jobs,
-				Clock: api.TenantClock{Mode: clockMode(t.Manual), Now: timestamp(t.Now)}}
+				Clock: api.TenantClock{Mode: t.Clock.String(), Now: timestamp(t.Now)}}
 		}
 		return s.writeJSON(w, http.StatusOK, api.List[api.Tenant]{Data: out})
 	}

@@ -341,11 +341,11 @@ func TestDashboardInBrowser(t *testing.T) {
 	t.Run("the journal shows requests with their bodies", func(t *testing.T) {
 		b := top.in(t)
 		b.do(chromedp.Click(chromedp.CSS(`.tabs [data-tab=journal]`)))
-		b.waitFor("the journal lists the 503", `[...document.querySelectorAll('#journal-table tbody tr')].some(r => r.cells[3].textContent.startsWith('503'))`)
+		b.waitFor("the journal lists the 503", `[...document.querySelectorAll('#journal-table tbody tr')].some(r => r.cells[4].textContent.startsWith('503'))`)
 		b.do(chromedp.SetValue(chromedp.CSS(`#journal-path`), "/v1/generate"),
 			chromedp.Evaluate[chromedp.Void](`document.querySelector('#journal-path').dispatchEvent(new Event('input'))`))
 		b.waitFor("the filter leaves the generations", `(() => { const rows = [...document.querySelectorAll('#journal-table tbody tr')];
-			return rows.length === 3 && rows.every(r => r.cells[2].textContent === '/v1/generate') })()`)
+			return rows.length === 3 && rows.every(r => r.cells[3].textContent === '/v1/generate') })()`)
 		b.do(chromedp.Click(chromedp.CSS(`#journal-table tbody tr`)))
 		b.waitFor("the entry's bodies are shown", `document.querySelectorAll('#entry-detail pre.json').length === 2 &&
 			document.querySelector('#entry-detail').textContent.includes('a doomed fox')`)
@@ -483,8 +483,8 @@ func TestDashboardInBrowser(t *testing.T) {
 			t.Error("the next transition runs off the page")
 		}
 		b.do(chromedp.Click(chromedp.CSS(`.tabs [data-tab=journal]`)))
-		b.waitFor("the journal lists the long code", `[...document.querySelectorAll('#journal-table tbody tr')].some(r => r.cells[3].textContent.includes('idempotency_key_reused'))`)
-		fits("status codes", `document.querySelectorAll('#journal-table tbody td:nth-child(4)')`)
+		b.waitFor("the journal lists the long code", `[...document.querySelectorAll('#journal-table tbody tr')].some(r => r.cells[4].textContent.includes('idempotency_key_reused'))`)
+		fits("status codes", `document.querySelectorAll('#journal-table tbody td:nth-child(5)')`)
 	})
 
 	t.Run("accounts and dark mode", func(t *testing.T) {
@@ -532,6 +532,31 @@ func TestDashboardInBrowser(t *testing.T) {
 		}
 		b.do(chromedp.Click(chromedp.CSS(`#report-run`)))
 		b.waitFor("the whole run's report names the tenant", `[...document.querySelectorAll('#report-table tbody tr')].some(r => r.cells[2].textContent.startsWith('default: '))`)
+		b.do(chromedp.Click(chromedp.CSS(`#report-run`)))
+		b.waitFor("the tenant's report again", `[...document.querySelectorAll('#report-table tbody tr')].some(r => r.dataset.rule === 'retry-unchanged' && !r.cells[2].textContent.startsWith('default: '))`)
+
+		// At 1400×1000 every column is readable: the reason wraps in a column of its own width.
+		b.do(chromedp.EmulateViewport(1400, 1000))
+		defer b.do(chromedp.EmulateViewport(1280, 800))
+		widths := evaluate[map[string]float64](b, `(() => { const r = document.querySelector('#report-table tbody tr');
+			return { rule: r.cells[0].clientWidth, reason: r.cells[2].clientWidth, entries: r.cells[3].clientWidth, table: document.querySelector('#report-table').clientWidth } })()`)
+		if widths["reason"] < 400 || widths["rule"] < 120 || widths["entries"] < 80 {
+			t.Errorf("report columns at 1400×1000: %v; want the reason at least 400 px wide", widths)
+		}
+		fitIn(t, b, "the report's rule and entries", `[...document.querySelectorAll('#report-table tbody tr')].flatMap(r => [r.cells[0], r.cells[3]])`)
+		b.screenshot("dashboard-report")
+
+		// A finding's entries link to the journal, which shows each entry's seq.
+		link := `document.querySelector('#report-table tbody tr[data-rule="retry-unchanged"] td:nth-child(4) a')`
+		seq := evaluate[string](b, link+`?.textContent ?? ''`)
+		if seq == "" {
+			t.Fatalf("the finding's journal entries are not links: %q", evaluate[string](b, `document.querySelector('#report-table tbody tr[data-rule="retry-unchanged"] td:nth-child(4)').innerHTML`))
+		}
+		b.do(chromedp.Click(chromedp.CSS(`#report-table tbody tr[data-rule="retry-unchanged"] td:nth-child(4) a`)))
+		b.waitFor("the linked entry is open in the journal", `!document.querySelector('#view-journal').hidden &&
+			document.querySelector('#entry-detail').dataset.v === `+fmt.Sprintf("%q", seq))
+		b.waitFor("the journal shows each entry's seq", `[...document.querySelectorAll('#journal-table tbody tr')].some(r =>
+			r.dataset.seq === `+fmt.Sprintf("%q", seq)+` && r.cells[0].textContent === `+fmt.Sprintf("%q", seq)+`)`)
 	})
 
 	t.Run("webhook deliveries are listed, the secret nowhere", func(t *testing.T) {

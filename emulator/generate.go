@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
@@ -94,10 +95,18 @@ func (s *Server) generate() handlerFunc {
 // runs out. 200 when terminal, 202 with Location otherwise.
 func (s *Server) respondJob(w http.ResponseWriter, r *http.Request, world *sim.World, view jobs.View, wait bool) error {
 	about(r, "", view.ID)
-	if wait && !view.Status.Terminal() && s.park(w, r, world, view) {
+	switch {
+	case !wait || view.Status.Terminal():
+	case world.ClockMode() == clock.Skip:
+		// A skipping clock moves to the job's end, or to the wait's bound, before answering:
+		// there is nothing left to wait for.
+		world.SkipAhead("", view.ID, 0, world.Now().Add(world.MaxWait()))
+		if v, err := world.JobAny(view.ID); err == nil {
+			view = v
+		}
+	case s.park(w, r, world, view):
 		return nil // answered later, when the job ends or the wait runs out
-	}
-	if wait {
+	default:
 		view = world.Wait(r.Context(), view, s.closing)
 	}
 	status := http.StatusOK

@@ -162,6 +162,7 @@ func (rec *recorder) sending() {
 			RequestID: rec.info.id, IdempotencyKey: rec.idemKey, Fault: rec.fault, RetryAfter: rec.retryAfter(),
 			DurationMS:  math.Round(float64(time.Since(rec.start).Microseconds())) / 1000,
 			RequestBody: rec.sent, ResponseBody: rec.body, // the journal caps both
+			Wall: world.SkipWall(rec.start),
 		}, rec.header)
 		// A gateway fault's page has no code: the fault's own case counts it.
 		if rec.status >= 400 && (rec.code != "" || rec.fault == "") {

@@ -45,6 +45,10 @@ type Config struct {
 	Scenario string
 	// ManualClock makes time stand still until the control API advances it.
 	ManualClock bool
+	// SkipClock makes time stand still as ManualClock does, but a request that waits on a job
+	// (a wait=true generation, a poll of a job not yet terminal) moves its tenant's clock to
+	// the job's next transition at once. It wins over ManualClock.
+	SkipClock bool
 	// Start is where a manual clock starts (default ManualStart).
 	Start time.Time
 	// Seeded makes ids, random draws and media bytes reproducible from Seed.
@@ -235,6 +239,7 @@ func (s *Server) finishLoading(cat *catalog.Catalog, err error) {
 		Scenario:     s.startScenario,
 		Media:        s.cfg.Media,
 		ManualClock:  s.cfg.ManualClock,
+		SkipClock:    s.cfg.SkipClock,
 		Start:        s.cfg.Start,
 		Seeded:       s.cfg.Seeded,
 		Seed:         s.cfg.Seed,

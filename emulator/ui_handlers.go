@@ -73,7 +73,7 @@ func (s *Server) events(lim streamLimits) handlerFunc {
 		}
 		send := func(event string, changed sim.Part) error {
 			b, _ := json.Marshal(map[string]any{"version": world.Version(), "tenant": tenant.Name(),
-				"now": timestamp(world.Now()), "mode": clockMode(world.Manual()), "changed": changed.Names(),
+				"now": timestamp(world.Now()), "mode": world.ClockMode().String(), "changed": changed.Names(),
 				"next_due": s.clockBody(world).NextDue})
 			var buf bytes.Buffer
 			buf.WriteString("event: " + event + "\ndata: ")

@@ -396,6 +396,9 @@ func TestEventsStreamTheTenantsChanges(t *testing.T) {
 		{"the journal", "journal", func() {
 			call(t, s, "DELETE", "/_emulator/requests", "", nil, "X-Emulator-Tenant", "watched")
 		}},
+		{"the clock's mode", "clock", func() {
+			call(t, s, "POST", "/_emulator/clock", "", map[string]any{"mode": "skip"}, "X-Emulator-Tenant", "watched")
+		}},
 	} {
 		// Changes elsewhere come first: if they made an event, it would be read here instead.
 		call(t, s, "POST", "/_emulator/clock", "", map[string]any{"advance": "1s"}, "X-Emulator-Tenant", "other")
@@ -415,8 +418,8 @@ func TestEventsStreamTheTenantsChanges(t *testing.T) {
 			}
 		}
 	}
-	if got := decode[map[string]any](t, call(t, s, "GET", "/_emulator/clock", "", nil, "X-Emulator-Tenant", "watched")); got["now"] != "2026-01-01T00:00:01Z" {
-		t.Fatalf("watched tenant's clock %v", got["now"])
+	if got := decode[map[string]any](t, call(t, s, "GET", "/_emulator/clock", "", nil, "X-Emulator-Tenant", "watched")); got["now"] != "2026-01-01T00:00:01Z" || got["mode"] != "skip" {
+		t.Fatalf("watched tenant's clock %v %v", got["now"], got["mode"])
 	}
 
 	// A reset says so, and the stream goes on with the new world.

@@ -103,6 +103,20 @@ step "openapi-typescript and a typed flow under tsc --strict" bash -c '
   npx openapi-typescript ../../../docs/openapi.json -o openapi.d.ts --silent
   npx tsc -p . --outDir out
   node out/flow.mjs'
+# Every TypeScript recipe under tsc --strict --noEmit, with the TypeScript the recipes pin (the
+# ts-jest recipe needs one below 7) and with the current major: Vitest and Jest run TypeScript
+# without checking its types, so a recipe that runs green may still not compile for a user.
+typecheck() {
+  local tsc
+  for tsc in typescript typescript-current; do
+    tsc=examples/node-recipes/node_modules/$tsc/bin/tsc
+    echo "    $(node "$tsc" --version)"
+    for project in examples/node-recipes/vitest examples/node-recipes/jest-ts examples/node-recipes/typed-flow examples/typescript; do
+      node "$tsc" -p "$project" --strict --noEmit
+    done
+  done
+}
+step "every TypeScript recipe under tsc --strict --noEmit (the pinned TypeScript and the current major)" typecheck
 step "TypeScript example: a sloppy and a careful client, judged by the emulator's report" bash -c '
   out=examples/node-recipes/node_modules/.typescript-example
   rm -rf "$out"

@@ -146,7 +146,15 @@ export class Control {
     return this.call('POST', '/_emulator/clock', { body: { set: timeText(when) } });
   }
 
+  /** Changes how the tenant's clock moves from now on: "skip", "manual" or "real". */
+  setClockMode(mode) {
+    return this.call('POST', '/_emulator/clock', { body: { mode } });
+  }
+
   async waitForWaiting(count = 1, { timeoutMs = 10_000 } = {}) {
+    if ((await this.clock()).mode === 'skip') {
+      throw new Error('the tenant\'s clock skips, so a wait=true answers at once and never waits; start the emulator with clock: "manual" or call setClockMode("manual") first');
+    }
     let got;
     try {
       got = await this.call('GET', '/_emulator/waiting', {

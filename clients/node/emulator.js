@@ -166,13 +166,15 @@ export class Emulator {
 
 /**
  * Starts the emulator on a free loopback port and resolves once it listens. `clock` defaults to
- * "manual" (null for the binary's default). MEDIAGEN_* variables of this process are not passed
+ * "skip": time stands still, but a request that waits on a job (a wait=true generation, a poll
+ * of a job not yet terminal) moves it to the job's next transition at once. Pass "manual" for
+ * tests that look at a job while it is queued or running, null for the binary's default. MEDIAGEN_* variables of this process are not passed
  * on, so a developer's shell cannot change a test's emulator; `env` adds variables.
  */
 export async function startEmulator({
   binary,
   seed,
-  clock = 'manual',
+  clock = 'skip',
   scenario,
   catalog,
   adminToken,
@@ -252,7 +254,7 @@ export async function emulatorFromEnv(options = {}) {
  * or when $MEDIAGEN_SNAPSHOT_DIR is set, a failed test's tenant is saved to a snapshot file
  * before it is deleted, and the file's path is printed. Rejects when the emulator has no tenants.
  */
-export async function tenantFor(t, emulator, { key = DEFAULT_KEY, failOnUnexpected = false, snapshotOnFailure } = {}) {
+export async function tenantFor(t, emulator, { key = DEFAULT_KEY, failOnUnexpected = false, snapshotOnFailure, clock } = {}) {
   if (!(await emulator.supportsTenants())) {
     throw new EmulatorError('GET', '/_emulator/tenants', 404, {
       code: 'not_found',
@@ -282,6 +284,7 @@ export async function tenantFor(t, emulator, { key = DEFAULT_KEY, failOnUnexpect
   // from 'vitest' can belong to another test.
   if (typeof t?.onTestFinished === 'function') t.onTestFinished(end);
   else t?.after?.(end);
+  if (clock) await tenant.control.setClockMode(clock);
   return tenant;
 }
 

@@ -121,7 +121,9 @@ export declare class Control {
   /** Resolves once everything that fell due has happened. A number is milliseconds. */
   advance(by: Duration): Promise<Clock>;
   setTime(when: Date | string): Promise<Clock>;
-  /** Resolves with how many wait=true generations wait once at least `count` do; rejects with EmulatorTimeoutError after timeoutMs (default 10 s). */
+  /** Changes how the tenant's clock moves from now on (time goes on from where it stands); a reset puts the emulator's mode back. */
+  setClockMode(mode: ClockMode): Promise<Clock>;
+  /** Resolves with how many wait=true generations wait once at least `count` do; rejects with EmulatorTimeoutError after timeoutMs (default 10 s), and at once on a skipping clock, where a wait=true never waits. */
   waitForWaiting(count?: number, options?: { timeoutMs?: number }): Promise<number>;
 
   completeJob(id: string): Promise<Job>;
@@ -215,12 +217,15 @@ export interface Tenant {
   delete(options?: { missingOk?: boolean }): Promise<void>;
 }
 
+/** How a clock moves: skip (still, but a request waiting on a job moves it to the job's next transition), manual (still until advanced) or real. */
+export type ClockMode = 'skip' | 'manual' | 'real';
+
 export interface StartOptions {
   /** default: $MEDIAGEN_EMULATOR_BIN, then mediagen-emulator on PATH */
   binary?: string;
   seed?: number | string;
-  /** default "manual"; null for the binary's own default */
-  clock?: 'manual' | 'real' | null;
+  /** default "skip" (a request waiting on a job moves the clock to its next transition); "manual" to move it only by hand; null for the binary's own default */
+  clock?: ClockMode | null;
   /** an embedded scenario name or a YAML path */
   scenario?: string;
   catalog?: string;
@@ -264,15 +269,16 @@ export declare function durationText(d: Duration): string;
  * tenant answered an error no expectError declared. With snapshotOnFailure (a folder, or true
  * for snapshotDir()), or when $MEDIAGEN_SNAPSHOT_DIR is set, a failed test's tenant is saved to a
  * snapshot file before it is deleted, and the path is printed (a node:test diagnostic, or a line
- * on standard error under Vitest).
+ * on standard error under Vitest). With clock, the tenant's clock moves that way ("manual" for a
+ * test that looks at a job while it is queued or running); else it is the emulator's.
  */
 export declare function tenantFor(
   t:
-    | { name?: string; after?: (fn: () => unknown) => void; passed?: boolean; diagnostic?: (message: string) => void }
-    | { task: { name: string; result?: { state?: string } }; onTestFinished: (fn: () => unknown) => void }
+    | { name?: string; after?: (fn: () => void | Promise<void>) => void; passed?: boolean; diagnostic?: (message: string) => void }
+    | { task: { name: string; result?: { state?: string } }; onTestFinished: (fn: () => void | Promise<void>) => void }
     | undefined,
   emulator: Emulator,
-  options?: { key?: string; failOnUnexpected?: boolean; snapshotOnFailure?: string | boolean },
+  options?: { key?: string; failOnUnexpected?: boolean; snapshotOnFailure?: string | boolean; clock?: ClockMode },
 ): Promise<Tenant>;
 
 /** What the end of a run checks and where it finds the emulator. */

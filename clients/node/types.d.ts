@@ -469,8 +469,12 @@ export interface Health {
   version: string;
   /** The request's tenant (`default` when it names none). */
   tenant: string;
-  /** `manual` when time moves only through `POST /_emulator/clock`. */
-  clock: "real" | "manual";
+  /**
+   * `manual` when time moves only through `POST /_emulator/clock`; `skip` when it stands still
+   * too, but a request that waits on a job (a `wait=true` generation, a poll of a job not yet
+   * terminal) moves it to the job's next transition at once.
+   */
+  clock: "real" | "manual" | "skip";
   /** The tenant's time. */
   now: string;
   /** How many models the catalog has. */
@@ -496,8 +500,12 @@ export interface ResetResult {
 
 /** The tenant's clock. */
 export interface Clock {
-  /** `manual` when time moves only through `POST /_emulator/clock`. */
-  mode: "real" | "manual";
+  /**
+   * `manual` when time moves only through `POST /_emulator/clock`; `skip` when it stands still
+   * too, but a request that waits on a job (a `wait=true` generation, a poll of a job not yet
+   * terminal) moves it to the job's next transition at once.
+   */
+  mode: "real" | "manual" | "skip";
   /** The tenant's time. */
   now: string;
   /** The next job transition due in the tenant, or null when no job is queued or running. */
@@ -506,7 +514,7 @@ export interface Clock {
 
 /**
  * The tenant's next job transition: under a manual clock, the time to advance to for something to
- * happen.
+ * happen; under a skip clock, where a request waiting on that job moves the clock.
  */
 export interface NextDue {
   /** When it falls due, on the tenant's clock. */
@@ -522,19 +530,42 @@ export interface NextDue {
 
 /** A tenant's clock, as the tenant list shows it. */
 export interface TenantClock {
-  /** `manual` when time moves only through `POST /_emulator/clock`. */
-  mode: "real" | "manual";
+  /**
+   * `manual` when time moves only through `POST /_emulator/clock`; `skip` when it stands still
+   * too, but a request that waits on a job (a `wait=true` generation, a poll of a job not yet
+   * terminal) moves it to the job's next transition at once.
+   */
+  mode: "real" | "manual" | "skip";
   /** The tenant's time. */
   now: string;
 }
 
-/** Exactly one of `advance` and `set`. */
+/**
+ * `mode`, or exactly one of `advance` and `set`, or a `mode` with one of them (the mode changes
+ * first).
+ */
 export type ClockChange = {
+  /**
+   * How the tenant's clock moves from now on, applied before an `advance` or `set` in the same
+   * body. A reset puts the configured mode (`--clock`) back.
+   */
+  mode: "real" | "manual" | "skip";
+} | {
   /** A Go duration (`90s`, `1h30m`) or plain seconds (`90`); not negative, at most a year. */
   advance: string;
+  /**
+   * How the tenant's clock moves from now on, applied before an `advance` or `set` in the same
+   * body. A reset puts the configured mode (`--clock`) back.
+   */
+  mode?: "real" | "manual" | "skip";
 } | {
   /** An RFC 3339 instant, not before the tenant's time (the clock never moves back) nor past 2200. */
   set: string;
+  /**
+   * How the tenant's clock moves from now on, applied before an `advance` or `set` in the same
+   * body. A reset puts the configured mode (`--clock`) back.
+   */
+  mode?: "real" | "manual" | "skip";
 };
 
 /** The tenant's scenario in force. */
@@ -992,8 +1023,12 @@ export interface StreamEvent {
   tenant: string;
   /** The tenant's time. */
   now: string;
-  /** `manual` when time moves only through `POST /_emulator/clock`. */
-  mode: "real" | "manual";
+  /**
+   * `manual` when time moves only through `POST /_emulator/clock`; `skip` when it stands still
+   * too, but a request that waits on a job (a `wait=true` generation, a poll of a job not yet
+   * terminal) moves it to the job's next transition at once.
+   */
+  mode: "real" | "manual" | "skip";
   /**
    * The parts that changed since the previous event: every part in `hello` and `reset`, none in
    * `gone`. `jobs` also brings `accounts` (jobs hold and charge credits); `scenario` covers faults
@@ -1032,7 +1067,7 @@ export interface Snapshot {
   /** The tenant it was taken from. */
   tenant: string;
   clock: {
-    mode: "manual" | "real";
+    mode: "real" | "manual" | "skip";
     now: string;
   };
   random: {

@@ -130,6 +130,10 @@ type JournalEntry struct {
 	// X-Emulator-Admin-Token shown as "[redacted]".
 	RequestHeaders map[string]string `json:"request_headers,omitempty"`
 	Tenant         string            `json:"tenant"`
+	// Wall is when the request arrived in real time, kept only while the tenant's clock skips
+	// (its own time jumps whenever a request waits on a job), so the report can space polls
+	// in real time then. It is not part of the journal's JSON.
+	Wall time.Time `json:"-"`
 }
 
 // Report severities, from the most to the least serious.
@@ -182,7 +186,7 @@ func (b Balance) Total() int64 { return b.Available + b.Held + b.Charged }
 
 // Health is the body of GET /_emulator/health.
 type Health struct {
-	Clock    string `json:"clock"` // manual or real
+	Clock    string `json:"clock"` // real, manual or skip
 	Control  bool   `json:"control"`
 	Models   int    `json:"models"`
 	Now      string `json:"now"`
@@ -205,7 +209,7 @@ type Waiting struct {
 
 // Clock is the body of GET and POST /_emulator/clock.
 type Clock struct {
-	Mode    string   `json:"mode"`     // manual or real
+	Mode    string   `json:"mode"`     // real, manual or skip
 	NextDue *NextDue `json:"next_due"` // null when no job is queued or running
 	Now     string   `json:"now"`
 }
@@ -275,14 +279,16 @@ type Tenant struct {
 	Clock      TenantClock `json:"clock"`
 }
 
-// TenantClock is a tenant's clock: manual or real, and its time.
+// TenantClock is a tenant's clock: its mode (real, manual or skip) and its time.
 type TenantClock struct {
 	Mode string `json:"mode"`
 	Now  string `json:"now"`
 }
 
-// ClockChange is the body of POST /_emulator/clock: exactly one of Advance or Set.
+// ClockChange is the body of POST /_emulator/clock: a Mode, one of Advance or Set, or a Mode
+// with one of them (the mode changes first).
 type ClockChange struct {
+	Mode    string `json:"mode,omitempty"`    // real, manual or skip
 	Advance string `json:"advance,omitempty"` // a duration such as 90s or 5m
 	Set     string `json:"set,omitempty"`     // an RFC 3339 time
 }

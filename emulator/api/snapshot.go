@@ -45,7 +45,7 @@ type Snapshot struct {
 // SnapshotClock is the world's clock: its mode and where it stood. A real clock goes on from
 // that instant at the speed of wall time.
 type SnapshotClock struct {
-	Mode string `json:"mode"` // manual or real
+	Mode string `json:"mode"` // real, manual or skip
 	Now  string `json:"now"`
 }
 

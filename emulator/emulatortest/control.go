@@ -202,9 +202,16 @@ func (e *Emulator) Balance(account string) api.Balance {
 
 // AwaitWaiting returns once at least n wait=true generations are blocked waiting for their job
 // in this tenant, so a test advances the manual clock only after its wait has begun. It ends
-// the test if that has not happened within a minute of real time.
+// the test if that has not happened within a minute of real time, and at once on a skipping
+// clock, where a wait=true never blocks.
 func (e *Emulator) AwaitWaiting(n int) {
 	e.t.Helper()
+	var clock api.Clock
+	e.do(http.MethodGet, "/_emulator/clock", nil, http.StatusOK, &clock)
+	if clock.Mode == "skip" {
+		e.t.Fatalf(`emulatortest: AwaitWaiting(%d): the clock skips, so a wait=true answers at once and never waits; start the emulator WithManualClock() (or POST /_emulator/clock {"mode": "manual"}) to advance the clock under a waiting request`, n)
+		return
+	}
 	var body api.Waiting
 	e.do(http.MethodGet, "/_emulator/waiting?count="+strconv.Itoa(n)+"&timeout=60s", nil, http.StatusOK, &body)
 	if !body.Reached {

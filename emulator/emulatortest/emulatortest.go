@@ -8,8 +8,7 @@
 //		emu := emulatortest.Start(t, emulatortest.WithSeed(42))
 //		client := mediagen.NewClient(emu.URL, emu.Keys.All) // your client under test
 //		job := client.Generate(...)                          // 202, status "queued"
-//		emu.Advance(5 * time.Second)                         // the job runs on the emulator's clock
-//		// ... GET the job: "succeeded"
+//		// ... GET the job: "running", GET it again: "succeeded"
 //	}
 //
 // Each call to Start builds a separate emulator on its own 127.0.0.1 port, so tests may run in
@@ -17,9 +16,12 @@
 // shuts the emulator down when the test ends: waiting requests are answered, connections are
 // closed and no goroutine stays behind.
 //
-// The emulator's clock is manual unless WithRealClock is given: time stands still until the
-// test calls Advance or SetTime, so a job stays queued, a quote stays valid and an output stays
-// downloadable for exactly as long as the test says, and no test needs to sleep.
+// The emulator's clock skips unless WithManualClock or WithRealClock is given: time stands still,
+// but whenever a request waits on a job (a wait=true generation, a poll of a job not yet
+// terminal) it jumps to the job's next transition at once, so a client's ordinary flow finishes
+// in milliseconds with simulated timestamps, and no test needs to sleep. WithManualClock keeps
+// time still until the test calls Advance or SetTime, for tests that look at a job while it is
+// queued or running, or at a quote or output just before it expires.
 //
 // Start takes a TB, the few methods of testing.TB it needs, which *testing.T, *testing.B and
 // *testing.F all have. Outside a test (TestMain, Example functions, a program) use Standalone:
@@ -240,21 +242,29 @@ func WithSeed(seed int64) Option {
 	return func(s *settings) { s.cfg.Seeded, s.cfg.Seed = true, seed }
 }
 
-// WithManualClock keeps the emulator's clock still until Advance or SetTime moves it. It is the
-// default, because a test on a real clock has to sleep while jobs run and quotes age, and
-// becomes slow and flaky; on the manual clock every timestamp is reproducible too.
+// WithSkipClock keeps the emulator's clock still, except that a request waiting on a job moves
+// it to the job's next transition at once. It is the default, because a test on a real clock
+// has to sleep while jobs run and quotes age, and becomes slow and flaky, while on a skipping
+// clock a wait=true answers the finished job at once and every timestamp is reproducible.
+func WithSkipClock() Option {
+	return func(s *settings) { s.cfg.ManualClock, s.cfg.SkipClock = false, true }
+}
+
+// WithManualClock keeps the emulator's clock still until Advance or SetTime moves it: a job
+// stays queued, a quote valid and an output downloadable for exactly as long as the test says.
+// A wait=true then waits until the test advances the clock (see AwaitWaiting).
 func WithManualClock() Option {
-	return func(s *settings) { s.cfg.ManualClock = true }
+	return func(s *settings) { s.cfg.ManualClock, s.cfg.SkipClock = true, false }
 }
 
 // WithRealClock runs the emulator on the wall clock, as the binary does by default: jobs finish
 // on their own after their catalog timing (about a second for images). Advance and SetTime
 // still jump it forward.
 func WithRealClock() Option {
-	return func(s *settings) { s.cfg.ManualClock = false }
+	return func(s *settings) { s.cfg.ManualClock, s.cfg.SkipClock = false, false }
 }
 
-// WithStartTime is where the manual clock starts (default 2026-01-01T00:00:00Z, as
+// WithStartTime is where a skipping or manual clock starts (default 2026-01-01T00:00:00Z, as
 // emulator.ManualStart). SetTime can only move the clock forward from there.
 func WithStartTime(t time.Time) Option {
 	return func(s *settings) { s.cfg.Start = t }
@@ -293,7 +303,7 @@ const shutdownTimeout = 10 * time.Second
 // for jobs are answered with the job as it stands, and every connection and goroutine ends.
 func Start(t TB, opts ...Option) *Emulator {
 	t.Helper()
-	s := settings{cfg: emulator.Config{ManualClock: true}}
+	s := settings{cfg: emulator.Config{SkipClock: true}}
 	for _, o := range opts {
 		o(&s)
 	}

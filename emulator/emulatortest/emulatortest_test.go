@@ -139,8 +139,8 @@ func TestStartDefaults(t *testing.T) {
 		t.Errorf("Keys = %+v, Accounts = %+v", emu.Keys, emu.Accounts)
 	}
 	health := newClient(t, emu, "").call(http.MethodGet, "/_emulator/health", nil)
-	if health.status != http.StatusOK || health.str("clock") != "manual" || health.str("scenario") != "default" {
-		t.Errorf("health = %d %v; want a manual clock and the default scenario", health.status, health.body)
+	if health.status != http.StatusOK || health.str("clock") != "skip" || health.str("scenario") != "default" {
+		t.Errorf("health = %d %v; want a skipping clock and the default scenario", health.status, health.body)
 	}
 	if now := emu.Now(); !now.Equal(emulator.ManualStart) {
 		t.Errorf("Now() = %v, want %v", now, emulator.ManualStart)
@@ -196,7 +196,7 @@ func TestEmulatorsDoNotShareState(t *testing.T) {
 func TestCleanupLeavesNothingRunning(t *testing.T) {
 	waited := make(chan answer, 1)
 	t.Run("emulator", func(t *testing.T) {
-		emu := emulatortest.Start(t)
+		emu := emulatortest.Start(t, emulatortest.WithManualClock()) // so the wait=true waits
 		c := newClient(t, emu, emu.Keys.All)
 		input := fox()
 		q := c.quote(input)
@@ -239,7 +239,7 @@ var emulatorCode = regexp.MustCompile(`mediagen-emulator/emulator(/internal/[a-z
 
 func TestAdvanceFinishesJob(t *testing.T) {
 	t.Parallel()
-	emu := emulatortest.Start(t)
+	emu := emulatortest.Start(t, emulatortest.WithManualClock())
 	c := newClient(t, emu, emu.Keys.All)
 	job := c.generate(fox(), "k1")
 	if job.status != http.StatusAccepted || job.str("status") != "queued" {
@@ -598,6 +598,13 @@ func TestOptions(t *testing.T) {
 			t.Errorf("wait=true past the max wait: %d %v", a.status, a.body)
 		}
 	})
+	t.Run("WithSkipClock", func(t *testing.T) {
+		t.Parallel()
+		emu := emulatortest.Start(t, emulatortest.WithManualClock(), emulatortest.WithSkipClock())
+		if h := newClient(t, emu, "").call(http.MethodGet, "/_emulator/health", nil); h.str("clock") != "skip" {
+			t.Errorf("health: %v", h.body)
+		}
+	})
 	t.Run("WithRealClock", func(t *testing.T) {
 		t.Parallel()
 		emu := emulatortest.Start(t, emulatortest.WithRealClock())
@@ -705,6 +712,7 @@ func TestFailuresEndTheTest(t *testing.T) {
 		}, "bad.yaml:3:"},
 		{"clock backwards", func(tb *fakeTB) { emu.For(tb).SetTime(emulator.ManualStart.Add(-time.Hour)) }, "invalid_clock_change"},
 		{"negative advance", func(tb *fakeTB) { emu.For(tb).Advance(-time.Second) }, "only moves forward"},
+		{"AwaitWaiting on a skipping clock", func(tb *fakeTB) { emu.For(tb).AwaitWaiting(1) }, "the clock skips"},
 		{"unknown job", func(tb *fakeTB) { emu.For(tb).ForceComplete("no-such-job") }, "job_not_found"},
 		{"unknown account", func(tb *fakeTB) { emu.For(tb).SetCredits("acct_nobody", 1) }, "account_not_found"},
 		{"bad fault", func(tb *fakeTB) { emu.For(tb).AddFault(api.FaultRule{Status: 200}) }, "invalid_request"},

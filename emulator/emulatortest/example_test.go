@@ -91,12 +91,29 @@ func ExampleEmulator_ForceFail() {
 	// failed provider_timeout the provider did not answer refunded
 }
 
+// On the default skipping clock a wait=true generation answers the finished job at once, with
+// the timestamps of the simulated run: FLUX.1 [dev] queues for 150 ms and runs for 800 ms.
+func Example_waitTrue() {
+	var tb emulatortest.Standalone
+	defer tb.Close()
+	emu := emulatortest.Start(&tb)
+
+	input := map[string]any{"prompt": "a lighthouse at night", "output_format": "png"}
+	_, quote := send(emu, http.MethodPost, "/v1/quotes", map[string]any{"model": "fal-ai/flux/dev", "input": input})
+	status, job := send(emu, http.MethodPost, "/v1/generate?wait=true",
+		map[string]any{"model": "fal-ai/flux/dev", "input": input, "quote_id": quote["quote_id"]},
+		"Idempotency-Key", "order-1")
+	fmt.Println(status, job["status"], job["started_at"], job["finished_at"])
+	// Output:
+	// 200 succeeded 2026-01-01T00:00:00.15Z 2026-01-01T00:00:00.95Z
+}
+
 // On the manual clock a job moves only when the test moves time: FLUX.1 [dev] queues for
 // 150 ms and runs for 800 ms in the default catalog.
 func ExampleEmulator_Advance() {
 	var tb emulatortest.Standalone
 	defer tb.Close()
-	emu := emulatortest.Start(&tb)
+	emu := emulatortest.Start(&tb, emulatortest.WithManualClock())
 
 	input := map[string]any{"prompt": "a lighthouse at night", "output_format": "png"}
 	_, quote := send(emu, http.MethodPost, "/v1/quotes", map[string]any{"model": "fal-ai/flux/dev", "input": input})

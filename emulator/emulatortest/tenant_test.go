@@ -61,7 +61,7 @@ func TestTenantsShareOneEmulator(t *testing.T) {
 }
 
 func TestAwaitWaitingAndHTTPClient(t *testing.T) {
-	emu := emulatortest.Start(t).Tenant(t)
+	emu := emulatortest.Start(t, emulatortest.WithManualClock()).Tenant(t)
 	c := newClient(t, emu, emu.Keys.All)
 	q := c.quote(fox())
 	done := make(chan answer, 1)

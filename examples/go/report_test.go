@@ -31,7 +31,7 @@ func exercise(t *testing.T, emu *emulatortest.Emulator, careful bool) api.Report
 }
 
 func TestTheReportNamesEveryFlawOfTheNaiveClient(t *testing.T) {
-	emu := emulatortest.Start(t)
+	emu := emulatortest.Start(t, emulatortest.WithManualClock()) // the client sleeps by moving the clock
 	rep := exercise(t, emu, false)
 	for _, rule := range []string{"new-key-on-retry", "retry-after-ignored", "poll-too-fast", "quote-reused", "outputs-never-downloaded"} {
 		if rep.Counts[rule] == 0 {
@@ -47,7 +47,8 @@ func TestTheReportNamesEveryFlawOfTheNaiveClient(t *testing.T) {
 }
 
 func TestTheCarefulClientGetsACleanReport(t *testing.T) {
-	emu := emulatortest.Start(t)
+	// The client sleeps by moving the clock, which stands still otherwise.
+	emu := emulatortest.Start(t, emulatortest.WithManualClock())
 	emu.FailOnRules(t) // every rule: the test fails at its end on any finding
 	rep := exercise(t, emu, true)
 	if len(rep.Findings) != 0 || rep.Examined == 0 {

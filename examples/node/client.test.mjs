@@ -6,6 +6,11 @@
 // its own, so the tests run concurrently without seeing each other's jobs, balances or clocks.
 // The tiny `client` below stands in for your client library.
 //
+// The clock skips: time stands still, but a request that waits on a job (wait=true, a poll of a
+// job not yet terminal) moves it to the job's next transition at once, so a wait=true answers
+// the finished job in milliseconds. A test that looks at a job while it is queued or running
+// asks for the manual clock: tenantFor(t, emu, { clock: 'manual' }).
+//
 //   MEDIAGEN_EMULATOR_BIN=./mediagen-emulator node --test examples/node/client.test.mjs
 
 import assert from 'node:assert/strict';
@@ -17,7 +22,7 @@ const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0
 let emu;
 
 before(async () => {
-  emu = await emulatorFromEnv(); // a manual clock by default
+  emu = await emulatorFromEnv(); // a skipping clock by default
 });
 after(() => emu.close());
 
@@ -43,8 +48,8 @@ function client({ baseUrl, apiKey }) {
 }
 
 /** A tenant of the test's own, a client using it, and the first text-to-image model. */
-async function setup(t) {
-  const tenant = await tenantFor(t, emu); // deleted when the test ends
+async function setup(t, options) {
+  const tenant = await tenantFor(t, emu, options); // deleted when the test ends
   const c = client(tenant); // the key form mg_test_all.<tenant> chooses the tenant
   const model = (await c.call('GET', '/v1/models?category=text-to-image&limit=1')).json.data[0].id;
   return { tenant, c, model, control: tenant.control };
@@ -53,13 +58,10 @@ async function setup(t) {
 describe('a Media Generation Service client', { concurrency: true }, () => {
   test('quotes, generates and downloads a PNG', async (t) => {
     const { c, model, control } = await setup(t);
-    const job = await c.generate(model, { prompt: 'a red fox', output_format: 'png' }, 'order-1');
-    assert.equal(job.status, 202);
-    assert.equal(job.json.credit_status, 'held');
-
-    await control.advance('1m'); // the manual clock: nothing moves until the test says so
-    const done = (await c.call('GET', `/v1/jobs/${job.json.id}`)).json;
-    assert.equal(done.status, 'succeeded');
+    const job = await c.generate(model, { prompt: 'a red fox', output_format: 'png' }, 'order-1', { wait: true });
+    assert.equal(job.status, 200); // the skipping clock: the wait=true answers the finished job at once
+    const done = job.json;
+    assert.deepEqual([done.status, done.credit_status], ['succeeded', 'charged']);
 
     const [output] = done.outputs;
     const file = await c.call('GET', output.url);
@@ -67,10 +69,11 @@ describe('a Media Generation Service client', { concurrency: true }, () => {
     assert.deepEqual(file.bytes.subarray(0, 8), PNG_SIGNATURE);
     assert.equal(file.bytes.length, output.size_bytes);
     assert.equal((await control.balance('acct_all')).charged, job.json.credits);
+    assert.deepEqual((await control.report()).findings, []); // the client behaved as the service expects
   });
 
   test('wait=true with a manual clock', async (t) => {
-    const { c, model, control } = await setup(t);
+    const { c, model, control } = await setup(t, { clock: 'manual' }); // the wait waits for the test
     const answer = c.generate(model, { prompt: 'a red fox' }, 'order-2', { wait: true });
     await control.waitForWaiting(1); // the generation now waits on its job...
     await control.advance('1m'); // ...so moving the clock finishes it

@@ -10,6 +10,9 @@ from careful_client import ServiceError as CarefulError
 from hasty_client import HastyClient
 from hasty_client import ServiceError as HastyError
 
+# Each client sleeps by advancing the tenant's clock, so it stands still otherwise.
+pytestmark = pytest.mark.mediagen_clock("manual")
+
 FLAWS = {"new-key-on-retry", "retry-after-ignored", "poll-too-fast", "quote-reused", "outputs-never-downloaded"}
 
 

@@ -1,11 +1,16 @@
 """A client test suite against mediagen-emulator, with pytest and the mediagen_emulator package.
 
 The `mediagen` fixture gives each test a tenant of its own on one emulator (started once for the
-run, with a manual clock), so tests may run in parallel (pytest -n 4) without seeing each
-other's jobs, balances or clocks. The tiny `Client` below stands in for your client library.
+run, with a skipping clock), so tests may run in parallel (python -m pytest -n 4) without seeing
+each other's jobs, balances or clocks. The tiny `Client` below stands in for your client library.
+
+On the skipping clock time stands still, but a request that waits on a job (wait=true, a poll
+of a job not yet terminal) moves it to the job's next transition at once: a wait=true answers
+the finished job in milliseconds, with the simulated timestamps. A test that looks at a job
+while it is queued or running asks for the manual clock: @pytest.mark.mediagen_clock("manual").
 
     pip install ./clients/python          # or: PYTHONPATH=clients/python/src ... -p mediagen_emulator.pytest_plugin
-    MEDIAGEN_EMULATOR_BIN=./mediagen-emulator pytest examples/python
+    MEDIAGEN_EMULATOR_BIN=./mediagen-emulator python -m pytest examples/python
 """
 
 import json
@@ -62,20 +67,29 @@ def model(client):
 
 
 def test_quote_generate_and_download(client, model, mediagen):
-    status, job = client.generate(model, {"prompt": "a red fox", "output_format": "png"}, "order-1")
-    assert (status, job["status"], job["credit_status"]) == (202, "queued", "held")
-
-    mediagen.control.advance("1m")  # the manual clock: nothing moves until the test says so
-    done = client.json("GET", "/v1/jobs/" + job["id"])
-    assert (done["status"], done["credit_status"]) == ("succeeded", "charged")
+    # The skipping clock: the wait=true answers the finished job at once.
+    status, done = client.generate(model, {"prompt": "a red fox", "output_format": "png"}, "order-1", wait=True)
+    assert (status, done["status"], done["credit_status"]) == (200, "succeeded", "charged")
 
     output = done["outputs"][0]
     status, headers, body = client.call("GET", output["url"])
     assert (status, headers["Content-Type"], body[:8]) == (200, "image/png", PNG_SIGNATURE)
     assert len(body) == output["size_bytes"]
-    assert mediagen.control.balance("acct_all")["charged"] == job["credits"]
+    assert mediagen.control.balance("acct_all")["charged"] == done["credits"]
+    assert mediagen.control.report()["findings"] == []  # the client behaved as the service expects
 
 
+def test_polling_sees_the_job_move_on(client, model):
+    status, job = client.generate(model, {"prompt": "a red fox"}, "order-3")
+    assert (status, job["status"]) == (202, "queued")
+    seen = []
+    while job["status"] in ("queued", "running"):  # each poll moves the skipping clock on
+        job = client.json("GET", "/v1/jobs/" + job["id"])
+        seen.append(job["status"])
+    assert seen == ["running", "succeeded"]
+
+
+@pytest.mark.mediagen_clock("manual")  # the generation waits until the test moves the clock
 def test_wait_true_with_a_manual_clock(client, model, mediagen):
     answer = {}
     waiter = threading.Thread(target=lambda: answer.update(

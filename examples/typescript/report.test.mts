@@ -1,6 +1,7 @@
 // Both clients against mediagen-emulator, through the same story: the first generation meets a
-// 503 with Retry-After (a fault), jobs run on the manual clock and are forced to succeed (an
-// outcome token in the prompt), the same picture is asked for twice, a price is shown and the
+// 503 with Retry-After (a fault), jobs run on the manual clock (each client sleeps by moving it)
+// and are forced to succeed (an outcome token in the prompt), the same picture is asked for
+// twice, a price is shown and the
 // picture rendered eleven minutes later, and then two hours pass. The emulator's report names
 // each flaw of the sloppy client by its rule id, and has nothing to say about the careful one.
 
@@ -19,7 +20,7 @@ const BOAT = { prompt: 'a boat at dusk [emulator:succeed]' };
 
 let emu: Emulator;
 before(async () => {
-  emu = await emulatorFromEnv({ seed: 42 }); // the manual clock
+  emu = await emulatorFromEnv({ seed: 42 }); // each test's tenant on the manual clock (tenantFor's clock)
 });
 after(() => emu.close());
 
@@ -54,7 +55,7 @@ async function story(tenant: Tenant, client: SloppyClient | CarefulClient): Prom
 
 describe('the emulator judges the clients', { concurrency: true }, () => {
   test('the sloppy client: the report names each flaw', async (t) => {
-    const tenant = await tenantFor(t, emu);
+    const tenant = await tenantFor(t, emu, { clock: 'manual' });
     const { failed, files } = await story(tenant, new SloppyClient(options(tenant)));
     assert.deepEqual(failed, ['quote_already_used', 'quote_expired']); // what its users would see
     assert.equal(files, 0);
@@ -75,7 +76,7 @@ describe('the emulator judges the clients', { concurrency: true }, () => {
   });
 
   test('the careful client: a clean report', async (t) => {
-    const tenant = await tenantFor(t, emu, { failOnUnexpected: true }); // the test fails on an error no expectError declared
+    const tenant = await tenantFor(t, emu, { clock: 'manual', failOnUnexpected: true }); // the test fails on an error no expectError declared
     await tenant.control.expectError({ status: 503, code: 'service_unavailable' }); // the fault below
     const client = new CarefulClient(options(tenant));
     assert.deepEqual(await story(tenant, client), { failed: [], files: 3 });

@@ -163,10 +163,12 @@ class Emulator {
 exports.Emulator = Emulator;
 /**
  * Starts the emulator on a free loopback port and resolves once it listens. `clock` defaults to
- * "manual" (null for the binary's default). MEDIAGEN_* variables of this process are not passed
+ * "skip": time stands still, but a request that waits on a job (a wait=true generation, a poll
+ * of a job not yet terminal) moves it to the job's next transition at once. Pass "manual" for
+ * tests that look at a job while it is queued or running, null for the binary's default. MEDIAGEN_* variables of this process are not passed
  * on, so a developer's shell cannot change a test's emulator; `env` adds variables.
  */
-async function startEmulator({ binary, seed, clock = 'manual', scenario, catalog, adminToken, args = [], env = {}, startupTimeoutMs = 30_000, } = {}) {
+async function startEmulator({ binary, seed, clock = 'skip', scenario, catalog, adminToken, args = [], env = {}, startupTimeoutMs = 30_000, } = {}) {
     const exe = findBinary(binary);
     const argv = ['--addr', '127.0.0.1:0'];
     for (const [flag, value] of [['--seed', seed], ['--clock', clock], ['--scenario', scenario], ['--catalog', catalog], ['--admin-token', adminToken]]) {
@@ -238,7 +240,7 @@ async function emulatorFromEnv(options = {}) {
  * or when $MEDIAGEN_SNAPSHOT_DIR is set, a failed test's tenant is saved to a snapshot file
  * before it is deleted, and the file's path is printed. Rejects when the emulator has no tenants.
  */
-async function tenantFor(t, emulator, { key = exports.DEFAULT_KEY, failOnUnexpected = false, snapshotOnFailure } = {}) {
+async function tenantFor(t, emulator, { key = exports.DEFAULT_KEY, failOnUnexpected = false, snapshotOnFailure, clock } = {}) {
     if (!(await emulator.supportsTenants())) {
         throw new control_js_1.EmulatorError('GET', '/_emulator/tenants', 404, {
             code: 'not_found',
@@ -275,6 +277,8 @@ async function tenantFor(t, emulator, { key = exports.DEFAULT_KEY, failOnUnexpec
         t.onTestFinished(end);
     else
         t?.after?.(end);
+    if (clock)
+        await tenant.control.setClockMode(clock);
     return tenant;
 }
 // testFailed says whether the test has failed: node:test's context.passed, or Vitest's task

@@ -14,7 +14,6 @@ const node_fs_1 = require("node:fs");
 const control_js_1 = require("./control.js");
 const URL_ENV = 'MEDIAGEN_EMULATOR_URL';
 const ADMIN_TOKEN_ENV = 'MEDIAGEN_ADMIN_TOKEN';
-const SHOWN_PER_GROUP = 8; // unexercised cases named per group; the markdown has them all
 const SHOWN_FINDINGS = 20;
 /** Whether `text` matches the glob `pattern` as the emulator does: `*` within a `/`-separated segment, `**` across. */
 function globMatch(pattern, text) {
@@ -31,50 +30,28 @@ function controlOf({ control, emulator, url, adminToken }) {
         return undefined;
     return new control_js_1.Control(url, { adminToken: adminToken ?? (process.env[ADMIN_TOKEN_ENV] || undefined) });
 }
-// wrapList joins items with "; " into lines of at most `width` characters, the first after
-// `head` and the rest indented to line up with it.
-function wrapList(head, items, width = 100) {
-    const pad = ' '.repeat(head.length);
-    const lines = [];
-    let line = head;
-    for (const [i, item] of items.entries()) {
-        const piece = item + (i < items.length - 1 ? ';' : '');
-        if (line.length > pad.length && line.length + 1 + piece.length > width) {
-            lines.push(line);
-            line = pad + piece;
-        }
-        else {
-            line += (line.length > pad.length ? ' ' : '') + piece;
-        }
-    }
-    lines.push(line);
-    return lines;
-}
-/** The coverage as a short table for a terminal: per group how many cases happened, and which not. */
+/**
+ * The coverage in the short form every helper prints (Go's emulatortest.ShortCoverage, Python's
+ * format_coverage): the cases exercised in all and per group, then the required cases never
+ * exercised. The markdown lists every case.
+ */
 function formatCoverage(cov) {
     const groups = new Map();
     for (const c of cov.cases ?? []) {
         if (!groups.has(c.group))
-            groups.set(c.group, { done: 0, missing: [] });
+            groups.set(c.group, { seen: 0, total: 0 });
         const g = groups.get(c.group);
+        g.total++;
         if (c.count > 0)
-            g.done++;
-        else
-            g.missing.push(c.id);
+            g.seen++;
     }
-    const lines = [`mediagen-emulator coverage (${cov.scope}${cov.tenant ? ` ${cov.tenant}` : ''}): ${cov.exercised} of ${cov.total} cases exercised`];
-    const width = Math.max(0, ...[...groups.keys()].map((k) => k.length));
-    for (const [name, g] of groups) {
-        lines.push(`  ${name.padEnd(width)} ${String(g.done).padStart(3)} of ${g.done + g.missing.length}`);
-        if (!g.missing.length)
-            continue;
-        const shown = g.missing.slice(0, SHOWN_PER_GROUP);
-        if (g.missing.length > SHOWN_PER_GROUP)
-            shown.push(`… ${g.missing.length - SHOWN_PER_GROUP} more`);
-        lines.push(...wrapList('    never: ', shown));
-    }
-    if (cov.required_missing?.length)
-        lines.push(...wrapList('  REQUIRED but never exercised: ', cov.required_missing));
+    const where = cov.scope === 'run' ? 'the whole run' : `tenant ${cov.tenant ?? ''}`;
+    const lines = [`emulator coverage (${where}): ${cov.exercised} of ${cov.total} cases exercised`];
+    for (const [name, g] of groups)
+        lines.push(`  ${name.padEnd(8)} ${String(g.seen).padStart(3)} of ${g.total}`);
+    const missing = cov.required_missing ?? [];
+    if (missing.length)
+        lines.push(`required but never exercised (${missing.length}):`, ...missing.map((id) => `  ${id}`));
     return lines.join('\n');
 }
 /** How many findings each rule has: the exact counts when the answer has them, else counted. */

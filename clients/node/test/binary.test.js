@@ -25,7 +25,7 @@ function installed(t) {
   t.after(() => rmSync(root, { recursive: true, force: true }));
   const pkg = join(root, 'node_modules', '@mediagen', 'emulator-testing');
   mkdirSync(join(pkg, 'bin'), { recursive: true });
-  for (const file of ['package.json', 'index.js', 'control.js', 'emulator.js', 'bin/mediagen-emulator.js']) {
+  for (const file of ['package.json', 'index.js', 'control.js', 'emulator.js', 'bin/mediagen-emulator.js', 'bin/signals.js']) {
     copyFileSync(join(here, '..', file), join(pkg, file));
   }
   return { root, pkg };

@@ -21,12 +21,14 @@ describe('control', () => {
     const { control } = await own(t, emu);
     const h = await control.health();
     assert.equal(h.status, 'ok');
-    assert.equal(h.clock, 'manual');
+    assert.equal(h.clock, 'skip');
     assert.ok(h.models > 0);
   });
 
   test('the clock moves only when told', async (t) => {
     const { control } = await own(t, emu);
+    assert.equal((await control.clock()).mode, 'skip');
+    assert.equal((await control.setClockMode('manual')).mode, 'manual');
     const start = await control.now();
     assert.equal((await control.clock()).mode, 'manual');
     await control.advance('90s');
@@ -66,6 +68,7 @@ describe('control', () => {
 
   test('wait for a wait=true generation, then move the clock', async (t) => {
     const tenant = await own(t, emu);
+    await tenant.control.setClockMode('manual'); // so the wait=true waits until the test moves time
     const client = new Client(tenant);
     const model = await imageModel(tenant.baseUrl);
     const first = await client.generate(model, { prompt: 'a red fox' }, 'order-1');
@@ -84,7 +87,34 @@ describe('control', () => {
 
   test('waiting for nobody times out', async (t) => {
     const { control } = await own(t, emu);
+    await assert.rejects(control.waitForWaiting(1, { timeoutMs: 200 }), /the tenant's clock skips/);
+    await control.setClockMode('manual');
     await assert.rejects(control.waitForWaiting(1, { timeoutMs: 200 }), EmulatorTimeoutError);
+  });
+
+  test('on the skipping clock a wait=true answers at once and polls see the job move on', async (t) => {
+    const tenant = await own(t, emu);
+    const client = new Client(tenant);
+    const model = await imageModel(tenant.baseUrl);
+    let began = performance.now();
+    const done = await client.generate(model, { prompt: 'a red fox' }, 'skip-wait', { wait: true });
+    const waited = performance.now() - began;
+    assert.equal(done.status, 200);
+    assert.equal(done.json.status, 'succeeded');
+    assert.ok(Date.parse(done.json.finished_at) > Date.parse(done.json.started_at));
+
+    let job = (await client.generate(model, { prompt: 'a grey wolf' }, 'skip-poll')).json;
+    let polls = 0;
+    began = performance.now();
+    while (job.status === 'queued' || job.status === 'running') {
+      await new Promise((r) => setTimeout(r, 50)); // the client's own pace, not a wait for the emulator
+      job = (await client.request('GET', `/v1/jobs/${job.id}`)).json;
+      polls++;
+    }
+    const polled = performance.now() - began;
+    assert.deepEqual([job.status, polls], ['succeeded', 2]);
+    assert.ok(waited < 5000 && polled < 5000, `wait=true ${waited} ms, polling ${polled} ms`); // generous bounds
+    t.diagnostic(`wait=true answered in ${waited.toFixed(1)} ms; polling every 50 ms saw the end after ${polls} polls, ${polled.toFixed(1)} ms`);
   });
 
   test('faults', async (t) => {

@@ -64,3 +64,40 @@ def test_python_m_without_a_binary_says_what_works(tmp_path):
     assert done.returncode == 2
     assert "no mediagen-emulator binary" in done.stderr and BIN_ENV in done.stderr
     assert "@latest" not in done.stderr and "go install ." in done.stderr
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+@pytest.mark.parametrize("via", ["python -m mediagen_emulator ARGS", "python -m mediagen_emulator -- COMMAND"])
+def test_sigterm_to_the_launcher_frees_the_port(via, mediagen_server):
+    """`kill $!` on either form of the launcher stops the emulator and frees its port."""
+    import re
+    import signal
+    import socket
+    import time
+
+    binary = mediagen_server.process.args[0] if mediagen_server.process else find_binary()
+    if via.endswith("ARGS"):  # the binary itself, by exec
+        argv = ["--addr", "127.0.0.1:0"]
+    else:  # a command around a fresh emulator: the command prints the emulator's address
+        argv = ["--", sys.executable, "-c", "import os, time; print(os.environ['MEDIAGEN_EMULATOR_URL'], flush=True); time.sleep(600)"]
+    env = dict(os.environ, PYTHONPATH=SRC, **{BIN_ENV: binary})
+    proc = subprocess.Popen([sys.executable, "-m", "mediagen_emulator", *argv], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = proc.stdout.readline()
+        m = re.search(r"http://127\.0\.0\.1:(\d+)", line)
+        assert m, line
+        port = int(m.group(1))
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 20  # a process exiting, not the emulator's clock
+        while True:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) != 0:
+                    break
+            assert time.monotonic() < deadline, "port %d still open after the launcher was stopped" % port
+            time.sleep(0.05)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+import time
 
 import pytest
 
 from _client import Client, image_model
 from mediagen_emulator import EmulatorError, EmulatorTimeout, Tenant
+from mediagen_emulator.control import parse_time
 
 ACCOUNT = "acct_all"
 
@@ -16,11 +18,12 @@ ACCOUNT = "acct_all"
 def test_health(own: Tenant):
     h = own.control.health()
     assert h["status"] == "ok"
-    assert h["clock"] == "manual"
+    assert h["clock"] == "skip"
     assert h["models"] > 0
     assert h["control"] is True
 
 
+@pytest.mark.mediagen_clock("manual")
 def test_clock_moves_only_when_told(own: Tenant):
     c = own.control
     start = c.now()
@@ -66,6 +69,7 @@ def test_force_complete_and_fail(own: Tenant):
     assert err.value.status == 404 and err.value.code == "job_not_found"
 
 
+@pytest.mark.mediagen_clock("manual")
 def test_wait_for_waiting_then_advance(own: Tenant):
     client, c, model = Client(own), own.control, image_model(own.base_url)
     first = client.generate(model, {"prompt": "a red fox"}, "order-1")
@@ -85,6 +89,7 @@ def test_wait_for_waiting_then_advance(own: Tenant):
     assert resp.json()["status"] == "succeeded"
 
 
+@pytest.mark.mediagen_clock("manual")
 def test_wait_for_waiting_times_out(own: Tenant):
     with pytest.raises(EmulatorTimeout):
         own.control.wait_for_waiting(1, timeout=0.2)
@@ -183,3 +188,29 @@ def test_reset_puts_everything_back(own: Tenant):
     assert c.requests() == []
     assert client.request("GET", "/v1/models").status == 200
     assert model
+
+
+def test_skip_clock_answers_in_real_milliseconds(own: Tenant):
+    """On the skipping clock (the started emulator's default) a wait=true answers the finished
+    job at once, and a client polling every 50 ms sees its job end within a handful of polls,
+    while every timestamp is the simulated one."""
+    client, model = Client(own), image_model(own.base_url)
+    own.control.set_clock_mode("skip")  # as the plugin starts it; explicit for an attached emulator
+    began = time.monotonic()
+    resp = client.generate(model, {"prompt": "a red fox"}, "skip-wait", wait=True)
+    waited = time.monotonic() - began
+    job = resp.json()
+    assert (resp.status, job["status"]) == (200, "succeeded")
+    assert parse_time(job["finished_at"]) > parse_time(job["started_at"]) > parse_time(job["created_at"])
+
+    first = client.generate(model, {"prompt": "a grey wolf"}, "skip-poll")
+    job, polls, began = first.json(), 0, time.monotonic()
+    while job["status"] in ("queued", "running"):
+        time.sleep(0.05)  # the client's own pace between polls, not a wait for the emulator
+        job = client.request("GET", "/v1/jobs/" + job["id"]).json()
+        polls += 1
+    polled = time.monotonic() - began
+    assert (job["status"], polls) == ("succeeded", 2)
+    # Generous bounds: without the skip the wait alone is the job's simulated second.
+    assert waited < 5 and polled < 5, (waited, polled)
+    print("wait=true answered in %.3f s; polling every 50 ms saw the end after %d polls, %.3f s" % (waited, polls, polled))

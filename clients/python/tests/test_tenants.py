@@ -1,6 +1,6 @@
 """Tenants keep tests apart on one emulator.
 
-`test_isolated` is meant to run in parallel (pytest -n 4 --mediagen-shared, or every worker
+`test_isolated` is meant to run in parallel (python -m pytest -n 4 --mediagen-shared, or every worker
 attached to one emulator through MEDIAGEN_EMULATOR_URL): each copy moves its own clock, adds its
 own faults, spends its own credits, resets, and checks it sees only what it did itself.
 `test_isolated_in_threads` does the same with threads that start together, so the overlap is
@@ -31,6 +31,7 @@ def exercise(t: Tenant, i: int, barrier: threading.Barrier = None) -> None:
     makes this copy's numbers differ from the others'."""
     client = Client(t, by_header=i % 2 == 1)  # the key form and the header both choose the tenant
     c, model = t.control, image_model(t.base_url)
+    c.set_clock_mode("manual")  # the wait=true below waits until this test moves the clock
     start = c.now()
     credits = 500_000 + i
 
@@ -139,7 +140,7 @@ def test_listing_and_deleting_tenants(mediagen_server: Emulator):
     Client(t).generate(image_model(t.base_url), {"prompt": "one job"}, "only")
     info = next(x for x in t.control.tenants() if x["name"] == t.name)
     assert info["jobs"] == 1
-    assert info["clock"]["mode"] == "manual"
+    assert info["clock"]["mode"] == mediagen_server.control.health()["clock"]
     assert "default" in {x["name"] for x in mediagen_server.control.tenants()}
     t.control.delete_tenant(t.name)
     assert t.name not in {x["name"] for x in mediagen_server.control.tenants()}

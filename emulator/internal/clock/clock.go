@@ -1,6 +1,8 @@
 // Package clock is the emulator's one source of time. It runs in real mode (wall time plus an
-// offset that tests may advance) or manual mode (time stands still until advanced), and fires
-// scheduled callbacks in due order on either, so quotes, jobs and outputs share one timeline.
+// offset that tests may advance), manual mode (time stands still until advanced) or skip mode
+// (still like manual; its owner moves it when a request waits on it), and fires scheduled
+// callbacks in due order in each, so quotes, jobs and outputs share one timeline. The mode may
+// change while the clock runs: time goes on from where it stood.
 package clock
 
 import (
@@ -26,15 +28,47 @@ var Latest = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
 // batchSize bounds how many due timers one pass takes off the heap under a single lock.
 const batchSize = 256
 
+// Mode is how a clock's time moves.
+type Mode int32
+
+// The clock's modes.
+const (
+	Real   Mode = iota // follows wall time
+	Manual             // stands still until Advance or Set moves it
+	Skip               // stands still like Manual; the emulator moves it to what a request waits on
+)
+
+// modeNames are the modes as flags, the control API and snapshots spell them.
+var modeNames = [...]string{Real: "real", Manual: "manual", Skip: "skip"}
+
+// String is the mode's name: real, manual or skip.
+func (m Mode) String() string {
+	if m < 0 || int(m) >= len(modeNames) {
+		return "unknown"
+	}
+	return modeNames[m]
+}
+
+// ParseMode reads a mode's name; ok is false for any other text.
+func ParseMode(name string) (m Mode, ok bool) {
+	for i, n := range modeNames {
+		if n == name {
+			return Mode(i), true
+		}
+	}
+	return Real, false
+}
+
 // Clock tells the emulator's time and runs callbacks when their time comes.
 type Clock struct {
-	manual bool
-	// base is when a real clock was made, with its monotonic reading, so real time never jumps
+	// mode changes only under fire, so a firing sees one mode throughout.
+	mode atomic.Int32
+	// base is when the clock was made, with its monotonic reading, so real time never jumps
 	// with the wall clock; real time is base + elapsed + offset.
 	base time.Time
 
-	// now (manual mode: nanoseconds since 1970) and offset (real mode) change only under fire
-	// but are read without a lock, so Now never waits for a firing.
+	// now (manual and skip modes: nanoseconds since 1970) and offset (real mode) change only
+	// under fire but are read without a lock, so Now never waits for a firing.
 	now    atomic.Int64
 	offset atomic.Int64
 
@@ -45,35 +79,86 @@ type Clock struct {
 	mu      sync.Mutex
 	timers  due.Queue[*Timer]
 	seq     uint64
+	looping bool // the real-mode loop has been started; guarded by mu
+	closed  bool // Close has been called; guarded by mu
 	wake    chan struct{}
 	stopped chan struct{}
-	exited  chan struct{} // closed once loop has returned (at once for a manual clock)
+	exited  chan struct{} // closed once loop has returned, or at Close when it never ran
 	once    sync.Once
+}
+
+func newClock(m Mode) *Clock {
+	c := &Clock{base: time.Now(), wake: make(chan struct{}, 1), stopped: make(chan struct{}), exited: make(chan struct{})}
+	c.mode.Store(int32(m))
+	return c
 }
 
 // NewReal returns a clock that follows wall time.
 func NewReal() *Clock {
-	c := &Clock{base: time.Now(), wake: make(chan struct{}, 1), stopped: make(chan struct{}), exited: make(chan struct{})}
-	go c.loop()
+	c := newClock(Real)
+	c.startLoop()
 	return c
 }
 
 // NewManual returns a clock stopped at start until Advance or Set moves it.
-func NewManual(start time.Time) *Clock {
-	c := &Clock{manual: true, wake: make(chan struct{}, 1), stopped: make(chan struct{}), exited: make(chan struct{})}
-	close(c.exited)
-	c.now.Store(Nanos(start))
+func NewManual(start time.Time) *Clock { return NewAt(Manual, start) }
+
+// NewAt returns a clock in mode m that stands at start: a real one goes on from there.
+func NewAt(m Mode, start time.Time) *Clock {
+	c := newClock(m)
+	if m == Real {
+		c.offset.Store(Nanos(start) - Nanos(c.base))
+		c.startLoop()
+	} else {
+		c.now.Store(Nanos(start))
+	}
 	return c
 }
 
-// Manual reports whether time moves only when told to.
-func (c *Clock) Manual() bool { return c.manual }
+// Manual reports whether time stands still until moved (manual and skip modes).
+func (c *Clock) Manual() bool { return c.Mode() != Real }
+
+// Mode is how the clock's time moves now.
+func (c *Clock) Mode() Mode { return Mode(c.mode.Load()) }
+
+// SetMode changes how time moves from now on; time goes on from where it stands. A real clock
+// made still keeps what it had not fired for the next Advance or Set, as a manual clock does.
+func (c *Clock) SetMode(m Mode) {
+	c.fire.Lock()
+	defer c.fire.Unlock()
+	was := c.Mode()
+	switch {
+	case was == m:
+		return
+	case was == Real:
+		c.now.Store(c.nowNanos())
+	case m == Real:
+		c.offset.Store(c.now.Load() - Nanos(c.base) - int64(time.Since(c.base)))
+	}
+	c.mode.Store(int32(m))
+	if m == Real {
+		c.mu.Lock()
+		c.startLoop()
+		c.mu.Unlock()
+	}
+	c.poke()
+}
+
+// startLoop starts the real-mode loop unless it runs or the clock is closed. Callers hold c.mu,
+// or own the clock alone.
+func (c *Clock) startLoop() {
+	if c.looping || c.closed {
+		return
+	}
+	c.looping = true
+	go c.loop()
+}
 
 // Now returns the emulator's current time, in UTC.
 func (c *Clock) Now() time.Time { return fromNanos(c.nowNanos()) }
 
 func (c *Clock) nowNanos() int64 {
-	if c.manual {
+	if c.Mode() != Real {
 		return c.now.Load()
 	}
 	return Nanos(c.base) + int64(time.Since(c.base)) + c.offset.Load()
@@ -128,19 +213,20 @@ func (c *Clock) Set(t time.Time) error {
 	return nil
 }
 
-// runUntil fires every timer due by target in order; in manual mode time steps to each timer's
+// runUntil fires every timer due by target in order; while time stands still it steps to each timer's
 // due time as it fires, so what a callback records carries its own moment. Each pass takes
 // every timer due at the earliest instant off the heap under one lock, then runs them; one a
 // callback schedules at that same instant or earlier runs in the next pass. Callers hold c.fire.
 func (c *Clock) runUntil(target int64, d time.Duration) {
-	if !c.manual {
+	still := c.Mode() != Real
+	if !still {
 		c.offset.Add(int64(d))
 	}
 	for {
 		c.mu.Lock()
 		top := c.timers.Peek()
 		if top == nil || top.At > target {
-			if c.manual {
+			if still {
 				c.now.Store(target)
 			}
 			c.mu.Unlock()
@@ -153,7 +239,7 @@ func (c *Clock) runUntil(target int64, d time.Duration) {
 			t.state.Store(popped)
 			batch = append(batch, t)
 		}
-		if c.manual && at > c.now.Load() {
+		if still && at > c.now.Load() {
 			c.now.Store(at)
 		}
 		c.mu.Unlock()
@@ -189,12 +275,20 @@ func (c *Clock) AfterFunc(at time.Time, f func()) *Timer {
 // Close stops the real-mode loop, so wall time no longer fires timers; only Advance and Set
 // still do.
 func (c *Clock) Close() {
-	c.once.Do(func() { close(c.stopped) })
+	c.once.Do(func() {
+		close(c.stopped)
+		c.mu.Lock()
+		c.closed = true
+		if !c.looping {
+			close(c.exited)
+		}
+		c.mu.Unlock()
+	})
 }
 
-// Exited is closed once the real-mode loop has returned after Close (at once for a manual
-// clock), so an owner that shuts down can leave no goroutine behind. Never wait for it from one
-// of the clock's own timers.
+// Exited is closed once the real-mode loop has returned after Close (at Close for a clock that
+// never ran in real mode), so an owner that shuts down can leave no goroutine behind. Never wait
+// for it from one of the clock's own timers.
 func (c *Clock) Exited() <-chan struct{} { return c.exited }
 
 func (c *Clock) poke() {
@@ -204,8 +298,8 @@ func (c *Clock) poke() {
 	}
 }
 
-// loop fires timers as wall time reaches them (real mode only): it sleeps until the earliest
-// due time, then fires everything due in one pass.
+// loop fires timers as wall time reaches them: it sleeps until the earliest due time, then
+// fires everything due in one pass. While the clock stands still it only waits to be poked.
 func (c *Clock) loop() {
 	defer close(c.exited)
 	sleep := time.NewTimer(time.Hour)
@@ -213,13 +307,15 @@ func (c *Clock) loop() {
 	for {
 		c.mu.Lock()
 		wait := time.Hour
-		if top := c.timers.Peek(); top != nil {
+		if top := c.timers.Peek(); top != nil && c.Mode() == Real {
 			wait = time.Duration(top.At - c.nowNanos())
 		}
 		c.mu.Unlock()
 		if wait <= 0 {
 			c.fire.Lock()
-			c.runUntil(c.nowNanos(), 0)
+			if c.Mode() == Real {
+				c.runUntil(c.nowNanos(), 0)
+			}
 			c.fire.Unlock()
 			continue
 		}
@@ -273,12 +369,7 @@ func (c *Clock) Pending() int {
 
 // NewRealAt returns a clock that follows wall time from the instant at: a real clock restored
 // from a snapshot goes on from where it stood.
-func NewRealAt(at time.Time) *Clock {
-	c := &Clock{base: time.Now(), wake: make(chan struct{}, 1), stopped: make(chan struct{}), exited: make(chan struct{})}
-	c.offset.Store(Nanos(at) - Nanos(c.base))
-	go c.loop()
-	return c
-}
+func NewRealAt(at time.Time) *Clock { return NewAt(Real, at) }
 
 // Hold stops callbacks from running until the returned release is called, so a reader sees
 // everything the clock drives stand still (a snapshot is taken under it).

@@ -452,3 +452,82 @@ func TestRealClockIsMonotonic(t *testing.T) {
 		last = now
 	}
 }
+
+func TestParseMode(t *testing.T) {
+	t.Parallel()
+	for _, m := range []Mode{Real, Manual, Skip} {
+		if got, ok := ParseMode(m.String()); !ok || got != m {
+			t.Errorf("ParseMode(%q) = %v, %v", m.String(), got, ok)
+		}
+	}
+	for _, bad := range []string{"", "Skip", "auto", "unknown"} {
+		if _, ok := ParseMode(bad); ok {
+			t.Errorf("ParseMode(%q) accepted", bad)
+		}
+	}
+	if Mode(7).String() != "unknown" {
+		t.Errorf("Mode(7) = %q", Mode(7).String())
+	}
+}
+
+// A clock that changes mode goes on from where it stood, and fires on wall time only while real.
+func TestSetModeKeepsTime(t *testing.T) {
+	t.Parallel()
+	c := NewManual(start)
+	defer c.Close()
+	var l firings
+	c.AfterFunc(start.Add(-time.Second), l.add(c, "past"))
+	c.SetMode(Skip)
+	if c.Mode() != Skip || !c.Manual() || !c.Now().Equal(start) {
+		t.Fatalf("after SetMode(Skip): mode %v, now %v", c.Mode(), c.Now())
+	}
+	if len(l.get()) != 0 {
+		t.Fatal("a still clock fired without being moved")
+	}
+	c.SetMode(Real)
+	if c.Manual() {
+		t.Fatal("Manual() after SetMode(Real)")
+	}
+	if now := c.Now(); now.Before(start) || now.After(start.Add(time.Minute)) {
+		t.Fatalf("real time after manual = %v; want just after %v", now, start)
+	}
+	// The loop started by SetMode(Real) fires what is due; Advance(0) waits for any firing.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(l.get()) == 0 && time.Now().Before(deadline) {
+		if err := c.Advance(0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(l.get()) != 1 {
+		t.Fatalf("fired %v; want the past timer once", l.get())
+	}
+	c.SetMode(Manual)
+	at := c.Now()
+	c.AfterFunc(at.Add(time.Nanosecond), l.add(c, "next"))
+	if got := c.Now(); !got.Equal(at) {
+		t.Fatalf("manual again: now moved from %v to %v", at, got)
+	}
+	if err := c.Set(at.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.get(); len(got) != 2 || !got[1].at.Equal(at.Add(time.Nanosecond)) {
+		t.Fatalf("fired %v", got)
+	}
+}
+
+// A clock that never ran in real mode has no loop to wait for; one that did has it end at Close.
+func TestExitedAfterModes(t *testing.T) {
+	t.Parallel()
+	still := NewAt(Skip, start)
+	still.Close()
+	<-still.Exited()
+	ran := NewManual(start)
+	ran.SetMode(Real)
+	ran.SetMode(Manual)
+	ran.Close()
+	<-ran.Exited()
+	closed := NewManual(start)
+	closed.Close()
+	closed.SetMode(Real) // after Close no loop starts
+	<-closed.Exited()
+}

@@ -688,6 +688,18 @@ func (e *Engine) Next() (id string, at time.Time, from Status, ok bool) {
 	return j.ID, time.Unix(0, top.At).UTC(), j.status, true
 }
 
+// NextOf is when an account's job next moves on (an empty account matches any); ok is false
+// when no such job is held or it has ended.
+func (e *Engine) NextOf(account, id string) (at time.Time, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j, held := e.byID[id]
+	if !held || (account != "" && j.Account != account) || j.status.Terminal() {
+		return time.Time{}, false
+	}
+	return time.Unix(0, j.live.At).UTC(), true
+}
+
 // Len counts the jobs held.
 func (e *Engine) Len() int {
 	e.mu.Lock()

@@ -34,9 +34,9 @@ const (
 	DeprecatedModelUsed    = "deprecated-model-used"
 )
 
-// Polling: a job polled again sooner than PollFloor after its last poll, on the tenant's clock,
-// is a fast poll; FastPolls of them for one job make a finding. One quick look (right after a
-// generation, say) is not a habit; three are.
+// Polling: a job polled again sooner than PollFloor after its last poll, on the tenant's clock
+// (in real time while it skips), is a fast poll; FastPolls of them for one job make a finding.
+// One quick look (right after a generation, say) is not a habit; three are.
 const (
 	PollFloor = time.Second
 	FastPolls = 3
@@ -155,6 +155,7 @@ type failure struct {
 type jobSeen struct {
 	lastSeen        uint64 // the latest entry that showed the job
 	lastPoll        time.Time
+	lastPollWall    bool // lastPoll is in real time (see api.JournalEntry.Wall)
 	polled          bool
 	fast            int
 	fastest         time.Duration
@@ -403,8 +404,12 @@ func (j *judge) poll(e *api.JournalEntry, id string) {
 		}
 		j.addSeq(js.afterFinding, e.Seq)
 	}
-	if js.polled {
-		if gap := e.Time.Sub(js.lastPoll); gap < PollFloor {
+	at, wall := e.Time, !e.Wall.IsZero()
+	if wall {
+		at = e.Wall // a skipping clock jumps at each poll: space polls in real time
+	}
+	if js.polled && wall == js.lastPollWall {
+		if gap := at.Sub(js.lastPoll); gap < PollFloor {
 			js.fast++
 			if js.fast == 1 || gap < js.fastest {
 				js.fastest = gap
@@ -424,7 +429,7 @@ func (j *judge) poll(e *api.JournalEntry, id string) {
 			}
 		}
 	}
-	js.lastPoll, js.polled = e.Time, true
+	js.lastPoll, js.lastPollWall, js.polled = at, wall, true
 	if e.Status == 200 && e.Fault == "" {
 		j.sawJob(e, id)
 	}

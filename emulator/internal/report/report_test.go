@@ -412,3 +412,35 @@ func TestMemberStringAndCanonical(t *testing.T) {
 		t.Errorf("canonical: %s", got)
 	}
 }
+
+// Under a skipping clock each poll jumps the tenant's time, so polls are spaced by their real
+// arrival (Wall) instead: four polls 50 ms apart in real time are fast however far the clock
+// jumped between them, and polls a second apart in real time are not, however still it stood.
+func TestPollsAreSpacedInRealTimeWhileTheClockSkips(t *testing.T) {
+	wall := time.Date(2026, 11, 27, 13, 0, 0, 0, time.UTC)
+	judgeSkip := func(realGap, jump time.Duration) []api.Finding {
+		c := newClient()
+		for i := range 4 {
+			seq := c.poll("j1", "running")
+			c.entries[seq-1].Wall = wall.Add(time.Duration(i) * realGap)
+			c.sleep(jump)
+		}
+		return c.judge()
+	}
+	if got := rulesOf(judgeSkip(50*time.Millisecond, 2*time.Minute)); !slices.Contains(got, PollTooFast) {
+		t.Errorf("polls 50 ms apart in real time, jumping 2 min each: %v; want %s", got, PollTooFast)
+	}
+	if got := rulesOf(judgeSkip(time.Second, 0)); slices.Contains(got, PollTooFast) {
+		t.Errorf("polls 1 s apart in real time on a still clock: %v; want no %s", got, PollTooFast)
+	}
+	// A poll recorded before the clock began to skip is not compared with one after.
+	c := newClient()
+	c.poll("j1", "running")
+	for i := range 3 {
+		seq := c.poll("j1", "running")
+		c.entries[seq-1].Wall = wall.Add(time.Duration(i) * time.Second)
+	}
+	if got := rulesOf(c.judge()); slices.Contains(got, PollTooFast) {
+		t.Errorf("mixed clocks: %v", got)
+	}
+}

@@ -32,6 +32,9 @@ type Config struct {
 	Media fs.FS
 	// ManualClock makes each world's time stand still until advanced.
 	ManualClock bool
+	// SkipClock makes each world's time stand still, but move to a job's next transition when
+	// a request waits on the job (see World.SkipAhead); it wins over ManualClock.
+	SkipClock bool
 	// Start is where a manual clock starts.
 	Start time.Time
 	// Seeded makes ids, draws and media reproducible from Seed.
@@ -79,6 +82,17 @@ type Config struct {
 	WebhookRender func(base string, v jobs.View) ([]byte, error)
 
 	maker *media.Maker // made from Media by withDefaults, shared by every world
+}
+
+// clockMode is the mode a new world's clock starts in.
+func (c *Config) clockMode() clock.Mode {
+	switch {
+	case c.SkipClock:
+		return clock.Skip
+	case c.ManualClock:
+		return clock.Manual
+	}
+	return clock.Real
 }
 
 // ManualStart is where a manual clock starts unless Config.Start says otherwise.

@@ -47,10 +47,7 @@ func (w *World) Snapshot(withJournal bool) api.Snapshot {
 	defer w.gate.Unlock()
 	release := w.clock.Hold()
 	defer release()
-	mode := "real"
-	if w.clock.Manual() {
-		mode = "manual"
-	}
+	mode := w.clock.Mode().String()
 	st := w.ids.State()
 	doc := api.Snapshot{
 		Format:  api.SnapshotFormat,
@@ -212,8 +209,9 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 	if err != nil || now.After(clock.Latest) {
 		p.add("/clock/now", "not an RFC 3339 time before "+clock.Latest.Format(time.RFC3339))
 	}
-	if doc.Clock.Mode != "manual" && doc.Clock.Mode != "real" {
-		p.add("/clock/mode", "manual or real")
+	mode, ok := clock.ParseMode(doc.Clock.Mode)
+	if !ok {
+		p.add("/clock/mode", "real, manual or skip")
 	}
 	st := ids.State{Seeded: doc.Random.Seeded, Namespace: doc.Random.Namespace, Requests: doc.Random.Requests}
 	if st.Seeded {
@@ -316,12 +314,7 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 		return nil, p.err()
 	}
 
-	var c *clock.Clock
-	if doc.Clock.Mode == "manual" {
-		c = clock.NewManual(now)
-	} else {
-		c = clock.NewRealAt(now)
-	}
+	c := clock.NewAt(mode, now)
 	l := ledger.Restore(slices.Collect(func(yield func(ledger.Balance) bool) {
 		for _, b := range balances {
 			if !yield(b) {

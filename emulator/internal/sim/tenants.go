@@ -195,7 +195,7 @@ type TenantInfo struct {
 	Created  time.Time
 	LastUsed time.Time
 	Jobs     int
-	Manual   bool
+	Clock    clock.Mode
 	Now      time.Time
 }
 
@@ -203,7 +203,7 @@ type TenantInfo struct {
 func (t *Tenant) Info() TenantInfo {
 	w := t.World()
 	return TenantInfo{Name: t.name, Created: t.created, LastUsed: time.Unix(0, t.lastUsed.Load()).UTC(),
-		Jobs: w.Jobs(), Manual: w.Manual(), Now: w.Now()}
+		Jobs: w.Jobs(), Clock: w.ClockMode(), Now: w.Now()}
 }
 
 // Tenants makes tenants on first use, drops idle ones and bounds how many live at once.

@@ -143,8 +143,8 @@ func (w *World) ClearExpected() {
 // newWorld builds a world at the configured start; a clock or ledger given (a snapshot's)
 // replaces the configured one.
 func newWorld(cfg *Config, g *ids.Generator, c *clock.Clock, l *ledger.Ledger, files *media.Cache, path, cacheKey string) *World {
-	if c == nil && cfg.ManualClock {
-		c = clock.NewManual(cfg.Start)
+	if c == nil && (cfg.ManualClock || cfg.SkipClock) {
+		c = clock.NewAt(cfg.clockMode(), cfg.Start)
 	} else if c == nil {
 		c = clock.NewReal()
 	}
@@ -200,8 +200,18 @@ func (w *World) Gone() <-chan struct{} { return w.gone }
 // Now is the world's current time.
 func (w *World) Now() time.Time { return w.clock.Now() }
 
-// Manual reports whether the world's time moves only when told to.
+// Manual reports whether the world's time stands still until moved (manual or skip).
 func (w *World) Manual() bool { return w.clock.Manual() }
+
+// ClockMode is how the world's time moves now.
+func (w *World) ClockMode() clock.Mode { return w.clock.Mode() }
+
+// SetClockMode changes how the world's time moves from now on; a reset puts the configured
+// mode back.
+func (w *World) SetClockMode(m clock.Mode) {
+	defer w.Changed(PartClock)
+	w.clock.SetMode(m)
+}
 
 // Advance moves the world's time forward and returns once everything that fell due happened.
 func (w *World) Advance(d time.Duration) error {

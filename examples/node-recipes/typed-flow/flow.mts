@@ -42,7 +42,7 @@ try {
   let job = await call<Schemas['Job']>('POST', '/v1/generate', generateBody, { 'Idempotency-Key': 'typed-flow-1' });
 
   for (let i = 0; i < 10 && (job.status === 'queued' || job.status === 'running'); i++) {
-    await tenant.control.advance('1m'); // the manual clock: nothing moves until the test says so
+    await tenant.control.advance('1m'); // moves this tenant's clock alone
     job = await call<Schemas['Job']>('GET', `/v1/jobs/${job.id}`);
   }
   if (job.status !== 'succeeded') throw new Error(`job ended ${job.status}: ${job.error?.message}`);

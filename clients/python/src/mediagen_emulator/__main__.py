@@ -1,11 +1,12 @@
 """Runs a command with an emulator around it:
 
-    python -m mediagen_emulator [--seed N] [--clock manual] [--scenario S] [--catalog F]
+    python -m mediagen_emulator [--seed N] [--clock skip|manual|real] [--scenario S] [--catalog F]
                                 [--admin-token T] [--bin PATH] -- COMMAND...
 
 starts the emulator, runs COMMAND with MEDIAGEN_EMULATOR_URL (and MEDIAGEN_ADMIN_TOKEN) set so
 every test process attaches to it, stops it, and exits with COMMAND's status (or 1 when the
-emulator did not shut down cleanly).
+emulator did not shut down cleanly). SIGINT, SIGTERM and SIGHUP go on to COMMAND; the emulator
+stops once COMMAND has ended, so `kill $!` frees the port.
 
 Without a `--`, it runs the emulator binary itself (the one a platform wheel installed, else
 $MEDIAGEN_EMULATOR_BIN or PATH) with the arguments given, as `python -m ruff` runs Ruff:
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 from typing import List, Optional
@@ -48,7 +50,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mediagen_emulator", description=__doc__.split("\n\n")[0])
     parser.add_argument("--bin", help="the emulator binary (default: $MEDIAGEN_EMULATOR_BIN, then the one installed with this package, then PATH)")
     parser.add_argument("--seed", type=int)
-    parser.add_argument("--clock", default="manual", choices=["manual", "real"])
+    parser.add_argument("--clock", default="skip", choices=["skip", "manual", "real"])
     parser.add_argument("--scenario")
     parser.add_argument("--catalog")
     parser.add_argument("--admin-token")
@@ -67,13 +69,23 @@ def main(argv: Optional[List[str]] = None) -> int:
     if ns.admin_token:
         env[ADMIN_TOKEN_ENV] = ns.admin_token
     print("mediagen_emulator: %s listening on %s" % (os.path.basename(emu.process.args[0]), emu.url), file=sys.stderr)
+    stopped: List[int] = []
     try:
-        status = subprocess.call(command, env=env)
+        child = subprocess.Popen(command, env=env)
+
+        def forward(signum: int, _frame: object) -> None:
+            stopped.append(signum)
+            child.send_signal(signum)
+
+        for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+            if hasattr(signal, name):
+                signal.signal(getattr(signal, name), forward)
+        status = child.wait()
+        if status < 0:  # ended by a signal: report it the way a shell does
+            status = 128 - status
     except OSError as err:
         print("mediagen_emulator: cannot run %s: %s" % (command[0], err), file=sys.stderr)
         status = 127
-    except KeyboardInterrupt:
-        status = 130
     finally:
         code = emu.close()
     if code != 0:

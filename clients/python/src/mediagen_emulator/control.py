@@ -177,10 +177,20 @@ class Control:
         """Moves the clock forward to a given time (it never moves back)."""
         return cast(Clock, self.call("POST", "/_emulator/clock", {"set": time_text(when)}))
 
+    def set_clock_mode(self, mode: str) -> Clock:
+        """Changes how the tenant's clock moves from now on: "skip" (still, but a request that
+        waits on a job moves it to the job's next transition), "manual" (still until advanced)
+        or "real". Time goes on from where it stands; a reset puts the emulator's mode back."""
+        return cast(Clock, self.call("POST", "/_emulator/clock", {"mode": mode}))
+
     def wait_for_waiting(self, count: int = 1, timeout: float = 10.0) -> int:
         """Blocks until at least `count` wait=true generations of the tenant are waiting on
         their jobs, so that a clock advance is sure to be seen by them; returns how many wait.
-        Raises EmulatorTimeout after `timeout` real seconds."""
+        Raises EmulatorTimeout after `timeout` real seconds, and RuntimeError at once on a
+        skipping clock, where a wait=true never waits."""
+        if self.clock().get("mode") == "skip":
+            raise RuntimeError("the tenant's clock skips, so a wait=true answers at once and never waits; start the "
+                               "emulator with clock=\"manual\" or call set_clock_mode(\"manual\") first")
         try:
             got = self.call("GET", "/_emulator/waiting", query={"count": count, "timeout": duration_text(timeout)},
                             timeout=timeout + 30)

@@ -2,13 +2,15 @@
 
 - ``mediagen_server`` (session): one emulator for the test run. It attaches to
   ``--mediagen-url`` / $MEDIAGEN_EMULATOR_URL when given, else starts the binary
-  (``--mediagen-bin``, $MEDIAGEN_EMULATOR_BIN, the wheel's own, or PATH) with a manual clock. Override the
+  (``--mediagen-bin``, $MEDIAGEN_EMULATOR_BIN, the wheel's own, or PATH) with a skipping clock. Override the
   session fixture ``mediagen_server_options`` to pass other ``Emulator.start`` options. Under
   pytest-xdist each worker starts its own emulator, unless ``--mediagen-shared`` makes the
   controller start one for all workers, or a URL is given.
 - ``mediagen`` (function): a fresh tenant of that emulator for one test, named after it, with
   ``base_url``, ``api_key`` (``mg_test_all.<tenant>``), ``headers`` and ``control``; deleted
-  after the test. Skips the test when the emulator does not know tenants.
+  after the test. Skips the test when the emulator does not know tenants. Its clock is the
+  emulator's (skip, when the session started it) unless ``@pytest.mark.mediagen_clock("manual")``
+  says otherwise.
 
 What the run proved (a test's unexpected errors, the run's coverage of the contract's cases, the
 report on the client's behaviour) comes from options, each also an ini setting:
@@ -28,7 +30,7 @@ terminal: under pytest-xdist they make the controller start one emulator for eve
 ``--mediagen-shared`` does, unless a URL is given.
 
 Installed, the plugin loads itself (entry point ``pytest11``); from a checkout, use
-``PYTHONPATH=clients/python/src pytest -p mediagen_emulator.pytest_plugin``.
+``PYTHONPATH=clients/python/src python -m pytest -p mediagen_emulator.pytest_plugin``.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from .server import ADMIN_TOKEN_ENV, URL_ENV, Emulator, Tenant
 _SHARED_URL = "mediagen_emulator_url"
 _SHARED_TOKEN = "mediagen_emulator_admin_token"
 _EXPECT_MARK = "mediagen_expect_error"
+_CLOCK_MARK = "mediagen_clock"
 #: Where failed tests' snapshots go when no option names a folder, as for emulatortest.
 SNAPSHOT_DIR_ENV = "MEDIAGEN_SNAPSHOT_DIR"
 _SEVERITIES = {"info": 0, "warning": 1, "error": 2}
@@ -126,6 +129,8 @@ def _xdist_workers(config: pytest.Config) -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", _EXPECT_MARK + "(**pattern): an error the test's `mediagen` tenant may answer "
                             "without it being unexpected, e.g. status=402, code='insufficient_credits'; repeatable")
+    config.addinivalue_line("markers", _CLOCK_MARK + "(mode): the clock mode of the test's `mediagen` tenant: "
+                            "'manual' for a test that looks at a job while it is queued or running, 'skip' or 'real'")
     # The xdist controller starts the shared emulator before any worker exists. The run's
     # coverage and report need one emulator that saw every test, read from the controller.
     if ((config.getoption("mediagen_shared") or _run_wanted(config)) and not _is_worker(config)
@@ -186,6 +191,9 @@ def mediagen(request: pytest.FixtureRequest, mediagen_server: Emulator) -> Itera
         pytest.skip("the emulator at %s does not support tenants (GET /_emulator/tenants answered 404); "
                     "use a newer mediagen-emulator" % mediagen_server.url)
     tenant = mediagen_server.new_tenant(request.node.name)
+    clock = request.node.get_closest_marker(_CLOCK_MARK)
+    if clock is not None:
+        tenant.control.set_clock_mode(*clock.args, **clock.kwargs)
     for mark in request.node.iter_markers(_EXPECT_MARK):
         tenant.control.expect_error(*mark.args, **mark.kwargs)
     yield tenant
@@ -333,42 +341,26 @@ def pytest_runtestloop(session: pytest.Session) -> Iterator[None]:
         session.testsfailed += 1
 
 
-def _wrap_items(head: str, items: Sequence[str], width: int) -> List[str]:
-    """Items joined by "; " on lines of at most `width` (an item is never split), the first
-    line opening with `head`, the others indented."""
-    lines, line = [], head
-    for i, item in enumerate(items):
-        piece = item + (";" if i < len(items) - 1 else "")
-        if line.strip() and len(line) + len(piece) > width and line not in (head, "  "):
-            lines.append(line.rstrip())
-            line = "  "
-        line += piece + " "
-    lines.append(line.rstrip())
-    return lines
-
-
-def format_coverage(cov: Mapping[str, Any], verbose: bool = False, width: int = 100) -> List[str]:
-    """The coverage as terminal lines: exercised per group, then the cases never exercised,
-    wrapped to `width` (every case on a line of its own with its count when verbose)."""
+def format_coverage(cov: Mapping[str, Any], verbose: bool = False) -> List[str]:
+    """The coverage in the short form every helper prints (Go's emulatortest.ShortCoverage, the
+    Node helper's formatCoverage): the cases exercised in all and per group, then the required
+    cases never exercised; with verbose, then every case with its count."""
     cases = cov.get("cases") or []
     groups: Dict[str, List[Mapping[str, Any]]] = {}
     for c in cases:
         groups.setdefault(c.get("group", ""), []).append(c)
-    lines = ["  ".join("%s %d/%d" % (g, sum(1 for c in cs if c.get("count")), len(cs)) for g, cs in groups.items())]
+    where = "the whole run" if cov.get("scope") == "run" else "tenant %s" % cov.get("tenant", "")
+    lines = ["emulator coverage (%s): %s of %s cases exercised" % (where, cov.get("exercised"), cov.get("total"))]
+    lines += ["  %-8s %3d of %d" % (g, sum(1 for c in cs if c.get("count")), len(cs)) for g, cs in groups.items()]
+    missing = cov.get("required_missing") or []
+    if missing:
+        lines.append("required but never exercised (%d):" % len(missing))
+        lines += ["  " + i for i in missing]
     if verbose:
         width = max([len(str(c.get("count", 0))) for c in cases] or [1])
         for g, cs in groups.items():
             lines.append(g + ":")
             lines += ["  %*s  %s" % (width, c.get("count") or "-", c["id"]) for c in cs]
-    else:
-        for g, cs in groups.items():
-            never = [c["id"] for c in cs if not c.get("count")]
-            if never:
-                lines += _wrap_items("never exercised, %s: " % g, never, width)
-    missing = cov.get("required_missing") or []
-    if missing:
-        lines.append("REQUIRED and never exercised (%d):" % len(missing))
-        lines += ["  " + i for i in missing]
     return lines
 
 
@@ -405,8 +397,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         tr.write_line(run["error"])
     if "coverage" in run and (_flag(config, "mediagen_coverage") or run["coverage"].get("required_missing")):
         cov = run["coverage"]
-        tr.write_sep("-", "mediagen-emulator coverage (run): %s of %s cases exercised" % (cov.get("exercised"), cov.get("total")))
-        for line in format_coverage(cov, verbose, getattr(tr, "_tw", None) and tr._tw.fullwidth or 100):
+        tr.write_sep("-", "mediagen-emulator coverage")
+        for line in format_coverage(cov, verbose):
             tr.write_line(line)
     if "report" in run and _flag(config, "mediagen_report"):
         rep = run["report"]

@@ -121,12 +121,15 @@ class Emulator:
     # --- starting and stopping ----------------------------------------------------------------
 
     @classmethod
-    def start(cls, binary: Optional[str] = None, *, seed: Optional[int] = None, clock: Optional[str] = "manual",
+    def start(cls, binary: Optional[str] = None, *, seed: Optional[int] = None, clock: Optional[str] = "skip",
               scenario: Optional[str] = None, catalog: Optional[str] = None, admin_token: Optional[str] = None,
               args: Sequence[str] = (), env: Optional[Mapping[str, str]] = None, startup_timeout: float = 30.0) -> "Emulator":
         """Starts the emulator on a free loopback port and returns once it listens.
 
-        `clock` defaults to "manual" (pass "real" or None for the binary's default); `scenario`
+        `clock` defaults to "skip": time stands still, but a request that waits on a job (a
+        wait=true generation, a poll of a job not yet terminal) moves it to the job's next
+        transition at once. Pass "manual" for tests that look at a job while it is queued or
+        running, "real" or None for the binary's default. `scenario`
         is an embedded name or a YAML path; `args` adds any other flags. The emulator's standard
         error goes to a log file (`log_path`). MEDIAGEN_* variables of this process are not
         passed on, so a developer's shell cannot change a test's emulator; use `env` to add

@@ -480,8 +480,10 @@ class Health(TypedDict):
     version: str
     #: The request's tenant (`default` when it names none).
     tenant: str
-    #: `manual` when time moves only through `POST /_emulator/clock`.
-    clock: Literal["real", "manual"]
+    #: `manual` when time moves only through `POST /_emulator/clock`; `skip` when it stands still
+    #: too, but a request that waits on a job (a `wait=true` generation, a poll of a job not yet
+    #: terminal) moves it to the job's next transition at once.
+    clock: Literal["real", "manual", "skip"]
     #: The tenant's time.
     now: str
     #: How many models the catalog has.
@@ -510,8 +512,10 @@ class ResetResult(TypedDict):
 class Clock(TypedDict):
     """The tenant's clock."""
 
-    #: `manual` when time moves only through `POST /_emulator/clock`.
-    mode: Literal["real", "manual"]
+    #: `manual` when time moves only through `POST /_emulator/clock`; `skip` when it stands still
+    #: too, but a request that waits on a job (a `wait=true` generation, a poll of a job not yet
+    #: terminal) moves it to the job's next transition at once.
+    mode: Literal["real", "manual", "skip"]
     #: The tenant's time.
     now: str
     #: The next job transition due in the tenant, or null when no job is queued or running.
@@ -520,7 +524,8 @@ class Clock(TypedDict):
 
 class NextDue(TypedDict):
     """The tenant's next job transition: under a manual clock, the time to advance to for
-    something to happen.
+    something to happen; under a skip clock, where a request waiting on that job moves the
+    clock.
     """
 
     #: When it falls due, on the tenant's clock.
@@ -535,14 +540,18 @@ class NextDue(TypedDict):
 class TenantClock(TypedDict):
     """A tenant's clock, as the tenant list shows it."""
 
-    #: `manual` when time moves only through `POST /_emulator/clock`.
-    mode: Literal["real", "manual"]
+    #: `manual` when time moves only through `POST /_emulator/clock`; `skip` when it stands still
+    #: too, but a request that waits on a job (a `wait=true` generation, a poll of a job not yet
+    #: terminal) moves it to the job's next transition at once.
+    mode: Literal["real", "manual", "skip"]
     #: The tenant's time.
     now: str
 
 
 ClockChange = Dict[str, Any]
-"""Exactly one of `advance` and `set`."""
+"""`mode`, or exactly one of `advance` and `set`, or a `mode` with one of them (the mode
+changes first).
+"""
 
 
 class Scenario(TypedDict):
@@ -1007,8 +1016,10 @@ class StreamEvent(TypedDict):
     tenant: str
     #: The tenant's time.
     now: str
-    #: `manual` when time moves only through `POST /_emulator/clock`.
-    mode: Literal["real", "manual"]
+    #: `manual` when time moves only through `POST /_emulator/clock`; `skip` when it stands still
+    #: too, but a request that waits on a job (a `wait=true` generation, a poll of a job not yet
+    #: terminal) moves it to the job's next transition at once.
+    mode: Literal["real", "manual", "skip"]
     #: The parts that changed since the previous event: every part in `hello` and `reset`, none in
     #: `gone`. `jobs` also brings `accounts` (jobs hold and charge credits); `scenario` covers faults
     #: and rate limits. `webhooks` is the webhook's configuration and its delivery attempts.

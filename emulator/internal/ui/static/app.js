@@ -31,7 +31,7 @@ const state = {
   manual: false,
   clock: null, // {now: ms at fetch, at: performance.now() at fetch, mode}
   jobs: { offset: 0, total: 0, items: [], selected: linked.job, detailKey: '', shown: '' },
-  journal: { page: 0, total: 0, items: [], selected: linked.entry },
+  journal: { page: 0, total: 0, items: [], selected: linked.entry, seek: linked.entry !== null },
   locked: false, // the control API needs a token we do not have, or is off
   stream: null,
 };
@@ -307,7 +307,7 @@ function setClock(now, mode) {
   const ms = Date.parse(now);
   if (isNaN(ms)) return;
   state.clock = { now: ms, at: performance.now(), mode };
-  state.manual = mode === 'manual';
+  state.manual = mode === 'manual' || mode === 'skip'; // both stand still until moved
   $('#clock-mode').textContent = mode;
   const ctl = $('#clock-controls');
   if (state.manual) delete ctl.dataset.disabled; else ctl.dataset.disabled = '';
@@ -318,7 +318,7 @@ function setClock(now, mode) {
 function drawClock() {
   const c = state.clock;
   if (!c) return;
-  const ms = c.mode === 'manual' ? c.now : c.now + (performance.now() - c.at);
+  const ms = c.mode !== 'real' ? c.now : c.now + (performance.now() - c.at);
   const iso = new Date(ms).toISOString();
   $('#clock-now').textContent = iso.slice(0, 10) + ' ' + iso.slice(11, 23);
   $('#clock-now').title = iso + ' (UTC, the emulator\'s clock)';
@@ -596,6 +596,13 @@ async function loadJournal() {
   const probe = new URLSearchParams(f); probe.set('limit', '1');
   const head = await api('GET', '/_emulator/requests?' + probe);
   const total = head.total, n = PAGE.journal;
+  if (state.journal.seek && state.journal.selected !== null && head.data.length && !f.toString()) {
+    // A linked entry opens on the page that holds it: unfiltered, seqs follow one another from
+    // the oldest entry kept.
+    const at = state.journal.selected - head.data[0].seq;
+    if (at >= 0 && at < total) state.journal.page = Math.floor((total - 1 - at) / n);
+  }
+  state.journal.seek = false;
   let pageNo = state.journal.page;
   if (pageNo > 0 && pageNo * n >= total) pageNo = state.journal.page = Math.max(0, Math.ceil(total / n) - 1);
   const end = total - pageNo * n, start = Math.max(0, end - n);
@@ -616,28 +623,30 @@ function drawJournal() {
   while (body.rows.length < items.length) {
     const tr = body.insertRow();
     tr.tabIndex = -1;
-    for (let i = 0; i < 7; i++) tr.insertCell();
-    tr.cells[0].className = 'mono';
+    for (let i = 0; i < 8; i++) tr.insertCell();
+    tr.cells[0].className = 'num mono';
     tr.cells[1].className = 'mono';
     tr.cells[2].className = 'mono';
     tr.cells[3].className = 'mono';
-    tr.cells[6].className = 'num';
+    tr.cells[4].className = 'mono';
+    tr.cells[7].className = 'num';
   }
   items.forEach((e, i) => {
     const tr = body.rows[i];
     tr.dataset.seq = e.seq;
     tr.setAttribute('aria-selected', String(e.seq === state.journal.selected));
-    setText(tr.cells[0], clockTime(e.time), fullTime(e.time));
-    setText(tr.cells[1], e.method);
+    setText(tr.cells[0], String(e.seq));
+    setText(tr.cells[1], clockTime(e.time), fullTime(e.time));
+    setText(tr.cells[2], e.method);
     const path = e.path + (e.query ? '?' + e.query : '');
-    setText(tr.cells[2], path, path);
-    const sc = tr.cells[3];
+    setText(tr.cells[3], path, path);
+    const sc = tr.cells[4];
     const label = e.status + (e.code ? ' ' + e.code : '') + (e.fault ? ' ⚡' : '');
     setText(sc, label, e.fault ? 'fault ' + e.fault : (e.code || ''));
     sc.className = 'mono code-' + String(e.status)[0];
-    setText(tr.cells[4], e.account || '—');
-    setText(tr.cells[5], e.tenant || '');
-    setText(tr.cells[6], (e.duration_ms || 0).toFixed(1) + ' ms');
+    setText(tr.cells[5], e.account || '—');
+    setText(tr.cells[6], e.tenant || '');
+    setText(tr.cells[7], (e.duration_ms || 0).toFixed(1) + ' ms');
   });
   $('#journal-empty').hidden = items.length > 0;
   $('#journal-count').textContent = fmtInt(state.journal.total) + (state.journal.total === 1 ? ' request' : ' requests');
@@ -829,7 +838,13 @@ async function loadReport() {
     el('td', { class: 'mono', text: f.rule, title: titles[f.rule] }),
     el('td', {}, el('span', { class: 'badge sev-' + f.severity, text: f.severity })),
     el('td', { class: 'reason', text: (f.tenant ? f.tenant + ': ' : '') + f.reason, title: f.reason }),
-    el('td', { class: 'mono', text: f.entries.join(', ') }))));
+    el('td', { class: 'mono entries' }, f.entries.flatMap((seq, i) => [i ? ', ' : null, entryLink(f.tenant || state.tenant, seq)])))));
+}
+
+// entryLink opens a journal entry of a tenant, as the address names it.
+function entryLink(tenant, seq) {
+  const q = new URLSearchParams({ tenant, view: 'journal', entry: String(seq) });
+  return el('a', { href: '#' + q, text: String(seq), title: 'Open entry ' + seq + ' in the journal' });
 }
 
 // ---- tenants -------------------------------------------------------------------------------
@@ -1084,10 +1099,11 @@ function wire() {
     if (h.tenant && h.tenant !== state.tenant) { switchTenant(h.tenant); $('#tenant').value = h.tenant; }
     state.jobs.selected = h.job;
     state.journal.selected = h.entry;
+    state.journal.seek = h.entry !== null;
     showTab(h.tab || state.tab);
   });
   // In real mode time moves between events: the clock ticks here, without asking the emulator.
-  setInterval(() => { if (state.clock && state.clock.mode !== 'manual') drawClock(); }, 250);
+  setInterval(() => { if (state.clock && state.clock.mode === 'real') drawClock(); }, 250);
 }
 
 function loadModels() {

@@ -1,0 +1,54 @@
+package sim
+
+import (
+	"errors"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
+)
+
+// SkipWall is a request's real arrival time while the clock skips, for the journal, else zero:
+// on a skipping clock the time between two polls is whatever the first one jumped, so the
+// report spaces polls in real time instead.
+func (w *World) SkipWall(arrived time.Time) time.Time {
+	if w.clock.Mode() != clock.Skip {
+		return time.Time{}
+	}
+	return arrived
+}
+
+// SkipAhead moves a skipping world's clock to the job's next transitions, one after another,
+// so a request that waits on the job sees it move on at once: at most steps of them (0: as many
+// as come), never past limit, and no further once the job has ended. Everything else that
+// falls due on the way happens too, in order (other jobs, quote, output and key expiry), as if
+// the control API had advanced the clock. It does nothing unless the clock skips, or when the
+// job is not the account's (an empty account matches any) or has ended.
+func (w *World) SkipAhead(account, id string, steps int, limit time.Time) {
+	for n := 0; steps <= 0 || n < steps; {
+		if w.clock.Mode() != clock.Skip {
+			return
+		}
+		at, ok := w.jobs.NextOf(account, id)
+		if !ok {
+			return
+		}
+		if limit.Before(at) {
+			at = limit
+		}
+		if now := w.clock.Now(); at.Before(now) {
+			at = now // due already, and not yet fired: a still clock fires it when moved
+		}
+		err := w.clock.Set(at)
+		if errors.Is(err, clock.ErrBackwards) {
+			continue // another request moved the clock past at meanwhile: look again
+		}
+		if err != nil {
+			return
+		}
+		w.Changed(PartClock)
+		if !at.Before(limit) {
+			return
+		}
+		n++
+	}
+}
