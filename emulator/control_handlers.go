@@ -14,9 +14,9 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/faults"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
@@ -218,7 +218,7 @@ func (s *Server) listRequests() handlerFunc {
 			p.limit = maxLimit
 		}
 		q, _ := query(r) // parsePage has refused a query that does not parse
-		f := journal.Filter{Method: strings.ToUpper(q.Get("method")), Path: q.Get("path"), Account: q.Get("account"), Model: q.Get("model"), Code: q.Get("code")}
+		f := evidence.Filter{Method: strings.ToUpper(q.Get("method")), Path: q.Get("path"), Account: q.Get("account"), Model: q.Get("model"), Code: q.Get("code")}
 		if v := q.Get("status"); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 100 || n > 599 {
@@ -228,7 +228,7 @@ func (s *Server) listRequests() handlerFunc {
 		}
 		entries, total := worldOf(r).Journal().List(f, p.offset, p.limit)
 		tenant := infoOf(r).tenant.Name()
-		items, err := encodeEach(entries, func(e journal.Entry) any { e.Tenant = tenant; return e })
+		items, err := encodeEach(entries, func(e evidence.Entry) any { e.Tenant = tenant; return e })
 		if err != nil {
 			return err
 		}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/download"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 )
 
@@ -29,7 +29,7 @@ func (s *Server) serveFile() handlerFunc {
 		defer func() { noteDownload(r, err) }() // for the report: the journal records /v1 only
 		if err != nil {
 			if pe := problem.As(err); pe != nil && pe.Code == problem.OutputExpired {
-				world.Coverage().Hit(coverage.ExpiredDownload)
+				world.Coverage().Hit(evidence.ExpiredDownload)
 			}
 			return err
 		}
@@ -80,7 +80,7 @@ func (fe *fileErrors) WriteHeader(status int) {
 		err = problem.New(problem.InvalidParameter, "the file cannot be served as asked: %s", http.StatusText(status))
 	default:
 		if status == http.StatusPartialContent && strings.HasPrefix(fe.r.URL.Path, "/files/") {
-			worldOf(fe.r).Coverage().Hit(coverage.RangedDownload)
+			worldOf(fe.r).Coverage().Hit(evidence.RangedDownload)
 		}
 		fe.ResponseWriter.WriteHeader(status)
 		return

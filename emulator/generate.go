@@ -6,7 +6,7 @@ import (
 	"net/http"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
@@ -79,7 +79,7 @@ func (s *Server) generate() handlerFunc {
 		}
 		if replayed {
 			w.Header().Set("Idempotent-Replayed", "true")
-			world.Coverage().Hit(coverage.Replay)
+			world.Coverage().Hit(evidence.Replay)
 		}
 		return s.respondJob(w, r, world, view, wait)
 	}
@@ -100,7 +100,7 @@ func (s *Server) respondJob(w http.ResponseWriter, r *http.Request, world *sim.W
 		status = http.StatusAccepted
 		w.Header().Set("Location", "/v1/jobs/"+view.ID)
 		if wait {
-			world.Coverage().Hit(coverage.WaitTimedOut)
+			world.Coverage().Hit(evidence.WaitTimedOut)
 		}
 	}
 	return s.writeJSON(w, status, s.jobBody(r, view))

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/observe"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
@@ -156,7 +156,7 @@ func (rec *recorder) sending() {
 	if rec.journaled {
 		rec.journaled = false
 		world := rec.info.world
-		world.Journal().AddRequest(journal.Entry{
+		world.Journal().AddRequest(evidence.Entry{
 			Time: world.Now(), Method: rec.method, Path: rec.path, Query: rec.rawQuery,
 			Status: rec.status, Code: rec.code, Account: rec.account, Model: rec.model, JobID: rec.jobID,
 			RequestID: rec.info.id, IdempotencyKey: rec.idemKey, Fault: rec.fault, RetryAfter: rec.retryAfter(),

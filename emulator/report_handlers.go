@@ -5,8 +5,8 @@ import (
 	"strconv"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/report"
 )
 
 // getReport judges the client's behaviour: GET /_emulator/report?scope=tenant|run, as JSON, or
@@ -26,10 +26,10 @@ func (s *Server) getReport() handlerFunc {
 			rep = s.tenants.Report()
 		} else {
 			n, findings := worldOf(r).Judge()
-			rep = report.Tenant(infoOf(r).tenant.Name(), n, findings)
+			rep = evidence.TenantReport(infoOf(r).tenant.Name(), n, findings)
 		}
 		if markdown {
-			writeMarkdown(w, report.Markdown(rep))
+			writeMarkdown(w, evidence.ReportMarkdown(rep))
 			return nil
 		}
 		return s.writeJSON(w, http.StatusOK, rep)

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/report"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 )
 
 // getReport asks for a report as JSON.
@@ -101,23 +101,23 @@ func TestReportNamesEveryFlawOfAClient(t *testing.T) {
 	}
 
 	rep := getReport(t, c, "")
-	if rep.Scope != "tenant" || rep.Tenant != "flawed" || rep.Examined == 0 || len(rep.Rules) != len(report.Rules) {
+	if rep.Scope != "tenant" || rep.Tenant != "flawed" || rep.Examined == 0 || len(rep.Rules) != len(evidence.Rules) {
 		t.Errorf("report %+v", rep)
 	}
-	for _, r := range report.Rules {
+	for _, r := range evidence.Rules {
 		if rep.Counts[r.ID] != 1 {
 			t.Errorf("%s found %d times, want once; findings: %+v", r.ID, rep.Counts[r.ID], rep.Findings)
 		}
 	}
 	for _, f := range rep.Findings {
-		if f.Rule == report.NewKeyOnRetry && len(f.Entries) != 2 {
+		if f.Rule == evidence.NewKeyOnRetry && len(f.Entries) != 2 {
 			t.Errorf("new-key-on-retry shows entries %v", f.Entries)
 		}
 	}
 
 	for _, ask := range []struct{ query, accept string }{{"?format=markdown", ""}, {"", "text/markdown"}} {
 		md := fetchReport(t, c, ask.query, ask.accept, 200, "text/markdown")
-		for _, r := range report.Rules {
+		for _, r := range evidence.Rules {
 			if !strings.Contains(md, "`"+r.ID+"`") {
 				t.Errorf("the markdown report lacks %s:\n%s", r.ID, md)
 			}
@@ -131,12 +131,12 @@ func TestReportNamesEveryFlawOfAClient(t *testing.T) {
 	boss := wire{t: t, base: hs.URL, key: "key_a"}
 	boss.must(204, "DELETE", "/_emulator/tenants/flawed", nil)
 	run := getReport(t, boss, "?scope=run")
-	for _, r := range report.Rules {
+	for _, r := range evidence.Rules {
 		if run.Counts[r.ID] != 1 {
 			t.Errorf("run: %s found %d times, want once", r.ID, run.Counts[r.ID])
 		}
 	}
-	if run.Scope != "run" || len(run.Findings) != len(report.Rules) || run.Findings[0].Tenant != "flawed" {
+	if run.Scope != "run" || len(run.Findings) != len(evidence.Rules) || run.Findings[0].Tenant != "flawed" {
 		t.Errorf("run report %+v", run)
 	}
 }
@@ -154,11 +154,11 @@ func TestRunReportFoldsResetTenants(t *testing.T) {
 	}
 	c.must(422, "POST", "/v1/quotes", bad)
 	c.must(422, "POST", "/v1/quotes", bad)
-	if rep := getReport(t, c, "?scope=tenant"); rep.Counts[report.RetryUnchanged] != 1 || len(rep.Findings) != 1 {
+	if rep := getReport(t, c, "?scope=tenant"); rep.Counts[evidence.RetryUnchanged] != 1 || len(rep.Findings) != 1 {
 		t.Errorf("tenant report after resets: %+v", rep)
 	}
 	run := getReport(t, c, "?scope=run")
-	if run.Counts[report.RetryUnchanged] != 3 || len(run.Findings) != 3 || run.Examined != 6 {
+	if run.Counts[evidence.RetryUnchanged] != 3 || len(run.Findings) != 3 || run.Examined != 6 {
 		t.Errorf("run report: counts %v, %d findings, examined %d", run.Counts, len(run.Findings), run.Examined)
 	}
 }

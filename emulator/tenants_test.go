@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 )
 
 // wire is a small client of a served emulator, bound to one tenant.
@@ -306,7 +306,7 @@ func TestJournalRecordsRefusedBodies(t *testing.T) {
 		t.Fatalf("%d entries", len(entries))
 	}
 	sent, ok := entries[0].(map[string]any)["request_body"].(string)
-	if !ok || !strings.HasPrefix(sent, `{"input":{"prompt":"aaaa`) || !strings.HasSuffix(sent, journal.Truncated) {
+	if !ok || !strings.HasPrefix(sent, `{"input":{"prompt":"aaaa`) || !strings.HasSuffix(sent, evidence.Truncated) {
 		t.Errorf("the refused body is journaled as %.80q…", entries[0].(map[string]any)["request_body"])
 	}
 }

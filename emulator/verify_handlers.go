@@ -7,21 +7,20 @@ import (
 	"strings"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/verify"
 )
 
 // maxRequire bounds the require patterns one coverage request may give.
 const maxRequire = 100
 
 // readPattern decodes and checks the request pattern a body holds.
-func (s *Server) readPattern(w http.ResponseWriter, r *http.Request) (*verify.Pattern, error) {
+func (s *Server) readPattern(w http.ResponseWriter, r *http.Request) (*evidence.Pattern, error) {
 	body, err := s.decodeBody(w, r, bodyOptional)
 	if err != nil {
 		return nil, err
 	}
-	p, errs := verify.Parse(body)
+	p, errs := evidence.Parse(body)
 	if errs != nil {
 		return nil, &problem.Error{Code: problem.InvalidRequest, Detail: "the request pattern has " + strconv.Itoa(len(errs)) + " problem(s); see errors", Errors: errs}
 	}
@@ -47,12 +46,12 @@ func (s *Server) verifyRequests() handlerFunc {
 		if err != nil {
 			return err
 		}
-		return s.writeJSON(w, http.StatusOK, verify.Verify(p, journalOf(r)))
+		return s.writeJSON(w, http.StatusOK, evidence.Verify(p, journalOf(r)))
 	}
 }
 
 // expectedList is the body listing a world's expected errors.
-func expectedList(ps []*verify.Pattern) api.ExpectedErrors {
+func expectedList(ps []*evidence.Pattern) api.ExpectedErrors {
 	out := api.ExpectedErrors{Data: make([]api.RequestPattern, len(ps))}
 	for i, p := range ps {
 		out.Data[i] = p.Source()
@@ -91,7 +90,7 @@ func (s *Server) clearExpectedErrors() handlerFunc {
 // listUnexpected lists the error answers of the tenant that no expected pattern covers.
 func (s *Server) listUnexpected() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		return s.writeJSON(w, http.StatusOK, verify.Unexpected(worldOf(r).Expected(), journalOf(r)))
+		return s.writeJSON(w, http.StatusOK, evidence.Unexpected(worldOf(r).Expected(), journalOf(r)))
 	}
 }
 
@@ -126,22 +125,22 @@ func (s *Server) getCoverage() handlerFunc {
 		if len(require) > maxRequire {
 			return paramError("require", "give at most %d require patterns", maxRequire)
 		}
-		globs := make([]coverage.Glob, len(require))
+		globs := make([]evidence.Glob, len(require))
 		for i, g := range require {
 			if g == "" || len(g) > 1024 {
 				return paramError("require", "a require pattern is 1 to 1024 characters, with * for any run of characters")
 			}
-			globs[i] = coverage.NewGlob(g)
+			globs[i] = evidence.NewGlob(g)
 		}
 		counts, tenant := worldOf(r).Coverage(), infoOf(r).tenant.Name()
 		if scope == "run" {
 			counts, tenant = s.tenants.RunCoverage(), ""
 		}
-		report := coverage.Report(scope, tenant, counts, globs)
+		report := evidence.CoverageReport(scope, tenant, counts, globs)
 		if !markdown {
 			return s.writeJSON(w, http.StatusOK, report)
 		}
-		writeMarkdown(w, coverage.Markdown(report))
+		writeMarkdown(w, evidence.CoverageMarkdown(report))
 		return nil
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 )
 
 // Pattern describes requests in the journal; every field given must match, and the zero
@@ -198,7 +198,7 @@ func (e *Emulator) main(m Runner, out io.Writer, summary string, require []strin
 
 // ShortCoverage renders coverage as a few lines for a terminal: the cases exercised in all and
 // per group, then the required cases never exercised.
-func ShortCoverage(c api.Coverage) string { return coverage.Short(c) }
+func ShortCoverage(c api.Coverage) string { return evidence.CoverageShort(c) }
 
 // quietTB is the TB Main reads coverage with once the tests have run: a failure stops the
 // read with a panic that main recovers, instead of ending the process.

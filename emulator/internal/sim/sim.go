@@ -12,7 +12,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/budget"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 )
@@ -56,7 +56,7 @@ type Config struct {
 	Budget *budget.Budget
 	// Coverage counts the contract's cases over the whole run: every world adds to it, and it
 	// outlives resets and dropped tenants. Nil means counts of the tenants' own.
-	Coverage *coverage.Counts
+	Coverage *evidence.Counts
 	// JournalMax bounds the entries of each world's journal (JournalEntries when ≤ 0).
 	JournalMax int
 
@@ -103,7 +103,7 @@ func (c Config) withDefaults() Config {
 		c.JournalMax = JournalEntries
 	}
 	if c.Coverage == nil {
-		c.Coverage = coverage.New(nil)
+		c.Coverage = evidence.NewCounts(nil)
 	}
 	c.maker = media.NewMaker(c.Media)
 	return c

@@ -13,20 +13,17 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/faults"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/idempotency"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/quotes"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ratelimit"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/report"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/verify"
 )
 
 // Bounds of a world's stores, each per tenant.
@@ -66,8 +63,8 @@ type World struct {
 	jobs    *jobs.Engine
 	faults  *faults.Set
 	limiter *ratelimit.Limiter
-	journal *journal.Journal
-	notes   *report.Notes // downloads and balance changes, for the report
+	journal *evidence.Journal
+	notes   *evidence.Notes // downloads and balance changes, for the report
 
 	scenario atomic.Pointer[scenario.Scenario]
 	waiting  atomic.Int64 // generations blocked waiting for their job
@@ -96,10 +93,10 @@ type World struct {
 	latencyOf  *scenario.Scenario
 
 	// coverage counts the contract's cases seen in this world, and adds them to the run's.
-	coverage *coverage.Counts
+	coverage *evidence.Counts
 
 	expectMu sync.Mutex
-	expected []*verify.Pattern // the error answers a test declared it expects; guarded by expectMu
+	expected []*evidence.Pattern // the error answers a test declared it expects; guarded by expectMu
 
 	// gate lets a snapshot see the world stand still: every change made on a request's behalf
 	// holds it shared, a snapshot holds it alone (with the clock's callbacks held too).
@@ -110,10 +107,10 @@ type World struct {
 const MaxExpected = 100
 
 // Coverage is the world's count of the contract's cases.
-func (w *World) Coverage() *coverage.Counts { return w.coverage }
+func (w *World) Coverage() *evidence.Counts { return w.coverage }
 
 // Expect adds an expected-error pattern and returns them all; past MaxExpected it refuses.
-func (w *World) Expect(p *verify.Pattern) ([]*verify.Pattern, error) {
+func (w *World) Expect(p *evidence.Pattern) ([]*evidence.Pattern, error) {
 	w.expectMu.Lock()
 	defer w.expectMu.Unlock()
 	if len(w.expected) >= MaxExpected {
@@ -124,7 +121,7 @@ func (w *World) Expect(p *verify.Pattern) ([]*verify.Pattern, error) {
 }
 
 // Expected returns the expected-error patterns, in the order added.
-func (w *World) Expected() []*verify.Pattern {
+func (w *World) Expected() []*evidence.Pattern {
 	w.expectMu.Lock()
 	defer w.expectMu.Unlock()
 	return slices.Clone(w.expected)
@@ -166,11 +163,11 @@ func newWorld(cfg *Config, g *ids.Generator, c *clock.Clock, l *ledger.Ledger, f
 		jobs: jobs.NewEngine(c, l, jobs.Options{Retention: cfg.JobRetention, MaxJobs: cfg.MaxJobs,
 			OnChange:   func() { w.Changed(PartJobs | PartAccounts) },
 			OnTerminal: func(s jobs.Status, code string) { w.coverage.JobEnded(string(s), code) }}),
-		coverage: coverage.New(cfg.Coverage),
+		coverage: evidence.NewCounts(cfg.Coverage),
 		faults:   faults.New(g.Float64),
 		limiter:  ratelimit.New(),
-		journal:  journal.NewBounded(cfg.JournalMax, JournalBytes),
-		notes:    report.NewNotes(report.MaxNotes),
+		journal:  evidence.NewBounded(cfg.JournalMax, JournalBytes),
+		notes:    evidence.NewNotes(evidence.MaxNotes),
 		gone:     make(chan struct{}),
 		quoteSeq: map[string]uint64{},
 	}
@@ -231,7 +228,7 @@ func (w *World) UseScenario(sc *scenario.Scenario) {
 func (w *World) Faults() *faults.Set { return w.faults }
 
 // Journal is the world's request journal.
-func (w *World) Journal() *journal.Journal { return w.journal }
+func (w *World) Journal() *evidence.Journal { return w.journal }
 
 // Ledger is the world's credit ledger.
 func (w *World) Ledger() *ledger.Ledger { return w.ledger }
@@ -295,7 +292,7 @@ func (w *World) SetCredits(account string, credits int64) (ledger.Balance, error
 	defer w.gate.RUnlock()
 	b, err := w.ledger.SetAvailable(account, credits)
 	if err == nil {
-		w.notes.Add(report.Note{Kind: report.CreditsSet, Time: w.Now(), Account: account})
+		w.notes.Add(evidence.Note{Kind: evidence.CreditsSet, Time: w.Now(), Account: account})
 	}
 	return b, err
 }
@@ -303,7 +300,7 @@ func (w *World) SetCredits(account string, credits int64) (ledger.Balance, error
 // Downloaded notes a download of one of the world's output files, for the report: the journal
 // records /v1 requests only.
 func (w *World) Downloaded(jobID, file string, status int, ranged bool) {
-	w.notes.Add(report.Note{Kind: report.Download, Time: w.Now(), Job: jobID, File: file, Status: status, Ranged: ranged})
+	w.notes.Add(evidence.Note{Kind: evidence.Download, Time: w.Now(), Job: jobID, File: file, Status: status, Ranged: ranged})
 }
 
 // Judge judges the client's behaviour in this world from its journal and notes (see package
@@ -311,7 +308,7 @@ func (w *World) Downloaded(jobID, file string, status int, ranged bool) {
 func (w *World) Judge() (int, []api.Finding) {
 	entries := w.journal.Entries()
 	notes, missing := w.notes.List()
-	findings := report.Judge(report.Input{Entries: entries, Notes: notes, NotesMissing: missing, OutputsExpireAt: w.outputsExpireAt, Now: w.Now()})
+	findings := evidence.Judge(evidence.Input{Entries: entries, Notes: notes, NotesMissing: missing, OutputsExpireAt: w.outputsExpireAt, Now: w.Now()})
 	return len(entries) + len(notes), findings
 }
 

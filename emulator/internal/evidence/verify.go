@@ -1,7 +1,8 @@
-// Package verify answers whether requests like a pattern happened: it matches request patterns
+// Verify answers whether requests like a pattern happened: it matches request patterns
 // against journal entries, explains the entries that came closest when none matched, and finds
 // the error answers no expected pattern covers.
-package verify
+
+package evidence
 
 import (
 	"bytes"

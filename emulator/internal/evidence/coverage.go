@@ -1,10 +1,11 @@
-// Package coverage counts which of the contract's hard cases a client's tests exercised: each
+// Coverage counts which of the contract's hard cases a client's tests exercised: each
 // problem code on each endpoint, each way a job ends, the flows that are easy to leave untested
 // (an idempotent replay, a wait that ran out, a ranged or expired download) and each kind of
 // injected fault. Counts are kept as counters, not read from the journal, so a journal that has
 // wrapped around loses nothing; a world's counters also add to the run's, which outlive resets
 // and dropped tenants.
-package coverage
+
+package evidence
 
 import (
 	"fmt"
@@ -145,7 +146,7 @@ type extraCase struct {
 }
 
 // New returns zeroed counts that also add every case to parent, when it is not nil.
-func New(parent *Counts) *Counts {
+func NewCounts(parent *Counts) *Counts {
 	return &Counts{n: make([]atomic.Int64, len(list)), parent: parent}
 }
 
@@ -263,7 +264,7 @@ func (g Glob) Match(id string) bool {
 
 // Report builds the answer of GET /_emulator/coverage from counts: how many cases were
 // exercised, and which cases matching a require pattern were not.
-func Report(scope, tenant string, c *Counts, require []Glob) api.Coverage {
+func CoverageReport(scope, tenant string, c *Counts, require []Glob) api.Coverage {
 	cases := c.Snapshot()
 	out := api.Coverage{Scope: scope, Tenant: tenant, Total: len(cases), Cases: cases, RequiredMissing: []string{}}
 	for _, k := range cases {
@@ -283,7 +284,7 @@ func Report(scope, tenant string, c *Counts, require []Glob) api.Coverage {
 
 // Short renders coverage as a few lines for a terminal: the cases exercised in all and
 // per group, then the required cases never exercised.
-func Short(c api.Coverage) string {
+func CoverageShort(c api.Coverage) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "emulator coverage (%s): %d of %d cases exercised\n", where(c), c.Exercised, c.Total)
 	var groups []string
@@ -319,7 +320,7 @@ func where(c api.Coverage) string {
 
 // Markdown renders a coverage answer as a short markdown document, for a CI job's summary: a
 // heading with the totals, the required cases never exercised, and a table of every case.
-func Markdown(c api.Coverage) string {
+func CoverageMarkdown(c api.Coverage) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Emulator coverage (%s): %d of %d cases exercised\n\n", where(c), c.Exercised, c.Total)
 	if len(c.RequiredMissing) > 0 {

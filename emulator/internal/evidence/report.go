@@ -1,13 +1,14 @@
-// Package report judges how a client behaves from what the emulator saw of it: a tenant's
+// The report judges how a client behaves from what the emulator saw of it: a tenant's
 // journal of /v1 requests, the downloads and balance changes noted beside it, and the tenant's
 // clock. Each finding names a rule, says in one line what happened, and lists the journal
 // entries that show it. The rules catch what works against an emulator and costs money, time
 // or data against the real service: a retry that would charge twice, a client that ignores
 // Retry-After, polls that hammer, quotes used wrongly, outputs lost.
 //
-// The package knows no HTTP: Judge takes entries and notes and returns findings, so it is
+// The report knows no HTTP: Judge takes entries and notes and returns findings, so it is
 // tested on journals written by hand.
-package report
+
+package evidence
 
 import (
 	"bytes"

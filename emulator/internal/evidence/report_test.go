@@ -1,4 +1,4 @@
-package report
+package evidence
 
 import (
 	"fmt"
@@ -343,13 +343,13 @@ func TestMarkdown(t *testing.T) {
 	c := newClient()
 	c.poll("j1", "failed")
 	c.poll("j1", "failed")
-	md := Markdown(Tenant("t1", 2, c.judge()))
+	md := ReportMarkdown(TenantReport("t1", 2, c.judge()))
 	for _, want := range []string{"## Client report: tenant t1", "| `poll-after-terminal` | warning | 1 |", "journal entries 1, 2"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
 	}
-	if md := Markdown(Tenant("t1", 0, nil)); !strings.Contains(md, "No findings") {
+	if md := ReportMarkdown(TenantReport("t1", 0, nil)); !strings.Contains(md, "No findings") {
 		t.Errorf("%s", md)
 	}
 }

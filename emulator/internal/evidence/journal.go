@@ -1,8 +1,9 @@
-// Package journal records the API requests the emulator answered, so a client's test can assert
+// The journal records the API requests the emulator answered, so a client's test can assert
 // what its code actually sent. It keeps the most recent entries within two bounds, a number of
 // entries and a number of bytes, and caps what one entry can hold, so no client can make the
 // journal grow past them however long its paths, headers or bodies are.
-package journal
+
+package evidence
 
 import (
 	"github.com/mediagen/mediagen-emulator/emulator/api"

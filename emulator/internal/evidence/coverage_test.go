@@ -1,4 +1,4 @@
-package coverage
+package evidence
 
 import (
 	"fmt"
@@ -49,8 +49,8 @@ func count(c *Counts, id string) int64 {
 }
 
 func TestCountsAddToTheirParent(t *testing.T) {
-	run := New(nil)
-	a, b := New(run), New(run)
+	run := NewCounts(nil)
+	a, b := NewCounts(run), NewCounts(run)
 	a.Error("POST /v1/generate", 402, "insufficient_credits")
 	b.Error("POST /v1/generate", 402, "insufficient_credits")
 	b.JobEnded("failed", "provider_error")
@@ -79,8 +79,8 @@ func TestCountsAddToTheirParent(t *testing.T) {
 }
 
 func TestCasesBeyondTheListAreAddedAndBounded(t *testing.T) {
-	run := New(nil)
-	c := New(run)
+	run := NewCounts(nil)
+	c := NewCounts(run)
 	c.JobEnded("failed", "made_up")
 	c.JobEnded("failed", "made_up")
 	c.Error("", 404, "not_found")
@@ -104,11 +104,11 @@ func TestCasesBeyondTheListAreAddedAndBounded(t *testing.T) {
 }
 
 func TestCountingIsSafeInParallel(t *testing.T) {
-	run := New(nil)
+	run := NewCounts(nil)
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			c := New(run)
+			c := NewCounts(run)
 			for range 1000 {
 				c.Hit(WaitTimedOut)
 				c.JobEnded("failed", "odd")
@@ -125,10 +125,10 @@ func TestCountingIsSafeInParallel(t *testing.T) {
 }
 
 func TestReportAndMarkdown(t *testing.T) {
-	c := New(nil)
+	c := NewCounts(nil)
 	c.JobEnded("succeeded", "")
 	c.Error("GET /v1/jobs/{id}", 404, "job_not_found")
-	r := Report("tenant", "t1", c, []Glob{NewGlob("job *"), NewGlob("*cancel*"), NewGlob("GET /v1/jobs/{id} 404 *")})
+	r := CoverageReport("tenant", "t1", c, []Glob{NewGlob("job *"), NewGlob("*cancel*"), NewGlob("GET /v1/jobs/{id} 404 *")})
 	if r.Exercised != 2 || r.Total != len(Cases()) || r.Tenant != "t1" {
 		t.Errorf("report: %d of %d", r.Exercised, r.Total)
 	}
@@ -137,16 +137,16 @@ func TestReportAndMarkdown(t *testing.T) {
 		slices.Contains(r.RequiredMissing, "GET /v1/jobs/{id} 404 job_not_found") || slices.Contains(r.RequiredMissing, "idempotent replay") {
 		t.Errorf("required_missing: %v", r.RequiredMissing)
 	}
-	if none := Report("run", "", c, nil); none.RequiredMissing == nil || len(none.RequiredMissing) != 0 {
+	if none := CoverageReport("run", "", c, nil); none.RequiredMissing == nil || len(none.RequiredMissing) != 0 {
 		t.Errorf("no require: %v", none.RequiredMissing)
 	}
-	md := Markdown(r)
+	md := CoverageMarkdown(r)
 	for _, want := range []string{"## Emulator coverage (tenant t1): 2 of ", "- `job canceled`\n", "| `job succeeded` | jobs | 1 |\n", "|---|---|---:|\n"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
 	}
-	if md := Markdown(Report("run", "", c, nil)); !strings.HasPrefix(md, "## Emulator coverage (the whole run)") || strings.Contains(md, "Required") {
+	if md := CoverageMarkdown(CoverageReport("run", "", c, nil)); !strings.HasPrefix(md, "## Emulator coverage (the whole run)") || strings.Contains(md, "Required") {
 		t.Errorf("run markdown:\n%s", md)
 	}
 }
