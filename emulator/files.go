@@ -26,7 +26,6 @@ func (s *Server) serveFile() handlerFunc {
 		vars := infoOf(r).vars
 		world := worldOf(r)
 		f, err := world.File(vars["job"], vars["name"])
-		defer func() { noteDownload(r, err) }() // for the report: the journal records /v1 only
 		if err != nil {
 			if pe := problem.As(err); pe != nil && pe.Code == problem.OutputExpired {
 				world.Coverage().Hit(evidence.ExpiredDownload)

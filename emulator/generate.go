@@ -33,11 +33,12 @@ func (s *Server) createQuote() handlerFunc {
 			return err
 		}
 		model := body["model"].(string)
-		about(r, model, "")
+		about(r, facts{model: model})
 		q, err := worldOf(r).Quote(keyOf(r).Account, model, body["input"].(map[string]any))
 		if err != nil {
 			return err
 		}
+		about(r, facts{quoteID: q.ID, quoteExpires: q.ExpiresAt})
 		return s.writeJSON(w, http.StatusOK, api.Quote{QuoteID: q.ID, Model: q.Model, Credits: q.Credits, ExpiresAt: sim.Timestamp(q.ExpiresAt)})
 	}
 }
@@ -59,7 +60,7 @@ func (s *Server) generate() handlerFunc {
 		if err := generateEnvelope.check(body); err != nil {
 			return err
 		}
-		about(r, body["model"].(string), "")
+		about(r, facts{model: body["model"].(string), quoteID: body["quote_id"].(string), inputDigest: evidence.Digest(jsonvalue.Canonical(body["input"]))})
 		world := worldOf(r)
 		view, replayed, err := world.Generate(r.Context(), sim.Generation{
 			Account:        keyOf(r).Account,
@@ -88,12 +89,13 @@ func (s *Server) generate() handlerFunc {
 // respondJob answers with a job: at once, or with wait=true once it is terminal or the wait
 // runs out. 200 when terminal, 202 with Location otherwise.
 func (s *Server) respondJob(w http.ResponseWriter, r *http.Request, world *sim.World, view jobs.View, wait bool) error {
-	about(r, "", view.ID)
+	about(r, facts{jobID: view.ID, jobStatus: string(view.Status)})
 	if wait && !view.Status.Terminal() && s.park(w, r, world, view) {
 		return nil // answered later, when the job ends or the wait runs out
 	}
 	if wait {
 		view = world.Wait(r.Context(), view, s.closing)
+		about(r, facts{jobStatus: string(view.Status)})
 	}
 	status := http.StatusOK
 	if !view.Status.Terminal() {

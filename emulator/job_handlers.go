@@ -51,6 +51,7 @@ func (s *Server) getJob() handlerFunc {
 		if err != nil {
 			return err
 		}
+		about(r, facts{jobID: v.ID, jobStatus: string(v.Status)})
 		return s.writeJSON(w, http.StatusOK, s.jobBody(r, v))
 	}
 }
@@ -81,6 +82,7 @@ func (s *Server) cancelJob() handlerFunc {
 		if err != nil {
 			return err
 		}
+		about(r, facts{jobID: v.ID, jobStatus: string(v.Status)})
 		return s.writeJSON(w, http.StatusOK, s.jobBody(r, v))
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 	"unicode/utf8"
 )
 
@@ -98,18 +100,27 @@ type Filter struct {
 	// Path may end in * to match a prefix.
 }
 
-// Journal is a bounded, ordered record. It is safe for concurrent use.
+// Journal is a tenant's bounded log of what happened: answered /v1 requests (its entries) and,
+// beside them in the same ring and under the same bounds, notes of downloads and balance
+// changes. Each event carries the order in which it arrived, so the report reads the log in the
+// order the client acted, not in the order the answers went out. It is safe for concurrent use.
 type Journal struct {
 	mu         sync.Mutex
 	maxEntries int
 	maxBytes   int64
-	ring       []slot // a ring: n entries, oldest first from head, wrapping around
+	ring       []slot // a ring: n events, in the order recorded from head, wrapping around
 	head, n    int
-	bytes      int64 // the sizes of the entries held
+	bytes      int64 // the sizes of the events held
 	seq        uint64
-	onChange   func() // told after every Add and Clear, outside the lock
+	arrivals   atomic.Uint64 // the last arrival number handed out
+	dropped    time.Time     // when the newest event dropped to make room arrived
+	onChange   func()        // told after every Add and Clear, outside the lock
 	full       func() bool
 }
+
+// Arrive hands out the next arrival number: the frame takes one as a request comes in, so the
+// log knows which request came first whatever the order of the answers.
+func (j *Journal) Arrive() uint64 { return j.arrivals.Add(1) }
 
 // GiveWay sets what tells the journal that memory shared with others is used up (the memory
 // budget): while it reports so, each new entry replaces at least as many bytes of the oldest,
@@ -126,12 +137,28 @@ func (j *Journal) changed() {
 	}
 }
 
-// slot is an entry as held, with the request headers it was given as sent: they are put in
-// their entry form only when read, so recording a request costs no copy of them.
+// slot is an event as held: a request's entry with the request headers it was given as sent
+// (put in their entry form only when read, so recording a request costs no copy of them), or a
+// note.
 type slot struct {
 	Entry
 	header map[string][]string
-	bytes  int64 // what the slot counts against the byte bound, set once
+	note   *Note
+	// arrival is when the event came in among the others; answered is the last arrival number
+	// handed out when its answer was written, so a request numbered higher came after it.
+	arrival, answered uint64
+	bytes             int64 // what the slot counts against the byte bound, set once
+}
+
+// when is the instant an event arrived, on the tenant's clock.
+func (s *slot) when() time.Time {
+	switch {
+	case s.note != nil:
+		return s.note.Time
+	case !s.ReceivedAt.IsZero():
+		return s.ReceivedAt
+	}
+	return s.Time
 }
 
 // NewBounded returns a journal keeping at most maxEntries entries whose sizes add up to at most
@@ -141,23 +168,42 @@ func NewBounded(maxEntries int, maxBytes int64) *Journal {
 	return &Journal{maxEntries: max(1, maxEntries), maxBytes: max(1, maxBytes)}
 }
 
-// Add records an entry, cutting its long fields, and drops the oldest entries until both
-// bounds hold again.
-func (j *Journal) Add(e Entry) { j.AddRequest(e, nil) }
+// Add records an entry that arrives now, cutting its long fields, and drops the oldest events
+// until both bounds hold again.
+func (j *Journal) Add(e Entry) { j.AddRequest(e, nil, j.Arrive()) }
 
 // AddRequest records an entry with the request's headers as sent, which the journal keeps
-// unchanged (nobody may change them afterwards) and shows as Headers makes them.
-func (j *Journal) AddRequest(e Entry, header map[string][]string) {
-	s := slot{Entry: capped(e), header: header}
+// unchanged (nobody may change them afterwards) and shows as Headers makes them, and the
+// arrival number the request took (Arrive).
+func (j *Journal) AddRequest(e Entry, header map[string][]string, arrival uint64) {
+	s := slot{Entry: capped(e), header: header, arrival: arrival, answered: j.arrivals.Load()}
 	s.bytes = Size(s.Entry) + headerSize(header)
+	j.put(s, true)
+}
+
+// AddNote records a download or a balance change beside the requests, with the arrival number
+// its request took (0: one is taken now).
+func (j *Journal) AddNote(n Note, arrival uint64) {
+	if arrival == 0 {
+		arrival = j.Arrive()
+	}
+	n.Job, n.File, n.Account = clip(n.Job), clip(n.File), clip(n.Account)
+	j.put(slot{note: &n, arrival: arrival, answered: j.arrivals.Load(), bytes: noteBytes}, false)
+}
+
+// put adds an event, dropping the oldest until both bounds hold again; a request takes the
+// next entry number.
+func (j *Journal) put(s slot, request bool) {
 	size := s.bytes
 	giveWay := j.full != nil && j.full()
 	defer j.changed()
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.seq++
-	s.Seq = j.seq
-	// The newest entry stays even alone over maxBytes: it is already capped.
+	if request {
+		j.seq++
+		s.Seq = j.seq
+	}
+	// The newest event stays even alone over maxBytes: it is already capped.
 	var freed int64
 	for j.n > 0 && (j.n >= j.maxEntries || j.bytes+size > j.maxBytes || (giveWay && freed < size)) {
 		freed += j.dropOldest()
@@ -183,6 +229,9 @@ func (j *Journal) grow() {
 // dropOldest forgets the oldest entry and returns its size. Callers hold j.mu and know there
 // is one.
 func (j *Journal) dropOldest() int64 {
+	if t := j.ring[j.head].when(); t.After(j.dropped) {
+		j.dropped = t
+	}
 	size := j.ring[j.head].bytes
 	j.bytes -= size
 	j.ring[j.head] = slot{}
@@ -198,6 +247,7 @@ func (j *Journal) at(i int) *slot { return &j.ring[(j.head+i)%len(j.ring)] }
 func Size(e Entry) int64 {
 	n := entryOverhead + len(e.Method) + len(e.Path) + len(e.Query) + len(e.Code) + len(e.Account) +
 		len(e.Model) + len(e.JobID) + len(e.RequestID) + len(e.IdempotencyKey) + len(e.Fault) +
+		len(e.QuoteID) + len(e.JobStatus) + len(e.InputDigest) + len(e.FaultKind) +
 		len(e.RequestBody) + len(e.ResponseBody)
 	for k, v := range e.RequestHeaders {
 		n += len(k) + len(v) + headerOverhead
@@ -215,7 +265,8 @@ func Size(e Entry) int64 {
 // a longer string (net/http's method, path and query are pieces of the whole request line), and
 // keeping the piece would keep the whole line, which the byte bound does not count.
 func capped(e Entry) Entry {
-	fields := [...]*string{&e.Method, &e.Path, &e.Query, &e.Code, &e.Account, &e.Model, &e.JobID, &e.RequestID, &e.IdempotencyKey, &e.Fault}
+	fields := [...]*string{&e.Method, &e.Path, &e.Query, &e.Code, &e.Account, &e.Model, &e.JobID, &e.RequestID, &e.IdempotencyKey, &e.Fault,
+		&e.QuoteID, &e.JobStatus, &e.InputDigest, &e.FaultKind}
 	n := 0
 	for _, s := range fields {
 		*s = Cut(*s, MaxString)
@@ -303,7 +354,7 @@ func (j *Journal) List(f Filter, offset, limit int) ([]Entry, int) {
 	total := 0
 	for i := range j.n {
 		s := j.at(i)
-		if !f.matches(&s.Entry) {
+		if s.note != nil || !f.matches(&s.Entry) {
 			continue
 		}
 		if total >= offset && len(out) < limit {
@@ -324,9 +375,11 @@ func (j *Journal) List(f Filter, offset, limit int) ([]Entry, int) {
 // their listed form after, so reading a full journal does not hold up the requests recording.
 func (j *Journal) All() []Entry {
 	j.mu.Lock()
-	slots := make([]slot, j.n)
+	slots := make([]slot, 0, j.n)
 	for i := range j.n {
-		slots[i] = *j.at(i)
+		if s := j.at(i); s.note == nil {
+			slots = append(slots, *s)
+		}
 	}
 	j.mu.Unlock()
 	out := make([]Entry, len(slots))
@@ -340,17 +393,44 @@ func (j *Journal) All() []Entry {
 	return out
 }
 
-// Entries returns every entry held, oldest first, with their bodies as recorded rather than in
-// their journal form (see Body): a reader that looks into a few of many bodies, such as the
-// report, then pays only for those. The bodies are shared with the journal: do not change them.
-func (j *Journal) Entries() []Entry {
+// Event is one event of the log: a request (its entry, bodies as recorded rather than in their
+// journal form, shared with the journal: do not change them) or a note.
+type Event struct {
+	Request *Entry
+	Note    *Note
+	// Arrival orders the events as they came in; Answered is the last arrival number handed out
+	// when the event's answer was written: a request numbered higher came after that answer.
+	Arrival, Answered uint64
+}
+
+// Log returns every event held in the order they arrived, and the time up to which some may be
+// missing (zero when none was ever dropped).
+func (j *Journal) Log() ([]Event, time.Time) {
 	j.mu.Lock()
-	defer j.mu.Unlock()
-	out := make([]Entry, j.n)
+	out := make([]Event, j.n)
+	entries := make([]Entry, j.n)
 	for i := range j.n {
-		out[i] = j.at(i).Entry
+		s := j.at(i)
+		out[i] = Event{Note: s.note, Arrival: s.arrival, Answered: s.answered}
+		if s.note == nil {
+			entries[i] = s.Entry
+			out[i].Request = &entries[i]
+		}
 	}
-	return out
+	dropped := j.dropped
+	j.mu.Unlock()
+	slices.SortStableFunc(out, func(a, b Event) int { return cmpUint(a.Arrival, b.Arrival) })
+	return out, dropped
+}
+
+func cmpUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // Bytes reports the size of the entries held, as counted against the byte bound.
@@ -360,12 +440,18 @@ func (j *Journal) Bytes() int64 {
 	return j.bytes
 }
 
-// Clear forgets every entry.
+// Clear forgets every request; the notes of downloads and balance changes stay for the report.
 func (j *Journal) Clear() {
 	defer j.changed()
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.ring, j.head, j.n, j.bytes = nil, 0, 0, 0
+	var keep []slot
+	for i := range j.n {
+		if s := j.at(i); s.note != nil {
+			keep = append(keep, *s)
+		}
+	}
+	j.ring, j.head, j.n, j.bytes = keep, 0, len(keep), int64(len(keep))*noteBytes
 }
 
 func (f Filter) matches(e *Entry) bool {
@@ -391,39 +477,75 @@ func (f Filter) matches(e *Entry) bool {
 func (j *Journal) Export() api.SnapshotJournal {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	out := api.SnapshotJournal{Seq: j.seq, Entries: make([]Entry, j.n)}
+	out := api.SnapshotJournal{Seq: j.seq, Entries: make([]Entry, 0, j.n)}
 	for i := range j.n {
 		s := j.at(i)
+		if s.note != nil {
+			continue
+		}
 		e := s.Entry
 		e.RequestBody, e.ResponseBody = Body(e.RequestBody), Body(e.ResponseBody)
 		if s.header != nil {
 			e.RequestHeaders = Headers(s.header)
 		}
-		out.Entries[i] = e
+		out.Entries = append(out.Entries, e)
 	}
 	return out
 }
 
-// Import replaces the entries with exported ones, keeping their numbers; the journal's bounds
-// apply, so the oldest may go.
-func (j *Journal) Import(in api.SnapshotJournal) {
+// Restore replaces the log with a snapshot's: its entries, when it has them, and its notes,
+// interleaved by time (at one instant, a request before a note), keeping the entries' numbers.
+// The log's bounds apply, so the oldest may go. Each problem of a note is reported with a JSON
+// Pointer relative to the notes, and that note is left out.
+func (j *Journal) Restore(journal *api.SnapshotJournal, notes api.SnapshotNotes, report func(ptr, msg string)) {
+	var events []slot
+	var seq uint64
+	if journal != nil {
+		seq = journal.Seq
+		for _, e := range journal.Entries {
+			// Imported headers are kept in their listed form, in the entry itself.
+			e = capped(e)
+			events = append(events, slot{Entry: e, bytes: Size(e)})
+		}
+	}
+	ns, dropped := importNotes(notes, j.maxEntries, report)
+	for i := range ns {
+		events = append(events, slot{note: &ns[i], bytes: noteBytes})
+	}
+	slices.SortStableFunc(events, func(a, b slot) int { return a.when().Compare(b.when()) })
 	j.mu.Lock()
-	j.ring, j.head, j.n, j.bytes = nil, 0, 0, 0
-	for _, e := range in.Entries {
-		// Imported headers are kept in their listed form, in the entry itself.
-		e = capped(e)
-		size := Size(e)
-		for j.n > 0 && (j.n >= j.maxEntries || j.bytes+size > j.maxBytes) {
+	j.ring, j.head, j.n, j.bytes, j.dropped = nil, 0, 0, 0, dropped
+	j.arrivals.Store(0)
+	for _, s := range events {
+		s.arrival = j.arrivals.Add(1)
+		s.answered = s.arrival
+		for j.n > 0 && (j.n >= j.maxEntries || j.bytes+s.bytes > j.maxBytes) {
 			j.dropOldest()
 		}
 		if j.n == len(j.ring) {
 			j.grow()
 		}
-		j.ring[(j.head+j.n)%len(j.ring)] = slot{Entry: e, bytes: size}
+		j.ring[(j.head+j.n)%len(j.ring)] = s
 		j.n++
-		j.bytes += size
+		j.bytes += s.bytes
 	}
-	j.seq = in.Seq
+	j.seq = seq
 	j.mu.Unlock()
 	j.changed()
+}
+
+// ExportNotes lists the notes held, oldest first, for a snapshot.
+func (j *Journal) ExportNotes() api.SnapshotNotes {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := api.SnapshotNotes{Entries: []api.SnapshotNote{}}
+	if !j.dropped.IsZero() {
+		out.Dropped = stamp(j.dropped)
+	}
+	for i := range j.n {
+		if n := j.at(i).note; n != nil {
+			out.Entries = append(out.Entries, n.export())
+		}
+	}
+	return out
 }

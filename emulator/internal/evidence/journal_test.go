@@ -264,7 +264,7 @@ func TestHeadersAreBoundedAndRedacted(t *testing.T) {
 	}
 	// Headers handed over as sent are shown the same way, and count in full against the bound.
 	j := NewBounded(10, DefaultMaxBytes)
-	j.AddRequest(Entry{Path: "/v1/x"}, h)
+	j.AddRequest(Entry{Path: "/v1/x"}, h, 0)
 	if j.Bytes() < int64(len(h["X-Long"][0])) {
 		t.Errorf("the headers are not counted against the byte bound: %d", j.Bytes())
 	}
@@ -273,8 +273,8 @@ func TestHeadersAreBoundedAndRedacted(t *testing.T) {
 		t.Errorf("listed headers = %v", got)
 	}
 	tight := NewBounded(10, 4*MaxString)
-	tight.AddRequest(Entry{Path: "/v1/a"}, h)
-	tight.AddRequest(Entry{Path: "/v1/b"}, h)
+	tight.AddRequest(Entry{Path: "/v1/a"}, h, 0)
+	tight.AddRequest(Entry{Path: "/v1/b"}, h, 0)
 	if list, total := tight.List(Filter{}, 0, 10); total != 1 || list[0].Path != "/v1/b" {
 		t.Errorf("large headers did not push the older entry out: %d entries", total)
 	}
@@ -284,7 +284,7 @@ func TestAllListsEveryEntryAsListDoes(t *testing.T) {
 	t.Parallel()
 	j := NewBounded(3, DefaultMaxBytes)
 	for i := range 5 {
-		j.AddRequest(Entry{Path: fmt.Sprint("/v1/", i), RequestBody: []byte(`{ "a" : 1 }`)}, map[string][]string{"Authorization": {"Bearer k"}})
+		j.AddRequest(Entry{Path: fmt.Sprint("/v1/", i), RequestBody: []byte(`{ "a" : 1 }`)}, map[string][]string{"Authorization": {"Bearer k"}}, 0)
 	}
 	all := j.All()
 	listed, _ := j.List(Filter{}, 0, 10)

@@ -3,20 +3,18 @@ package evidence
 import (
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 )
 
-// What a client does outside the journal, which records /v1 requests only: downloads of
-// outputs, and balance changes through the control API (a test topping an account up).
+// What a client does outside /v1, which the journal's listing shows: downloads of outputs, and
+// balance changes through the control API (a test topping an account up). They are notes in
+// the same log as the requests, under its bounds.
 const (
-	// MaxNotes bounds the notes a tenant keeps; older ones go first.
-	MaxNotes = 1000
 	// maxNoteText bounds each text field of a note, so a note costs at most noteBytes.
 	maxNoteText = 128
-	noteBytes   = 3*maxNoteText + 64
+	noteBytes   = 3*maxNoteText + 96
 )
 
 // NoteKind says what a note records.
@@ -28,73 +26,19 @@ const (
 	CreditsSet                     // PUT /_emulator/accounts/{account}
 )
 
-// Note is one thing the client did outside the journal, on the tenant's clock.
+// Note is one thing the client did outside the journal's listing, on the tenant's clock.
 type Note struct {
-	Kind    NoteKind
-	Time    time.Time
-	Job     string // Download: the job whose output was fetched
-	File    string // Download: the path fetched
-	Status  int    // Download: the status answered (200, 206, 304, 404, 410, ...)
-	Ranged  bool   // Download: a Range was asked for
-	Account string // CreditsSet: the account whose balance was set
-}
-
-// Notes is a bounded record of notes, oldest first. It is safe for concurrent use.
-type Notes struct {
-	mu      sync.Mutex
-	max     int
-	ring    []Note
-	head, n int
-	dropped time.Time // the time of the newest note dropped to make room
-}
-
-// NewNotes returns a record keeping the latest max notes (MaxNotes when max ≤ 0).
-func NewNotes(max int) *Notes {
-	if max <= 0 {
-		max = MaxNotes
-	}
-	return &Notes{max: max}
-}
-
-// Add records a note, dropping the oldest when full.
-func (ns *Notes) Add(n Note) {
-	n.Job, n.File, n.Account = clip(n.Job), clip(n.File), clip(n.Account)
-	ns.mu.Lock()
-	defer ns.mu.Unlock()
-	if ns.n == ns.max {
-		ns.dropped = ns.ring[ns.head].Time
-		ns.ring[ns.head] = Note{}
-		ns.head = (ns.head + 1) % len(ns.ring)
-		ns.n--
-	}
-	if ns.n == len(ns.ring) {
-		ring := make([]Note, min(max(16, 2*len(ns.ring)), ns.max))
-		for i := range ns.n {
-			ring[i] = ns.ring[(ns.head+i)%len(ns.ring)]
-		}
-		ns.ring, ns.head = ring, 0
-	}
-	ns.ring[(ns.head+ns.n)%len(ns.ring)] = n
-	ns.n++
-}
-
-// List returns the notes held, oldest first, and the time up to which some may be missing
-// (zero when none was ever dropped).
-func (ns *Notes) List() ([]Note, time.Time) {
-	ns.mu.Lock()
-	defer ns.mu.Unlock()
-	out := make([]Note, ns.n)
-	for i := range ns.n {
-		out[i] = ns.ring[(ns.head+i)%len(ns.ring)]
-	}
-	return out, ns.dropped
-}
-
-// Bytes is what the notes held cost, at most, as counted against the memory budget.
-func (ns *Notes) Bytes() int64 {
-	ns.mu.Lock()
-	defer ns.mu.Unlock()
-	return int64(len(ns.ring)) * noteBytes
+	Kind   NoteKind
+	Time   time.Time // when the request arrived
+	Job    string    // Download: the job whose output was fetched
+	File   string    // Download: the path fetched
+	Status int       // Download: the status answered (200, 206, 304, 410, ...)
+	Ranged bool      // Download: a Range was asked for
+	// Download: the bytes of the file the answer held (from Start, Sent of them reached the
+	// connection) and the file's whole size; Size 0 when not known (a note from an older
+	// snapshot), which counts a 2xx as whole.
+	Start, Sent, Size int64
+	Account           string // CreditsSet: the account whose balance was set
 }
 
 // clip cuts a note's text to maxNoteText bytes (a cut id matches nothing, which is the aim),
@@ -106,38 +50,29 @@ func clip(s string) string {
 // The kinds of note as a snapshot names them.
 var kindNames = map[NoteKind]string{Download: "download", CreditsSet: "credits_set"}
 
-// Export lists the notes held, oldest first, for a snapshot.
-func (ns *Notes) Export() api.SnapshotNotes {
-	notes, dropped := ns.List()
-	out := api.SnapshotNotes{Entries: make([]api.SnapshotNote, len(notes))}
-	if !dropped.IsZero() {
-		out.Dropped = stamp(dropped)
-	}
-	for i, n := range notes {
-		out.Entries[i] = api.SnapshotNote{Kind: kindNames[n.Kind], Time: stamp(n.Time), Job: n.Job, File: n.File, Status: n.Status,
-			Ranged: n.Ranged, Account: n.Account}
-	}
-	return out
+func (n *Note) export() api.SnapshotNote {
+	return api.SnapshotNote{Kind: kindNames[n.Kind], Time: stamp(n.Time), Job: n.Job, File: n.File, Status: n.Status,
+		Ranged: n.Ranged, Start: n.Start, Sent: n.Sent, Size: n.Size, Account: n.Account}
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-// Import puts a snapshot's notes into an empty record. Each problem is reported with a JSON
-// Pointer relative to the notes, and that note is left out.
-func (ns *Notes) Import(in api.SnapshotNotes, report func(ptr, msg string)) {
+// importNotes checks a snapshot's notes: at most max of them, each well formed. Each problem is
+// reported with a JSON Pointer relative to the notes, and that note is left out.
+func importNotes(in api.SnapshotNotes, max int, report func(ptr, msg string)) ([]Note, time.Time) {
+	var dropped time.Time
 	if in.Dropped != "" {
 		t, err := time.Parse(time.RFC3339Nano, in.Dropped)
 		if err != nil {
 			report("/dropped", "not an RFC 3339 time")
 		}
-		ns.mu.Lock()
-		ns.dropped = t
-		ns.mu.Unlock()
+		dropped = t
 	}
-	if len(in.Entries) > ns.max {
-		report("/entries", "holds "+strconv.Itoa(len(in.Entries))+" notes, more than the bound of "+strconv.Itoa(ns.max))
-		return
+	if len(in.Entries) > max {
+		report("/entries", "holds "+strconv.Itoa(len(in.Entries))+" notes, more than the bound of "+strconv.Itoa(max))
+		return nil, dropped
 	}
+	out := make([]Note, 0, len(in.Entries))
 	for i, e := range in.Entries {
 		at := "/entries/" + strconv.Itoa(i)
 		t, err := time.Parse(time.RFC3339Nano, e.Time)
@@ -156,8 +91,12 @@ func (ns *Notes) Import(in api.SnapshotNotes, report func(ptr, msg string)) {
 			report(at, "a note's job, file and account are at most "+strconv.Itoa(maxNoteText)+" bytes each")
 		case e.Status < 0 || e.Status > 999:
 			report(at+"/status", "an HTTP status")
+		case e.Start < 0 || e.Sent < 0 || e.Size < 0:
+			report(at, "a note's start, sent and size are not negative")
 		default:
-			ns.Add(Note{Kind: kind, Time: t, Job: e.Job, File: e.File, Status: e.Status, Ranged: e.Ranged, Account: e.Account})
+			out = append(out, Note{Kind: kind, Time: t, Job: e.Job, File: e.File, Status: e.Status, Ranged: e.Ranged,
+				Start: e.Start, Sent: e.Sent, Size: e.Size, Account: e.Account})
 		}
 	}
+	return out, dropped
 }

@@ -1,17 +1,21 @@
-// The report judges how a client behaves from what the emulator saw of it: a tenant's
-// journal of /v1 requests, the downloads and balance changes noted beside it, and the tenant's
-// clock. Each finding names a rule, says in one line what happened, and lists the journal
+// The report judges how a client behaves from what the emulator saw of it: a tenant's log of
+// /v1 requests, downloads and balance changes, read in the order they arrived, the facts the
+// emulator recorded as it answered (account, model, input digest, quote, job status, key,
+// fault, download range), and the tenant's clock. It never reads the emulator's own answers
+// back. Each finding names a rule, says in one line what happened, and lists the journal
 // entries that show it. The rules catch what works against an emulator and costs money, time
 // or data against the real service: a retry that would charge twice, a client that ignores
 // Retry-After, polls that hammer, quotes used wrongly, outputs lost.
 //
-// The report knows no HTTP: Judge takes entries and notes and returns findings, so it is
-// tested on journals written by hand.
+// The report knows no HTTP: Judge takes a log and returns findings, so it is tested on logs
+// written by hand.
 
 package evidence
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
@@ -70,39 +74,45 @@ var severity = func() map[string]string {
 // hopeless are the problem codes a request answered with cannot succeed unchanged.
 var hopeless = map[string]bool{"invalid_input": true, "insufficient_credits": true, "permission_denied": true, "quote_mismatch": true}
 
+// JobNow is what the emulator knows of a job as the report is made.
+type JobNow struct {
+	Status          string
+	OutputsExpireAt time.Time // once succeeded: when its outputs stop being served
+}
+
 // Input is what Judge looks at.
 type Input struct {
-	// Entries are the tenant's journal, oldest first, bodies as recorded (journal.Entries).
-	Entries []api.JournalEntry
-	// Notes are the downloads and balance changes beside the journal, oldest first; notes up to
-	// NotesMissing may have been dropped (zero: none were).
-	Notes        []Note
-	NotesMissing time.Time
-	// OutputsExpireAt says when a succeeded job's outputs stop being served, if the emulator
-	// still knows the job.
-	OutputsExpireAt func(jobID string) (time.Time, bool)
-	// Now is the tenant's clock.
-	Now time.Time
+	// Log is the tenant's log in the order the events arrived (Journal.Log); request bodies as
+	// recorded.
+	Log []Event
+	// Dropped: events that arrived up to this time may have been dropped (zero: none were).
+	Dropped time.Time
+	// Job says what the emulator knows of a job now, if it still knows the job.
+	Job func(id string) (JobNow, bool)
+	// Now is the tenant's clock; Still says it moves only when told (the manual clock), so a
+	// gap of zero means the clock was not moved, not that no time passed.
+	Now   time.Time
+	Still bool
 }
 
 // Judge returns the findings the input shows, in the order they were made.
 func Judge(in Input) []api.Finding {
-	j := judge{in: in, quotes: map[string]quoteSeen{}, quoteUsed: map[string]uint64{}, attempts: map[uint64]attempt{}, seed: maphash.MakeSeed(),
-		jobs: map[string]*jobSeen{}, waits: map[string]wait{}, failed: map[string]*failure{}, downloads: map[string][]Note{},
+	j := judge{in: in, quotes: map[string]quoteSeen{}, quoteUsed: map[string]uint64{}, attempts: map[string]attempt{}, seed: maphash.MakeSeed(),
+		jobs: map[string]*jobSeen{}, waits: map[string]wait{}, failed: map[string]*failure{}, downloads: map[string][]*Note{},
 		explained: map[uint64]bool{}}
-	for _, n := range in.Notes {
-		if n.Kind == Download {
-			j.downloads[n.Job] = append(j.downloads[n.Job], n)
+	for i := range in.Log {
+		ev := &in.Log[i]
+		if ev.Note != nil {
+			j.note(ev.Note)
+			continue
 		}
-	}
-	for i := range in.Entries {
-		j.entry(&in.Entries[i])
+		j.entry(ev)
 	}
 	j.finish()
 	return j.out
 }
 
-// judge is one pass over a journal.
+// judge is one pass over a log.
 type judge struct {
 	in  Input
 	out []api.Finding
@@ -110,13 +120,13 @@ type judge struct {
 	quotes    map[string]quoteSeen // by quote id, from POST /v1/quotes answers
 	quoteUsed map[string]uint64    // quote id -> the generation that made a job with it
 	seed      maphash.Seed
-	attempts  map[uint64]attempt // canonical body's hash -> its latest generation
+	attempts  map[string]attempt // account, model and input -> its latest generation
 	explained map[uint64]bool    // generations a new-key-on-retry finding already names
 	jobs      map[string]*jobSeen
 	jobOrder  []string
 	waits     map[string]wait     // account, method and path -> the Retry-After in force
 	failed    map[string]*failure // a request that cannot succeed unchanged -> its failure
-	downloads map[string][]Note   // by job
+	downloads map[string][]*Note  // by job
 	later     []func()            // reasons written once their counts are final
 }
 
@@ -126,48 +136,55 @@ type quoteSeen struct {
 }
 
 type attempt struct {
-	seq        uint64
-	key, jobID string
-	status     int
-	fault      string
+	seq               uint64
+	key, jobID, fault string
+	status            int
+	jobStatus         string
+	left              bool
 }
 
 type wait struct {
-	seq   uint64
-	until time.Time
-	after int
-	code  string
+	seq      uint64
+	answered uint64    // the arrival number handed out last when the answer was written
+	at       time.Time // when the answer was written
+	until    time.Time
+	after    int
+	date     bool
+	code     string
 }
 
 type failure struct {
 	seq     uint64
 	retries int
 	code    string
-	time    time.Time
+	account string
 	finding int // index in out, or -1 before the first retry
 }
 
 type jobSeen struct {
-	lastSeen        uint64 // the latest entry that showed the job
-	lastPoll        time.Time
-	polled          bool
-	fast            int
-	fastest         time.Duration
-	fastSeqs        []uint64
-	fastFinding     int // index in out, or -1
-	terminalSeq     uint64
-	terminalStatus  string
-	afterTerminal   int
-	afterFinding    int
+	firstSeq       uint64    // the first entry that named the job
+	firstAt        time.Time // when it arrived
+	lastSeen       uint64    // the latest entry that showed the job
+	lastPoll       time.Time
+	polled         bool
+	fast           int
+	fastest        time.Duration
+	fastSeqs       []uint64
+	terminalSeq    uint64
+	terminalStatus string
+	// rereads are the reads after terminalSeq but those a download followed (a read that
+	// fetches the links for a download is part of the download); pending says no download has
+	// followed the last yet.
+	rereads         []uint64
+	pending         bool
 	succeededSeq    uint64
-	succeededAt     time.Time
 	referencedAfter uint64 // the latest poll or cancel of the job
 }
 
-func (j *judge) job(id string) *jobSeen {
+func (j *judge) job(id string, e *Entry) *jobSeen {
 	js, ok := j.jobs[id]
 	if !ok {
-		js = &jobSeen{fastFinding: -1, afterFinding: -1}
+		js = &jobSeen{firstSeq: e.Seq, firstAt: arrived(e)}
 		j.jobs[id] = js
 		j.jobOrder = append(j.jobOrder, id)
 	}
@@ -175,14 +192,11 @@ func (j *judge) job(id string) *jobSeen {
 }
 
 func (j *judge) add(rule, reason string, seqs ...uint64) int {
-	var entries []uint64
+	entries := []uint64{}
 	for _, s := range seqs {
-		if s != 0 {
+		if s != 0 && len(entries) < maxSeqs {
 			entries = append(entries, s)
 		}
-	}
-	if entries == nil {
-		entries = []uint64{}
 	}
 	j.out = append(j.out, api.Finding{Rule: rule, Severity: severity[rule], Reason: reason, Entries: entries})
 	return len(j.out) - 1
@@ -193,6 +207,40 @@ func (j *judge) addSeq(i int, seq uint64) {
 	if len(j.out[i].Entries) < maxSeqs {
 		j.out[i].Entries = append(j.out[i].Entries, seq)
 	}
+}
+
+// arrived is when a request arrived: an entry from before arrival times were kept has only
+// the time of its answer.
+func arrived(e *Entry) time.Time {
+	if e.ReceivedAt.IsZero() {
+		return e.Time
+	}
+	return e.ReceivedAt
+}
+
+// garbled reports whether an injected fault answered in the emulator's place (an error page,
+// a reset, a malformed or truncated body), so the answer says nothing of the request itself. A
+// delay or a shaped download leaves the answer as the emulator made it.
+func garbled(e *Entry) bool {
+	return e.Fault != "" && e.FaultKind != "delay" && e.FaultKind != "download"
+}
+
+// terminal reports whether a job status is final.
+func terminal(status string) bool {
+	switch status {
+	case "succeeded", "failed", "canceled", "expired":
+		return true
+	}
+	return false
+}
+
+// span says how far apart two instants are on the tenant's clock, in words: on a clock that
+// moves only when told, no gap means the clock was not moved.
+func (j *judge) span(d time.Duration) string {
+	if d == 0 && j.in.Still {
+		return "without the emulator's clock moving (it is manual: move it to model the time a client waits)"
+	}
+	return d.Round(time.Millisecond).String() + " later"
 }
 
 // route is what the judge needs of a request's path.
@@ -206,7 +254,7 @@ const (
 	cancelRoute
 )
 
-func routeOf(e *api.JournalEntry) (route, string) {
+func routeOf(e *Entry) (route, string) {
 	switch {
 	case e.Method == "POST" && e.Path == "/v1/quotes":
 		return quoteRoute, ""
@@ -226,44 +274,64 @@ func routeOf(e *api.JournalEntry) (route, string) {
 	return otherRoute, ""
 }
 
-// entry judges one journal entry against what came before it.
-func (j *judge) entry(e *api.JournalEntry) {
-	j.retryAfter(e)
+// note judges what a download or a balance change changes: a balance set is a change to every
+// insufficient_credits failure of its account; a download shows the client used a job.
+func (j *judge) note(n *Note) {
+	switch n.Kind {
+	case CreditsSet:
+		for k, f := range j.failed {
+			if f.account == n.Account && f.code == "insufficient_credits" {
+				delete(j.failed, k)
+			}
+		}
+	case Download:
+		j.downloads[n.Job] = append(j.downloads[n.Job], n)
+		if js := j.jobs[n.Job]; js != nil && js.pending {
+			js.rereads, js.pending = js.rereads[:len(js.rereads)-1], false
+		}
+	}
+}
+
+// entry judges one request against what came before it.
+func (j *judge) entry(ev *Event) {
+	e := ev.Request
+	j.retryAfter(ev)
 	j.unchanged(e)
 	r, id := routeOf(e)
 	switch r {
 	case quoteRoute:
-		if e.Status == 200 && e.Fault == "" {
-			qid := stringField(e.ResponseBody, "quote_id")
-			if t, err := time.Parse(time.RFC3339Nano, stringField(e.ResponseBody, "expires_at")); err == nil && qid != "" {
-				j.quotes[qid] = quoteSeen{seq: e.Seq, expires: t}
-			}
+		if e.Status == 200 && !garbled(e) && e.QuoteID != "" {
+			j.quotes[e.QuoteID] = quoteSeen{seq: e.Seq, expires: e.QuoteExpiresAt}
 		}
 	case generateRoute:
 		j.generation(e)
 	case jobRoute:
 		j.poll(e, id)
 	case cancelRoute:
-		js := j.job(id)
-		js.referencedAfter = e.Seq
+		j.job(id, e).referencedAfter = e.Seq
 		j.sawJob(e, id)
 	}
 }
 
-// retryAfter judges retry-after-ignored: after a 429 or 503 with Retry-After, the same method
-// and path sent again before the wait is over.
-func (j *judge) retryAfter(e *api.JournalEntry) {
+// retryAfter judges retry-after-ignored: after a 429 or 503 with Retry-After, the same account
+// sending the same method and path again before the wait is over. A request that arrived before
+// the answer was written was already in flight (a parallel worker) and waits for nothing.
+func (j *judge) retryAfter(ev *Event) {
+	e := ev.Request
 	limited := (e.Status == 429 || e.Status == 503) && e.RetryAfter > 0
 	if len(j.waits) == 0 && !limited {
 		return
 	}
-	// Not by account: an injected fault answers before the key is read, so its entry has none.
-	k := e.Method + " " + e.Path
-	if w, ok := j.waits[k]; ok {
+	k := e.Account + "\x00" + e.Method + " " + e.Path
+	if w, ok := j.waits[k]; ok && ev.Arrival > w.answered {
 		delete(j.waits, k)
-		if e.Time.Before(w.until) {
-			j.add(RetryAfterIgnored, fmt.Sprintf("%s %s was sent again %s after a %s that asked to wait %ds (Retry-After)",
-				e.Method, e.Path, e.Time.Sub(w.until.Add(-time.Duration(w.after)*time.Second)).Round(time.Millisecond), w.code, w.after), w.seq, e.Seq)
+		if at := arrived(e); at.Before(w.until) {
+			form := fmt.Sprintf("%ds", w.after)
+			if w.date {
+				form = "until " + w.until.UTC().Format(time.RFC1123)
+			}
+			j.add(RetryAfterIgnored, fmt.Sprintf("%s %s was sent again %s after a %s that asked to wait %s (Retry-After)",
+				e.Method, e.Path, j.span(at.Sub(w.at)), w.code, form), w.seq, e.Seq)
 		}
 	}
 	if limited {
@@ -271,22 +339,26 @@ func (j *judge) retryAfter(e *api.JournalEntry) {
 		if e.Code != "" {
 			code += " " + e.Code
 		}
-		j.waits[k] = wait{seq: e.Seq, until: e.Time.Add(time.Duration(e.RetryAfter) * time.Second), after: e.RetryAfter, code: code}
+		w := wait{seq: e.Seq, answered: ev.Answered, at: e.Time, until: e.Time.Add(time.Duration(e.RetryAfter) * time.Second), after: e.RetryAfter, code: code}
+		if !e.RetryAt.IsZero() {
+			w.until, w.date = e.RetryAt, true
+		}
+		j.waits[k] = w
 	}
 }
 
 // unchanged judges retry-unchanged: a request answered invalid_input, insufficient_credits,
 // permission_denied or quote_mismatch, sent again byte for byte (after whitespace) by the same
 // account and answered the same. For insufficient_credits a balance set through the control API
-// between the two counts as a change.
-func (j *judge) unchanged(e *api.JournalEntry) {
-	fail := e.Fault == "" && hopeless[e.Code]
+// between the two (in the log's order, whatever the clock says) counts as a change.
+func (j *judge) unchanged(e *Entry) {
+	fail := !garbled(e) && hopeless[e.Code]
 	if len(j.failed) == 0 && !fail {
 		return // nothing to compare with: skip the body
 	}
 	k := e.Method + " " + e.Path + "?" + e.Query + "\x00" + e.Account + "\x00" + string(canonical(e.RequestBody))
 	if f, ok := j.failed[k]; ok {
-		if e.Fault == "" && e.Code == f.code && !(f.code == "insufficient_credits" && j.creditsSet(e.Account, f.time, e.Time)) {
+		if !garbled(e) && e.Code == f.code {
 			if f.finding < 0 {
 				f.finding = j.add(RetryUnchanged, "", f.seq)
 				j.later = append(j.later, func() {
@@ -296,63 +368,67 @@ func (j *judge) unchanged(e *api.JournalEntry) {
 			}
 			f.retries++
 			j.addSeq(f.finding, e.Seq)
-			f.time = e.Time
 			return
 		}
 		delete(j.failed, k)
 	}
 	if fail {
-		j.failed[k] = &failure{seq: e.Seq, code: e.Code, time: e.Time, finding: -1}
+		j.failed[k] = &failure{seq: e.Seq, code: e.Code, account: e.Account, finding: -1}
 	}
 }
 
-// creditsSet reports whether account's balance was set through the control API from one time to
-// another, both included (on the manual clock they are often the same instant).
-func (j *judge) creditsSet(account string, from, to time.Time) bool {
-	for _, n := range j.in.Notes {
-		if n.Kind == CreditsSet && n.Account == account && !n.Time.Before(from) && !n.Time.After(to) {
-			return true
-		}
+// identity is what makes two generations the same intended one: the account, the model and
+// the canonical input, whatever quote or key they carry. A generation whose input the emulator
+// could not read is known by its whole body.
+func (j *judge) identity(e *Entry) string {
+	if e.InputDigest != "" {
+		return e.Account + "\x00" + e.Model + "\x00" + e.InputDigest
 	}
-	return false
+	body := canonical(e.RequestBody)
+	if len(body) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s\x00body\x00%x", e.Account, maphash.Bytes(j.seed, body))
 }
 
 // generation judges new-key-on-retry, expired-quote and quote-reused.
-func (j *judge) generation(e *api.JournalEntry) {
-	body := canonical(e.RequestBody)
-	quoteID := memberString(body, "quote_id")
-
-	// The body names the quote, which is the account's own: no need to key by account, which an
-	// injected fault's entry lacks (it answers before the key is read).
-	if e.IdempotencyKey != "" && len(body) > 0 && e.Status != 401 && e.Status != 403 {
-		k := maphash.Bytes(j.seed, body) // the bodies themselves would make a large key
-		if prev, ok := j.attempts[k]; ok && prev.key != e.IdempotencyKey {
+func (j *judge) generation(e *Entry) {
+	if id := j.identity(e); e.IdempotencyKey != "" && id != "" && e.Status != 401 && e.Status != 403 {
+		if prev, ok := j.attempts[id]; ok && prev.key != e.IdempotencyKey {
 			if why := j.ambiguous(prev, e); why != "" {
-				j.add(NewKeyOnRetry, fmt.Sprintf("the same generation was sent again with Idempotency-Key %q after %s with key %q: in production that can charge twice", clipText(e.IdempotencyKey), why, clipText(prev.key)), prev.seq, e.Seq)
+				j.add(NewKeyOnRetry, fmt.Sprintf("the same generation (same model and input) was sent again with Idempotency-Key %q after %s with key %q: the first attempt may have made a job and been charged, and the new key makes a second one; retry with the same key and the same body",
+					clipText(e.IdempotencyKey), why, clipText(prev.key)), prev.seq, e.Seq)
 				j.explained[e.Seq] = true
 			}
 		}
-		j.attempts[k] = attempt{seq: e.Seq, key: e.IdempotencyKey, jobID: e.JobID, status: e.Status, fault: e.Fault}
+		j.attempts[id] = attempt{seq: e.Seq, key: e.IdempotencyKey, jobID: e.JobID, status: e.Status, fault: e.FaultKind, jobStatus: e.JobStatus, left: e.ClientLeft}
 	}
 
-	if e.Fault == "" {
+	if !garbled(e) {
 		switch e.Code {
 		case "quote_expired":
-			q, known := j.quotes[quoteID]
-			reason := fmt.Sprintf("generation with quote %s, which had expired", clipText(quoteID))
-			if known {
-				reason = fmt.Sprintf("generation with quote %s, %s after it expired at %s", clipText(quoteID), e.Time.Sub(q.expires).Round(time.Millisecond), q.expires.UTC().Format(time.RFC3339))
+			q, known := j.quotes[e.QuoteID]
+			expires := e.QuoteExpiresAt
+			if expires.IsZero() {
+				expires = q.expires
+			}
+			reason := fmt.Sprintf("generation with quote %s, which had expired", clipText(e.QuoteID))
+			if !expires.IsZero() {
+				reason = fmt.Sprintf("generation with quote %s, %s after it expired at %s", clipText(e.QuoteID), arrived(e).Sub(expires).Round(time.Millisecond), expires.UTC().Format(time.RFC3339))
+			}
+			if !known {
+				q.seq = 0
 			}
 			j.add(ExpiredQuote, reason+": quote again when the quote is near its expires_at", q.seq, e.Seq)
 		case "quote_already_used":
 			if !j.explained[e.Seq] {
-				j.add(QuoteReused, fmt.Sprintf("generation with quote %s, which an earlier job already used: a quote buys one generation", clipText(quoteID)), j.quoteUsed[quoteID], e.Seq)
+				j.add(QuoteReused, fmt.Sprintf("generation with quote %s, which an earlier job already used: a quote buys one generation", clipText(e.QuoteID)), j.quoteUsed[e.QuoteID], e.Seq)
 			}
 		}
 	}
-	if e.Status/100 == 2 && quoteID != "" {
-		if _, ok := j.quoteUsed[quoteID]; !ok {
-			j.quoteUsed[quoteID] = e.Seq
+	if e.Status/100 == 2 && !garbled(e) && e.QuoteID != "" {
+		if _, ok := j.quoteUsed[e.QuoteID]; !ok {
+			j.quoteUsed[e.QuoteID] = e.Seq
 		}
 	}
 	if e.JobID != "" && e.Status/100 == 2 {
@@ -361,20 +437,25 @@ func (j *judge) generation(e *api.JournalEntry) {
 }
 
 // ambiguous says why the client could not know whether prev made a job, or "" when it could.
-func (j *judge) ambiguous(prev attempt, e *api.JournalEntry) string {
+func (j *judge) ambiguous(prev attempt, e *Entry) string {
 	switch {
 	case prev.status == 0:
 		return "an attempt whose connection was dropped"
+	case prev.left:
+		return fmt.Sprintf("an attempt it gave up on before the answer (%d) came, as on its own timeout", prev.status)
 	case prev.status >= 500:
 		return fmt.Sprintf("an attempt answered %d", prev.status)
-	case prev.fault != "" && prev.status < 400:
-		return "an attempt whose answer an injected fault disturbed"
+	case prev.fault == "malformed" || prev.fault == "truncated" || prev.fault == "reset":
+		return "an attempt whose answer an injected " + prev.fault + " fault garbled"
 	case prev.status/100 == 2 && prev.jobID != "":
+		if terminal(prev.jobStatus) {
+			return "" // the answer itself said how the job ended
+		}
 		if js := j.jobs[prev.jobID]; js != nil && js.referencedAfter > prev.seq {
 			return "" // the client used the job it was given: it had the answer
 		}
 		for _, d := range j.downloads[prev.jobID] {
-			if !d.Time.After(e.Time) {
+			if !d.Time.After(arrived(e)) {
 				return ""
 			}
 		}
@@ -384,21 +465,15 @@ func (j *judge) ambiguous(prev attempt, e *api.JournalEntry) string {
 }
 
 // poll judges poll-too-fast and poll-after-terminal.
-func (j *judge) poll(e *api.JournalEntry, id string) {
-	js := j.job(id)
+func (j *judge) poll(e *Entry, id string) {
+	js := j.job(id, e)
 	js.referencedAfter = e.Seq
 	if js.terminalSeq != 0 {
-		js.afterTerminal++
-		if js.afterFinding < 0 {
-			js.afterFinding = j.add(PollAfterTerminal, "", js.terminalSeq)
-			j.later = append(j.later, func() {
-				j.out[js.afterFinding].Reason = fmt.Sprintf("job %s was polled %d time(s) after an answer showed it %s: stop polling once a job is succeeded, failed, canceled or expired", clipText(id), js.afterTerminal, js.terminalStatus)
-			})
-		}
-		j.addSeq(js.afterFinding, e.Seq)
+		js.rereads, js.pending = append(js.rereads, e.Seq), true
 	}
+	at := arrived(e)
 	if js.polled {
-		if gap := e.Time.Sub(js.lastPoll); gap < PollFloor {
+		if gap := at.Sub(js.lastPoll); gap < PollFloor {
 			js.fast++
 			if js.fast == 1 || gap < js.fastest {
 				js.fastest = gap
@@ -406,92 +481,138 @@ func (j *judge) poll(e *api.JournalEntry, id string) {
 			if len(js.fastSeqs) < maxSeqs {
 				js.fastSeqs = append(js.fastSeqs, e.Seq)
 			}
-			if js.fast >= FastPolls {
-				if js.fastFinding < 0 {
-					js.fastFinding = j.add(PollTooFast, "")
-					j.later = append(j.later, func() {
-						fd := &j.out[js.fastFinding]
-						fd.Entries = js.fastSeqs
-						fd.Reason = fmt.Sprintf("job %s was polled %d times less than %s after the poll before (the shortest gap %s): wait at least %s between polls", clipText(id), js.fast, PollFloor, js.fastest.Round(time.Millisecond), PollFloor)
-					})
-				}
+			if js.fast == FastPolls {
+				i := j.add(PollTooFast, "")
+				j.later = append(j.later, func() {
+					fd := &j.out[i]
+					fd.Entries = js.fastSeqs
+					shortest := "the shortest gap " + js.fastest.Round(time.Millisecond).String()
+					if js.fastest == 0 && j.in.Still {
+						shortest = "some without the emulator's clock moving: it is manual, move it to model the wait"
+					}
+					fd.Reason = fmt.Sprintf("job %s was polled %d times less than %s after the poll before (%s): wait at least %s between polls", clipText(id), js.fast, PollFloor, shortest, PollFloor)
+				})
 			}
 		}
 	}
-	js.lastPoll, js.polled = e.Time, true
-	if e.Status == 200 && e.Fault == "" {
+	js.lastPoll, js.polled = at, true
+	if e.Status == 200 && !garbled(e) {
 		j.sawJob(e, id)
 	}
 }
 
 // sawJob notes what an answer showed of a job: finished, succeeded.
-func (j *judge) sawJob(e *api.JournalEntry, id string) {
-	js := j.job(id)
+func (j *judge) sawJob(e *Entry, id string) {
+	js := j.job(id, e)
 	js.lastSeen = e.Seq
-	status := stringField(e.ResponseBody, "status")
-	switch status {
-	case "succeeded", "failed", "canceled", "expired":
-		if js.terminalSeq == 0 {
-			js.terminalSeq, js.terminalStatus = e.Seq, status
-		}
+	if terminal(e.JobStatus) && js.terminalSeq == 0 {
+		js.terminalSeq, js.terminalStatus = e.Seq, e.JobStatus
 	}
-	if status == "succeeded" && js.succeededSeq == 0 {
-		js.succeededSeq, js.succeededAt = e.Seq, e.Time
+	if e.JobStatus == "succeeded" && js.succeededSeq == 0 {
+		js.succeededSeq = e.Seq
 	}
 }
 
-// finish judges what needs the whole journal: downloads after expiry, and outputs never
-// downloaded.
+// finish judges what needs the whole log: reads after a job ended, downloads after expiry,
+// and outputs never downloaded.
 func (j *judge) finish() {
 	for _, f := range j.later {
 		f()
 	}
+	for _, id := range j.jobOrder {
+		js := j.jobs[id]
+		// One read after the end is a last look; more is polling.
+		if polls := js.rereads; len(polls) >= 2 {
+			j.add(PollAfterTerminal, fmt.Sprintf("job %s was read %d time(s) after an answer showed it %s: stop polling once a job is succeeded, failed, canceled or expired",
+				clipText(id), len(polls), js.terminalStatus), append([]uint64{js.terminalSeq}, polls...)...)
+		}
+	}
 	late := map[string]bool{}
-	for _, n := range j.in.Notes {
-		if n.Kind != Download || n.Status != 410 || late[n.Job] {
-			continue
+	for _, id := range j.jobOrder {
+		for _, n := range j.downloads[id] {
+			if n.Status != 410 || late[id] {
+				continue
+			}
+			late[id] = true
+			reason := fmt.Sprintf("%s was downloaded at %s, after the job's outputs had expired (410)", clipText(n.File), n.Time.UTC().Format(time.RFC3339))
+			if now, ok := j.jobNow(id); ok && !now.OutputsExpireAt.IsZero() {
+				exp := now.OutputsExpireAt
+				reason = fmt.Sprintf("%s was downloaded %s after the job's outputs expired at %s (410): download outputs as soon as the job succeeds", clipText(n.File), n.Time.Sub(exp).Round(time.Millisecond), exp.UTC().Format(time.RFC3339))
+			}
+			j.add(DownloadAfterExpiry, reason, j.jobs[id].lastSeen)
 		}
-		late[n.Job] = true
-		var seen uint64
-		if js := j.jobs[n.Job]; js != nil {
-			seen = js.lastSeen
-		}
-		reason := fmt.Sprintf("%s was downloaded at %s, after the job's outputs had expired (410)", clipText(n.File), n.Time.UTC().Format(time.RFC3339))
-		if exp, ok := j.expiry(n.Job); ok {
-			reason = fmt.Sprintf("%s was downloaded %s after the job's outputs expired at %s (410): download outputs as soon as the job succeeds", clipText(n.File), n.Time.Sub(exp).Round(time.Millisecond), exp.UTC().Format(time.RFC3339))
-		}
-		j.add(DownloadAfterExpiry, reason, seen)
 	}
 	for _, id := range j.jobOrder {
 		js := j.jobs[id]
-		if js.succeededSeq == 0 || late[id] {
+		if late[id] {
 			continue // a late download is the finding already made about this job
 		}
-		exp, ok := j.expiry(id)
-		if !ok || j.in.Now.Before(exp) {
-			continue // not expired yet: the client may still download
+		now, ok := j.jobNow(id)
+		if !ok || now.Status != "succeeded" || now.OutputsExpireAt.IsZero() || j.in.Now.Before(now.OutputsExpireAt) {
+			continue // not succeeded, or not expired yet: the client may still download
 		}
-		if !j.in.NotesMissing.IsZero() && !js.succeededAt.After(j.in.NotesMissing) {
-			continue // its downloads may be among the notes dropped
+		if !j.in.Dropped.IsZero() && !js.firstAt.After(j.in.Dropped) {
+			continue // its downloads may be among the events dropped
 		}
-		fetched := false
-		for _, d := range j.downloads[id] {
-			if d.Time.Before(exp) && (d.Status/100 == 2 || d.Status == 304) {
-				fetched = true
-				break
-			}
+		exp := now.OutputsExpireAt
+		if j.fetched(id, exp) {
+			continue
 		}
-		if !fetched {
-			j.add(OutputsNeverDownloaded, fmt.Sprintf("job %s succeeded but none of its outputs was downloaded before they expired at %s", clipText(id), exp.UTC().Format(time.RFC3339)), js.succeededSeq)
+		why := "none of its outputs was downloaded whole"
+		switch {
+		case js.succeededSeq == 0 && len(j.downloads[id]) == 0:
+			why = "the client never saw it finish (no poll showed it succeeded) and downloaded none of its outputs"
+		case len(j.downloads[id]) > 0:
+			why = "its downloads were cut short, abandoned or asked only for part of a file, so no output arrived whole"
 		}
+		seq := js.succeededSeq
+		if seq == 0 {
+			seq = js.firstSeq
+		}
+		j.add(OutputsNeverDownloaded, fmt.Sprintf("job %s succeeded but %s before they expired at %s", clipText(id), why, exp.UTC().Format(time.RFC3339)), seq)
 	}
 }
 
-func (j *judge) expiry(id string) (time.Time, bool) {
-	if j.in.OutputsExpireAt == nil {
-		return time.Time{}, false
+// fetched reports whether some output of a job arrived whole before exp: a 304, a 200 whose
+// bytes all reached the connection, or ranges that together cover the file.
+func (j *judge) fetched(id string, exp time.Time) bool {
+	type span struct{ from, to int64 }
+	got := map[string][]span{}
+	for _, d := range j.downloads[id] {
+		if !d.Time.Before(exp) {
+			continue
+		}
+		switch {
+		case d.Status == 304, d.Status/100 == 2 && d.Size == 0:
+			return true
+		case d.Status/100 == 2 && d.Sent > 0:
+			got[d.File] = append(got[d.File], span{d.Start, d.Start + d.Sent})
+			size := d.Size
+			covered := int64(0)
+			for covered < size { // extend the covered prefix with any span that reaches it
+				grew := false
+				for _, s := range got[d.File] {
+					if s.from <= covered && s.to > covered {
+						covered, grew = s.to, true
+					}
+				}
+				if !grew {
+					break
+				}
+			}
+			if covered >= size {
+				return true
+			}
+		}
 	}
-	return j.in.OutputsExpireAt(id)
+	return false
+}
+
+func (j *judge) jobNow(id string) (JobNow, bool) {
+	if j.in.Job == nil {
+		return JobNow{}, false
+	}
+	return j.in.Job(id)
 }
 
 // canonical is a body without insignificant whitespace, so a body sent again compares equal
@@ -530,63 +651,17 @@ func compact(b []byte) bool {
 	return true
 }
 
-// stringField finds the first member name with a string value in a compact JSON object the
-// emulator wrote, and returns the value. The emulator writes ids and statuses first and escapes
-// every quote inside a string, so the first match is the object's own member; values with
-// escapes are not needed here and come back empty.
-func stringField(body []byte, name string) string {
-	key := `"` + name + `":"`
-	i := bytes.Index(body, []byte(key))
-	if i < 0 {
-		return ""
-	}
-	rest := body[i+len(key):]
-	end := bytes.IndexByte(rest, '"')
-	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
-		return ""
-	}
-	return string(rest[:end])
-}
-
-// memberString finds a member with a string value in a compact JSON object a client sent: the
-// first at the object's own level. A body that does not parse, or a value with escapes, gives "".
-func memberString(body []byte, name string) string {
-	depth, in, esc, start := 0, false, false, -1
-	for i, c := range body {
-		switch {
-		case esc:
-			esc = false
-		case in && c == '\\':
-			esc = true
-		case c == '"':
-			if !in {
-				start = i + 1
-			} else if depth == 1 && i+1 < len(body) && body[i+1] == ':' && string(body[start:i]) == name {
-				rest := body[i+2:]
-				if len(rest) == 0 || rest[0] != '"' {
-					return ""
-				}
-				end := bytes.IndexByte(rest[1:], '"')
-				if end < 0 || bytes.IndexByte(rest[1:end+1], '\\') >= 0 {
-					return ""
-				}
-				return string(rest[1 : end+1])
-			}
-			in = !in
-		case in:
-		case c == '{' || c == '[':
-			depth++
-		case c == '}' || c == ']':
-			depth--
-		}
-	}
-	return ""
-}
-
 // clipText keeps a value quoted in a reason short.
 func clipText(s string) string {
 	if len(s) > 80 {
 		return s[:80] + "…"
 	}
 	return s
+}
+
+// Digest names a canonical JSON value (jsonvalue.Canonical) in a few bytes: the report tells
+// two generations of the same input apart from others by it, without keeping the input.
+func Digest(canonical []byte) string {
+	sum := sha256.Sum256(canonical)
+	return hex.EncodeToString(sum[:12])
 }

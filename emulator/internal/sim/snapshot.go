@@ -96,7 +96,7 @@ func (w *World) Snapshot(withJournal bool) api.Snapshot {
 		doc.ExpectedErrors = append(doc.ExpectedErrors, p.Source())
 	}
 	doc.Coverage = w.coverage.Seen()
-	doc.Notes = w.notes.Export()
+	doc.Notes = w.journal.ExportNotes()
 	if withJournal {
 		j := w.journal.Export()
 		doc.Journal = &j
@@ -353,12 +353,9 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 	w.idem.Import(doc.IdempotencyKeys, p.under("/idempotency_keys"))
 	w.faults.Import(doc.Faults, p.under("/faults"))
 	w.limiter.Import(doc.RateLimits, len(sc.RateLimits), p.under("/rate_limits"))
-	if doc.Journal != nil {
-		w.journal.Import(*doc.Journal)
-	}
+	w.journal.Restore(doc.Journal, doc.Notes, p.under("/notes"))
 	w.expected = expectedFrom(doc.ExpectedErrors, p.under("/expected_errors"))
 	w.coverage.Restore(doc.Coverage, p.under("/coverage"))
-	w.notes.Import(doc.Notes, p.under("/notes"))
 	if err := p.err(); err != nil {
 		w.retire()
 		return nil, err

@@ -64,7 +64,6 @@ type World struct {
 	faults  *faults.Set
 	limiter *ratelimit.Limiter
 	journal *evidence.Journal
-	notes   *evidence.Notes // downloads and balance changes, for the report
 
 	scenario atomic.Pointer[scenario.Scenario]
 	waiting  atomic.Int64 // generations blocked waiting for their job
@@ -167,7 +166,6 @@ func newWorld(cfg *Config, g *ids.Generator, c *clock.Clock, l *ledger.Ledger, f
 		faults:   faults.New(g.Float64),
 		limiter:  ratelimit.New(),
 		journal:  evidence.NewBounded(cfg.JournalMax, JournalBytes),
-		notes:    evidence.NewNotes(evidence.MaxNotes),
 		gone:     make(chan struct{}),
 		quoteSeq: map[string]uint64{},
 	}
@@ -292,33 +290,30 @@ func (w *World) SetCredits(account string, credits int64) (ledger.Balance, error
 	defer w.gate.RUnlock()
 	b, err := w.ledger.SetAvailable(account, credits)
 	if err == nil {
-		w.notes.Add(evidence.Note{Kind: evidence.CreditsSet, Time: w.Now(), Account: account})
+		w.journal.AddNote(evidence.Note{Kind: evidence.CreditsSet, Time: w.Now(), Account: account}, 0)
 	}
 	return b, err
 }
 
-// Downloaded notes a download of one of the world's output files, for the report: the journal
-// records /v1 requests only.
-func (w *World) Downloaded(jobID, file string, status int, ranged bool) {
-	w.notes.Add(evidence.Note{Kind: evidence.Download, Time: w.Now(), Job: jobID, File: file, Status: status, Ranged: ranged})
-}
-
-// Judge judges the client's behaviour in this world from its journal and notes (see package
-// report): how many entries and notes it examined, and what it found.
+// Judge judges the client's behaviour in this world from its log (see evidence.Judge): how
+// many events it examined, and what it found.
 func (w *World) Judge() (int, []api.Finding) {
-	entries := w.journal.Entries()
-	notes, missing := w.notes.List()
-	findings := evidence.Judge(evidence.Input{Entries: entries, Notes: notes, NotesMissing: missing, OutputsExpireAt: w.outputsExpireAt, Now: w.Now()})
-	return len(entries) + len(notes), findings
+	log, dropped := w.journal.Log()
+	findings := evidence.Judge(evidence.Input{Log: log, Dropped: dropped, Job: w.jobNow, Now: w.Now(), Still: w.clock.Manual()})
+	return len(log), findings
 }
 
-// outputsExpireAt is when a succeeded job's outputs stop being served.
-func (w *World) outputsExpireAt(id string) (time.Time, bool) {
+// jobNow is what the report needs of a job as it stands.
+func (w *World) jobNow(id string) (evidence.JobNow, bool) {
 	v, ok := w.jobs.Get("", id)
-	if !ok || v.Status != jobs.Succeeded {
-		return time.Time{}, false
+	if !ok {
+		return evidence.JobNow{}, false
 	}
-	return v.OutputsExpireAt, true
+	out := evidence.JobNow{Status: string(v.Status)}
+	if v.Status == jobs.Succeeded {
+		out.OutputsExpireAt = v.OutputsExpireAt
+	}
+	return out, true
 }
 
 // NeedsModel reports whether a fault or rate-limit rule in force matches on models, so the

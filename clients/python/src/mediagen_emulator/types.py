@@ -520,7 +520,7 @@ class _JournalEntryRequired(TypedDict):
 
     #: The entry's place in the tenant's journal, from 1.
     seq: int
-    #: When the request was answered, on the tenant's clock.
+    #: When the answer was written, on the tenant's clock.
     time: str
     #: The request's method.
     method: str
@@ -543,6 +543,9 @@ class JournalEntry(_JournalEntryRequired, total=False):
     end.
     """
 
+    #: When the request arrived, on the tenant's clock: the report orders and times the client's
+    #: requests by it.
+    received_at: str
     #: The problem code, for an error.
     code: str
     #: The authenticated key's account.
@@ -557,6 +560,21 @@ class JournalEntry(_JournalEntryRequired, total=False):
     fault: str
     #: The `Retry-After` the answer carried, in seconds (429 and 503 answers).
     retry_after: int
+    #: The instant the `Retry-After` names, on the tenant's clock, when it was sent as an HTTP-date.
+    retry_at: str
+    #: The kind of the fault injected into the answer.
+    fault_kind: Literal["error", "reset", "malformed", "truncated", "delay", "gateway", "download"]
+    #: The client hung up before its answer was written (its own timeout, say).
+    client_left: bool
+    #: The quote the request made or named.
+    quote_id: str
+    #: The `expires_at` of the quote the request made.
+    quote_expires_at: str
+    #: The status of the job the answer made or showed.
+    job_status: Literal["queued", "running", "succeeded", "failed", "canceled", "expired"]
+    #: A digest of a generation's canonical input: two generations with the same input, in any key
+    #: order or number spelling, have the same digest.
+    input_digest: str
     #: The body sent: its JSON when it was valid JSON of at most 16 KiB, else a string of its text
     #: cut to fit.
     request_body: Any
