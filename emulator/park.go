@@ -90,7 +90,10 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, world *sim.World, 
 	if !p.answered && !stopping {
 		s.parked[p] = wt
 		// A client that hangs up is answered at once, so its socket goes (the job goes on).
-		p.unwatch = s.hangups.watch(conn, wt.End)
+		p.unwatch = s.hangups.watch(conn, func() {
+			rec.left.Store(true) // the report learns the client gave up on the wait
+			wt.End()
+		})
 	}
 	s.parkedMu.Unlock()
 	if stopping {

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
@@ -194,5 +195,81 @@ func TestReportIsCleanForACarefulClient(t *testing.T) {
 	advance("2h")
 	if rep := getReport(t, c, ""); len(rep.Findings) != 0 || rep.Examined == 0 {
 		t.Errorf("a careful client got %+v", rep)
+	}
+}
+
+// TestReportJudgesWhatTheEmulatorRecorded drives, over HTTP on the manual clock, the shapes an
+// outside sweep found judged wrongly, and checks what the report makes of each tenant.
+func TestReportJudgesWhatTheEmulatorRecorded(t *testing.T) {
+	hs := tenantServer(t, Config{})
+	input := map[string]any{"prompt": "a cat", "num_images": 1}
+	rules := func(c wire) map[string]int { return getReport(t, c, "").Counts }
+
+	// A client that times out against a slow answer, then quotes again and sends a new key: two
+	// charged jobs in production.
+	c := wire{t: t, base: hs.URL, key: "key_a", header: "timeout"}
+	c.must(201, "POST", "/_emulator/faults", map[string]any{"match": map[string]any{"path": "/v1/generate"}, "action": "delay", "delay": "5s", "count": 1})
+	q1 := c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})["quote_id"]
+	raw, _ := json.Marshal(map[string]any{"model": "test/pixel", "input": input, "quote_id": q1})
+	req, _ := http.NewRequest("POST", hs.URL+"/v1/generate", strings.NewReader(string(raw)))
+	req.Header.Set("Authorization", "Bearer key_a")
+	req.Header.Set(headerTenant, "timeout")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", "k1")
+	impatient := &http.Client{Timeout: 100 * time.Millisecond}
+	if resp, err := impatient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatal("the delayed generation answered within the client's timeout")
+	}
+	q2 := c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})["quote_id"]
+	c.must(202, "POST", "/v1/generate", map[string]any{"model": "test/pixel", "input": input, "quote_id": q2}, "Idempotency-Key", "k2")
+	// The abandoned attempt is journaled once its delay is cut short by the hang-up.
+	var rep api.Report
+	for range 500 {
+		if rep = getReport(t, c, ""); rep.Counts[evidence.NewKeyOnRetry] > 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond) // waits for the server's goroutine, not for its clock
+	}
+	if rep.Counts[evidence.NewKeyOnRetry] != 1 || !strings.Contains(rep.Findings[0].Reason, "may have made a job and been charged") {
+		t.Errorf("a timed-out attempt retried with a new quote and key: %+v", rep)
+	}
+
+	// The 402 recipe: credits set to 0 on a still clock, then three unchanged generations.
+	c = wire{t: t, base: hs.URL, key: "key_a", header: "broke"}
+	q := c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})["quote_id"]
+	c.must(200, "PUT", "/_emulator/accounts/acct_a", map[string]any{"credits": 0})
+	for range 3 {
+		c.must(402, "POST", "/v1/generate", map[string]any{"model": "test/pixel", "input": input, "quote_id": q}, "Idempotency-Key", "k1")
+	}
+	if got := rules(c); got[evidence.RetryUnchanged] != 1 {
+		t.Errorf("the 402 recipe: %v", got)
+	}
+	// The careful shape: topped up between the attempts, on the same still instant.
+	c = wire{t: t, base: hs.URL, key: "key_a", header: "topped"}
+	q = c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})["quote_id"]
+	c.must(200, "PUT", "/_emulator/accounts/acct_a", map[string]any{"credits": 0})
+	c.must(402, "POST", "/v1/generate", map[string]any{"model": "test/pixel", "input": input, "quote_id": q}, "Idempotency-Key", "k1")
+	c.must(200, "PUT", "/_emulator/accounts/acct_a", map[string]any{"credits": 1000})
+	c.must(202, "POST", "/v1/generate", map[string]any{"model": "test/pixel", "input": input, "quote_id": q}, "Idempotency-Key", "k1")
+	if got := getReport(t, c, ""); len(got.Findings) != 0 {
+		t.Errorf("a client that topped up: %+v", got.Findings)
+	}
+
+	// A 429 is held against its own account only, and the journal keeps both times.
+	c = wire{t: t, base: hs.URL, key: "key_a", header: "accounts"}
+	c.must(201, "POST", "/_emulator/faults", map[string]any{"match": map[string]any{"path": "/v1/models"}, "status": 429, "retry_after": 5, "count": 1})
+	c.must(429, "GET", "/v1/models", nil)
+	other := wire{t: t, base: hs.URL, key: "key_b", header: "accounts"}
+	other.must(200, "GET", "/v1/models", nil)
+	if got := rules(c); got[evidence.RetryAfterIgnored] != 0 {
+		t.Errorf("another account's request after a 429: %v", got)
+	}
+	var page api.Page[api.JournalEntry]
+	_, body, _ := c.do("GET", "/_emulator/requests", nil)
+	raw, _ = json.Marshal(body)
+	_ = json.Unmarshal(raw, &page)
+	if len(page.Data) != 2 || page.Data[0].ReceivedAt.IsZero() || page.Data[0].Account != "acct_a" || page.Data[0].FaultKind != "error" || page.Data[1].Account != "acct_b" {
+		t.Errorf("the journal: %+v", page.Data)
 	}
 }

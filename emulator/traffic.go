@@ -61,11 +61,15 @@ func (s *Server) traffic(router *mux.Router, next http.Handler) http.Handler {
 			if api && (f.Action == scenario.ActionError || f.Action == scenario.ActionGateway) {
 				rec.route = routeName(router, r, nil) // the request is answered before routing
 			}
-			if api && rec.sent == nil && r.Body != nil && f.Action != scenario.ActionDelay {
+			if api && rec.sent == nil && r.Body != nil {
 				// No handler reads the body of a request a fault answers: read it for the journal,
-				// where the report compares a retry with the attempt the fault answered.
+				// where the report compares a retry with the attempt the fault answered. A delayed
+				// request gets it back for its handler; read first, a hang-up during the delay ends
+				// the request's context, which an unread body would hide.
 				rec.sent, _ = io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
-				if r.Method == http.MethodPost && r.URL.Path == "/v1/generate" {
+				if f.Action == scenario.ActionDelay {
+					r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(rec.sent), r.Body))
+				} else if r.Method == http.MethodPost && r.URL.Path == "/v1/generate" {
 					aboutSent(r, rec.sent)
 				}
 			}
