@@ -27,26 +27,23 @@ func (s *Server) readPattern(w http.ResponseWriter, r *http.Request) (*evidence.
 	return p, nil
 }
 
-// journalOf returns every entry of the request's tenant's journal, oldest first, in the form
-// GET /_emulator/requests lists them.
-func journalOf(r *http.Request) []api.JournalEntry {
-	entries := worldOf(r).Journal().All()
-	tenant := infoOf(r).tenant.Name()
-	for i := range entries {
-		entries[i].Tenant = tenant
-	}
-	return entries
-}
-
 // verifyRequests counts the journal entries that match a pattern and, when none does, shows
-// the closest.
+// the closest. A client that leaves ends the scan.
 func (s *Server) verifyRequests() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		p, err := s.readPattern(w, r)
 		if err != nil {
 			return err
 		}
-		return s.writeJSON(w, http.StatusOK, evidence.Verify(p, journalOf(r)))
+		v, err := worldOf(r).Journal().Verify(r.Context(), p)
+		if err != nil {
+			return nil // the client has gone: no one to answer
+		}
+		tenant := infoOf(r).tenant.Name()
+		for i := range v.NearMisses {
+			v.NearMisses[i].Entry.Tenant = tenant
+		}
+		return s.writeJSON(w, http.StatusOK, v)
 	}
 }
 
@@ -87,10 +84,20 @@ func (s *Server) clearExpectedErrors() handlerFunc {
 	}
 }
 
-// listUnexpected lists the error answers of the tenant that no expected pattern covers.
+// listUnexpected lists the error answers of the tenant that no expected pattern covers. A
+// client that leaves ends the scan.
 func (s *Server) listUnexpected() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		return s.writeJSON(w, http.StatusOK, evidence.Unexpected(worldOf(r).Expected(), journalOf(r)))
+		world := worldOf(r)
+		u, err := world.Journal().Unexpected(r.Context(), world.Expected())
+		if err != nil {
+			return nil // the client has gone: no one to answer
+		}
+		tenant := infoOf(r).tenant.Name()
+		for i := range u.Data {
+			u.Data[i].Entry.Tenant = tenant
+		}
+		return s.writeJSON(w, http.StatusOK, u)
 	}
 }
 

@@ -610,19 +610,27 @@ export interface RequestMatch {
   output_type?: "image" | "video" | "audio";
 }
 
-/** Describes journal entries: every member given must match, and `{}` matches every entry. */
+/**
+ * Describes journal entries, for verify, expected errors and (as query parameters) the journal's
+ * filter: every member given must match, and `{}` matches every entry. Headers, pointers and body
+ * members together are at most 64.
+ */
 export interface RequestPattern {
   /** The method, compared without regard to case. */
   method?: string;
   /**
-   * The path: `*` matches any run of characters other than `/`, `**` any run at all (model ids
-   * hold slashes).
+   * The path, a glob: `*` matches any run of characters within one `/`-separated segment, `**` any
+   * run at all. At most 1,024 bytes.
    */
   path?: string;
   /** The status answered. */
   status?: number;
   /** The problem code answered. */
   code?: string;
+  /** The account of the key the request sent. */
+  account?: string;
+  /** The model the request was about, a glob like `path` (`fal-ai/flux/**`). */
+  model?: string;
   /** Request headers: names without regard to case, values exact. */
   headers?: Record<string, unknown>;
   /**

@@ -370,16 +370,19 @@ type HomeLink struct {
 }
 
 // RequestPattern describes journal entries (POST /_emulator/verify, POST
-// /_emulator/expected-errors); every field given must match, and the empty pattern matches every
-// entry. Path takes * for any run of characters other than / and ** for any run at all; Headers
-// are compared by canonical name and exact value; Body matches when every member it has is in
-// the recorded body with an equal JSON value (objects recursively); Pointers maps a JSON Pointer
-// into the recorded body to the value that must be there.
+// /_emulator/expected-errors, and the query of GET /_emulator/requests); every field given must
+// match, and the empty pattern matches every entry. Path and Model are globs: * for any run of
+// characters other than /, ** for any run at all; Headers are compared by canonical name and
+// exact value; Body matches when every member it has is in the recorded body with an equal JSON
+// value (objects recursively); Pointers maps a JSON Pointer into the recorded body to the value
+// that must be there. Headers, pointers and body members together are at most 64.
 type RequestPattern struct {
 	Method   string            `json:"method,omitempty"`
 	Path     string            `json:"path,omitempty"`
 	Status   int               `json:"status,omitempty"`
 	Code     string            `json:"code,omitempty"`
+	Account  string            `json:"account,omitempty"` // the key's account, exactly
+	Model    string            `json:"model,omitempty"`   // the model, as a glob
 	Headers  map[string]string `json:"headers,omitempty"`
 	Body     map[string]any    `json:"body,omitempty"`
 	Pointers map[string]any    `json:"pointers,omitempty"`

@@ -6,6 +6,7 @@
 package evidence
 
 import (
+	"context"
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 
 	"bytes"
@@ -93,13 +94,6 @@ func headerSize(h map[string][]string) int64 {
 	return int64(n)
 }
 
-// Filter selects entries; empty fields match everything.
-type Filter struct {
-	Method, Path, Account, Model, Code string
-	Status                             int
-	// Path may end in * to match a prefix.
-}
-
 // Journal is a tenant's bounded log of what happened: answered /v1 requests (its entries) and,
 // beside them in the same ring and under the same bounds, notes of downloads and balance
 // changes. Each event carries the order in which it arrived, so the report reads the log in the
@@ -108,14 +102,17 @@ type Journal struct {
 	mu         sync.Mutex
 	maxEntries int
 	maxBytes   int64
-	ring       []slot // a ring: n events, in the order recorded from head, wrapping around
-	head, n    int
-	bytes      int64 // the sizes of the events held
-	seq        uint64
-	arrivals   atomic.Uint64 // the last arrival number handed out
-	dropped    time.Time     // when the newest event dropped to make room arrived
-	onChange   func()        // told after every Add and Clear, outside the lock
-	full       func() bool
+	// ring holds n events, in the order recorded from head, wrapping around. A slot never
+	// changes once recorded, so readers copy the pointers under the lock and read the slots
+	// after, without copying entries.
+	ring     []*slot
+	head, n  int
+	bytes    int64 // the sizes of the events held
+	seq      uint64
+	arrivals atomic.Uint64 // the last arrival number handed out
+	dropped  time.Time     // when the newest event dropped to make room arrived
+	onChange func()        // told after every Add and Clear, outside the lock
+	full     func() bool
 }
 
 // Arrive hands out the next arrival number: the frame takes one as a request comes in, so the
@@ -176,7 +173,7 @@ func (j *Journal) Add(e Entry) { j.AddRequest(e, nil, j.Arrive()) }
 // unchanged (nobody may change them afterwards) and shows as Headers makes them, and the
 // arrival number the request took (Arrive).
 func (j *Journal) AddRequest(e Entry, header map[string][]string, arrival uint64) {
-	s := slot{Entry: capped(e), header: header, arrival: arrival, answered: j.arrivals.Load()}
+	s := &slot{Entry: capped(e), header: header, arrival: arrival, answered: j.arrivals.Load()}
 	s.bytes = Size(s.Entry) + headerSize(header)
 	j.put(s, true)
 }
@@ -188,12 +185,12 @@ func (j *Journal) AddNote(n Note, arrival uint64) {
 		arrival = j.Arrive()
 	}
 	n.Job, n.File, n.Account = clip(n.Job), clip(n.File), clip(n.Account)
-	j.put(slot{note: &n, arrival: arrival, answered: j.arrivals.Load(), bytes: noteBytes}, false)
+	j.put(&slot{note: &n, arrival: arrival, answered: j.arrivals.Load(), bytes: noteBytes}, false)
 }
 
 // put adds an event, dropping the oldest until both bounds hold again; a request takes the
 // next entry number.
-func (j *Journal) put(s slot, request bool) {
+func (j *Journal) put(s *slot, request bool) {
 	size := s.bytes
 	giveWay := j.full != nil && j.full()
 	defer j.changed()
@@ -219,7 +216,7 @@ func (j *Journal) put(s slot, request bool) {
 // grow makes room for more entries, up to maxEntries: the ring doubles, so a quiet journal
 // stays small and a busy one stops copying once it is full.
 func (j *Journal) grow() {
-	ring := make([]slot, min(max(16, 2*len(j.ring)), j.maxEntries))
+	ring := make([]*slot, min(max(16, 2*len(j.ring)), j.maxEntries))
 	for i := range j.n {
 		ring[i] = j.ring[(j.head+i)%len(j.ring)]
 	}
@@ -234,14 +231,27 @@ func (j *Journal) dropOldest() int64 {
 	}
 	size := j.ring[j.head].bytes
 	j.bytes -= size
-	j.ring[j.head] = slot{}
+	j.ring[j.head] = nil
 	j.head = (j.head + 1) % len(j.ring)
 	j.n--
 	return size
 }
 
 // at returns the i-th entry held, oldest first. Callers hold j.mu.
-func (j *Journal) at(i int) *slot { return &j.ring[(j.head+i)%len(j.ring)] }
+func (j *Journal) at(i int) *slot { return j.ring[(j.head+i)%len(j.ring)] }
+
+// slots returns the slots held, in the order recorded: the requests only, or every event.
+func (j *Journal) slots(requests bool) []*slot {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := make([]*slot, 0, j.n)
+	for i := range j.n {
+		if s := j.at(i); !requests || s.note == nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
 // Size is what an entry counts against the journal's byte bound.
 func Size(e Entry) int64 {
@@ -345,52 +355,47 @@ func Body(b []byte) json.RawMessage {
 	}
 }
 
-// List returns the matching entries, oldest first: the window [offset, offset+limit) and the
-// number of all matches.
-func (j *Journal) List(f Filter, offset, limit int) ([]Entry, int) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
+// List returns the entries a pattern matches (nil: every entry), oldest first: the window
+// [offset, offset+limit) in their listed form, and the number of all matches. It stops early,
+// with ctx's error, once ctx is done.
+func (j *Journal) List(ctx context.Context, p *Pattern, offset, limit int) ([]Entry, int, error) {
 	var out []Entry
 	total := 0
-	for i := range j.n {
-		s := j.at(i)
-		if s.note != nil || !f.matches(&s.Entry) {
+	for i, s := range j.slots(true) {
+		if i%checkEvery == 0 && ctx.Err() != nil {
+			return nil, 0, ctx.Err()
+		}
+		if p != nil && !p.Matches(&s.Entry, s.header) {
 			continue
 		}
 		if total >= offset && len(out) < limit {
-			c := s.Entry
-			c.RequestBody, c.ResponseBody = Body(c.RequestBody), Body(c.ResponseBody)
-			if s.header != nil {
-				c.RequestHeaders = Headers(s.header)
-			}
-			out = append(out, c)
+			out = append(out, s.listed())
 		}
 		total++
 	}
-	return out, total
+	return out, total, nil
 }
 
 // All returns every entry held, oldest first, as List shows them. Only the copy is made under
 // the journal's lock: the bodies and headers, which nothing changes once recorded, are put in
 // their listed form after, so reading a full journal does not hold up the requests recording.
 func (j *Journal) All() []Entry {
-	j.mu.Lock()
-	slots := make([]slot, 0, j.n)
-	for i := range j.n {
-		if s := j.at(i); s.note == nil {
-			slots = append(slots, *s)
-		}
-	}
-	j.mu.Unlock()
+	slots := j.slots(true)
 	out := make([]Entry, len(slots))
 	for i, s := range slots {
-		out[i] = s.Entry
-		out[i].RequestBody, out[i].ResponseBody = Body(s.RequestBody), Body(s.ResponseBody)
-		if s.header != nil {
-			out[i].RequestHeaders = Headers(s.header)
-		}
+		out[i] = s.listed()
 	}
 	return out
+}
+
+// listed is the entry of a request's slot as the journal's listing shows it.
+func (s *slot) listed() Entry {
+	e := s.Entry
+	e.RequestBody, e.ResponseBody = Body(e.RequestBody), Body(e.ResponseBody)
+	if s.header != nil {
+		e.RequestHeaders = Headers(s.header)
+	}
+	return e
 }
 
 // Event is one event of the log: a request (its entry, bodies as recorded rather than in their
@@ -408,13 +413,11 @@ type Event struct {
 func (j *Journal) Log() ([]Event, time.Time) {
 	j.mu.Lock()
 	out := make([]Event, j.n)
-	entries := make([]Entry, j.n)
 	for i := range j.n {
 		s := j.at(i)
 		out[i] = Event{Note: s.note, Arrival: s.arrival, Answered: s.answered}
 		if s.note == nil {
-			entries[i] = s.Entry
-			out[i].Request = &entries[i]
+			out[i].Request = &s.Entry // never changed once recorded: shared, not copied
 		}
 	}
 	dropped := j.dropped
@@ -445,32 +448,13 @@ func (j *Journal) Clear() {
 	defer j.changed()
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	var keep []slot
+	var keep []*slot
 	for i := range j.n {
 		if s := j.at(i); s.note != nil {
-			keep = append(keep, *s)
+			keep = append(keep, s)
 		}
 	}
 	j.ring, j.head, j.n, j.bytes = keep, 0, len(keep), int64(len(keep))*noteBytes
-}
-
-func (f Filter) matches(e *Entry) bool {
-	if f.Method != "" && f.Method != e.Method {
-		return false
-	}
-	if f.Path != "" {
-		if n := len(f.Path); f.Path[n-1] == '*' {
-			if len(e.Path) < n-1 || e.Path[:n-1] != f.Path[:n-1] {
-				return false
-			}
-		} else if f.Path != e.Path {
-			return false
-		}
-	}
-	return (f.Account == "" || f.Account == e.Account) &&
-		(f.Model == "" || f.Model == e.Model) &&
-		(f.Code == "" || f.Code == e.Code) &&
-		(f.Status == 0 || f.Status == e.Status)
 }
 
 // Export lists the entries held, oldest first, and the last number given.
@@ -483,12 +467,7 @@ func (j *Journal) Export() api.SnapshotJournal {
 		if s.note != nil {
 			continue
 		}
-		e := s.Entry
-		e.RequestBody, e.ResponseBody = Body(e.RequestBody), Body(e.ResponseBody)
-		if s.header != nil {
-			e.RequestHeaders = Headers(s.header)
-		}
-		out.Entries = append(out.Entries, e)
+		out.Entries = append(out.Entries, s.listed())
 	}
 	return out
 }
@@ -498,21 +477,21 @@ func (j *Journal) Export() api.SnapshotJournal {
 // The log's bounds apply, so the oldest may go. Each problem of a note is reported with a JSON
 // Pointer relative to the notes, and that note is left out.
 func (j *Journal) Restore(journal *api.SnapshotJournal, notes api.SnapshotNotes, report func(ptr, msg string)) {
-	var events []slot
+	var events []*slot
 	var seq uint64
 	if journal != nil {
 		seq = journal.Seq
 		for _, e := range journal.Entries {
 			// Imported headers are kept in their listed form, in the entry itself.
 			e = capped(e)
-			events = append(events, slot{Entry: e, bytes: Size(e)})
+			events = append(events, &slot{Entry: e, bytes: Size(e)})
 		}
 	}
 	ns, dropped := importNotes(notes, j.maxEntries, report)
 	for i := range ns {
-		events = append(events, slot{note: &ns[i], bytes: noteBytes})
+		events = append(events, &slot{note: &ns[i], bytes: noteBytes})
 	}
-	slices.SortStableFunc(events, func(a, b slot) int { return a.when().Compare(b.when()) })
+	slices.SortStableFunc(events, func(a, b *slot) int { return a.when().Compare(b.when()) })
 	j.mu.Lock()
 	j.ring, j.head, j.n, j.bytes, j.dropped = nil, 0, 0, 0, dropped
 	j.arrivals.Store(0)

@@ -138,7 +138,7 @@ type holder interface{ Bytes() int64 }
 
 // footprint is what the world holds, as counted against the memory budget.
 func (w *World) footprint() int64 {
-	n := int64(worldOverhead)
+	n := int64(worldOverhead) + w.expectedBytes()
 	for _, h := range [...]holder{w.quotes, w.jobs, w.idem, w.journal} {
 		n += h.Bytes()
 	}

@@ -110,6 +110,10 @@ func (w *World) Coverage() *evidence.Counts { return w.coverage }
 
 // Expect adds an expected-error pattern and returns them all; past MaxExpected it refuses.
 func (w *World) Expect(p *evidence.Pattern) ([]*evidence.Pattern, error) {
+	// Admitted before the lock: the budget may count the world, which reads the patterns.
+	if err := w.admit(p.Bytes()); err != nil {
+		return nil, err
+	}
 	w.expectMu.Lock()
 	defer w.expectMu.Unlock()
 	if len(w.expected) >= MaxExpected {
@@ -124,6 +128,17 @@ func (w *World) Expected() []*evidence.Pattern {
 	w.expectMu.Lock()
 	defer w.expectMu.Unlock()
 	return slices.Clone(w.expected)
+}
+
+// expectedBytes is what the expected-error patterns hold, as counted against the memory budget.
+func (w *World) expectedBytes() int64 {
+	w.expectMu.Lock()
+	defer w.expectMu.Unlock()
+	var n int64
+	for _, p := range w.expected {
+		n += p.Bytes()
+	}
+	return n
 }
 
 // ClearExpected forgets every expected-error pattern.

@@ -617,17 +617,24 @@ class RequestMatch(TypedDict, total=False):
 
 
 class RequestPattern(TypedDict, total=False):
-    """Describes journal entries: every member given must match, and `{}` matches every entry."""
+    """Describes journal entries, for verify, expected errors and (as query parameters) the
+    journal's filter: every member given must match, and `{}` matches every entry. Headers,
+    pointers and body members together are at most 64.
+    """
 
     #: The method, compared without regard to case.
     method: str
-    #: The path: `*` matches any run of characters other than `/`, `**` any run at all (model ids
-    #: hold slashes).
+    #: The path, a glob: `*` matches any run of characters within one `/`-separated segment, `**` any
+    #: run at all. At most 1,024 bytes.
     path: str
     #: The status answered.
     status: int
     #: The problem code answered.
     code: str
+    #: The account of the key the request sent.
+    account: str
+    #: The model the request was about, a glob like `path` (`fal-ai/flux/**`).
+    model: str
     #: Request headers: names without regard to case, values exact.
     headers: Dict[str, Any]
     #: Members the request body must have, with equal JSON values; objects are compared member by
