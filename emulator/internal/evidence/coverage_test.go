@@ -1,12 +1,14 @@
 package evidence
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/mediagen/mediagen-emulator/docs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 )
 
@@ -32,10 +34,67 @@ func TestTheListIsTheContracts(t *testing.T) {
 		t.Errorf("groups: %v", groups)
 	}
 	// Every kind of fault a scenario can declare has its case.
-	for _, k := range []string{scenario.ActionError, scenario.ActionReset, scenario.ActionMalformed, scenario.ActionTruncated, scenario.ActionDelay} {
-		if !slices.Contains(FaultKinds, k) {
+	for _, k := range scenario.Actions {
+		if _, ok := byFault[k]; !ok || !ids["fault "+k] {
 			t.Errorf("fault kind %q has no case", k)
 		}
+	}
+	if len(scenario.Actions) != 7 || groups[GroupFaults] != len(scenario.Actions) {
+		t.Errorf("%d fault kinds, %d fault cases", len(scenario.Actions), groups[GroupFaults])
+	}
+}
+
+// TestErrorCasesComeFromTheDocument: a code the OpenAPI document adds to an operation's error
+// responses, or an operation it adds under /v1, becomes a case without touching this package;
+// only the emulator's own bounds stay out, and each of those is a code the document has.
+func TestErrorCasesComeFromTheDocument(t *testing.T) {
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(docs.OpenAPI), &doc); err != nil {
+		t.Fatal(err)
+	}
+	comps := doc["components"].(map[string]any)
+	pc := comps["schemas"].(map[string]any)["ProblemCode"].(map[string]any)
+	examples := pc["examples"].([]any)
+	for k := range boundCodes {
+		code := k[strings.LastIndexByte(k, ' ')+1:]
+		if !slices.Contains(examples, any(code)) {
+			t.Errorf("bound code %q is not a code of the document", code)
+		}
+	}
+	pc["examples"] = append(examples, "teapot_brewing")
+	paths := doc["paths"].(map[string]any)
+	conflict := paths["/v1/quotes"].(map[string]any)["post"].(map[string]any)["responses"].(map[string]any)["409"].(map[string]any)
+	conflict["description"] = conflict["description"].(string) + " `teapot_brewing`: the kettle is on."
+	paths["/v1/kettles/{id}"] = map[string]any{"get": map[string]any{"responses": map[string]any{
+		"200": map[string]any{"description": "the kettle"},
+		"404": map[string]any{"description": "`kettle_not_found`, `not_a_code`"},
+		"418": map[string]any{"description": "`teapot_brewing`"},
+		"401": map[string]any{"$ref": "#/components/responses/Unauthenticated"}}}}
+	pc["examples"] = append(pc["examples"].([]any), "kettle_not_found")
+	raw, _ := json.Marshal(doc)
+	got, err := endpointsOf(string(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []string
+	for _, e := range got {
+		for _, p := range e.problems {
+			cases = append(cases, e.route+" "+p)
+		}
+	}
+	for _, want := range []string{"POST /v1/quotes 409 teapot_brewing", "GET /v1/kettles/{id} 401 unauthenticated",
+		"GET /v1/kettles/{id} 404 kettle_not_found", "GET /v1/kettles/{id} 418 teapot_brewing"} {
+		if !slices.Contains(cases, want) {
+			t.Errorf("%q is not a case of the edited document", want)
+		}
+	}
+	for _, c := range cases {
+		if strings.Contains(c, "not_a_code") || strings.Contains(c, "invalid_tenant") || strings.Contains(c, "too_many_quotes") {
+			t.Errorf("%q is a case", c)
+		}
+	}
+	if len(cases) != 60+1+3 {
+		t.Errorf("%d error cases from the edited document, want the 60 of the list and 4 more", len(cases))
 	}
 }
 
