@@ -23,44 +23,43 @@ const (
 	headerScenario = "X-Emulator-Scenario"
 )
 
-func (s *Server) createQuote() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) createQuote() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		body, err := s.decodeBody(w, r, bodyRequired)
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		if err := quoteEnvelope.check(body); err != nil {
-			return err
+			return reply{}, err
 		}
 		model := body["model"].(string)
-		about(r, facts{model: model})
 		q, err := worldOf(r).Quote(keyOf(r).Account, model, body["input"].(map[string]any))
 		if err != nil {
-			return err
+			return reply{facts: facts{model: model}}, err
 		}
-		about(r, facts{quoteID: q.ID, quoteExpires: q.ExpiresAt})
-		return s.writeJSON(w, http.StatusOK, api.Quote{QuoteID: q.ID, Model: q.Model, Credits: q.Credits, ExpiresAt: sim.Timestamp(q.ExpiresAt)})
+		return reply{status: http.StatusOK, body: api.Quote{QuoteID: q.ID, Model: q.Model, Credits: q.Credits, ExpiresAt: sim.Timestamp(q.ExpiresAt)},
+			facts: facts{model: model, quoteID: q.ID, quoteExpires: q.ExpiresAt}}, nil
 	}
 }
 
-func (s *Server) generate() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) generate() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		idemKey := r.Header.Get("Idempotency-Key")
 		if err := sim.CheckIdempotencyKey(idemKey); err != nil {
-			return err
+			return reply{}, err
 		}
 		wait, err := parseBool(r, "wait")
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		body, err := s.decodeBody(w, r, bodyRequired)
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		if err := generateEnvelope.check(body); err != nil {
-			return err
+			return reply{}, err
 		}
-		about(r, facts{model: body["model"].(string), quoteID: body["quote_id"].(string), inputDigest: evidence.Digest(jsonvalue.Canonical(body["input"]))})
+		asked := facts{model: body["model"].(string), quoteID: body["quote_id"].(string), inputDigest: evidence.Digest(jsonvalue.Canonical(body["input"]))}
 		world := worldOf(r)
 		view, replayed, err := world.Generate(r.Context(), sim.Generation{
 			Account:        keyOf(r).Account,
@@ -73,29 +72,31 @@ func (s *Server) generate() handlerFunc {
 			Outcome:        r.Header.Get(headerOutcome),
 		})
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return nil // the client left while its duplicate was decided; there is no one to answer
+			return reply{facts: asked}, nil // the client left while its duplicate was decided; there is no one to answer
 		}
 		if err != nil {
-			return err
+			return reply{facts: asked}, err
 		}
 		if replayed {
 			w.Header().Set("Idempotent-Replayed", "true")
 			world.Coverage().Hit(evidence.Replay)
 		}
-		return s.respondJob(w, r, world, view, wait)
+		rep := s.respondJob(w, r, world, view, wait)
+		rep.facts.model, rep.facts.quoteID, rep.facts.inputDigest = asked.model, asked.quoteID, asked.inputDigest
+		return rep, nil
 	}
 }
 
 // respondJob answers with a job: at once, or with wait=true once it is terminal or the wait
 // runs out. 200 when terminal, 202 with Location otherwise.
-func (s *Server) respondJob(w http.ResponseWriter, r *http.Request, world *sim.World, view jobs.View, wait bool) error {
-	about(r, facts{jobID: view.ID, jobStatus: string(view.Status)})
+func (s *Server) respondJob(w http.ResponseWriter, r *http.Request, world *sim.World, view jobs.View, wait bool) reply {
 	if wait && !view.Status.Terminal() && s.park(w, r, world, view) {
-		return nil // answered later, when the job ends or the wait runs out
+		// Answered later, when the job ends or the wait runs out; the answer waits until this
+		// request's handlers have returned, so the facts are in place by then.
+		return reply{parked: true, facts: facts{jobID: view.ID}}
 	}
 	if wait {
 		view = world.Wait(r.Context(), view, s.closing)
-		about(r, facts{jobStatus: string(view.Status)})
 	}
 	status := http.StatusOK
 	if !view.Status.Terminal() {
@@ -105,5 +106,32 @@ func (s *Server) respondJob(w http.ResponseWriter, r *http.Request, world *sim.W
 			world.Coverage().Hit(evidence.WaitTimedOut)
 		}
 	}
-	return s.writeJSON(w, status, s.jobBody(r, view))
+	return reply{status: status, body: s.jobBody(r, view), facts: facts{jobID: view.ID, jobStatus: string(view.Status)}}
+}
+
+// reply is what an API handler answers: the status, the body, and the facts the journal keeps
+// for the report, which one adapter notes and writes; parked says a wait=true generation took
+// the connection over, to answer later. A handler that fails returns, beside its error, the
+// facts it learned before (the model a refused quote named, say).
+type reply struct {
+	status int
+	body   any
+	facts  facts
+	parked bool
+}
+
+// replyFunc is an API handler that returns its reply.
+type replyFunc func(w http.ResponseWriter, r *http.Request) (reply, error)
+
+// replying adapts a replyFunc: the reply's facts go to the journal, then the reply or the error
+// is written.
+func (s *Server) replying(h replyFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		rep, err := h(w, r)
+		about(r, rep.facts)
+		if err != nil || rep.parked || rep.status == 0 {
+			return err
+		}
+		return s.writeJSON(w, rep.status, rep.body)
+	}
 }

@@ -45,14 +45,13 @@ func baseURL(r *http.Request) string {
 	return scheme + "://" + host
 }
 
-func (s *Server) getJob() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) getJob() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		v, err := worldOf(r).Job(keyOf(r).Account, pathVar(r, "id"))
 		if err != nil {
-			return err
+			return reply{}, err
 		}
-		about(r, facts{jobID: v.ID, jobStatus: string(v.Status)})
-		return s.writeJSON(w, http.StatusOK, s.jobBody(r, v))
+		return reply{status: http.StatusOK, body: s.jobBody(r, v), facts: facts{jobID: v.ID, jobStatus: string(v.Status)}}, nil
 	}
 }
 
@@ -76,14 +75,13 @@ func (s *Server) listJobs() handlerFunc {
 	}
 }
 
-func (s *Server) cancelJob() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) cancelJob() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		v, err := worldOf(r).Cancel(keyOf(r).Account, pathVar(r, "id"))
 		if err != nil {
-			return err
+			return reply{}, err
 		}
-		about(r, facts{jobID: v.ID, jobStatus: string(v.Status)})
-		return s.writeJSON(w, http.StatusOK, s.jobBody(r, v))
+		return reply{status: http.StatusOK, body: s.jobBody(r, v), facts: facts{jobID: v.ID, jobStatus: string(v.Status)}}, nil
 	}
 }
 

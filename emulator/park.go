@@ -151,6 +151,7 @@ func (s *Server) answerParked(r *http.Request, p *parking, v jobs.View) {
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	h.Set("Connection", "close")
 	rec.status, rec.body = status, body[:len(body)-1]
+	rec.facts.jobStatus = string(v.Status) // as the answer shows the job, not as it was parked
 	rec.parked = nil
 	rec.sending()
 	s.logRequest(r, p.tenant.Name(), status, p.start, p.id)
