@@ -112,7 +112,7 @@ func (e *Emulator) ForceFail(jobID string, f api.JobFailure) {
 // request pattern (give at most one) on its method, path and model (globs: * within a segment,
 // ** across), account, code and status; match headers and bodies with Verify. The journal keeps
 // the latest 10,000.
-func (e *Emulator) Requests(filter ...api.RequestPattern) []api.JournalEntry {
+func (e *Emulator) Requests(filter ...Pattern) []api.JournalEntry {
 	e.t.Helper()
 	if len(filter) > 1 {
 		e.t.Fatalf("emulatortest: Requests takes at most one pattern, got %d", len(filter))

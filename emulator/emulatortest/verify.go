@@ -13,10 +13,11 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 )
 
-// Pattern describes requests in the journal; every field given must match, and the zero
-// Pattern matches every request. Path takes * for any run of characters other than / and ** for
-// any run at all; Body matches when each of its members is in the request body with an equal
-// JSON value (objects member by member); Pointers maps JSON Pointers into the body to values.
+// Pattern describes requests in the journal, for Requests, Verify and ExpectError alike; every
+// field given must match, and the zero Pattern matches every request. Path and Model are globs
+// (* within a /-separated segment, ** across); Body matches when each of its members is in the
+// request body with an equal JSON value (objects member by member); Pointers maps JSON Pointers
+// into the body to values.
 type Pattern = api.RequestPattern
 
 // Verify asks the emulator how many requests of this handle's tenant match p. When none does,
