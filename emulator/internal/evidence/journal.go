@@ -376,18 +376,6 @@ func (j *Journal) List(ctx context.Context, p *Pattern, offset, limit int) ([]En
 	return out, total, nil
 }
 
-// All returns every entry held, oldest first, as List shows them. Only the copy is made under
-// the journal's lock: the bodies and headers, which nothing changes once recorded, are put in
-// their listed form after, so reading a full journal does not hold up the requests recording.
-func (j *Journal) All() []Entry {
-	slots := j.slots(true)
-	out := make([]Entry, len(slots))
-	for i, s := range slots {
-		out[i] = s.listed()
-	}
-	return out
-}
-
 // listed is the entry of a request's slot as the journal's listing shows it.
 func (s *slot) listed() Entry {
 	e := s.Entry

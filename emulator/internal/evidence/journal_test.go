@@ -283,20 +283,20 @@ func TestHeadersAreBoundedAndRedacted(t *testing.T) {
 	}
 }
 
-func TestAllListsEveryEntryAsListDoes(t *testing.T) {
+func TestExportListsEveryEntryAsListDoes(t *testing.T) {
 	t.Parallel()
 	j := NewBounded(3, DefaultMaxBytes)
 	for i := range 5 {
 		j.AddRequest(Entry{Path: fmt.Sprint("/v1/", i), RequestBody: []byte(`{ "a" : 1 }`)}, map[string][]string{"Authorization": {"Bearer k"}}, 0)
 	}
-	all := j.All()
+	all := j.Export().Entries
 	listed, _ := listAll(j, nil, 0, 10)
 	if len(all) != 3 || all[0].Path != "/v1/2" || string(all[0].RequestBody) != `{"a":1}` || all[0].RequestHeaders["Authorization"] != Redacted {
-		t.Fatalf("All = %+v", all)
+		t.Fatalf("Export = %+v", all)
 	}
 	for i := range all {
 		if all[i].Seq != listed[i].Seq || string(all[i].RequestBody) != string(listed[i].RequestBody) {
-			t.Errorf("entry %d: All %+v, List %+v", i, all[i], listed[i])
+			t.Errorf("entry %d: Export %+v, List %+v", i, all[i], listed[i])
 		}
 	}
 }
