@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -254,6 +255,43 @@ func TestReportJudgesWhatTheEmulatorRecorded(t *testing.T) {
 	c.must(202, "POST", "/v1/generate", map[string]any{"model": "test/pixel", "input": input, "quote_id": q}, "Idempotency-Key", "k1")
 	if got := getReport(t, c, ""); len(got.Findings) != 0 {
 		t.Errorf("a client that topped up: %+v", got.Findings)
+	}
+
+	// A job never polled, and one whose output came only as a tiny range: neither was
+	// downloaded. Beside them, a job fetched whole after a read that fetched its links.
+	c = wire{t: t, base: hs.URL, key: "key_a", header: "downloads"}
+	advance := func(d string) { c.must(200, "POST", "/_emulator/clock", map[string]any{"advance": d}) }
+	jobOf := func(n int) string {
+		in := map[string]any{"prompt": fmt.Sprint("cat ", n), "num_images": 1}
+		q := c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": in})["quote_id"]
+		return c.must(202, "POST", "/v1/generate", map[string]any{"model": "test/pixel", "input": in, "quote_id": q}, "Idempotency-Key", fmt.Sprint("k", n))["id"].(string)
+	}
+	never, tiny, whole := jobOf(1), jobOf(2), jobOf(3)
+	advance("10s")
+	fileOf := func(id string) string {
+		u, _ := url.Parse(c.must(200, "GET", "/v1/jobs/"+id, nil)["outputs"].([]any)[0].(map[string]any)["url"].(string))
+		return u.Path
+	}
+	c.must(206, "GET", fileOf(tiny), nil, "Range", "bytes=0-9")
+	wholeFile := fileOf(whole)
+	advance("2s")
+	c.must(200, "GET", "/v1/jobs/"+whole, nil) // a read for fresh links, then the download
+	c.must(200, "GET", wholeFile, nil)
+	advance("2h")
+	rep = getReport(t, c, "")
+	named := map[string]bool{}
+	for _, f := range rep.Findings {
+		if f.Rule != evidence.OutputsNeverDownloaded {
+			t.Errorf("unexpected finding %+v", f)
+		}
+		for _, id := range []string{never, tiny, whole} {
+			if strings.Contains(f.Reason, id) {
+				named[id] = true
+			}
+		}
+	}
+	if rep.Counts[evidence.OutputsNeverDownloaded] != 2 || !named[never] || !named[tiny] || named[whole] {
+		t.Errorf("downloads: %+v", rep.Findings)
 	}
 
 	// A 429 is held against its own account only, and the journal keeps both times.
