@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/download"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 )
 
@@ -27,9 +26,6 @@ func (s *Server) serveFile() handlerFunc {
 		world := worldOf(r)
 		f, err := world.File(vars["job"], vars["name"])
 		if err != nil {
-			if pe := problem.As(err); pe != nil && pe.Code == problem.OutputExpired {
-				world.Coverage().Hit(evidence.ExpiredDownload)
-			}
 			return err
 		}
 		h := w.Header()
@@ -78,9 +74,6 @@ func (fe *fileErrors) WriteHeader(status int) {
 	case status >= 400:
 		err = problem.New(problem.InvalidParameter, "the file cannot be served as asked: %s", http.StatusText(status))
 	default:
-		if status == http.StatusPartialContent && strings.HasPrefix(fe.r.URL.Path, "/files/") {
-			worldOf(fe.r).Coverage().Hit(evidence.RangedDownload)
-		}
 		fe.ResponseWriter.WriteHeader(status)
 		return
 	}

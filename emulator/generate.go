@@ -79,10 +79,9 @@ func (s *Server) generate() replyFunc {
 		}
 		if replayed {
 			w.Header().Set("Idempotent-Replayed", "true")
-			world.Coverage().Hit(evidence.Replay)
 		}
 		rep := s.respondJob(w, r, world, view, wait)
-		rep.facts.model, rep.facts.quoteID, rep.facts.inputDigest = asked.model, asked.quoteID, asked.inputDigest
+		rep.facts.model, rep.facts.quoteID, rep.facts.inputDigest, rep.facts.replayed = asked.model, asked.quoteID, asked.inputDigest, replayed
 		return rep, nil
 	}
 }
@@ -102,9 +101,6 @@ func (s *Server) respondJob(w http.ResponseWriter, r *http.Request, world *sim.W
 	if !view.Status.Terminal() {
 		status = http.StatusAccepted
 		w.Header().Set("Location", "/v1/jobs/"+view.ID)
-		if wait {
-			world.Coverage().Hit(evidence.WaitTimedOut)
-		}
 	}
-	return reply{status: status, body: s.jobBody(r, view), facts: facts{jobID: view.ID, jobStatus: string(view.Status)}}
+	return reply{status: status, body: s.jobBody(r, view), facts: facts{jobID: view.ID, jobStatus: string(view.Status), waitedOut: wait && !view.Status.Terminal()}}
 }

@@ -177,9 +177,17 @@ func (rec *recorder) sending() {
 		}
 		e.RetryAfter, e.RetryAt = rec.retryAfter()
 		world.Journal().AddRequest(e, rec.header, rec.arrival)
-		// A gateway fault's page has no code: the fault's own case counts it.
+		// Coverage learns what happened here too, from the same facts. A gateway fault's page
+		// has no code: the fault's own case counts it.
+		cov := world.Coverage()
 		if rec.status >= 400 && (rec.code != "" || rec.fault == "") {
-			world.Coverage().Error(rec.route, rec.status, rec.code)
+			cov.Error(rec.route, rec.status, rec.code)
+		}
+		if f.replayed {
+			cov.Hit(evidence.Replay)
+		}
+		if f.waitedOut {
+			cov.Hit(evidence.WaitTimedOut)
 		}
 	}
 }
@@ -219,6 +227,9 @@ func keepSent(r *http.Request, body []byte) {
 type facts struct {
 	model, quoteID, jobID, jobStatus, inputDigest string
 	quoteExpires                                  time.Time
+	// replayed and waitedOut are flows coverage counts: an idempotent replay, and a wait=true
+	// generation answered 202.
+	replayed, waitedOut bool
 }
 
 // about notes the facts of a request, for the journal; fields left empty keep what an earlier
@@ -240,6 +251,7 @@ func about(r *http.Request, f facts) {
 	if !f.quoteExpires.IsZero() {
 		g.quoteExpires = f.quoteExpires
 	}
+	g.replayed, g.waitedOut = g.replayed || f.replayed, g.waitedOut || f.waitedOut
 }
 
 // frame wraps every request, routed or not: it assigns the request id, finds the tenant, sets

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
@@ -145,7 +144,7 @@ func (s *Server) answerParked(r *http.Request, p *parking, v jobs.View) {
 	if !v.Status.Terminal() {
 		status = http.StatusAccepted
 		h.Set("Location", "/v1/jobs/"+v.ID)
-		rec.info.world.Coverage().Hit(evidence.WaitTimedOut)
+		rec.facts.waitedOut = true
 	}
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))

@@ -110,6 +110,13 @@ func aboutSent(r *http.Request, sent []byte) {
 // HEAD fetches nothing; an answer that names no file of the tenant (404) or refuses the request
 // itself (a bad range) is not the client's use of a job.
 func (s *Server) noteDownload(rec *recorder, r *http.Request) {
+	world := rec.info.world
+	switch {
+	case rec.status == http.StatusPartialContent:
+		world.Coverage().Hit(evidence.RangedDownload)
+	case rec.code == string(problem.OutputExpired):
+		world.Coverage().Hit(evidence.ExpiredDownload)
+	}
 	job := infoOf(r).vars["job"]
 	if r.Method != http.MethodGet || job == "" || rec.status == 0 || (rec.status >= 400 && rec.status != http.StatusGone) {
 		return
@@ -132,7 +139,7 @@ func (s *Server) noteDownload(rec *recorder, r *http.Request) {
 	if rec.writeErr || (rec.ctx != nil && rec.ctx.Err() != nil) {
 		n.Sent = min(n.Sent, max(n.Size-1, 0)) // the client did not get the end
 	}
-	rec.info.world.Journal().AddNote(n, rec.arrival)
+	world.Journal().AddNote(n, rec.arrival)
 }
 
 // delayAnswer waits the delay the scenario's latency rules draw for the request, if any.
