@@ -1,11 +1,11 @@
 package emulator
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
@@ -18,7 +18,7 @@ func BenchmarkReportFullJournal(b *testing.B) {
 	if _, err := world.SetCredits("acct_a", 1e12); err != nil {
 		b.Fatal(err)
 	}
-	held := func() int { _, n := world.Journal().List(journal.Filter{}, 0, 0); return n }
+	held := func() int { _, n, _ := world.Journal().List(context.Background(), nil, 0, 0); return n }
 	// Past the bound by a few hundred, so the journal has wrapped as a long run's has.
 	for i := 0; i < sim.JournalEntries/7+100; i++ {
 		input := fmt.Sprintf(`{"prompt":"a cat number %d, with a longer prompt such as clients send","num_images":1}`, i)

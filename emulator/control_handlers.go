@@ -14,9 +14,9 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/faults"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
@@ -223,17 +223,28 @@ func (s *Server) listRequests() handlerFunc {
 			p.limit = maxLimit
 		}
 		q, _ := query(r) // parsePage has refused a query that does not parse
-		f := journal.Filter{Method: strings.ToUpper(q.Get("method")), Path: q.Get("path"), Account: q.Get("account"), Model: q.Get("model"), Code: q.Get("code")}
-		if v := q.Get("status"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 100 || n > 599 {
-				return paramError("status", "status must be an HTTP status code")
+		// The filter is a request pattern, the one verify and expected errors take, given as
+		// query parameters.
+		obj := map[string]any{}
+		for _, name := range [...]string{"method", "path", "account", "model", "code", "status"} {
+			if v := q.Get(name); v != "" {
+				obj[name] = v
+				if name == "status" {
+					obj[name] = json.Number(v)
+				}
 			}
-			f.Status = n
 		}
-		entries, total := worldOf(r).Journal().List(f, p.offset, p.limit)
+		filter, errs := evidence.Parse(obj)
+		if errs != nil {
+			name := strings.TrimPrefix(errs[0].Pointer, "/")
+			return paramError(name, "%s %s", name, errs[0].Message)
+		}
+		entries, total, err := worldOf(r).Journal().List(r.Context(), filter, p.offset, p.limit)
+		if err != nil {
+			return nil // the client has gone: no one to answer
+		}
 		tenant := infoOf(r).tenant.Name()
-		items, err := encodeEach(entries, func(e journal.Entry) any { e.Tenant = tenant; return e })
+		items, err := encodeEach(entries, func(e evidence.Entry) any { e.Tenant = tenant; return e })
 		if err != nil {
 			return err
 		}

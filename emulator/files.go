@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/download"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 )
@@ -26,11 +25,7 @@ func (s *Server) serveFile() handlerFunc {
 		vars := infoOf(r).vars
 		world := worldOf(r)
 		f, err := world.File(vars["job"], vars["name"])
-		defer func() { noteDownload(r, err) }() // for the report: the journal records /v1 only
 		if err != nil {
-			if pe := problem.As(err); pe != nil && pe.Code == problem.OutputExpired {
-				world.Coverage().Hit(coverage.ExpiredDownload)
-			}
 			return err
 		}
 		h := w.Header()
@@ -79,9 +74,6 @@ func (fe *fileErrors) WriteHeader(status int) {
 	case status >= 400:
 		err = problem.New(problem.InvalidParameter, "the file cannot be served as asked: %s", http.StatusText(status))
 	default:
-		if status == http.StatusPartialContent && strings.HasPrefix(fe.r.URL.Path, "/files/") {
-			worldOf(fe.r).Coverage().Hit(coverage.RangedDownload)
-		}
 		fe.ResponseWriter.WriteHeader(status)
 		return
 	}

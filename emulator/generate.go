@@ -7,7 +7,7 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
@@ -24,48 +24,48 @@ const (
 	headerScenario = "X-Emulator-Scenario"
 )
 
-func (s *Server) createQuote() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) createQuote() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		body, err := s.decodeBody(w, r, bodyRequired)
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		if err := quoteEnvelope.check(body); err != nil {
-			return err
+			return reply{}, err
 		}
 		model := body["model"].(string)
-		about(r, model, "")
 		announce(w, r, model)
 		q, err := worldOf(r).Quote(keyOf(r).Account, model, body["input"].(map[string]any))
 		if err != nil {
-			return err
+			return reply{facts: facts{model: model}}, err
 		}
-		return s.writeJSON(w, http.StatusOK, api.Quote{QuoteID: q.ID, Model: q.Model, Credits: q.Credits, ExpiresAt: sim.Timestamp(q.ExpiresAt)})
+		return reply{status: http.StatusOK, body: api.Quote{QuoteID: q.ID, Model: q.Model, Credits: q.Credits, ExpiresAt: sim.Timestamp(q.ExpiresAt)},
+			facts: facts{model: model, quoteID: q.ID, quoteExpires: q.ExpiresAt}}, nil
 	}
 }
 
-func (s *Server) generate() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) generate() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		if world := worldOf(r); world.Webhooks().Sending() {
 			world.SeenBase(baseURL(r)) // where its webhook deliveries' output URLs point
 		}
 		idemKey := r.Header.Get("Idempotency-Key")
 		if err := sim.CheckIdempotencyKey(idemKey); err != nil {
-			return err
+			return reply{}, err
 		}
 		wait, err := parseBool(r, "wait")
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		body, err := s.decodeBody(w, r, bodyRequired)
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		if err := generateEnvelope.check(body); err != nil {
-			return err
+			return reply{}, err
 		}
-		about(r, body["model"].(string), "")
 		announce(w, r, body["model"].(string))
+		asked := facts{model: body["model"].(string), quoteID: body["quote_id"].(string), inputDigest: evidence.Digest(jsonvalue.Canonical(body["input"]))}
 		world := worldOf(r)
 		view, replayed, err := world.Generate(r.Context(), sim.Generation{
 			Account:        keyOf(r).Account,
@@ -78,23 +78,23 @@ func (s *Server) generate() handlerFunc {
 			Outcome:        r.Header.Get(headerOutcome),
 		})
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return nil // the client left while its duplicate was decided; there is no one to answer
+			return reply{facts: asked}, nil // the client left while its duplicate was decided; there is no one to answer
 		}
 		if err != nil {
-			return err
+			return reply{facts: asked}, err
 		}
 		if replayed {
 			w.Header().Set("Idempotent-Replayed", "true")
-			world.Coverage().Hit(coverage.Replay)
 		}
-		return s.respondJob(w, r, world, view, wait)
+		rep := s.respondJob(w, r, world, view, wait)
+		rep.facts.model, rep.facts.quoteID, rep.facts.inputDigest, rep.facts.replayed = asked.model, asked.quoteID, asked.inputDigest, replayed
+		return rep, nil
 	}
 }
 
 // respondJob answers with a job: at once, or with wait=true once it is terminal or the wait
 // runs out. 200 when terminal, 202 with Location otherwise.
-func (s *Server) respondJob(w http.ResponseWriter, r *http.Request, world *sim.World, view jobs.View, wait bool) error {
-	about(r, "", view.ID)
+func (s *Server) respondJob(w http.ResponseWriter, r *http.Request, world *sim.World, view jobs.View, wait bool) reply {
 	switch {
 	case !wait || view.Status.Terminal():
 	case world.ClockMode() == clock.Skip:
@@ -105,7 +105,9 @@ func (s *Server) respondJob(w http.ResponseWriter, r *http.Request, world *sim.W
 			view = v
 		}
 	case s.park(w, r, world, view):
-		return nil // answered later, when the job ends or the wait runs out
+		// Answered later, when the job ends or the wait runs out; the answer waits until this
+		// request's handlers have returned, so the facts are in place by then.
+		return reply{parked: true, facts: facts{jobID: view.ID}}
 	default:
 		view = world.Wait(r.Context(), view, s.closing)
 	}
@@ -113,9 +115,6 @@ func (s *Server) respondJob(w http.ResponseWriter, r *http.Request, world *sim.W
 	if !view.Status.Terminal() {
 		status = http.StatusAccepted
 		w.Header().Set("Location", "/v1/jobs/"+view.ID)
-		if wait {
-			world.Coverage().Hit(coverage.WaitTimedOut)
-		}
 	}
-	return s.writeJSON(w, status, s.jobBody(r, view))
+	return reply{status: status, body: s.jobBody(r, view), facts: facts{jobID: view.ID, jobStatus: string(view.Status), waitedOut: wait && !view.Status.Terminal()}}
 }

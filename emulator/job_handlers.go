@@ -53,17 +53,17 @@ func baseURL(r *http.Request) string {
 	return scheme + "://" + host
 }
 
-func (s *Server) getJob() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) getJob() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		world, account, id := worldOf(r), keyOf(r).Account, pathVar(r, "id")
 		// A poll waits on the job: a skipping clock moves it on by one transition first.
 		world.SkipAhead(account, id, 1, clock.Latest)
 		v, err := world.Job(account, id)
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		announce(w, r, v.Model)
-		return s.writeJSON(w, http.StatusOK, s.jobBody(r, v))
+		return reply{status: http.StatusOK, body: s.jobBody(r, v), facts: facts{jobID: v.ID, jobStatus: string(v.Status)}}, nil
 	}
 }
 
@@ -87,14 +87,14 @@ func (s *Server) listJobs() handlerFunc {
 	}
 }
 
-func (s *Server) cancelJob() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) cancelJob() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		v, err := worldOf(r).Cancel(keyOf(r).Account, pathVar(r, "id"))
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		announce(w, r, v.Model)
-		return s.writeJSON(w, http.StatusOK, s.jobBody(r, v))
+		return reply{status: http.StatusOK, body: s.jobBody(r, v), facts: facts{jobID: v.ID, jobStatus: string(v.Status)}}, nil
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/observe"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
@@ -88,15 +88,23 @@ func validRequestID(id string) bool {
 }
 
 // recorder remembers what the journal and the log want to know of an answer: its status and
-// problem code, and what the request turned out to be about (account, model, job, fault).
+// problem code, and what the request turned out to be about.
 type recorder struct {
 	http.ResponseWriter
-	status int
-	bytes  int
-	code   string // the problem code, when the answer was an error
+	status   int
+	bytes    int
+	writeErr bool   // a write to the connection failed: the client did not get every byte
+	code     string // the problem code, when the answer was an error
 
-	account, model, jobID, fault string
-	peeked                       *catalog.Model // the model found before routing, for rules that match models
+	account, fault, faultKind string
+	facts                     facts
+	peeked                    *catalog.Model // the model found before routing, for rules that match models
+	// arrival and received are when the request came in, among the tenant's events and on its
+	// clock; ctx ends when the client hangs up, and left says a parked one did.
+	arrival  uint64
+	received time.Time
+	ctx      context.Context
+	left     atomic.Bool
 
 	// keepBody asks for the answer's body (its first write, which is all of a JSON answer) in
 	// body, and for what the request body reader read in sent, for the journal.
@@ -146,6 +154,7 @@ func (rec *recorder) Write(b []byte) (int, error) {
 	}
 	n, err := rec.ResponseWriter.Write(b)
 	rec.bytes += n
+	rec.writeErr = rec.writeErr || err != nil
 	return n, err
 }
 
@@ -156,33 +165,51 @@ func (rec *recorder) sending() {
 	if rec.journaled {
 		rec.journaled = false
 		world := rec.info.world
-		world.Journal().AddRequest(journal.Entry{
-			Time: world.Now(), Method: rec.method, Path: rec.path, Query: rec.rawQuery,
-			Status: rec.status, Code: rec.code, Account: rec.account, Model: rec.model, JobID: rec.jobID,
-			RequestID: rec.info.id, IdempotencyKey: rec.idemKey, Fault: rec.fault, RetryAfter: rec.retryAfter(),
+		f := &rec.facts
+		e := evidence.Entry{
+			Time: world.Now(), ReceivedAt: rec.received, Method: rec.method, Path: rec.path, Query: rec.rawQuery,
+			Status: rec.status, Code: rec.code, Account: rec.account, Model: f.model, JobID: f.jobID,
+			RequestID: rec.info.id, IdempotencyKey: rec.idemKey, Fault: rec.fault, FaultKind: rec.faultKind,
+			ClientLeft: rec.left.Load() || (rec.parked == nil && rec.ctx != nil && rec.ctx.Err() != nil),
+			QuoteID:    f.quoteID, QuoteExpiresAt: f.quoteExpires, JobStatus: f.jobStatus, InputDigest: f.inputDigest,
 			DurationMS:  math.Round(float64(time.Since(rec.start).Microseconds())) / 1000,
 			RequestBody: rec.sent, ResponseBody: rec.body, // the journal caps both
 			Wall: world.SkipWall(rec.start),
-		}, rec.header)
-		// A gateway fault's page has no code: the fault's own case counts it.
+		}
+		e.RetryAfter, e.RetryAt = rec.retryAfter()
+		world.Journal().AddRequest(e, rec.header, rec.arrival)
+		// Coverage learns what happened here too, from the same facts. A gateway fault's page
+		// has no code: the fault's own case counts it.
+		cov := world.Coverage()
 		if rec.status >= 400 && (rec.code != "" || rec.fault == "") {
-			world.Coverage().Error(rec.route, rec.status, rec.code)
+			cov.Error(rec.route, rec.status, rec.code)
+		}
+		if f.replayed {
+			cov.Hit(evidence.Replay)
+		}
+		if f.waitedOut {
+			cov.Hit(evidence.WaitTimedOut)
 		}
 	}
 }
 
-// retryAfter is the Retry-After the answer carries, in seconds, or 0: the report judges whether
-// the client waited it out.
-func (rec *recorder) retryAfter() int {
+// retryAfter is the Retry-After the answer carries, in seconds, or 0, and when it is an
+// HTTP-date, that instant: the report judges whether the client waited it out, to the second
+// the date names.
+func (rec *recorder) retryAfter() (int, time.Time) {
 	if rec.status != http.StatusTooManyRequests && rec.status != http.StatusServiceUnavailable {
-		return 0
+		return 0, time.Time{}
 	}
 	h := rec.Header()
-	n, err := strconv.Atoi(h.Get("Retry-After"))
-	if err != nil {
-		return max(retryAfterDate(h), 0)
+	v := h.Get("Retry-After")
+	if n, err := strconv.Atoi(v); err == nil {
+		return max(n, 0), time.Time{}
 	}
-	return max(n, 0)
+	at, err := http.ParseTime(v)
+	if err != nil {
+		return 0, time.Time{}
+	}
+	return max(retryAfterDate(h), 0), at
 }
 
 // Unwrap lets http.ResponseController reach the connection (flush, deadlines, hijack).
@@ -195,17 +222,37 @@ func keepSent(r *http.Request, body []byte) {
 	}
 }
 
-// about notes what a request was about, for the journal: the model it named, the job the core
-// returned.
-func about(r *http.Request, model, jobID string) {
-	if rec := infoOf(r).rec; rec != nil {
-		if model != "" {
-			rec.model = model
-		}
-		if jobID != "" {
-			rec.jobID = jobID
+// facts are what the core decided about a request, which the journal keeps for the report:
+// the model it named, the quote it made or used and that quote's expiry, the job it made or
+// showed and its status, and a generation's input digest.
+type facts struct {
+	model, quoteID, jobID, jobStatus, inputDigest string
+	quoteExpires                                  time.Time
+	// replayed and waitedOut are flows coverage counts: an idempotent replay, and a wait=true
+	// generation answered 202.
+	replayed, waitedOut bool
+}
+
+// about notes the facts of a request, for the journal; fields left empty keep what an earlier
+// note said.
+func about(r *http.Request, f facts) {
+	rec := infoOf(r).rec
+	if rec == nil {
+		return
+	}
+	g := &rec.facts
+	for _, p := range [...]struct {
+		to *string
+		v  string
+	}{{&g.model, f.model}, {&g.quoteID, f.quoteID}, {&g.jobID, f.jobID}, {&g.jobStatus, f.jobStatus}, {&g.inputDigest, f.inputDigest}} {
+		if p.v != "" {
+			*p.to = p.v
 		}
 	}
+	if !f.quoteExpires.IsZero() {
+		g.quoteExpires = f.quoteExpires
+	}
+	g.replayed, g.waitedOut = g.replayed || f.replayed, g.waitedOut || f.waitedOut
 }
 
 // frame wraps every request, routed or not: it assigns the request id, finds the tenant, sets
@@ -247,10 +294,11 @@ func (s *Server) frame(next http.Handler) http.Handler {
 			info.query, info.qerr = url.ParseQuery(r.URL.RawQuery)
 		}
 		r = r.WithContext(context.WithValue(r.Context(), ctxInfo, info))
+		rec.ctx, rec.arrival, rec.received = r.Context(), world.Journal().Arrive(), world.Now()
 		// Date follows the emulator's clock, like every timestamp in a body, so a client that
 		// compares the two (expires_at against Date, say) sees one timeline. The three values
 		// share one allocation; the names are already canonical.
-		vs := [...]string{id, Version, httpDate(world.Now())}
+		vs := [...]string{id, Version, httpDate(rec.received)}
 		h := w.Header()
 		h["X-Request-Id"], h["X-Emulator-Version"], h["Date"] = vs[0:1:1], vs[1:2:2], vs[2:3:3]
 		defer func() {

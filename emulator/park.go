@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
@@ -90,7 +89,10 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, world *sim.World, 
 	if !p.answered && !stopping {
 		s.parked[p] = wt
 		// A client that hangs up is answered at once, so its socket goes (the job goes on).
-		p.unwatch = s.hangups.watch(conn, wt.End)
+		p.unwatch = s.hangups.watch(conn, func() {
+			rec.left.Store(true) // the report learns the client gave up on the wait
+			wt.End()
+		})
 	}
 	s.parkedMu.Unlock()
 	if stopping {
@@ -142,12 +144,13 @@ func (s *Server) answerParked(r *http.Request, p *parking, v jobs.View) {
 	if !v.Status.Terminal() {
 		status = http.StatusAccepted
 		h.Set("Location", "/v1/jobs/"+v.ID)
-		rec.info.world.Coverage().Hit(coverage.WaitTimedOut)
+		rec.facts.waitedOut = true
 	}
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	h.Set("Connection", "close")
 	rec.status, rec.body = status, body[:len(body)-1]
+	rec.facts.jobStatus = string(v.Status) // as the answer shows the job, not as it was parked
 	rec.parked = nil
 	rec.sending()
 	s.logRequest(r, p.tenant.Name(), status, p.start, p.id)

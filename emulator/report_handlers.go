@@ -5,8 +5,7 @@ import (
 	"strconv"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/report"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 )
 
 // getReport judges the client's behaviour: GET /_emulator/report?scope=tenant|run, as JSON, or
@@ -26,10 +25,10 @@ func (s *Server) getReport() handlerFunc {
 			rep = s.tenants.Report()
 		} else {
 			n, findings := worldOf(r).Judge()
-			rep = report.Tenant(infoOf(r).tenant.Name(), n, findings)
+			rep = evidence.TenantReport(infoOf(r).tenant.Name(), n, findings)
 		}
 		if markdown {
-			writeMarkdown(w, report.Markdown(rep))
+			writeMarkdown(w, evidence.ReportMarkdown(rep))
 			return nil
 		}
 		return s.writeJSON(w, http.StatusOK, rep)
@@ -43,24 +42,4 @@ func writeMarkdown(w http.ResponseWriter, doc string) {
 	h.Set("Content-Length", strconv.Itoa(len(doc)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write([]byte(doc))
-}
-
-// noteDownload tells the report about a download of an output file (the journal records /v1
-// only): what it was answered, and whether it asked for a range. HEAD fetches nothing.
-func noteDownload(r *http.Request, err error) {
-	if r.Method != http.MethodGet {
-		return
-	}
-	status := http.StatusOK
-	if rec := infoOf(r).rec; rec != nil && rec.status != 0 {
-		status = rec.status
-	}
-	if err != nil {
-		if pe := problem.As(err); pe == nil || pe.Code != problem.OutputExpired {
-			return // not one of the tenant's files, or not the client's doing: nothing to judge
-		}
-		status = http.StatusGone
-	}
-	vars := infoOf(r).vars
-	worldOf(r).Downloaded(vars["job"], r.URL.Path, status, r.Header.Get("Range") != "")
 }

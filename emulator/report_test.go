@@ -2,14 +2,16 @@ package emulator
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/report"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 )
 
 // getReport asks for a report as JSON.
@@ -69,10 +71,13 @@ func TestReportNamesEveryFlawOfAClient(t *testing.T) {
 	for range 4 {
 		c.must(200, "GET", "/v1/jobs/"+id, nil)
 	}
-	// poll-after-terminal.
+	// poll-after-terminal: one more read of a finished job is a last look, and a read before a
+	// download fetches its links (the download at the end); more are polling.
 	advance("5s")
 	job := c.must(200, "GET", "/v1/jobs/"+id, nil)
-	c.must(200, "GET", "/v1/jobs/"+id, nil)
+	for range 3 {
+		c.must(200, "GET", "/v1/jobs/"+id, nil)
+	}
 	// quote-reused: the client had the job, and uses its quote again.
 	gen(409, q1, "k3")
 	// retry-after-ignored.
@@ -108,23 +113,23 @@ func TestReportNamesEveryFlawOfAClient(t *testing.T) {
 	}
 
 	rep := getReport(t, c, "")
-	if rep.Scope != "tenant" || rep.Tenant != "flawed" || rep.Examined == 0 || len(rep.Rules) != len(report.Rules) {
+	if rep.Scope != "tenant" || rep.Tenant != "flawed" || rep.Examined == 0 || len(rep.Rules) != len(evidence.Rules) {
 		t.Errorf("report %+v", rep)
 	}
-	for _, r := range report.Rules {
+	for _, r := range evidence.Rules {
 		if rep.Counts[r.ID] != 1 {
 			t.Errorf("%s found %d times, want once; findings: %+v", r.ID, rep.Counts[r.ID], rep.Findings)
 		}
 	}
 	for _, f := range rep.Findings {
-		if f.Rule == report.NewKeyOnRetry && len(f.Entries) != 2 {
+		if f.Rule == evidence.NewKeyOnRetry && len(f.Entries) != 2 {
 			t.Errorf("new-key-on-retry shows entries %v", f.Entries)
 		}
 	}
 
 	for _, ask := range []struct{ query, accept string }{{"?format=markdown", ""}, {"", "text/markdown"}} {
 		md := fetchReport(t, c, ask.query, ask.accept, 200, "text/markdown")
-		for _, r := range report.Rules {
+		for _, r := range evidence.Rules {
 			if !strings.Contains(md, "`"+r.ID+"`") {
 				t.Errorf("the markdown report lacks %s:\n%s", r.ID, md)
 			}
@@ -138,12 +143,12 @@ func TestReportNamesEveryFlawOfAClient(t *testing.T) {
 	boss := wire{t: t, base: hs.URL, key: "key_a"}
 	boss.must(204, "DELETE", "/_emulator/tenants/flawed", nil)
 	run := getReport(t, boss, "?scope=run")
-	for _, r := range report.Rules {
+	for _, r := range evidence.Rules {
 		if run.Counts[r.ID] != 1 {
 			t.Errorf("run: %s found %d times, want once", r.ID, run.Counts[r.ID])
 		}
 	}
-	if run.Scope != "run" || len(run.Findings) != len(report.Rules) || run.Findings[0].Tenant != "flawed" {
+	if run.Scope != "run" || len(run.Findings) != len(evidence.Rules) || run.Findings[0].Tenant != "flawed" {
 		t.Errorf("run report %+v", run)
 	}
 }
@@ -161,11 +166,11 @@ func TestRunReportFoldsResetTenants(t *testing.T) {
 	}
 	c.must(422, "POST", "/v1/quotes", bad)
 	c.must(422, "POST", "/v1/quotes", bad)
-	if rep := getReport(t, c, "?scope=tenant"); rep.Counts[report.RetryUnchanged] != 1 || len(rep.Findings) != 1 {
+	if rep := getReport(t, c, "?scope=tenant"); rep.Counts[evidence.RetryUnchanged] != 1 || len(rep.Findings) != 1 {
 		t.Errorf("tenant report after resets: %+v", rep)
 	}
 	run := getReport(t, c, "?scope=run")
-	if run.Counts[report.RetryUnchanged] != 3 || len(run.Findings) != 3 || run.Examined != 6 {
+	if run.Counts[evidence.RetryUnchanged] != 3 || len(run.Findings) != 3 || run.Examined != 6 {
 		t.Errorf("run report: counts %v, %d findings, examined %d", run.Counts, len(run.Findings), run.Examined)
 	}
 }
@@ -192,10 +197,124 @@ func TestReportIsCleanForACarefulClient(t *testing.T) {
 	}
 	for _, o := range job["outputs"].([]any) {
 		u, _ := url.Parse(o.(map[string]any)["url"].(string))
-		c.must(206, "GET", u.Path, nil, "Range", "bytes=0-9")
+		c.must(206, "GET", u.Path, nil, "Range", "bytes=0-9") // the start first, then the rest
+		c.must(206, "GET", u.Path, nil, "Range", "bytes=10-")
 	}
 	advance("2h")
 	if rep := getReport(t, c, ""); len(rep.Findings) != 0 || rep.Examined == 0 {
 		t.Errorf("a careful client got %+v", rep)
+	}
+}
+
+// TestReportJudgesWhatTheEmulatorRecorded drives, over HTTP on the manual clock, the shapes an
+// outside sweep found judged wrongly, and checks what the report makes of each tenant.
+func TestReportJudgesWhatTheEmulatorRecorded(t *testing.T) {
+	hs := tenantServer(t, Config{})
+	input := map[string]any{"prompt": "a cat", "num_images": 1}
+	rules := func(c wire) map[string]int { return getReport(t, c, "").Counts }
+
+	// A client that times out against a slow answer, then quotes again and sends a new key: two
+	// charged jobs in production.
+	c := wire{t: t, base: hs.URL, key: "key_a", header: "timeout"}
+	c.must(201, "POST", "/_emulator/faults", map[string]any{"match": map[string]any{"path": "/v1/generate"}, "action": "delay", "delay": "5s", "count": 1})
+	q1 := c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})["quote_id"]
+	raw, _ := json.Marshal(map[string]any{"model": "test/pixel", "input": input, "quote_id": q1})
+	req, _ := http.NewRequest("POST", hs.URL+"/v1/generate", strings.NewReader(string(raw)))
+	req.Header.Set("Authorization", "Bearer key_a")
+	req.Header.Set(headerTenant, "timeout")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", "k1")
+	impatient := &http.Client{Timeout: 100 * time.Millisecond}
+	if resp, err := impatient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatal("the delayed generation answered within the client's timeout")
+	}
+	q2 := c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})["quote_id"]
+	c.must(202, "POST", "/v1/generate", map[string]any{"model": "test/pixel", "input": input, "quote_id": q2}, "Idempotency-Key", "k2")
+	// The abandoned attempt is journaled once its delay is cut short by the hang-up.
+	var rep api.Report
+	for range 500 {
+		if rep = getReport(t, c, ""); rep.Counts[evidence.NewKeyOnRetry] > 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond) // waits for the server's goroutine, not for its clock
+	}
+	if rep.Counts[evidence.NewKeyOnRetry] != 1 || !strings.Contains(rep.Findings[0].Reason, "may have made a job and been charged") {
+		t.Errorf("a timed-out attempt retried with a new quote and key: %+v", rep)
+	}
+
+	// The 402 recipe: credits set to 0 on a still clock, then three unchanged generations.
+	c = wire{t: t, base: hs.URL, key: "key_a", header: "broke"}
+	q := c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})["quote_id"]
+	c.must(200, "PUT", "/_emulator/accounts/acct_a", map[string]any{"credits": 0})
+	for range 3 {
+		c.must(402, "POST", "/v1/generate", map[string]any{"model": "test/pixel", "input": input, "quote_id": q}, "Idempotency-Key", "k1")
+	}
+	if got := rules(c); got[evidence.RetryUnchanged] != 1 {
+		t.Errorf("the 402 recipe: %v", got)
+	}
+	// The careful shape: topped up between the attempts, on the same still instant.
+	c = wire{t: t, base: hs.URL, key: "key_a", header: "topped"}
+	q = c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})["quote_id"]
+	c.must(200, "PUT", "/_emulator/accounts/acct_a", map[string]any{"credits": 0})
+	c.must(402, "POST", "/v1/generate", map[string]any{"model": "test/pixel", "input": input, "quote_id": q}, "Idempotency-Key", "k1")
+	c.must(200, "PUT", "/_emulator/accounts/acct_a", map[string]any{"credits": 1000})
+	c.must(202, "POST", "/v1/generate", map[string]any{"model": "test/pixel", "input": input, "quote_id": q}, "Idempotency-Key", "k1")
+	if got := getReport(t, c, ""); len(got.Findings) != 0 {
+		t.Errorf("a client that topped up: %+v", got.Findings)
+	}
+
+	// A job never polled, and one whose output came only as a tiny range: neither was
+	// downloaded. Beside them, a job fetched whole after a read that fetched its links.
+	c = wire{t: t, base: hs.URL, key: "key_a", header: "downloads"}
+	advance := func(d string) { c.must(200, "POST", "/_emulator/clock", map[string]any{"advance": d}) }
+	jobOf := func(n int) string {
+		in := map[string]any{"prompt": fmt.Sprint("cat ", n), "num_images": 1}
+		q := c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": in})["quote_id"]
+		return c.must(202, "POST", "/v1/generate", map[string]any{"model": "test/pixel", "input": in, "quote_id": q}, "Idempotency-Key", fmt.Sprint("k", n))["id"].(string)
+	}
+	never, tiny, whole := jobOf(1), jobOf(2), jobOf(3)
+	advance("10s")
+	fileOf := func(id string) string {
+		u, _ := url.Parse(c.must(200, "GET", "/v1/jobs/"+id, nil)["outputs"].([]any)[0].(map[string]any)["url"].(string))
+		return u.Path
+	}
+	c.must(206, "GET", fileOf(tiny), nil, "Range", "bytes=0-9")
+	wholeFile := fileOf(whole)
+	advance("2s")
+	c.must(200, "GET", "/v1/jobs/"+whole, nil) // a read for fresh links, then the download
+	c.must(200, "GET", wholeFile, nil)
+	advance("2h")
+	rep = getReport(t, c, "")
+	named := map[string]bool{}
+	for _, f := range rep.Findings {
+		if f.Rule != evidence.OutputsNeverDownloaded {
+			t.Errorf("unexpected finding %+v", f)
+		}
+		for _, id := range []string{never, tiny, whole} {
+			if strings.Contains(f.Reason, id) {
+				named[id] = true
+			}
+		}
+	}
+	if rep.Counts[evidence.OutputsNeverDownloaded] != 2 || !named[never] || !named[tiny] || named[whole] {
+		t.Errorf("downloads: %+v", rep.Findings)
+	}
+
+	// A 429 is held against its own account only, and the journal keeps both times.
+	c = wire{t: t, base: hs.URL, key: "key_a", header: "accounts"}
+	c.must(201, "POST", "/_emulator/faults", map[string]any{"match": map[string]any{"path": "/v1/models"}, "status": 429, "retry_after": 5, "count": 1})
+	c.must(429, "GET", "/v1/models", nil)
+	other := wire{t: t, base: hs.URL, key: "key_b", header: "accounts"}
+	other.must(200, "GET", "/v1/models", nil)
+	if got := rules(c); got[evidence.RetryAfterIgnored] != 0 {
+		t.Errorf("another account's request after a 429: %v", got)
+	}
+	var page api.Page[api.JournalEntry]
+	_, body, _ := c.do("GET", "/_emulator/requests", nil)
+	raw, _ = json.Marshal(body)
+	_ = json.Unmarshal(raw, &page)
+	if len(page.Data) != 2 || page.Data[0].ReceivedAt.IsZero() || page.Data[0].Account != "acct_a" || page.Data[0].FaultKind != "error" || page.Data[1].Account != "acct_b" {
+		t.Errorf("the journal: %+v", page.Data)
 	}
 }

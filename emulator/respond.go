@@ -210,3 +210,30 @@ func retryAfterDate(h http.Header) int {
 	}
 	return int(math.Ceil(at.Sub(sent).Seconds()))
 }
+
+// reply is what an API handler answers: the status, the body, and the facts the journal keeps
+// for the report, which one adapter notes and writes; parked says a wait=true generation took
+// the connection over, to answer later. A handler that fails returns, beside its error, the
+// facts it learned before (the model a refused quote named, say).
+type reply struct {
+	status int
+	body   any
+	facts  facts
+	parked bool
+}
+
+// replyFunc is an API handler that returns its reply.
+type replyFunc func(w http.ResponseWriter, r *http.Request) (reply, error)
+
+// replying adapts a replyFunc: the reply's facts go to the journal, then the reply or the error
+// is written.
+func (s *Server) replying(h replyFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		rep, err := h(w, r)
+		about(r, rep.facts)
+		if err != nil || rep.parked || rep.status == 0 {
+			return err
+		}
+		return s.writeJSON(w, rep.status, rep.body)
+	}
+}

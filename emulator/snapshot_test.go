@@ -57,7 +57,8 @@ func busyTenant(t testing.TB, s *Server, tenant string) {
 	// number no float holds exactly), the tenant's coverage, and downloads and balances set.
 	do(201, "POST", "/_emulator/expected-errors", "", map[string]any{"path": "/v1/models", "status": 503})
 	do(201, "POST", "/_emulator/expected-errors", "", map[string]any{"method": "POST", "body": map[string]any{"seed": json.Number("12345678901234567891")}})
-	// A quote used twice is a finding of the report.
+	// A quote used twice, by a client that had the job it made, is a finding of the report.
+	do(200, "GET", "/v1/jobs/"+ids[1], "mg_test_all", nil)
 	do(409, "POST", "/v1/generate", "mg_test_all", map[string]any{"model": schnellID, "input": map[string]any{"prompt": "busy 1", "num_images": 2, "image_size": "square", "output_format": "png"},
 		"quote_id": quoteIDs[1]}, "Idempotency-Key", "busy-again")
 	var page struct{ Data []jobJSON }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 )
 
 // wire is a small client of a served emulator, bound to one tenant.
@@ -306,7 +306,7 @@ func TestJournalRecordsRefusedBodies(t *testing.T) {
 		t.Fatalf("%d entries", len(entries))
 	}
 	sent, ok := entries[0].(map[string]any)["request_body"].(string)
-	if !ok || !strings.HasPrefix(sent, `{"input":{"prompt":"aaaa`) || !strings.HasSuffix(sent, journal.Truncated) {
+	if !ok || !strings.HasPrefix(sent, `{"input":{"prompt":"aaaa`) || !strings.HasSuffix(sent, evidence.Truncated) {
 		t.Errorf("the refused body is journaled as %.80q…", entries[0].(map[string]any)["request_body"])
 	}
 }
@@ -532,4 +532,29 @@ func TestMemoryBudgetAnswer(t *testing.T) {
 		return
 	}
 	t.Fatal("the budget was never reached")
+}
+
+// TestExpectedErrorsCountAgainstTheBudget: expected-error patterns are held at their real cost
+// within --memory-budget: past it one more answers 503 memory_budget_exhausted, and clearing
+// them makes room again.
+func TestExpectedErrorsCountAgainstTheBudget(t *testing.T) {
+	hs := tenantServer(t, Config{MemoryBudget: 1 << 20})
+	c := wire{t: t, base: hs.URL, key: "key_a", header: "expecting"}
+	body := map[string]any{}
+	for i := range 60 {
+		body[fmt.Sprint("member", i)] = strings.Repeat("v", 900)
+	}
+	for i := range 100 {
+		status, out, _ := c.do("POST", "/_emulator/expected-errors", map[string]any{"path": fmt.Sprint("/v1/", i), "body": body})
+		if status == 201 {
+			continue
+		}
+		if status != 503 || out["code"] != "memory_budget_exhausted" || i < 5 {
+			t.Fatalf("after %d patterns: %d %v", i, status, out)
+		}
+		c.must(204, "DELETE", "/_emulator/expected-errors", nil)
+		c.must(201, "POST", "/_emulator/expected-errors", map[string]any{"path": "/v1/models", "body": body})
+		return
+	}
+	t.Fatal("100 patterns of 54 KB each fit in a budget of 1 MiB")
 }

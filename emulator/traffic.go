@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +17,8 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/download"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
@@ -45,17 +48,31 @@ func (s *Server) traffic(router *mux.Router, next http.Handler) http.Handler {
 			rec.idemKey = r.Header.Get("Idempotency-Key")
 			rec.header = r.Header
 			defer rec.sending()
+		} else {
+			defer s.noteDownload(rec, r)
 		}
 		if f, id, ok := world.PickFault(r.Method, r.URL.Path, rec.peeked); ok {
-			rec.fault = id
+			rec.fault, rec.faultKind = id, string(f.Action)
+			if k, known := s.catalog.Key(infoOf(r).token); known && onAPI {
+				// Answered before the key is checked: the report still holds the wait, or the
+				// attempt, against the account whose key was sent.
+				rec.account = k.Account
+			}
 			world.Coverage().Fault(f.Action)
 			if onAPI && (f.Action == api.FaultError || f.Action == api.FaultGateway) {
 				rec.route = routeName(router, r, nil) // the request is answered before routing
 			}
-			if onAPI && rec.sent == nil && r.Body != nil && f.Action != api.FaultDelay {
+			if onAPI && rec.sent == nil && r.Body != nil {
 				// No handler reads the body of a request a fault answers: read it for the journal,
-				// where the report compares a retry with the attempt the fault answered.
+				// where the report compares a retry with the attempt the fault answered. A delayed
+				// request gets it back for its handler; read first, a hang-up during the delay ends
+				// the request's context, which an unread body would hide.
 				rec.sent, _ = io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
+				if f.Action == api.FaultDelay {
+					r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(rec.sent), r.Body))
+				} else if r.Method == http.MethodPost && r.URL.Path == "/v1/generate" {
+					aboutSent(r, rec.sent)
+				}
 			}
 			if s.injectFault(rec, r, f) {
 				return
@@ -71,6 +88,59 @@ func (s *Server) traffic(router *mux.Router, next http.Handler) http.Handler {
 		s.delayAnswer(r, world)
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// aboutSent notes the model, quote and input digest of a generation a fault answers, which
+// no handler reads: the report then knows a retry of it for the same generation.
+func aboutSent(r *http.Request, sent []byte) {
+	var g struct {
+		Model   string         `json:"model"`
+		QuoteID string         `json:"quote_id"`
+		Input   map[string]any `json:"input"`
+	}
+	d := json.NewDecoder(bytes.NewReader(sent))
+	d.UseNumber()
+	if d.Decode(&g) != nil || g.Input == nil {
+		return
+	}
+	about(r, facts{model: g.Model, quoteID: g.QuoteID, inputDigest: evidence.Digest(jsonvalue.Canonical(g.Input))})
+}
+
+// noteDownload records a download of an output file in the tenant's log, once it is over: what
+// it was answered, which bytes of the file the answer held and how many reached the client.
+// HEAD fetches nothing; an answer that names no file of the tenant (404) or refuses the request
+// itself (a bad range) is not the client's use of a job.
+func (s *Server) noteDownload(rec *recorder, r *http.Request) {
+	world := rec.info.world
+	switch {
+	case rec.status == http.StatusPartialContent:
+		world.Coverage().Hit(evidence.RangedDownload)
+	case rec.code == string(problem.OutputExpired):
+		world.Coverage().Hit(evidence.ExpiredDownload)
+	}
+	job := infoOf(r).vars["job"]
+	if r.Method != http.MethodGet || job == "" || rec.status == 0 || (rec.status >= 400 && rec.status != http.StatusGone) {
+		return
+	}
+	n := evidence.Note{Kind: evidence.Download, Time: rec.received, Job: job, File: r.URL.Path, Status: rec.status,
+		Ranged: r.Header.Get("Range") != "", Sent: int64(rec.bytes)}
+	h := rec.Header()
+	switch rec.status {
+	case http.StatusOK:
+		n.Size, _ = strconv.ParseInt(h.Get("Content-Length"), 10, 64)
+		n.Size = max(n.Size, 1) // a length not sent: the file counts as whole when any byte went
+	case http.StatusPartialContent:
+		// bytes FIRST-LAST/SIZE: a multipart answer has no Content-Range and counts as part.
+		var last int64
+		if _, err := fmt.Sscanf(h.Get("Content-Range"), "bytes %d-%d/%d", &n.Start, &last, &n.Size); err != nil {
+			n.Start, n.Size = 0, 1<<62
+		}
+		n.Sent = min(n.Sent, last-n.Start+1)
+	}
+	if rec.writeErr || (rec.ctx != nil && rec.ctx.Err() != nil) {
+		n.Sent = min(n.Sent, max(n.Size-1, 0)) // the client did not get the end
+	}
+	world.Journal().AddNote(n, rec.arrival)
 }
 
 // delayAnswer waits the delay the scenario's latency rules draw for the request, if any.

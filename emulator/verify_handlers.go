@@ -7,53 +7,49 @@ import (
 	"strings"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/glob"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/verify"
 )
 
 // maxRequire bounds the require patterns one coverage request may give.
 const maxRequire = 100
 
 // readPattern decodes and checks the request pattern a body holds.
-func (s *Server) readPattern(w http.ResponseWriter, r *http.Request) (*verify.Pattern, error) {
+func (s *Server) readPattern(w http.ResponseWriter, r *http.Request) (*evidence.Pattern, error) {
 	body, err := s.decodeBody(w, r, bodyOptional)
 	if err != nil {
 		return nil, err
 	}
-	p, errs := verify.Parse(body)
+	p, errs := evidence.Parse(body)
 	if errs != nil {
 		return nil, &problem.Error{Code: problem.InvalidRequest, Detail: "the request pattern has " + strconv.Itoa(len(errs)) + " problem(s); see errors", Errors: errs}
 	}
 	return p, nil
 }
 
-// journalOf returns every entry of the request's tenant's journal, oldest first, in the form
-// GET /_emulator/requests lists them.
-func journalOf(r *http.Request) []api.JournalEntry {
-	entries := worldOf(r).Journal().All()
-	tenant := infoOf(r).tenant.Name()
-	for i := range entries {
-		entries[i].Tenant = tenant
-	}
-	return entries
-}
-
 // verifyRequests counts the journal entries that match a pattern and, when none does, shows
-// the closest.
+// the closest. A client that leaves ends the scan.
 func (s *Server) verifyRequests() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		p, err := s.readPattern(w, r)
 		if err != nil {
 			return err
 		}
-		return s.writeJSON(w, http.StatusOK, verify.Verify(p, journalOf(r)))
+		v, err := worldOf(r).Journal().Verify(r.Context(), p)
+		if err != nil {
+			return nil // the client has gone: no one to answer
+		}
+		tenant := infoOf(r).tenant.Name()
+		for i := range v.NearMisses {
+			v.NearMisses[i].Entry.Tenant = tenant
+		}
+		return s.writeJSON(w, http.StatusOK, v)
 	}
 }
 
 // expectedList is the body listing a world's expected errors.
-func expectedList(ps []*verify.Pattern) api.ExpectedErrors {
+func expectedList(ps []*evidence.Pattern) api.ExpectedErrors {
 	out := api.ExpectedErrors{Data: make([]api.RequestPattern, len(ps))}
 	for i, p := range ps {
 		out.Data[i] = p.Source()
@@ -89,10 +85,20 @@ func (s *Server) clearExpectedErrors() handlerFunc {
 	}
 }
 
-// listUnexpected lists the error answers of the tenant that no expected pattern covers.
+// listUnexpected lists the error answers of the tenant that no expected pattern covers. A
+// client that leaves ends the scan.
 func (s *Server) listUnexpected() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		return s.writeJSON(w, http.StatusOK, verify.Unexpected(worldOf(r).Expected(), journalOf(r)))
+		world := worldOf(r)
+		u, err := world.Journal().Unexpected(r.Context(), world.Expected())
+		if err != nil {
+			return nil // the client has gone: no one to answer
+		}
+		tenant := infoOf(r).tenant.Name()
+		for i := range u.Data {
+			u.Data[i].Entry.Tenant = tenant
+		}
+		return s.writeJSON(w, http.StatusOK, u)
 	}
 }
 
@@ -127,22 +133,22 @@ func (s *Server) getCoverage() handlerFunc {
 		if len(require) > maxRequire {
 			return paramError("require", "give at most %d require patterns", maxRequire)
 		}
-		globs := make([]coverage.Glob, len(require))
+		globs := make([]evidence.Glob, len(require))
 		for i, g := range require {
 			if msg := glob.Check(g); g == "" || msg != "" {
 				return paramError("require", "a require pattern is 1 to %d characters; * matches within a segment, ** across", glob.MaxLen)
 			}
-			globs[i] = coverage.NewGlob(g)
+			globs[i] = evidence.NewGlob(g)
 		}
 		counts, tenant := worldOf(r).Coverage(), infoOf(r).tenant.Name()
 		if scope == "run" {
 			counts, tenant = s.tenants.RunCoverage(), ""
 		}
-		report := coverage.Report(scope, tenant, counts, globs)
+		report := evidence.CoverageReport(scope, tenant, counts, globs)
 		if !markdown {
 			return s.writeJSON(w, http.StatusOK, report)
 		}
-		writeMarkdown(w, coverage.Markdown(report))
+		writeMarkdown(w, evidence.CoverageMarkdown(report))
 		return nil
 	}
 }

@@ -80,17 +80,14 @@ export interface FaultSpec extends Omit<FaultRule, 'delay'> {
 /** A whole scenario document (the YAML format, as JSON). */
 export type ScenarioDocument = Record<string, unknown>;
 
-export interface JournalFilter {
-  method?: string;
-  /** may end in * for a prefix */
-  path?: string;
-  status?: number;
-  code?: string;
-  account?: string;
-  model?: string;
+/**
+ * Which journal entries to list: the simple members of a request pattern (path and model are
+ * globs: * within a segment, ** across), and a page.
+ */
+export type JournalFilter = Pick<RequestPattern, 'method' | 'path' | 'status' | 'code' | 'account' | 'model'> & {
   limit?: number;
   offset?: number;
-}
+};
 
 /** One tenant in tenants() (an older name of the wire type Tenant). */
 export type TenantInfo = WireTenant;

@@ -610,8 +610,13 @@ export type ScenarioChange = {
 export interface JournalEntry {
   /** The entry's place in the tenant's journal, from 1. */
   seq: number;
-  /** When the request was answered, on the tenant's clock. */
+  /** When the answer was written, on the tenant's clock. */
   time: string;
+  /**
+   * When the request arrived, on the tenant's clock: the report orders and times the client's
+   * requests by it.
+   */
+  received_at?: string;
   /** The request's method. */
   method: string;
   /** The request's path. */
@@ -636,6 +641,23 @@ export interface JournalEntry {
   fault?: string;
   /** The `Retry-After` the answer carried, in seconds (429 and 503 answers). */
   retry_after?: number;
+  /** The instant the `Retry-After` names, on the tenant's clock, when it was sent as an HTTP-date. */
+  retry_at?: string;
+  /** The kind of the fault injected into the answer. */
+  fault_kind?: "error" | "reset" | "malformed" | "truncated" | "delay" | "gateway" | "download";
+  /** The client hung up before its answer was written (its own timeout, say). */
+  client_left?: boolean;
+  /** The quote the request made or named. */
+  quote_id?: string;
+  /** The `expires_at` of the quote the request made. */
+  quote_expires_at?: string;
+  /** The status of the job the answer made or showed. */
+  job_status?: "queued" | "running" | "succeeded" | "failed" | "canceled" | "expired";
+  /**
+   * A digest of a generation's canonical input: two generations with the same input, in any key
+   * order or number spelling, have the same digest.
+   */
+  input_digest?: string;
   /** How long the answer took, in real milliseconds. */
   duration_ms: number;
   /**
@@ -689,19 +711,27 @@ export interface RequestMatch {
   output_type?: "image" | "video" | "audio";
 }
 
-/** Describes journal entries: every member given must match, and `{}` matches every entry. */
+/**
+ * Describes journal entries, for verify, expected errors and (as query parameters) the journal's
+ * filter: every member given must match, and `{}` matches every entry. Headers, pointers and body
+ * members together are at most 64.
+ */
 export interface RequestPattern {
   /** The method, compared without regard to case. */
   method?: string;
   /**
-   * The path: `*` matches any run of characters other than `/`, `**` any run at all (model ids
-   * hold slashes).
+   * The path, a glob: `*` matches any run of characters within one `/`-separated segment, `**` any
+   * run at all. At most 1,024 bytes.
    */
   path?: string;
   /** The status answered. */
   status?: number;
   /** The problem code answered. */
   code?: string;
+  /** The account of the key the request sent. */
+  account?: string;
+  /** The model the request was about, a glob like `path` (`fal-ai/flux/**`). */
+  model?: string;
   /** Request headers: names without regard to case, values exact. */
   headers?: Record<string, unknown>;
   /**
@@ -1216,6 +1246,12 @@ export interface Snapshot {
       status?: number;
       /** download: a Range was asked for. */
       ranged?: boolean;
+      /** Download: the first byte of the file the answer held. */
+      start?: number;
+      /** Download: how many of those bytes reached the connection. */
+      sent?: number;
+      /** Download: the file's whole size. */
+      size?: number;
       /** credits_set: the account whose balance was set. */
       account?: string;
     })[];

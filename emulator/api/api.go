@@ -104,8 +104,11 @@ type JobError struct {
 // JournalEntry is one /v1 request as the journal recorded it once answered
 // (GET /_emulator/requests).
 type JournalEntry struct {
-	Seq            uint64    `json:"seq"`
-	Time           time.Time `json:"time"` // on the emulator's clock
+	Seq  uint64    `json:"seq"`
+	Time time.Time `json:"time"` // when the answer was written, on the emulator's clock
+	// ReceivedAt is when the request arrived, on the emulator's clock: the report orders and
+	// times what the client did by it.
+	ReceivedAt     time.Time `json:"received_at,omitzero"`
 	Method         string    `json:"method"`
 	Path           string    `json:"path"`
 	Query          string    `json:"query"` // raw, without "?"
@@ -117,9 +120,24 @@ type JournalEntry struct {
 	RequestID      string    `json:"request_id"`
 	IdempotencyKey string    `json:"idempotency_key,omitempty"`
 	Fault          string    `json:"fault,omitempty"` // the id of the fault rule that answered, if any
-	// RetryAfter is the Retry-After the answer carried, in seconds (429 and 503 answers).
-	RetryAfter int     `json:"retry_after,omitempty"`
-	DurationMS float64 `json:"duration_ms"`
+	// RetryAfter is the Retry-After the answer carried, in seconds (429 and 503 answers), and
+	// RetryAt the instant it names on the emulator's clock: the HTTP-date itself when it was
+	// sent as one.
+	RetryAfter int       `json:"retry_after,omitempty"`
+	RetryAt    time.Time `json:"retry_at,omitzero"`
+	// FaultKind is the action of the injected fault (error, delay, malformed, ...).
+	FaultKind string `json:"fault_kind,omitempty"`
+	// ClientLeft says the client hung up before its answer was written (its own timeout, say).
+	ClientLeft bool `json:"client_left,omitempty"`
+	// The facts the emulator decided about the request, which the report judges: the quote it
+	// made or named and that quote's expires_at, the status of the job it made or showed, and a
+	// digest of a generation's canonical input (two generations with the same model and the
+	// same input, in any key order or number spelling, have the same digest).
+	QuoteID        string    `json:"quote_id,omitempty"`
+	QuoteExpiresAt time.Time `json:"quote_expires_at,omitzero"`
+	JobStatus      string    `json:"job_status,omitempty"`
+	InputDigest    string    `json:"input_digest,omitempty"`
+	DurationMS     float64   `json:"duration_ms"`
 	// RequestBody and ResponseBody are the bodies as sent, secrets redacted: the JSON itself
 	// when it was valid JSON of at most 16 KiB, else a JSON string of the text, cut at 16 KiB
 	// and ending "…(truncated)".
@@ -415,16 +433,19 @@ type HomeLink struct {
 }
 
 // RequestPattern describes journal entries (POST /_emulator/verify, POST
-// /_emulator/expected-errors); every field given must match, and the empty pattern matches every
-// entry. Path takes * for any run of characters other than / and ** for any run at all; Headers
-// are compared by canonical name and exact value; Body matches when every member it has is in
-// the recorded body with an equal JSON value (objects recursively); Pointers maps a JSON Pointer
-// into the recorded body to the value that must be there.
+// /_emulator/expected-errors, and the query of GET /_emulator/requests); every field given must
+// match, and the empty pattern matches every entry. Path and Model are globs: * for any run of
+// characters other than /, ** for any run at all; Headers are compared by canonical name and
+// exact value; Body matches when every member it has is in the recorded body with an equal JSON
+// value (objects recursively); Pointers maps a JSON Pointer into the recorded body to the value
+// that must be there. Headers, pointers and body members together are at most 64.
 type RequestPattern struct {
 	Method   string            `json:"method,omitempty"`
 	Path     string            `json:"path,omitempty"`
 	Status   int               `json:"status,omitempty"`
 	Code     string            `json:"code,omitempty"`
+	Account  string            `json:"account,omitempty"` // the key's account, exactly
+	Model    string            `json:"model,omitempty"`   // the model, as a glob
 	Headers  map[string]string `json:"headers,omitempty"`
 	Body     map[string]any    `json:"body,omitempty"`
 	Pointers map[string]any    `json:"pointers,omitempty"`

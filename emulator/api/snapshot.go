@@ -203,12 +203,17 @@ type SnapshotNotes struct {
 // SnapshotNote is one note: a download (job, file, status answered, whether a range was asked
 // for) or a balance set (account).
 type SnapshotNote struct {
-	Kind    string `json:"kind"` // download or credits_set
-	Time    string `json:"time"`
-	Job     string `json:"job,omitempty"`
-	File    string `json:"file,omitempty"`
-	Status  int    `json:"status,omitempty"`
-	Ranged  bool   `json:"ranged,omitempty"`
+	Kind   string `json:"kind"` // download or credits_set
+	Time   string `json:"time"`
+	Job    string `json:"job,omitempty"`
+	File   string `json:"file,omitempty"`
+	Status int    `json:"status,omitempty"`
+	Ranged bool   `json:"ranged,omitempty"`
+	// Start and Sent are the bytes of the file a download's answer held, from Start, and how
+	// many reached the connection; Size is the file's whole size.
+	Start   int64  `json:"start,omitempty"`
+	Sent    int64  `json:"sent,omitempty"`
+	Size    int64  `json:"size,omitempty"`
 	Account string `json:"account,omitempty"`
 }
 

@@ -108,27 +108,23 @@ func (e *Emulator) ForceFail(jobID string, f api.JobFailure) {
 	e.do(http.MethodPost, "/_emulator/jobs/"+url.PathEscape(jobID)+"/fail", f, http.StatusOK, nil)
 }
 
-// RequestFilter selects journal entries; empty fields match everything.
-type RequestFilter struct {
-	Method  string
-	Path    string // exact, or a prefix when it ends in *
-	Account string
-	Model   string
-	Code    string
-	Status  int
-}
-
-// Requests lists the /v1 requests the emulator answered, oldest first, optionally filtered
-// (give at most one filter). The journal keeps the latest 10,000.
-func (e *Emulator) Requests(filter ...RequestFilter) []api.JournalEntry {
+// Requests lists the /v1 requests the emulator answered, oldest first, optionally filtered by a
+// request pattern (give at most one) on its method, path and model (globs: * within a segment,
+// ** across), account, code and status; match headers and bodies with Verify. The journal keeps
+// the latest 10,000.
+func (e *Emulator) Requests(filter ...Pattern) []api.JournalEntry {
 	e.t.Helper()
 	if len(filter) > 1 {
-		e.t.Fatalf("emulatortest: Requests takes at most one RequestFilter, got %d", len(filter))
+		e.t.Fatalf("emulatortest: Requests takes at most one pattern, got %d", len(filter))
 		return nil
 	}
 	q := url.Values{}
 	if len(filter) == 1 {
 		f := filter[0]
+		if len(f.Headers) > 0 || f.Body != nil || f.Pointers != nil {
+			e.t.Fatalf("emulatortest: Requests filters by method, path, model, account, code and status; match headers and bodies with Verify")
+			return nil
+		}
 		for k, v := range map[string]string{"method": f.Method, "path": f.Path, "account": f.Account, "model": f.Model, "code": f.Code} {
 			if v != "" {
 				q.Set(k, v)

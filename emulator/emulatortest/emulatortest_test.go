@@ -185,7 +185,7 @@ func TestEmulatorsDoNotShareState(t *testing.T) {
 	if r := cb.generate(fox(), "k1"); r.status != http.StatusAccepted {
 		t.Errorf("generate on b under a's outage: %d %v", r.status, r.body)
 	}
-	if n := len(b.Requests(emulatortest.RequestFilter{Method: http.MethodPost, Path: "/v1/generate"})); n != 1 {
+	if n := len(b.Requests(emulatortest.Pattern{Method: http.MethodPost, Path: "/v1/generate"})); n != 1 {
 		t.Errorf("b's journal has %d generations, want its own 1", n)
 	}
 }
@@ -361,10 +361,10 @@ func TestRequests(t *testing.T) {
 	if gen.Path != "/v1/generate" || gen.Status != 202 || gen.Model != model || gen.JobID != job.str("id") || gen.IdempotencyKey != "k1" {
 		t.Errorf("generate entry = %+v", gen)
 	}
-	if bad := emu.Requests(emulatortest.RequestFilter{Status: 401}); len(bad) != 1 || bad[0].Code != "unauthenticated" {
+	if bad := emu.Requests(emulatortest.Pattern{Status: 401}); len(bad) != 1 || bad[0].Code != "unauthenticated" {
 		t.Errorf("Requests(Status 401) = %+v", bad)
 	}
-	if posts := emu.Requests(emulatortest.RequestFilter{Method: "POST", Path: "/v1/*"}); len(posts) != 2 {
+	if posts := emu.Requests(emulatortest.Pattern{Method: "POST", Path: "/v1/**"}); len(posts) != 2 {
 		t.Errorf("Requests(POST /v1/*) = %+v", posts)
 	}
 	emu.ClearRequests()
@@ -414,7 +414,7 @@ func TestAddFault(t *testing.T) {
 	if retry.status != http.StatusAccepted {
 		t.Errorf("retry after a count-1 fault: %d %v", retry.status, retry.body)
 	}
-	if rs := emu.Requests(emulatortest.RequestFilter{Path: "/v1/generate"}); len(rs) != 2 || rs[0].Fault != id || rs[1].Fault != "" {
+	if rs := emu.Requests(emulatortest.Pattern{Path: "/v1/generate"}); len(rs) != 2 || rs[0].Fault != id || rs[1].Fault != "" {
 		t.Errorf("journal: %+v; want the first answered by fault %s", rs, id)
 	}
 
@@ -716,7 +716,7 @@ func TestFailuresEndTheTest(t *testing.T) {
 		{"unknown job", func(tb *fakeTB) { emu.For(tb).ForceComplete("no-such-job") }, "job_not_found"},
 		{"unknown account", func(tb *fakeTB) { emu.For(tb).SetCredits("acct_nobody", 1) }, "account_not_found"},
 		{"bad fault", func(tb *fakeTB) { emu.For(tb).AddFault(api.FaultRule{Status: 200}) }, "invalid_request"},
-		{"two filters", func(tb *fakeTB) { emu.For(tb).Requests(emulatortest.RequestFilter{}, emulatortest.RequestFilter{}) }, "at most one"},
+		{"two filters", func(tb *fakeTB) { emu.For(tb).Requests(emulatortest.Pattern{}, emulatortest.Pattern{}) }, "at most one"},
 	}
 	for _, tc := range cases {
 		if got := fatal(tc.fn); !strings.Contains(got, tc.want) {

@@ -178,7 +178,7 @@ func ExampleEmulator_AddFault() {
 		status, _ := send(emu, http.MethodGet, "/v1/models", nil)
 		fmt.Println(status)
 	}
-	for _, r := range emu.Requests(emulatortest.RequestFilter{Path: "/v1/models"}) {
+	for _, r := range emu.Requests(emulatortest.Pattern{Path: "/v1/models"}) {
 		fmt.Println(r.Method, r.Path, r.Status, r.Fault != "")
 	}
 	// Output:

@@ -10,13 +10,14 @@ import (
 	"strings"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 )
 
-// Pattern describes requests in the journal; every field given must match, and the zero
-// Pattern matches every request. Path takes * for any run of characters other than / and ** for
-// any run at all; Body matches when each of its members is in the request body with an equal
-// JSON value (objects member by member); Pointers maps JSON Pointers into the body to values.
+// Pattern describes requests in the journal, for Requests, Verify and ExpectError alike; every
+// field given must match, and the zero Pattern matches every request. Path and Model are globs
+// (* within a /-separated segment, ** across); Body matches when each of its members is in the
+// request body with an equal JSON value (objects member by member); Pointers maps JSON Pointers
+// into the body to values.
 type Pattern = api.RequestPattern
 
 // Verify asks the emulator how many requests of this handle's tenant match p. When none does,
@@ -198,7 +199,7 @@ func (e *Emulator) main(m Runner, out io.Writer, summary string, require []strin
 
 // ShortCoverage renders coverage as a few lines for a terminal: the cases exercised in all and
 // per group, then the required cases never exercised.
-func ShortCoverage(c api.Coverage) string { return coverage.Short(c) }
+func ShortCoverage(c api.Coverage) string { return evidence.CoverageShort(c) }
 
 // quietTB is the TB Main reads coverage with once the tests have run: a failure stops the
 // read with a panic that main recovers, instead of ending the process.

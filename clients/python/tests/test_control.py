@@ -166,7 +166,8 @@ def test_journal(own: Tenant):
     generated = c.requests(path="/v1/generate")
     assert [(e["method"], e["status"], e["idempotency_key"]) for e in generated] == [("POST", 202, "journal-1")]
     assert [e["path"] for e in c.requests(status=404)] == ["/v1/models/nope/nope"]
-    assert len(c.requests(path="/v1/*")) == 3  # the quote, the generation, the 404
+    assert len(c.requests(path="/v1/*")) == 2  # * stays within a segment: the quote, the generation
+    assert len(c.requests(path="/v1/**")) == 3  # and the 404
     assert len(c.requests(limit=1)) == 1
     c.clear_requests()
     assert c.requests() == []

@@ -16,7 +16,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/docs"
 	"github.com/mediagen/mediagen-emulator/emulator"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/conformance"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/parity"
 )
 
@@ -111,8 +111,8 @@ func readResult(t *testing.T, path string) *parity.Result {
 // errorCases are the error cases of the coverage list.
 func errorCases() []string {
 	var ids []string
-	for _, c := range coverage.Cases() {
-		if c.Group == coverage.GroupErrors {
+	for _, c := range evidence.Cases() {
+		if c.Group == evidence.GroupErrors {
 			ids = append(ids, c.ID)
 		}
 	}

@@ -22,7 +22,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 )
 
 // BodyLimit is the request body size the contract refuses past (1 MiB); the too-large case
@@ -130,8 +130,8 @@ type Lacking struct {
 // model); each call must return a new one.
 func Plan(models Models, lacking Lacking, fresh func() string) []Planned {
 	var out []Planned
-	for _, c := range coverage.Cases() {
-		if c.Group != coverage.GroupErrors {
+	for _, c := range evidence.Cases() {
+		if c.Group != evidence.GroupErrors {
 			continue
 		}
 		p, ok := parseCase(c.ID)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
@@ -31,9 +31,9 @@ func (w *World) phase(m *catalog.Model) scenario.Phase {
 	p := sc.PhaseOf(m, w.clock.Now())
 	switch {
 	case p.Retired:
-		w.Coverage().Hit(coverage.ModelRetired)
+		w.Coverage().Hit(evidence.ModelRetired)
 	case p.Deprecated:
-		w.Coverage().Hit(coverage.ModelDeprecated)
+		w.Coverage().Hit(evidence.ModelDeprecated)
 	}
 	return p
 }
@@ -83,7 +83,7 @@ func (w *World) refusal(m *catalog.Model, input map[string]any, canonical []byte
 	default:
 		return nil
 	}
-	w.Coverage().Hit(coverage.Refused)
+	w.Coverage().Hit(evidence.Refused)
 	ptr := steer.ptr
 	if ptr == "" {
 		ptr = flaggedField(input)
@@ -125,6 +125,6 @@ func (w *World) filter(m *catalog.Model, jobID string, steer directives, plan *j
 	}
 	k := min(n-1, 1+int(w.ids.Float64("draw", jobID, "filtered")*float64(n-1)))
 	plan.Filtered = k
-	w.Coverage().Hit(coverage.Partial)
+	w.Coverage().Hit(evidence.Partial)
 	return outputs[:n-k]
 }

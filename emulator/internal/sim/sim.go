@@ -12,7 +12,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/budget"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
@@ -68,7 +68,7 @@ type Config struct {
 	Budget *budget.Budget
 	// Coverage counts the contract's cases over the whole run: every world adds to it, and it
 	// outlives resets and dropped tenants. Nil means counts of the tenants' own.
-	Coverage *coverage.Counts
+	Coverage *evidence.Counts
 	// JournalMax bounds the entries of each world's journal (JournalEntries when ≤ 0).
 	JournalMax int
 	// Webhook is the run's webhook (--webhook), in force in every world until a scenario or
@@ -129,7 +129,7 @@ func (c Config) withDefaults() Config {
 		c.Budget = budget.New(c.MemoryBudget)
 	}
 	if c.Coverage == nil {
-		c.Coverage = coverage.New(nil)
+		c.Coverage = evidence.NewCounts(nil)
 	}
 	c.maker = media.NewMaker(c.Media)
 	return c

@@ -15,12 +15,12 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/verify"
 )
 
 // maxSnapshotProblems bounds the problems one refused snapshot reports.
@@ -93,7 +93,7 @@ func (w *World) Snapshot(withJournal bool) api.Snapshot {
 		doc.ExpectedErrors = append(doc.ExpectedErrors, p.Source())
 	}
 	doc.Coverage = w.coverage.Seen()
-	doc.Notes = w.notes.Export()
+	doc.Notes = w.journal.ExportNotes()
 	doc.Webhooks = w.hooks.Export()
 	if withJournal {
 		j := w.journal.Export()
@@ -347,12 +347,9 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 	w.idem.Import(doc.IdempotencyKeys, p.under("/idempotency_keys"))
 	w.faults.Import(doc.Faults, p.under("/faults"))
 	w.limiter.Import(doc.RateLimits, len(sc.RateLimits), p.under("/rate_limits"))
-	if doc.Journal != nil {
-		w.journal.Import(*doc.Journal)
-	}
+	w.journal.Restore(doc.Journal, doc.Notes, p.under("/notes"))
 	w.expected = expectedFrom(doc.ExpectedErrors, p.under("/expected_errors"))
 	w.coverage.Restore(doc.Coverage, p.under("/coverage"))
-	w.notes.Import(doc.Notes, p.under("/notes"))
 	w.hooks.Import(doc.Webhooks, p.under("/webhooks"))
 	if err := p.err(); err != nil {
 		w.retire()
@@ -363,12 +360,12 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 
 // expectedFrom checks a snapshot's expected-error patterns as POST /_emulator/expected-errors
 // checks a new one, reporting each problem with a JSON Pointer relative to the list.
-func expectedFrom(in []api.RequestPattern, report func(ptr, msg string)) []*verify.Pattern {
+func expectedFrom(in []api.RequestPattern, report func(ptr, msg string)) []*evidence.Pattern {
 	if len(in) > MaxExpected {
 		report("", "holds "+strconv.Itoa(len(in))+" patterns, more than the bound of "+strconv.Itoa(MaxExpected))
 		return nil
 	}
-	out := make([]*verify.Pattern, 0, len(in))
+	out := make([]*evidence.Pattern, 0, len(in))
 	for i, rp := range in {
 		at := "/" + strconv.Itoa(i)
 		// The pattern goes back through the parser a request's goes through, which wants the
@@ -384,7 +381,7 @@ func expectedFrom(in []api.RequestPattern, report func(ptr, msg string)) []*veri
 			report(at, "not a request pattern")
 			continue
 		}
-		pat, errs := verify.Parse(obj)
+		pat, errs := evidence.Parse(obj)
 		for _, e := range errs {
 			report(at+e.Pointer, e.Message)
 		}

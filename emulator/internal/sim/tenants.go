@@ -15,12 +15,11 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/budget"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/report"
 )
 
 // DefaultTenant names the tenant of requests that name none. It always exists and is never
@@ -60,7 +59,7 @@ type Tenant struct {
 	// build makes a world on a given clock, id source and ledger (a snapshot's).
 	build func(*clock.Clock, *ids.Generator, *ledger.Ledger) *World
 	wall  *clock.Clock
-	run   *report.Run // where the tenant's findings go when a world of it goes
+	run   *evidence.Run // where the tenant's findings go when a world of it goes
 
 	resetMu sync.Mutex
 	ended   bool // dropped or closed: its world is retired for good; guarded by resetMu
@@ -139,8 +138,8 @@ type holder interface{ Bytes() int64 }
 
 // footprint is what the world holds, as counted against the memory budget.
 func (w *World) footprint() int64 {
-	n := int64(worldOverhead)
-	for _, h := range [...]holder{w.quotes, w.jobs, w.idem, w.journal, w.notes, w.hooks} {
+	n := int64(worldOverhead) + w.expectedBytes()
+	for _, h := range [...]holder{w.quotes, w.jobs, w.idem, w.journal, w.hooks} {
 		n += h.Bytes()
 	}
 	return n
@@ -215,7 +214,7 @@ type Tenants struct {
 	idle  time.Duration
 
 	worlds atomic.Uint64 // numbers every world made, for its files' keys in the shared cache
-	run    *report.Run   // the findings of every world gone since the start
+	run    *evidence.Run // the findings of every world gone since the start
 
 	wall    *clock.Clock
 	ownWall bool // made here, so closed here
@@ -235,7 +234,7 @@ func tooManyTenants(max int) error {
 // NewTenants builds the tenant set with its default tenant.
 func NewTenants(cfg Config, g *ids.Generator, files *media.Cache) *Tenants {
 	cfg = cfg.withDefaults()
-	ts := &Tenants{cfg: cfg, ids: g, files: files, max: cfg.MaxTenants, idle: cfg.TenantIdle, wall: cfg.Wall, byName: map[string]*Tenant{}, run: report.NewRun()}
+	ts := &Tenants{cfg: cfg, ids: g, files: files, max: cfg.MaxTenants, idle: cfg.TenantIdle, wall: cfg.Wall, byName: map[string]*Tenant{}, run: evidence.NewRun()}
 	if ts.wall == nil {
 		ts.wall, ts.ownWall = clock.NewReal(), true
 	}
@@ -299,7 +298,7 @@ func (ts *Tenants) recount() {
 
 // RunCoverage counts the contract's cases over every tenant since the tenants were made,
 // dropped and reset ones included.
-func (ts *Tenants) RunCoverage() *coverage.Counts { return ts.cfg.Coverage }
+func (ts *Tenants) RunCoverage() *evidence.Counts { return ts.cfg.Coverage }
 
 // Default is the default tenant.
 func (ts *Tenants) Default() *Tenant {
@@ -401,10 +400,10 @@ func (ts *Tenants) Report() api.Report {
 	all := slices.Collect(maps.Values(ts.byName))
 	ts.mu.Unlock()
 	slices.SortFunc(all, func(a, b *Tenant) int { return strings.Compare(a.name, b.name) })
-	live := make([]report.Live, len(all))
+	live := make([]evidence.Live, len(all))
 	for i, t := range all {
 		n, fs := t.World().Judge()
-		live[i] = report.Live{Tenant: t.name, Examined: n, Findings: fs}
+		live[i] = evidence.Live{Tenant: t.name, Examined: n, Findings: fs}
 	}
 	return ts.run.Report(live)
 }

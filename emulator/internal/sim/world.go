@@ -13,20 +13,17 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/coverage"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/faults"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/idempotency"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/quotes"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ratelimit"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/report"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/verify"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/webhooks"
 )
 
@@ -67,8 +64,7 @@ type World struct {
 	jobs    *jobs.Engine
 	faults  *faults.Set
 	limiter *ratelimit.Limiter
-	journal *journal.Journal
-	notes   *report.Notes // downloads and balance changes, for the report
+	journal *evidence.Journal
 	hooks   *webhooks.Hub // webhook deliveries (webhooks.go)
 	base    atomic.Value  // string: the scheme and host clients reach the emulator by
 
@@ -99,10 +95,10 @@ type World struct {
 	latencyOf  *scenario.Scenario
 
 	// coverage counts the contract's cases seen in this world, and adds them to the run's.
-	coverage *coverage.Counts
+	coverage *evidence.Counts
 
 	expectMu sync.Mutex
-	expected []*verify.Pattern // the error answers a test declared it expects; guarded by expectMu
+	expected []*evidence.Pattern // the error answers a test declared it expects; guarded by expectMu
 
 	// gate lets a snapshot see the world stand still: every change made on a request's behalf
 	// holds it shared, a snapshot holds it alone (with the clock's callbacks held too).
@@ -113,10 +109,14 @@ type World struct {
 const MaxExpected = 100
 
 // Coverage is the world's count of the contract's cases.
-func (w *World) Coverage() *coverage.Counts { return w.coverage }
+func (w *World) Coverage() *evidence.Counts { return w.coverage }
 
 // Expect adds an expected-error pattern and returns them all; past MaxExpected it refuses.
-func (w *World) Expect(p *verify.Pattern) ([]*verify.Pattern, error) {
+func (w *World) Expect(p *evidence.Pattern) ([]*evidence.Pattern, error) {
+	// Admitted before the lock: the budget may count the world, which reads the patterns.
+	if err := w.admit(p.Bytes()); err != nil {
+		return nil, err
+	}
 	w.expectMu.Lock()
 	defer w.expectMu.Unlock()
 	if len(w.expected) >= MaxExpected {
@@ -127,10 +127,21 @@ func (w *World) Expect(p *verify.Pattern) ([]*verify.Pattern, error) {
 }
 
 // Expected returns the expected-error patterns, in the order added.
-func (w *World) Expected() []*verify.Pattern {
+func (w *World) Expected() []*evidence.Pattern {
 	w.expectMu.Lock()
 	defer w.expectMu.Unlock()
 	return slices.Clone(w.expected)
+}
+
+// expectedBytes is what the expected-error patterns hold, as counted against the memory budget.
+func (w *World) expectedBytes() int64 {
+	w.expectMu.Lock()
+	defer w.expectMu.Unlock()
+	var n int64
+	for _, p := range w.expected {
+		n += p.Bytes()
+	}
+	return n
 }
 
 // ClearExpected forgets every expected-error pattern.
@@ -166,11 +177,10 @@ func newWorld(cfg *Config, g *ids.Generator, c *clock.Clock, l *ledger.Ledger, f
 		ledger:   l,
 		quotes:   quotes.NewBounded(c, quoteLimits(cfg.JobRetention)),
 		idem:     idempotency.NewStore(c, cfg.MaxJobs),
-		coverage: coverage.New(cfg.Coverage),
+		coverage: evidence.NewCounts(cfg.Coverage),
 		faults:   faults.New(g.Float64),
 		limiter:  ratelimit.New(),
-		journal:  journal.NewBounded(cfg.JournalMax, JournalBytes),
-		notes:    report.NewNotes(report.MaxNotes),
+		journal:  evidence.NewBounded(cfg.JournalMax, JournalBytes),
 		gone:     make(chan struct{}),
 		quoteSeq: map[string]uint64{},
 	}
@@ -250,7 +260,7 @@ func (w *World) UseScenario(sc *scenario.Scenario) {
 func (w *World) Faults() *faults.Set { return w.faults }
 
 // Journal is the world's request journal.
-func (w *World) Journal() *journal.Journal { return w.journal }
+func (w *World) Journal() *evidence.Journal { return w.journal }
 
 // Ledger is the world's credit ledger.
 func (w *World) Ledger() *ledger.Ledger { return w.ledger }
@@ -314,33 +324,30 @@ func (w *World) SetCredits(account string, credits int64) (ledger.Balance, error
 	defer w.gate.RUnlock()
 	b, err := w.ledger.SetAvailable(account, credits)
 	if err == nil {
-		w.notes.Add(report.Note{Kind: report.CreditsSet, Time: w.Now(), Account: account})
+		w.journal.AddNote(evidence.Note{Kind: evidence.CreditsSet, Time: w.Now(), Account: account}, 0)
 	}
 	return b, err
 }
 
-// Downloaded notes a download of one of the world's output files, for the report: the journal
-// records /v1 requests only.
-func (w *World) Downloaded(jobID, file string, status int, ranged bool) {
-	w.notes.Add(report.Note{Kind: report.Download, Time: w.Now(), Job: jobID, File: file, Status: status, Ranged: ranged})
-}
-
-// Judge judges the client's behaviour in this world from its journal and notes (see package
-// report): how many entries and notes it examined, and what it found.
+// Judge judges the client's behaviour in this world from its log (see evidence.Judge): how
+// many events it examined, and what it found.
 func (w *World) Judge() (int, []api.Finding) {
-	entries := w.journal.Entries()
-	notes, missing := w.notes.List()
-	findings := report.Judge(report.Input{Entries: entries, Notes: notes, NotesMissing: missing, OutputsExpireAt: w.outputsExpireAt, Now: w.Now(), DeprecatedAt: w.deprecatedAt})
-	return len(entries) + len(notes), append(findings, w.hooks.Findings()...)
+	log, dropped := w.journal.Log()
+	findings := evidence.Judge(evidence.Input{Log: log, Dropped: dropped, Job: w.jobNow, Now: w.Now(), Still: w.clock.Manual(), DeprecatedAt: w.deprecatedAt})
+	return len(log), append(findings, w.hooks.Findings()...)
 }
 
-// outputsExpireAt is when a succeeded job's outputs stop being served.
-func (w *World) outputsExpireAt(id string) (time.Time, bool) {
+// jobNow is what the report needs of a job as it stands.
+func (w *World) jobNow(id string) (evidence.JobNow, bool) {
 	v, ok := w.jobs.Get("", id)
-	if !ok || v.Status != jobs.Succeeded {
-		return time.Time{}, false
+	if !ok {
+		return evidence.JobNow{}, false
 	}
-	return v.OutputsExpireAt, true
+	out := evidence.JobNow{Status: string(v.Status)}
+	if v.Status == jobs.Succeeded {
+		out.OutputsExpireAt = v.OutputsExpireAt
+	}
+	return out, true
 }
 
 // NeedsModel reports whether a fault or rate-limit rule in force matches on models, so the

@@ -285,7 +285,7 @@ class Control:
     def requests(self, *, method: Optional[str] = None, path: Optional[str] = None, status: Optional[int] = None,
                  code: Optional[str] = None, account: Optional[str] = None, model: Optional[str] = None,
                  limit: Optional[int] = None, offset: Optional[int] = None) -> List[JournalEntry]:
-        """The /v1 requests the tenant received, oldest first; `path` may end in `*`."""
+        """The /v1 requests the tenant received, oldest first; `path` and `model` are globs (`*` within a segment, `**` across)."""
         query = {"method": method, "path": path, "status": status, "code": code, "account": account,
                  "model": model, "limit": limit, "offset": offset}
         return cast(List[JournalEntry], self.call("GET", "/_emulator/requests", query=query)["data"])

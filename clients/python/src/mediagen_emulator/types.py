@@ -588,7 +588,7 @@ class _JournalEntryRequired(TypedDict):
 
     #: The entry's place in the tenant's journal, from 1.
     seq: int
-    #: When the request was answered, on the tenant's clock.
+    #: When the answer was written, on the tenant's clock.
     time: str
     #: The request's method.
     method: str
@@ -611,6 +611,9 @@ class JournalEntry(_JournalEntryRequired, total=False):
     end.
     """
 
+    #: When the request arrived, on the tenant's clock: the report orders and times the client's
+    #: requests by it.
+    received_at: str
     #: The problem code, for an error.
     code: str
     #: The authenticated key's account.
@@ -625,6 +628,21 @@ class JournalEntry(_JournalEntryRequired, total=False):
     fault: str
     #: The `Retry-After` the answer carried, in seconds (429 and 503 answers).
     retry_after: int
+    #: The instant the `Retry-After` names, on the tenant's clock, when it was sent as an HTTP-date.
+    retry_at: str
+    #: The kind of the fault injected into the answer.
+    fault_kind: Literal["error", "reset", "malformed", "truncated", "delay", "gateway", "download"]
+    #: The client hung up before its answer was written (its own timeout, say).
+    client_left: bool
+    #: The quote the request made or named.
+    quote_id: str
+    #: The `expires_at` of the quote the request made.
+    quote_expires_at: str
+    #: The status of the job the answer made or showed.
+    job_status: Literal["queued", "running", "succeeded", "failed", "canceled", "expired"]
+    #: A digest of a generation's canonical input: two generations with the same input, in any key
+    #: order or number spelling, have the same digest.
+    input_digest: str
     #: The body sent: its JSON when it was valid JSON of at most 16 KiB, else a string of its text
     #: cut to fit.
     request_body: Any
@@ -669,17 +687,24 @@ class RequestMatch(TypedDict, total=False):
 
 
 class RequestPattern(TypedDict, total=False):
-    """Describes journal entries: every member given must match, and `{}` matches every entry."""
+    """Describes journal entries, for verify, expected errors and (as query parameters) the
+    journal's filter: every member given must match, and `{}` matches every entry. Headers,
+    pointers and body members together are at most 64.
+    """
 
     #: The method, compared without regard to case.
     method: str
-    #: The path: `*` matches any run of characters other than `/`, `**` any run at all (model ids
-    #: hold slashes).
+    #: The path, a glob: `*` matches any run of characters within one `/`-separated segment, `**` any
+    #: run at all. At most 1,024 bytes.
     path: str
     #: The status answered.
     status: int
     #: The problem code answered.
     code: str
+    #: The account of the key the request sent.
+    account: str
+    #: The model the request was about, a glob like `path` (`fal-ai/flux/**`).
+    model: str
     #: Request headers: names without regard to case, values exact.
     headers: Dict[str, Any]
     #: Members the request body must have, with equal JSON values; objects are compared member by

@@ -1,10 +1,12 @@
-// Package journal records the API requests the emulator answered, so a client's test can assert
+// The journal records the API requests the emulator answered, so a client's test can assert
 // what its code actually sent. It keeps the most recent entries within two bounds, a number of
 // entries and a number of bytes, and caps what one entry can hold, so no client can make the
 // journal grow past them however long its paths, headers or bodies are.
-package journal
+
+package evidence
 
 import (
+	"context"
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 
 	"bytes"
@@ -13,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 	"unicode/utf8"
 )
 
@@ -90,25 +94,30 @@ func headerSize(h map[string][]string) int64 {
 	return int64(n)
 }
 
-// Filter selects entries; empty fields match everything.
-type Filter struct {
-	Method, Path, Account, Model, Code string
-	Status                             int
-	// Path may end in * to match a prefix.
-}
-
-// Journal is a bounded, ordered record. It is safe for concurrent use.
+// Journal is a tenant's bounded log of what happened: answered /v1 requests (its entries) and,
+// beside them in the same ring and under the same bounds, notes of downloads and balance
+// changes. Each event carries the order in which it arrived, so the report reads the log in the
+// order the client acted, not in the order the answers went out. It is safe for concurrent use.
 type Journal struct {
 	mu         sync.Mutex
 	maxEntries int
 	maxBytes   int64
-	ring       []slot // a ring: n entries, oldest first from head, wrapping around
-	head, n    int
-	bytes      int64 // the sizes of the entries held
-	seq        uint64
-	onChange   func() // told after every Add and Clear, outside the lock
-	full       func() bool
+	// ring holds n events, in the order recorded from head, wrapping around. A slot never
+	// changes once recorded, so readers copy the pointers under the lock and read the slots
+	// after, without copying entries.
+	ring     []*slot
+	head, n  int
+	bytes    int64 // the sizes of the events held
+	seq      uint64
+	arrivals atomic.Uint64 // the last arrival number handed out
+	dropped  time.Time     // when the newest event dropped to make room arrived
+	onChange func()        // told after every Add and Clear, outside the lock
+	full     func() bool
 }
+
+// Arrive hands out the next arrival number: the frame takes one as a request comes in, so the
+// log knows which request came first whatever the order of the answers.
+func (j *Journal) Arrive() uint64 { return j.arrivals.Add(1) }
 
 // GiveWay sets what tells the journal that memory shared with others is used up (the memory
 // budget): while it reports so, each new entry replaces at least as many bytes of the oldest,
@@ -125,12 +134,28 @@ func (j *Journal) changed() {
 	}
 }
 
-// slot is an entry as held, with the request headers it was given as sent: they are put in
-// their entry form only when read, so recording a request costs no copy of them.
+// slot is an event as held: a request's entry with the request headers it was given as sent
+// (put in their entry form only when read, so recording a request costs no copy of them), or a
+// note.
 type slot struct {
 	Entry
 	header map[string][]string
-	bytes  int64 // what the slot counts against the byte bound, set once
+	note   *Note
+	// arrival is when the event came in among the others; answered is the last arrival number
+	// handed out when its answer was written, so a request numbered higher came after it.
+	arrival, answered uint64
+	bytes             int64 // what the slot counts against the byte bound, set once
+}
+
+// when is the instant an event arrived, on the tenant's clock.
+func (s *slot) when() time.Time {
+	switch {
+	case s.note != nil:
+		return s.note.Time
+	case !s.ReceivedAt.IsZero():
+		return s.ReceivedAt
+	}
+	return s.Time
 }
 
 // NewBounded returns a journal keeping at most maxEntries entries whose sizes add up to at most
@@ -140,23 +165,42 @@ func NewBounded(maxEntries int, maxBytes int64) *Journal {
 	return &Journal{maxEntries: max(1, maxEntries), maxBytes: max(1, maxBytes)}
 }
 
-// Add records an entry, cutting its long fields, and drops the oldest entries until both
-// bounds hold again.
-func (j *Journal) Add(e Entry) { j.AddRequest(e, nil) }
+// Add records an entry that arrives now, cutting its long fields, and drops the oldest events
+// until both bounds hold again.
+func (j *Journal) Add(e Entry) { j.AddRequest(e, nil, j.Arrive()) }
 
 // AddRequest records an entry with the request's headers as sent, which the journal keeps
-// unchanged (nobody may change them afterwards) and shows as Headers makes them.
-func (j *Journal) AddRequest(e Entry, header map[string][]string) {
-	s := slot{Entry: capped(e), header: header}
+// unchanged (nobody may change them afterwards) and shows as Headers makes them, and the
+// arrival number the request took (Arrive).
+func (j *Journal) AddRequest(e Entry, header map[string][]string, arrival uint64) {
+	s := &slot{Entry: capped(e), header: header, arrival: arrival, answered: j.arrivals.Load()}
 	s.bytes = Size(s.Entry) + headerSize(header)
+	j.put(s, true)
+}
+
+// AddNote records a download or a balance change beside the requests, with the arrival number
+// its request took (0: one is taken now).
+func (j *Journal) AddNote(n Note, arrival uint64) {
+	if arrival == 0 {
+		arrival = j.Arrive()
+	}
+	n.Job, n.File, n.Account = clip(n.Job), clip(n.File), clip(n.Account)
+	j.put(&slot{note: &n, arrival: arrival, answered: j.arrivals.Load(), bytes: noteBytes}, false)
+}
+
+// put adds an event, dropping the oldest until both bounds hold again; a request takes the
+// next entry number.
+func (j *Journal) put(s *slot, request bool) {
 	size := s.bytes
 	giveWay := j.full != nil && j.full()
 	defer j.changed()
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.seq++
-	s.Seq = j.seq
-	// The newest entry stays even alone over maxBytes: it is already capped.
+	if request {
+		j.seq++
+		s.Seq = j.seq
+	}
+	// The newest event stays even alone over maxBytes: it is already capped.
 	var freed int64
 	for j.n > 0 && (j.n >= j.maxEntries || j.bytes+size > j.maxBytes || (giveWay && freed < size)) {
 		freed += j.dropOldest()
@@ -172,7 +216,7 @@ func (j *Journal) AddRequest(e Entry, header map[string][]string) {
 // grow makes room for more entries, up to maxEntries: the ring doubles, so a quiet journal
 // stays small and a busy one stops copying once it is full.
 func (j *Journal) grow() {
-	ring := make([]slot, min(max(16, 2*len(j.ring)), j.maxEntries))
+	ring := make([]*slot, min(max(16, 2*len(j.ring)), j.maxEntries))
 	for i := range j.n {
 		ring[i] = j.ring[(j.head+i)%len(j.ring)]
 	}
@@ -182,21 +226,38 @@ func (j *Journal) grow() {
 // dropOldest forgets the oldest entry and returns its size. Callers hold j.mu and know there
 // is one.
 func (j *Journal) dropOldest() int64 {
+	if t := j.ring[j.head].when(); t.After(j.dropped) {
+		j.dropped = t
+	}
 	size := j.ring[j.head].bytes
 	j.bytes -= size
-	j.ring[j.head] = slot{}
+	j.ring[j.head] = nil
 	j.head = (j.head + 1) % len(j.ring)
 	j.n--
 	return size
 }
 
 // at returns the i-th entry held, oldest first. Callers hold j.mu.
-func (j *Journal) at(i int) *slot { return &j.ring[(j.head+i)%len(j.ring)] }
+func (j *Journal) at(i int) *slot { return j.ring[(j.head+i)%len(j.ring)] }
+
+// slots returns the slots held, in the order recorded: the requests only, or every event.
+func (j *Journal) slots(requests bool) []*slot {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := make([]*slot, 0, j.n)
+	for i := range j.n {
+		if s := j.at(i); !requests || s.note == nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
 // Size is what an entry counts against the journal's byte bound.
 func Size(e Entry) int64 {
 	n := entryOverhead + len(e.Method) + len(e.Path) + len(e.Query) + len(e.Code) + len(e.Account) +
 		len(e.Model) + len(e.JobID) + len(e.RequestID) + len(e.IdempotencyKey) + len(e.Fault) +
+		len(e.QuoteID) + len(e.JobStatus) + len(e.InputDigest) + len(e.FaultKind) +
 		len(e.RequestBody) + len(e.ResponseBody)
 	for k, v := range e.RequestHeaders {
 		n += len(k) + len(v) + headerOverhead
@@ -214,7 +275,8 @@ func Size(e Entry) int64 {
 // a longer string (net/http's method, path and query are pieces of the whole request line), and
 // keeping the piece would keep the whole line, which the byte bound does not count.
 func capped(e Entry) Entry {
-	fields := [...]*string{&e.Method, &e.Path, &e.Query, &e.Code, &e.Account, &e.Model, &e.JobID, &e.RequestID, &e.IdempotencyKey, &e.Fault}
+	fields := [...]*string{&e.Method, &e.Path, &e.Query, &e.Code, &e.Account, &e.Model, &e.JobID, &e.RequestID, &e.IdempotencyKey, &e.Fault,
+		&e.QuoteID, &e.JobStatus, &e.InputDigest, &e.FaultKind}
 	n := 0
 	for _, s := range fields {
 		*s = Cut(*s, MaxString)
@@ -293,63 +355,73 @@ func Body(b []byte) json.RawMessage {
 	}
 }
 
-// List returns the matching entries, oldest first: the window [offset, offset+limit) and the
-// number of all matches.
-func (j *Journal) List(f Filter, offset, limit int) ([]Entry, int) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
+// List returns the entries a pattern matches (nil: every entry), oldest first: the window
+// [offset, offset+limit) in their listed form, and the number of all matches. It stops early,
+// with ctx's error, once ctx is done.
+func (j *Journal) List(ctx context.Context, p *Pattern, offset, limit int) ([]Entry, int, error) {
 	var out []Entry
 	total := 0
-	for i := range j.n {
-		s := j.at(i)
-		if !f.matches(&s.Entry) {
+	for i, s := range j.slots(true) {
+		if i%checkEvery == 0 && ctx.Err() != nil {
+			return nil, 0, ctx.Err()
+		}
+		if p != nil && !p.Matches(&s.Entry, s.header) {
 			continue
 		}
 		if total >= offset && len(out) < limit {
-			c := s.Entry
-			c.RequestBody, c.ResponseBody = Body(c.RequestBody), Body(c.ResponseBody)
-			if s.header != nil {
-				c.RequestHeaders = Headers(s.header)
-			}
-			out = append(out, c)
+			out = append(out, s.listed())
 		}
 		total++
 	}
-	return out, total
+	return out, total, nil
 }
 
-// All returns every entry held, oldest first, as List shows them. Only the copy is made under
-// the journal's lock: the bodies and headers, which nothing changes once recorded, are put in
-// their listed form after, so reading a full journal does not hold up the requests recording.
-func (j *Journal) All() []Entry {
-	j.mu.Lock()
-	slots := make([]slot, j.n)
-	for i := range j.n {
-		slots[i] = *j.at(i)
+// listed is the entry of a request's slot as the journal's listing shows it.
+func (s *slot) listed() Entry {
+	e := s.Entry
+	e.RequestBody, e.ResponseBody = Body(e.RequestBody), Body(e.ResponseBody)
+	if s.header != nil {
+		e.RequestHeaders = Headers(s.header)
 	}
-	j.mu.Unlock()
-	out := make([]Entry, len(slots))
-	for i, s := range slots {
-		out[i] = s.Entry
-		out[i].RequestBody, out[i].ResponseBody = Body(s.RequestBody), Body(s.ResponseBody)
-		if s.header != nil {
-			out[i].RequestHeaders = Headers(s.header)
+	return e
+}
+
+// Event is one event of the log: a request (its entry, bodies as recorded rather than in their
+// journal form, shared with the journal: do not change them) or a note.
+type Event struct {
+	Request *Entry
+	Note    *Note
+	// Arrival orders the events as they came in; Answered is the last arrival number handed out
+	// when the event's answer was written: a request numbered higher came after that answer.
+	Arrival, Answered uint64
+}
+
+// Log returns every event held in the order they arrived, and the time up to which some may be
+// missing (zero when none was ever dropped).
+func (j *Journal) Log() ([]Event, time.Time) {
+	j.mu.Lock()
+	out := make([]Event, j.n)
+	for i := range j.n {
+		s := j.at(i)
+		out[i] = Event{Note: s.note, Arrival: s.arrival, Answered: s.answered}
+		if s.note == nil {
+			out[i].Request = &s.Entry // never changed once recorded: shared, not copied
 		}
 	}
-	return out
+	dropped := j.dropped
+	j.mu.Unlock()
+	slices.SortStableFunc(out, func(a, b Event) int { return cmpUint(a.Arrival, b.Arrival) })
+	return out, dropped
 }
 
-// Entries returns every entry held, oldest first, with their bodies as recorded rather than in
-// their journal form (see Body): a reader that looks into a few of many bodies, such as the
-// report, then pays only for those. The bodies are shared with the journal: do not change them.
-func (j *Journal) Entries() []Entry {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	out := make([]Entry, j.n)
-	for i := range j.n {
-		out[i] = j.at(i).Entry
+func cmpUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
 	}
-	return out
+	return 0
 }
 
 // Bytes reports the size of the entries held, as counted against the byte bound.
@@ -359,70 +431,88 @@ func (j *Journal) Bytes() int64 {
 	return j.bytes
 }
 
-// Clear forgets every entry.
+// Clear forgets every request; the notes of downloads and balance changes stay for the report.
 func (j *Journal) Clear() {
 	defer j.changed()
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.ring, j.head, j.n, j.bytes = nil, 0, 0, 0
-}
-
-func (f Filter) matches(e *Entry) bool {
-	if f.Method != "" && f.Method != e.Method {
-		return false
-	}
-	if f.Path != "" {
-		if n := len(f.Path); f.Path[n-1] == '*' {
-			if len(e.Path) < n-1 || e.Path[:n-1] != f.Path[:n-1] {
-				return false
-			}
-		} else if f.Path != e.Path {
-			return false
+	var keep []*slot
+	for i := range j.n {
+		if s := j.at(i); s.note != nil {
+			keep = append(keep, s)
 		}
 	}
-	return (f.Account == "" || f.Account == e.Account) &&
-		(f.Model == "" || f.Model == e.Model) &&
-		(f.Code == "" || f.Code == e.Code) &&
-		(f.Status == 0 || f.Status == e.Status)
+	j.ring, j.head, j.n, j.bytes = keep, 0, len(keep), int64(len(keep))*noteBytes
 }
 
 // Export lists the entries held, oldest first, and the last number given.
 func (j *Journal) Export() api.SnapshotJournal {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	out := api.SnapshotJournal{Seq: j.seq, Entries: make([]Entry, j.n)}
+	out := api.SnapshotJournal{Seq: j.seq, Entries: make([]Entry, 0, j.n)}
 	for i := range j.n {
 		s := j.at(i)
-		e := s.Entry
-		e.RequestBody, e.ResponseBody = Body(e.RequestBody), Body(e.ResponseBody)
-		if s.header != nil {
-			e.RequestHeaders = Headers(s.header)
+		if s.note != nil {
+			continue
 		}
-		out.Entries[i] = e
+		out.Entries = append(out.Entries, s.listed())
 	}
 	return out
 }
 
-// Import replaces the entries with exported ones, keeping their numbers; the journal's bounds
-// apply, so the oldest may go.
-func (j *Journal) Import(in api.SnapshotJournal) {
+// Restore replaces the log with a snapshot's: its entries, when it has them, and its notes,
+// interleaved by time (at one instant, a request before a note), keeping the entries' numbers.
+// The log's bounds apply, so the oldest may go. Each problem of a note is reported with a JSON
+// Pointer relative to the notes, and that note is left out.
+func (j *Journal) Restore(journal *api.SnapshotJournal, notes api.SnapshotNotes, report func(ptr, msg string)) {
+	var events []*slot
+	var seq uint64
+	if journal != nil {
+		seq = journal.Seq
+		for _, e := range journal.Entries {
+			// Imported headers are kept in their listed form, in the entry itself.
+			e = capped(e)
+			events = append(events, &slot{Entry: e, bytes: Size(e)})
+		}
+	}
+	ns, dropped := importNotes(notes, j.maxEntries, report)
+	for i := range ns {
+		events = append(events, &slot{note: &ns[i], bytes: noteBytes})
+	}
+	slices.SortStableFunc(events, func(a, b *slot) int { return a.when().Compare(b.when()) })
 	j.mu.Lock()
-	j.ring, j.head, j.n, j.bytes = nil, 0, 0, 0
-	for _, e := range in.Entries {
-		// Imported headers are kept in their listed form, in the entry itself.
-		e = capped(e)
-		size := Size(e)
-		for j.n > 0 && (j.n >= j.maxEntries || j.bytes+size > j.maxBytes) {
+	j.ring, j.head, j.n, j.bytes, j.dropped = nil, 0, 0, 0, dropped
+	j.arrivals.Store(0)
+	for _, s := range events {
+		s.arrival = j.arrivals.Add(1)
+		s.answered = s.arrival
+		for j.n > 0 && (j.n >= j.maxEntries || j.bytes+s.bytes > j.maxBytes) {
 			j.dropOldest()
 		}
 		if j.n == len(j.ring) {
 			j.grow()
 		}
-		j.ring[(j.head+j.n)%len(j.ring)] = slot{Entry: e, bytes: size}
+		j.ring[(j.head+j.n)%len(j.ring)] = s
 		j.n++
-		j.bytes += size
+		j.bytes += s.bytes
 	}
-	j.seq = in.Seq
+	j.seq = seq
 	j.mu.Unlock()
 	j.changed()
+}
+
+// ExportNotes lists the notes held, oldest first, for a snapshot.
+func (j *Journal) ExportNotes() api.SnapshotNotes {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := api.SnapshotNotes{Entries: []api.SnapshotNote{}}
+	if !j.dropped.IsZero() {
+		out.Dropped = stamp(j.dropped)
+	}
+	for i := range j.n {
+		if n := j.at(i).note; n != nil {
+			out.Entries = append(out.Entries, n.export())
+		}
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package coverage
+package evidence
 
 // GroupWebhooks holds the outcomes of webhook deliveries.
 const GroupWebhooks = "webhooks"

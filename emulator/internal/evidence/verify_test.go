@@ -1,4 +1,4 @@
-package verify
+package evidence
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/glob"
 )
 
 // pattern parses a pattern written as JSON, failing the test when it does not parse.
@@ -70,7 +71,7 @@ func TestMisses(t *testing.T) {
 	}
 	for _, c := range cases {
 		var got []string
-		for _, m := range pattern(t, c.pattern).Misses(&generation) {
+		for _, m := range missesOf(pattern(t, c.pattern), &generation) {
 			got = append(got, m.Field)
 		}
 		if !slices.Equal(got, c.missed) {
@@ -81,7 +82,7 @@ func TestMisses(t *testing.T) {
 
 func TestMissesSayWhatWasThere(t *testing.T) {
 	p := pattern(t, `{"status":200,"headers":{"X-Absent":"1"},"body":{"input":{"prompt":"a dog"}},"pointers":{"/nowhere":1}}`)
-	got, _ := json.Marshal(p.Misses(&generation))
+	got, _ := json.Marshal(missesOf(p, &generation))
 	want := `[{"field":"/status","want":200,"got":402},{"field":"/headers/X-Absent","want":"1","got":null},` +
 		`{"field":"/body/input/prompt","want":"a dog","got":"a cat"},{"field":"/pointers/~1nowhere","want":1,"got":null}]`
 	if string(got) != want {
@@ -90,7 +91,7 @@ func TestMissesSayWhatWasThere(t *testing.T) {
 	// A body that is not JSON (the journal keeps it as a string) has none of the members.
 	text := generation
 	text.RequestBody = json.RawMessage(`"not json"`)
-	if m := pattern(t, `{"body":{"model":"m"}}`).Misses(&text); len(m) != 1 || m[0].Got != nil {
+	if m := missesOf(pattern(t, `{"body":{"model":"m"}}`), &text); len(m) != 1 || m[0].Got != nil {
 		t.Errorf("text body: %+v", m)
 	}
 }
@@ -109,7 +110,8 @@ func TestParseRefusesBadPatterns(t *testing.T) {
 		{`{"body":"x","pointers":[]}`, []string{"/body", "/pointers"}},
 		{`{"pointers":{"a":1,"/x~":1,"/ok":1}}`, []string{"/pointers/~1x~0", "/pointers/a"}},
 		{`{"a/b":1}`, []string{"/a~1b"}},
-		{fmt.Sprintf(`{"path":"/%s"}`, bytes.Repeat([]byte("*"), maxPath)), []string{"/path"}},
+		{fmt.Sprintf(`{"path":"/%s"}`, bytes.Repeat([]byte("*"), glob.MaxLen)), []string{"/path"}},
+		{`{"model":5,"account":[]}`, []string{"/account", "/model"}},
 	}
 	for _, c := range cases {
 		p, errs := Parse(object(t, c.pattern))
@@ -146,11 +148,11 @@ func journal(n int) []api.JournalEntry {
 
 func TestVerifyCountsAndRanksNearMisses(t *testing.T) {
 	entries := journal(300)
-	v := Verify(pattern(t, `{"method":"POST"}`), entries)
+	v := verifyIn(pattern(t, `{"method":"POST"}`), entries)
 	if v.Count != 240 || len(v.Matches) != MaxMatches || v.Matches[0] != 2 || v.NearMisses != nil {
 		t.Errorf("POST: count %d, %d matches from %d", v.Count, len(v.Matches), v.Matches[0])
 	}
-	v = Verify(pattern(t, `{"method":"GET","status":204}`), entries)
+	v = verifyIn(pattern(t, `{"method":"GET","status":204}`), entries)
 	if v.Count != 0 || len(v.Matches) != 0 || len(v.NearMisses) != MaxNearMisses {
 		t.Fatalf("no match: %+v", v)
 	}
@@ -165,7 +167,7 @@ func TestVerifyCountsAndRanksNearMisses(t *testing.T) {
 	if want := []uint64{296, 291, 286, 281, 276}; !slices.Equal(seqs, want) {
 		t.Errorf("near misses %v, want %v", seqs, want)
 	}
-	if v := Verify(pattern(t, `{}`), nil); v.Count != 0 || v.Matches == nil || len(v.NearMisses) != 0 {
+	if v := verifyIn(pattern(t, `{}`), nil); v.Count != 0 || v.Matches == nil || len(v.NearMisses) != 0 {
 		t.Errorf("empty journal: %+v", v)
 	}
 }
@@ -177,11 +179,11 @@ func TestUnexpected(t *testing.T) {
 		{Seq: 3, Path: "/v1/jobs/x", Status: 404, Code: "job_not_found", ResponseBody: json.RawMessage(`"cut…(truncated)"`)},
 		{Seq: 4, Path: "/v1/models", Status: 503, Code: "service_unavailable"},
 	}
-	u := Unexpected(nil, entries)
+	u := unexpectedIn(nil, entries)
 	if u.Total != 3 || len(u.Data) != 3 || u.Data[0].Detail != "poor" || u.Data[1].Detail != "" {
 		t.Errorf("none expected: %+v", u)
 	}
-	u = Unexpected([]*Pattern{pattern(t, `{"code":"insufficient_credits"}`), pattern(t, `{"path":"/v1/models","status":503}`)}, entries)
+	u = unexpectedIn([]*Pattern{pattern(t, `{"code":"insufficient_credits"}`), pattern(t, `{"path":"/v1/models","status":503}`)}, entries)
 	if u.Total != 1 || u.Data[0].Entry.Seq != 3 {
 		t.Errorf("two expected: %+v", u)
 	}
@@ -189,7 +191,7 @@ func TestUnexpected(t *testing.T) {
 	for i := range 150 {
 		many = append(many, api.JournalEntry{Seq: uint64(i + 1), Status: 500})
 	}
-	if u := Unexpected(nil, many); u.Total != 150 || len(u.Data) != MaxUnexpected || u.Data[0].Entry.Seq != 1 {
+	if u := unexpectedIn(nil, many); u.Total != 150 || len(u.Data) != MaxUnexpected || u.Data[0].Entry.Seq != 1 {
 		t.Errorf("many: total %d, %d listed", u.Total, len(u.Data))
 	}
 }

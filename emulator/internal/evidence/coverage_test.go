@@ -1,12 +1,14 @@
-package coverage
+package evidence
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/mediagen/mediagen-emulator/docs"
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 )
 
@@ -33,9 +35,72 @@ func TestTheListIsTheContracts(t *testing.T) {
 	}
 	// Every kind of fault a scenario can declare has its case.
 	for _, k := range api.FaultActions {
-		if !ids["fault "+k] {
+		if _, ok := byFault[k]; !ok || !ids["fault "+k] {
 			t.Errorf("fault kind %q has no case", k)
 		}
+	}
+	if len(api.FaultActions) != 7 || groups[GroupFaults] != len(api.FaultActions) {
+		t.Errorf("%d fault kinds, %d fault cases", len(api.FaultActions), groups[GroupFaults])
+	}
+}
+
+// TestErrorCasesComeFromTheDocument: a code the OpenAPI document adds to an operation's error
+// responses, or an operation it adds under /v1, becomes a case without touching this package;
+// only the emulator's own bounds stay out, and each of those is a code the document has.
+func TestErrorCasesComeFromTheDocument(t *testing.T) {
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(docs.OpenAPI), &doc); err != nil {
+		t.Fatal(err)
+	}
+	comps := doc["components"].(map[string]any)
+	pc := comps["schemas"].(map[string]any)["ProblemCode"].(map[string]any)
+	examples := pc["examples"].([]any)
+	for k := range boundCodes {
+		code := k[strings.LastIndexByte(k, ' ')+1:]
+		if !slices.Contains(examples, any(code)) {
+			t.Errorf("bound code %q is not a code of the document", code)
+		}
+	}
+	pc["examples"] = append(examples, "teapot_brewing")
+	paths := doc["paths"].(map[string]any)
+	conflict := paths["/v1/quotes"].(map[string]any)["post"].(map[string]any)["responses"].(map[string]any)["409"].(map[string]any)
+	conflict["description"] = conflict["description"].(string) + " `teapot_brewing`: the kettle is on."
+	paths["/v1/kettles/{id}"] = map[string]any{"get": map[string]any{"responses": map[string]any{
+		"200": map[string]any{"description": "the kettle"},
+		"404": map[string]any{"description": "`kettle_not_found`, `not_a_code`"},
+		"418": map[string]any{"description": "`teapot_brewing`"},
+		"401": map[string]any{"$ref": "#/components/responses/Unauthenticated"}}}}
+	pc["examples"] = append(pc["examples"].([]any), "kettle_not_found")
+	raw, _ := json.Marshal(doc)
+	got, err := endpointsOf(string(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []string
+	for _, e := range got {
+		for _, p := range e.problems {
+			cases = append(cases, e.route+" "+p)
+		}
+	}
+	for _, want := range []string{"POST /v1/quotes 409 teapot_brewing", "GET /v1/kettles/{id} 401 unauthenticated",
+		"GET /v1/kettles/{id} 404 kettle_not_found", "GET /v1/kettles/{id} 418 teapot_brewing"} {
+		if !slices.Contains(cases, want) {
+			t.Errorf("%q is not a case of the edited document", want)
+		}
+	}
+	for _, c := range cases {
+		if strings.Contains(c, "not_a_code") || strings.Contains(c, "invalid_tenant") || strings.Contains(c, "too_many_quotes") {
+			t.Errorf("%q is a case", c)
+		}
+	}
+	listed := 0
+	for _, c := range Cases() {
+		if c.Group == GroupErrors {
+			listed++
+		}
+	}
+	if len(cases) != listed+1+3 {
+		t.Errorf("%d error cases from the edited document, want the %d of the list and 4 more", len(cases), listed)
 	}
 }
 
@@ -49,8 +114,8 @@ func count(c *Counts, id string) int64 {
 }
 
 func TestCountsAddToTheirParent(t *testing.T) {
-	run := New(nil)
-	a, b := New(run), New(run)
+	run := NewCounts(nil)
+	a, b := NewCounts(run), NewCounts(run)
 	a.Error("POST /v1/generate", 402, "insufficient_credits")
 	b.Error("POST /v1/generate", 402, "insufficient_credits")
 	b.JobEnded("failed", "provider_error")
@@ -79,8 +144,8 @@ func TestCountsAddToTheirParent(t *testing.T) {
 }
 
 func TestCasesBeyondTheListAreAddedAndBounded(t *testing.T) {
-	run := New(nil)
-	c := New(run)
+	run := NewCounts(nil)
+	c := NewCounts(run)
 	c.JobEnded("failed", "made_up")
 	c.JobEnded("failed", "made_up")
 	c.Error("", 404, "not_found")
@@ -104,11 +169,11 @@ func TestCasesBeyondTheListAreAddedAndBounded(t *testing.T) {
 }
 
 func TestCountingIsSafeInParallel(t *testing.T) {
-	run := New(nil)
+	run := NewCounts(nil)
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			c := New(run)
+			c := NewCounts(run)
 			for range 1000 {
 				c.Hit(WaitTimedOut)
 				c.JobEnded("failed", "odd")
@@ -125,10 +190,10 @@ func TestCountingIsSafeInParallel(t *testing.T) {
 }
 
 func TestReportAndMarkdown(t *testing.T) {
-	c := New(nil)
+	c := NewCounts(nil)
 	c.JobEnded("succeeded", "")
 	c.Error("GET /v1/jobs/{id}", 404, "job_not_found")
-	r := Report("tenant", "t1", c, []Glob{NewGlob("job *"), NewGlob("**cancel**"), NewGlob("GET /v1/jobs/{id} 404 *")})
+	r := CoverageReport("tenant", "t1", c, []Glob{NewGlob("job *"), NewGlob("**cancel**"), NewGlob("GET /v1/jobs/{id} 404 *")})
 	if r.Exercised != 2 || r.Total != len(Cases()) || r.Tenant != "t1" {
 		t.Errorf("report: %d of %d", r.Exercised, r.Total)
 	}
@@ -137,16 +202,16 @@ func TestReportAndMarkdown(t *testing.T) {
 		slices.Contains(r.RequiredMissing, "GET /v1/jobs/{id} 404 job_not_found") || slices.Contains(r.RequiredMissing, "idempotent replay") {
 		t.Errorf("required_missing: %v", r.RequiredMissing)
 	}
-	if none := Report("run", "", c, nil); none.RequiredMissing == nil || len(none.RequiredMissing) != 0 {
+	if none := CoverageReport("run", "", c, nil); none.RequiredMissing == nil || len(none.RequiredMissing) != 0 {
 		t.Errorf("no require: %v", none.RequiredMissing)
 	}
-	md := Markdown(r)
+	md := CoverageMarkdown(r)
 	for _, want := range []string{"## Emulator coverage (tenant t1): 2 of ", "- `job canceled`\n", "| `job succeeded` | jobs | 1 |\n", "|---|---|---:|\n"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
 	}
-	if md := Markdown(Report("run", "", c, nil)); !strings.HasPrefix(md, "## Emulator coverage (the whole run)") || strings.Contains(md, "Required") {
+	if md := CoverageMarkdown(CoverageReport("run", "", c, nil)); !strings.HasPrefix(md, "## Emulator coverage (the whole run)") || strings.Contains(md, "Required") {
 		t.Errorf("run markdown:\n%s", md)
 	}
 }

@@ -1,4 +1,4 @@
-package verify
+package evidence
 
 import (
 	"bytes"
@@ -29,9 +29,9 @@ func FuzzPattern(f *testing.F) {
 			}
 			return
 		}
-		p.Misses(&generation)
+		missesOf(p, &generation)
 		entries := journal(3)
-		Verify(p, entries)
-		Unexpected([]*Pattern{p}, entries)
+		verifyIn(p, entries)
+		unexpectedIn([]*Pattern{p}, entries)
 	})
 }

@@ -1,4 +1,4 @@
-package journal
+package evidence
 
 import (
 	"encoding/json"
@@ -14,16 +14,16 @@ func TestRingKeepsTheNewestInOrder(t *testing.T) {
 	for i := range 5 {
 		j.Add(Entry{Path: fmt.Sprint("/v1/", i), Status: 200 + i})
 	}
-	got, total := j.List(Filter{}, 0, 10)
+	got, total := listAll(j, nil, 0, 10)
 	if total != 3 || len(got) != 3 || got[0].Path != "/v1/2" || got[2].Path != "/v1/4" || got[2].Seq != 5 {
 		t.Fatalf("list = %+v (total %d)", got, total)
 	}
-	got, total = j.List(Filter{}, 1, 1)
+	got, total = listAll(j, nil, 1, 1)
 	if total != 3 || len(got) != 1 || got[0].Path != "/v1/3" {
 		t.Errorf("page = %+v", got)
 	}
 	j.Clear()
-	if _, total := j.List(Filter{}, 0, 10); total != 0 {
+	if _, total := listAll(j, nil, 0, 10); total != 0 {
 		t.Errorf("after clear: %d", total)
 	}
 }
@@ -35,21 +35,24 @@ func TestFilters(t *testing.T) {
 	j.Add(Entry{Method: "POST", Path: "/v1/quotes", Status: 422, Code: "invalid_input", Account: "a", Model: "m"})
 	j.Add(Entry{Method: "POST", Path: "/v1/generate", Status: 202, Account: "b", Model: "m"})
 	for _, c := range []struct {
-		f    Filter
+		f    string
 		want int
 	}{
-		{Filter{}, 3},
-		{Filter{Method: "POST"}, 2},
-		{Filter{Path: "/v1/quotes"}, 1},
-		{Filter{Path: "/v1/*"}, 3},
-		{Filter{Path: "/v1/q*"}, 1},
-		{Filter{Status: 422}, 1},
-		{Filter{Code: "invalid_input"}, 1},
-		{Filter{Account: "a"}, 2},
-		{Filter{Model: "m", Account: "b"}, 1},
+		{`{}`, 3},
+		{`{"method":"POST"}`, 2},
+		{`{"path":"/v1/quotes"}`, 1},
+		{`{"path":"/v1/*"}`, 3},
+		{`{"path":"/*"}`, 0}, // * stays within a segment
+		{`{"path":"/**"}`, 3},
+		{`{"path":"/v1/q*"}`, 1},
+		{`{"status":422}`, 1},
+		{`{"code":"invalid_input"}`, 1},
+		{`{"account":"a"}`, 2},
+		{`{"model":"m","account":"b"}`, 1},
+		{`{"model":"m*"}`, 2},
 	} {
-		if _, total := j.List(c.f, 0, 10); total != c.want {
-			t.Errorf("%+v: %d, want %d", c.f, total, c.want)
+		if _, total := listAll(j, pattern(t, c.f), 0, 10); total != c.want {
+			t.Errorf("%s: %d, want %d", c.f, total, c.want)
 		}
 	}
 }
@@ -61,7 +64,7 @@ func TestLongFieldsAreCut(t *testing.T) {
 	j := NewBounded(10, 1<<30)
 	long := "/v1/" + strings.Repeat("é", 150_000) // 300 KB
 	j.Add(Entry{Path: long, Query: strings.Repeat("q", 300_000), IdempotencyKey: strings.Repeat("k", 5000), Method: "GET"})
-	got, _ := j.List(Filter{}, 0, 1)
+	got, _ := listAll(j, nil, 0, 1)
 	e := got[0]
 	for name, s := range map[string]string{"path": e.Path, "query": e.Query, "idempotency_key": e.IdempotencyKey} {
 		if len(s) > MaxString || !strings.HasSuffix(s, Truncated) || !utf8.ValidString(s) {
@@ -89,7 +92,7 @@ func TestByteBoundDropsTheOldest(t *testing.T) {
 			t.Fatalf("after %d entries the journal holds %d bytes, over its bound %d", i+1, n, bound)
 		}
 	}
-	got, total := j.List(Filter{}, 0, 10_000)
+	got, total := listAll(j, nil, 0, 10_000)
 	if total == 0 || total >= 3000 || total != len(got) {
 		t.Fatalf("kept %d entries (listed %d)", total, len(got))
 	}
@@ -129,7 +132,7 @@ func TestBodiesAreBoundedAndStayJSON(t *testing.T) {
 	} {
 		j := NewBounded(10, 1<<30)
 		j.Add(Entry{RequestBody: []byte(c.body), ResponseBody: []byte(c.body)})
-		got, _ := j.List(Filter{}, 0, 1)
+		got, _ := listAll(j, nil, 0, 1)
 		for _, b := range []json.RawMessage{got[0].RequestBody, got[0].ResponseBody} {
 			if c.body == "" {
 				if b != nil {
@@ -194,7 +197,7 @@ func TestRingMatchesAPlainList(t *testing.T) {
 		if i%37 != 0 {
 			continue
 		}
-		got, total := j.List(Filter{}, 0, maxEntries)
+		got, total := listAll(j, nil, 0, maxEntries)
 		if total != len(model) || j.Bytes() != bytes {
 			t.Fatalf("after %d adds: %d entries, %d bytes; want %d, %d", i+1, total, j.Bytes(), len(model), bytes)
 		}
@@ -224,7 +227,7 @@ func TestGiveWay(t *testing.T) {
 	if j.Bytes() > before {
 		t.Errorf("the journal grew from %d to %d bytes with the budget used up", before, j.Bytes())
 	}
-	if entries, total := j.List(Filter{}, 0, 100); total == 0 || entries[len(entries)-1].Seq != 15 {
+	if entries, total := listAll(j, nil, 0, 100); total == 0 || entries[len(entries)-1].Seq != 15 {
 		t.Errorf("the newest entry is missing: %d entries", total)
 	}
 	full = false
@@ -264,36 +267,36 @@ func TestHeadersAreBoundedAndRedacted(t *testing.T) {
 	}
 	// Headers handed over as sent are shown the same way, and count in full against the bound.
 	j := NewBounded(10, DefaultMaxBytes)
-	j.AddRequest(Entry{Path: "/v1/x"}, h)
+	j.AddRequest(Entry{Path: "/v1/x"}, h, 0)
 	if j.Bytes() < int64(len(h["X-Long"][0])) {
 		t.Errorf("the headers are not counted against the byte bound: %d", j.Bytes())
 	}
-	list, _ := j.List(Filter{}, 0, 10)
+	list, _ := listAll(j, nil, 0, 10)
 	if got := list[0].RequestHeaders; len(got) != MaxHeaders || got["Authorization"] != Redacted || got["Accept"] != "a, b" {
 		t.Errorf("listed headers = %v", got)
 	}
 	tight := NewBounded(10, 4*MaxString)
-	tight.AddRequest(Entry{Path: "/v1/a"}, h)
-	tight.AddRequest(Entry{Path: "/v1/b"}, h)
-	if list, total := tight.List(Filter{}, 0, 10); total != 1 || list[0].Path != "/v1/b" {
+	tight.AddRequest(Entry{Path: "/v1/a"}, h, 0)
+	tight.AddRequest(Entry{Path: "/v1/b"}, h, 0)
+	if list, total := listAll(tight, nil, 0, 10); total != 1 || list[0].Path != "/v1/b" {
 		t.Errorf("large headers did not push the older entry out: %d entries", total)
 	}
 }
 
-func TestAllListsEveryEntryAsListDoes(t *testing.T) {
+func TestExportListsEveryEntryAsListDoes(t *testing.T) {
 	t.Parallel()
 	j := NewBounded(3, DefaultMaxBytes)
 	for i := range 5 {
-		j.AddRequest(Entry{Path: fmt.Sprint("/v1/", i), RequestBody: []byte(`{ "a" : 1 }`)}, map[string][]string{"Authorization": {"Bearer k"}})
+		j.AddRequest(Entry{Path: fmt.Sprint("/v1/", i), RequestBody: []byte(`{ "a" : 1 }`)}, map[string][]string{"Authorization": {"Bearer k"}}, 0)
 	}
-	all := j.All()
-	listed, _ := j.List(Filter{}, 0, 10)
+	all := j.Export().Entries
+	listed, _ := listAll(j, nil, 0, 10)
 	if len(all) != 3 || all[0].Path != "/v1/2" || string(all[0].RequestBody) != `{"a":1}` || all[0].RequestHeaders["Authorization"] != Redacted {
-		t.Fatalf("All = %+v", all)
+		t.Fatalf("Export = %+v", all)
 	}
 	for i := range all {
 		if all[i].Seq != listed[i].Seq || string(all[i].RequestBody) != string(listed[i].RequestBody) {
-			t.Errorf("entry %d: All %+v, List %+v", i, all[i], listed[i])
+			t.Errorf("entry %d: Export %+v, List %+v", i, all[i], listed[i])
 		}
 	}
 }

@@ -1,18 +1,25 @@
-// Package coverage counts which of the contract's hard cases a client's tests exercised: each
-// problem code on each endpoint, each way a job ends, the flows that are easy to leave untested
+// Coverage counts which of the contract's hard cases a client's tests exercised: each
+// problem code on each endpoint (as docs/openapi.json documents them), each way a job ends, the flows that are easy to leave untested
 // (an idempotent replay, a wait that ran out, a ranged or expired download) and each kind of
 // injected fault. Counts are kept as counters, not read from the journal, so a journal that has
 // wrapped around loses nothing; a world's counters also add to the run's, which outlive resets
 // and dropped tenants.
-package coverage
+
+package evidence
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/mediagen/mediagen-emulator/docs"
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/glob"
 )
@@ -38,27 +45,110 @@ type Case struct {
 // Index is a case's place in the list.
 type Index int
 
-// endpoints are the /v1 endpoints and the problems each can answer, as the contract's error
-// table and order of checks give them; 429 rate_limited and 503 service_unavailable come from
-// the scenario's limits and injected faults. HEAD is counted as GET.
-var endpoints = []struct {
+// boundCodes are the problems that answer the emulator's own bounds (its tenancy, its memory,
+// what it keeps) rather than a rule of the service's contract; the document lists them, but a
+// client's suite does not set out to meet them, so they are not cases of the list (one seen is
+// counted after it). An entry is a code, or a route, status and code.
+var boundCodes = map[string]bool{"invalid_tenant": true, "too_many_tenants": true, "memory_budget_exhausted": true,
+	"too_many_quotes": true, "POST /v1/generate 404 job_not_found": true}
+
+// endpoint is a /v1 operation and the problems it can answer, as "STATUS code".
+type endpoint struct {
 	route    string
 	problems []string
-}{
-	{"GET /v1/models", []string{"401 unauthenticated", "403 permission_denied", "400 invalid_parameter", "429 rate_limited", "503 service_unavailable"}},
-	{"GET /v1/models/categories", []string{"401 unauthenticated", "403 permission_denied", "429 rate_limited", "503 service_unavailable"}},
-	{"GET /v1/models/{model}", []string{"401 unauthenticated", "403 permission_denied", "404 model_not_found", "429 rate_limited", "503 service_unavailable"}},
-	{"POST /v1/quotes", []string{"401 unauthenticated", "403 permission_denied", "415 unsupported_media_type", "413 payload_too_large",
-		"400 invalid_json", "422 invalid_request", "404 model_not_found", "422 invalid_input", "409 model_unavailable",
-		"429 rate_limited", "503 service_unavailable"}},
-	{"POST /v1/generate", []string{"401 unauthenticated", "403 permission_denied", "400 missing_idempotency_key", "400 invalid_parameter",
-		"415 unsupported_media_type", "413 payload_too_large", "400 invalid_json", "422 invalid_request", "404 model_not_found",
-		"422 invalid_input", "422 idempotency_key_reused", "404 quote_not_found", "422 quote_mismatch", "422 quote_expired",
-		"409 quote_already_used", "409 model_unavailable", "402 insufficient_credits", "429 rate_limited", "503 service_unavailable"}},
-	{"GET /v1/jobs", []string{"401 unauthenticated", "403 permission_denied", "400 invalid_parameter", "429 rate_limited", "503 service_unavailable"}},
-	{"GET /v1/jobs/{id}", []string{"401 unauthenticated", "403 permission_denied", "404 job_not_found", "429 rate_limited", "503 service_unavailable"}},
-	{"POST /v1/jobs/{id}/cancel", []string{"401 unauthenticated", "403 permission_denied", "404 job_not_found", "409 job_not_cancelable",
-		"429 rate_limited", "503 service_unavailable"}},
+}
+
+// endpointsOf reads, from the OpenAPI document, the problems each /v1 operation documents: for
+// each of its error responses, in the document's order, the problem codes its description
+// names (in backticks, among ProblemCode's examples), less boundCodes. HEAD is counted as GET.
+func endpointsOf(doc string) ([]endpoint, error) {
+	var d struct {
+		Paths      map[string]map[string]json.RawMessage
+		Components struct {
+			Responses map[string]response
+			Schemas   struct {
+				ProblemCode struct{ Examples []string }
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(doc), &d); err != nil {
+		return nil, err
+	}
+	codes := map[string]bool{}
+	for _, c := range d.Components.Schemas.ProblemCode.Examples {
+		codes[c] = true
+	}
+	paths, err := keysInOrder(doc, "paths")
+	if err != nil {
+		return nil, err
+	}
+	var out []endpoint
+	for _, path := range paths {
+		if !strings.HasPrefix(path, "/v1/") {
+			continue
+		}
+		for _, method := range [...]string{"get", "post", "put", "delete"} {
+			raw, ok := d.Paths[path][method]
+			var op struct{ Responses map[string]response }
+			if !ok || json.Unmarshal(raw, &op) != nil {
+				continue
+			}
+			e := endpoint{route: strings.ToUpper(method) + " " + path}
+			statuses := slices.Collect(maps.Keys(op.Responses))
+			slices.Sort(statuses) // three digits each: text order is numeric order
+			for _, status := range statuses {
+				r := op.Responses[status]
+				for r.Ref != "" {
+					r = d.Components.Responses[strings.TrimPrefix(r.Ref, "#/components/responses/")]
+				}
+				if n, err := strconv.Atoi(status); err != nil || n < 400 {
+					continue
+				}
+				for _, m := range backticked.FindAllStringSubmatch(r.Description, -1) {
+					p := status + " " + m[1]
+					if codes[m[1]] && !boundCodes[m[1]] && !boundCodes[e.route+" "+p] && !slices.Contains(e.problems, p) {
+						e.problems = append(e.problems, p)
+					}
+				}
+			}
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// response is what endpointsOf reads of an OpenAPI response.
+type response struct {
+	Ref         string `json:"$ref"`
+	Description string
+}
+
+var backticked = regexp.MustCompile("`([a-z_]+)`")
+
+// keysInOrder lists the member names of a top-level object of a JSON document in the order
+// written, which a Go map forgets.
+func keysInOrder(doc, member string) ([]string, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(doc), &top); err != nil {
+		return nil, err
+	}
+	d := json.NewDecoder(bytes.NewReader(top[member]))
+	if _, err := d.Token(); err != nil {
+		return nil, err
+	}
+	var keys []string
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, t.(string))
+		var skip json.RawMessage
+		if err := d.Decode(&skip); err != nil {
+			return nil, err
+		}
+	}
+	return keys, nil
 }
 
 // Job endings: "job succeeded", "job canceled", and a status with an error code otherwise.
@@ -106,6 +196,10 @@ func add(id, group string) Index {
 }
 
 func init() {
+	endpoints, err := endpointsOf(docs.OpenAPI)
+	if err != nil {
+		panic("coverage: the embedded OpenAPI document does not read: " + err.Error())
+	}
 	for _, e := range endpoints {
 		for _, p := range e.problems {
 			status, code, _ := strings.Cut(p, " ")
@@ -154,7 +248,7 @@ type extraCase struct {
 }
 
 // New returns zeroed counts that also add every case to parent, when it is not nil.
-func New(parent *Counts) *Counts {
+func NewCounts(parent *Counts) *Counts {
 	return &Counts{n: make([]atomic.Int64, len(list)), parent: parent}
 }
 
@@ -247,7 +341,7 @@ func (g Glob) Match(id string) bool { return glob.Match(string(g), id) }
 
 // Report builds the answer of GET /_emulator/coverage from counts: how many cases were
 // exercised, and which cases matching a require pattern were not.
-func Report(scope, tenant string, c *Counts, require []Glob) api.Coverage {
+func CoverageReport(scope, tenant string, c *Counts, require []Glob) api.Coverage {
 	cases := c.Snapshot()
 	out := api.Coverage{Scope: scope, Tenant: tenant, Total: len(cases), Cases: cases, RequiredMissing: []string{}}
 	for _, k := range cases {
@@ -267,7 +361,7 @@ func Report(scope, tenant string, c *Counts, require []Glob) api.Coverage {
 
 // Short renders coverage as a few lines for a terminal: the cases exercised in all and
 // per group, then the required cases never exercised.
-func Short(c api.Coverage) string {
+func CoverageShort(c api.Coverage) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "emulator coverage (%s): %d of %d cases exercised\n", where(c), c.Exercised, c.Total)
 	var groups []string
@@ -303,7 +397,7 @@ func where(c api.Coverage) string {
 
 // Markdown renders a coverage answer as a short markdown document, for a CI job's summary: a
 // heading with the totals, the required cases never exercised, and a table of every case.
-func Markdown(c api.Coverage) string {
+func CoverageMarkdown(c api.Coverage) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Emulator coverage (%s): %d of %d cases exercised\n\n", where(c), c.Exercised, c.Total)
 	if len(c.RequiredMissing) > 0 {

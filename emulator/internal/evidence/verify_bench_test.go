@@ -1,4 +1,4 @@
-package verify
+package evidence
 
 import (
 	"encoding/json"
@@ -24,7 +24,7 @@ func BenchmarkVerifyFullJournal(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if v := Verify(p, entries); v.Count != 0 || len(v.NearMisses) != MaxNearMisses {
+		if v := verifyIn(p, entries); v.Count != 0 || len(v.NearMisses) != MaxNearMisses {
 			b.Fatalf("%+v", v)
 		}
 	}

@@ -1,4 +1,4 @@
-package report
+package evidence
 
 import (
 	"fmt"
@@ -87,7 +87,7 @@ func (r *Run) Report(live []Live) api.Report {
 }
 
 // Tenant is one tenant's report.
-func Tenant(name string, examined int, findings []api.Finding) api.Report {
+func TenantReport(name string, examined int, findings []api.Finding) api.Report {
 	if findings == nil {
 		findings = []api.Finding{}
 	}
@@ -100,7 +100,7 @@ func Tenant(name string, examined int, findings []api.Finding) api.Report {
 
 // Markdown renders a report for a CI job summary or a terminal: a table of the rules that found
 // something, then each finding on a line.
-func Markdown(rep api.Report) string {
+func ReportMarkdown(rep api.Report) string {
 	var b strings.Builder
 	title := "the whole run"
 	if rep.Scope == "tenant" {

@@ -1,0 +1,102 @@
+package evidence
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+)
+
+// What a client does outside /v1, which the journal's listing shows: downloads of outputs, and
+// balance changes through the control API (a test topping an account up). They are notes in
+// the same log as the requests, under its bounds.
+const (
+	// maxNoteText bounds each text field of a note, so a note costs at most noteBytes.
+	maxNoteText = 128
+	noteBytes   = 3*maxNoteText + 96
+)
+
+// NoteKind says what a note records.
+type NoteKind uint8
+
+// The kinds of note.
+const (
+	Download   NoteKind = iota + 1 // a GET of an output file
+	CreditsSet                     // PUT /_emulator/accounts/{account}
+)
+
+// Note is one thing the client did outside the journal's listing, on the tenant's clock.
+type Note struct {
+	Kind   NoteKind
+	Time   time.Time // when the request arrived
+	Job    string    // Download: the job whose output was fetched
+	File   string    // Download: the path fetched
+	Status int       // Download: the status answered (200, 206, 304, 410, ...)
+	Ranged bool      // Download: a Range was asked for
+	// Download: the bytes of the file the answer held (from Start, Sent of them reached the
+	// connection) and the file's whole size; Size 0 when not known (a note from an older
+	// snapshot), which counts a 2xx as whole.
+	Start, Sent, Size int64
+	Account           string // CreditsSet: the account whose balance was set
+}
+
+// clip cuts a note's text to maxNoteText bytes (a cut id matches nothing, which is the aim),
+// copied so that the note does not keep the request it came from.
+func clip(s string) string {
+	return strings.Clone(s[:min(len(s), maxNoteText)])
+}
+
+// The kinds of note as a snapshot names them.
+var kindNames = map[NoteKind]string{Download: "download", CreditsSet: "credits_set"}
+
+func (n *Note) export() api.SnapshotNote {
+	return api.SnapshotNote{Kind: kindNames[n.Kind], Time: stamp(n.Time), Job: n.Job, File: n.File, Status: n.Status,
+		Ranged: n.Ranged, Start: n.Start, Sent: n.Sent, Size: n.Size, Account: n.Account}
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// importNotes checks a snapshot's notes: at most max of them, each well formed. Each problem is
+// reported with a JSON Pointer relative to the notes, and that note is left out.
+func importNotes(in api.SnapshotNotes, max int, report func(ptr, msg string)) ([]Note, time.Time) {
+	var dropped time.Time
+	if in.Dropped != "" {
+		t, err := time.Parse(time.RFC3339Nano, in.Dropped)
+		if err != nil {
+			report("/dropped", "not an RFC 3339 time")
+		}
+		dropped = t
+	}
+	if len(in.Entries) > max {
+		report("/entries", "holds "+strconv.Itoa(len(in.Entries))+" notes, more than the bound of "+strconv.Itoa(max))
+		return nil, dropped
+	}
+	out := make([]Note, 0, len(in.Entries))
+	for i, e := range in.Entries {
+		at := "/entries/" + strconv.Itoa(i)
+		t, err := time.Parse(time.RFC3339Nano, e.Time)
+		kind := NoteKind(0)
+		for k, name := range kindNames {
+			if name == e.Kind {
+				kind = k
+			}
+		}
+		switch {
+		case kind == 0:
+			report(at+"/kind", "download or credits_set")
+		case err != nil:
+			report(at+"/time", "not an RFC 3339 time")
+		case len(e.Job) > maxNoteText || len(e.File) > maxNoteText || len(e.Account) > maxNoteText:
+			report(at, "a note's job, file and account are at most "+strconv.Itoa(maxNoteText)+" bytes each")
+		case e.Status < 0 || e.Status > 999:
+			report(at+"/status", "an HTTP status")
+		case e.Start < 0 || e.Sent < 0 || e.Size < 0:
+			report(at, "a note's start, sent and size are not negative")
+		default:
+			out = append(out, Note{Kind: kind, Time: t, Job: e.Job, File: e.File, Status: e.Status, Ranged: e.Ranged,
+				Start: e.Start, Sent: e.Sent, Size: e.Size, Account: e.Account})
+		}
+	}
+	return out, dropped
+}

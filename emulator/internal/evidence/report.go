@@ -1,0 +1,678 @@
+// The report judges how a client behaves from what the emulator saw of it: a tenant's log of
+// /v1 requests, downloads and balance changes, read in the order they arrived, the facts the
+// emulator recorded as it answered (account, model, input digest, quote, job status, key,
+// fault, download range), and the tenant's clock. It never reads the emulator's own answers
+// back. Each finding names a rule, says in one line what happened, and lists the journal
+// entries that show it. The rules catch what works against an emulator and costs money, time
+// or data against the real service: a retry that would charge twice, a client that ignores
+// Retry-After, polls that hammer, quotes used wrongly, outputs lost.
+//
+// The report knows no HTTP: Judge takes a log and returns findings, so it is tested on logs
+// written by hand.
+
+package evidence
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash/maphash"
+	"strings"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+)
+
+// The rule ids, as findings and the README name them.
+const (
+	NewKeyOnRetry          = "new-key-on-retry"
+	RetryAfterIgnored      = "retry-after-ignored"
+	PollTooFast            = "poll-too-fast"
+	PollAfterTerminal      = "poll-after-terminal"
+	RetryUnchanged         = "retry-unchanged"
+	ExpiredQuote           = "expired-quote"
+	QuoteReused            = "quote-reused"
+	DownloadAfterExpiry    = "download-after-expiry"
+	OutputsNeverDownloaded = "outputs-never-downloaded"
+	DeprecatedModelUsed    = "deprecated-model-used"
+)
+
+// Polling: a job polled again sooner than PollFloor after its last poll, on the tenant's clock
+// (in real time while it skips), is a fast poll; FastPolls of them for one job make a finding.
+// One quick look (right after a generation, say) is not a habit; three are.
+const (
+	PollFloor = time.Second
+	FastPolls = 3
+)
+
+// maxSeqs bounds the journal seqs one finding lists; its reason counts them all.
+const maxSeqs = 20
+
+// Rules are every rule the report judges by, in the order the README lists them.
+var Rules = []api.Rule{
+	{ID: NewKeyOnRetry, Severity: api.SeverityError, Title: "A generation retried after an ambiguous failure with a different Idempotency-Key"},
+	{ID: RetryAfterIgnored, Severity: api.SeverityWarning, Title: "A request sent again before the Retry-After of a 429 or 503 had passed"},
+	{ID: PollTooFast, Severity: api.SeverityWarning, Title: "A job polled more often than once a second"},
+	{ID: PollAfterTerminal, Severity: api.SeverityWarning, Title: "A job polled again after it was seen finished"},
+	{ID: RetryUnchanged, Severity: api.SeverityWarning, Title: "A request that cannot succeed sent again unchanged"},
+	{ID: ExpiredQuote, Severity: api.SeverityError, Title: "A generation with a quote past its expires_at"},
+	{ID: QuoteReused, Severity: api.SeverityError, Title: "A generation with a quote an earlier job already used"},
+	{ID: DownloadAfterExpiry, Severity: api.SeverityWarning, Title: "An output downloaded after it expired"},
+	{ID: OutputsNeverDownloaded, Severity: api.SeverityInfo, Title: "A succeeded job whose outputs expired without being downloaded"},
+	{ID: DeprecatedModelUsed, Severity: api.SeverityWarning, Title: "A deprecated model used again after an answer announced its deprecation"},
+}
+
+// severity is each rule's severity, by id.
+var severity = func() map[string]string {
+	m := make(map[string]string, len(Rules))
+	for _, r := range Rules {
+		m[r.ID] = r.Severity
+	}
+	return m
+}()
+
+// hopeless are the problem codes a request answered with cannot succeed unchanged.
+var hopeless = map[string]bool{"invalid_input": true, "insufficient_credits": true, "permission_denied": true, "quote_mismatch": true,
+	"content_policy_violation": true, "model_retired": true}
+
+// JobNow is what the emulator knows of a job as the report is made.
+type JobNow struct {
+	Status          string
+	OutputsExpireAt time.Time // once succeeded: when its outputs stop being served
+}
+
+// Input is what Judge looks at.
+type Input struct {
+	// Log is the tenant's log in the order the events arrived (Journal.Log); request bodies as
+	// recorded.
+	Log []Event
+	// Dropped: events that arrived up to this time may have been dropped (zero: none were).
+	Dropped time.Time
+	// Job says what the emulator knows of a job now, if it still knows the job.
+	Job func(id string) (JobNow, bool)
+	// Now is the tenant's clock; Still says it moves only when told (the manual clock), so a
+	// gap of zero means the clock was not moved, not that no time passed.
+	Now   time.Time
+	Still bool
+	// DeprecatedAt says when the scenario in force deprecates a model, if it does.
+	DeprecatedAt func(model string) (time.Time, bool)
+}
+
+// Judge returns the findings the input shows, in the order they were made.
+func Judge(in Input) []api.Finding {
+	j := judge{in: in, quotes: map[string]quoteSeen{}, quoteUsed: map[string]uint64{}, attempts: map[string]attempt{}, seed: maphash.MakeSeed(),
+		jobs: map[string]*jobSeen{}, waits: map[string]wait{}, failed: map[string]*failure{}, downloads: map[string][]*Note{},
+		explained: map[uint64]bool{}}
+	for i := range in.Log {
+		ev := &in.Log[i]
+		if ev.Note != nil {
+			j.note(ev.Note)
+			continue
+		}
+		j.entry(ev)
+	}
+	j.finish()
+	return j.out
+}
+
+// judge is one pass over a log.
+type judge struct {
+	in  Input
+	out []api.Finding
+
+	quotes    map[string]quoteSeen // by quote id, from POST /v1/quotes answers
+	quoteUsed map[string]uint64    // quote id -> the generation that made a job with it
+	seed      maphash.Seed
+	attempts  map[string]attempt // account, model and input -> its latest generation
+	explained map[uint64]bool    // generations a new-key-on-retry finding already names
+	jobs      map[string]*jobSeen
+	jobOrder  []string
+	waits     map[string]wait          // account, method and path -> the Retry-After in force
+	failed    map[string]*failure      // a request that cannot succeed unchanged -> its failure
+	downloads map[string][]*Note       // by job
+	later     []func()                 // reasons written once their counts are final
+	announced map[string]*announcement // account and deprecated model -> what was seen
+}
+
+type quoteSeen struct {
+	seq     uint64
+	expires time.Time
+}
+
+type attempt struct {
+	seq               uint64
+	key, jobID, fault string
+	status            int
+	jobStatus         string
+	left              bool
+}
+
+type wait struct {
+	seq      uint64
+	answered uint64    // the arrival number handed out last when the answer was written
+	at       time.Time // when the answer was written
+	until    time.Time
+	after    int
+	date     bool
+	code     string
+}
+
+type failure struct {
+	seq     uint64
+	retries int
+	code    string
+	account string
+	finding int // index in out, or -1 before the first retry
+}
+
+type jobSeen struct {
+	firstSeq       uint64    // the first entry that named the job
+	firstAt        time.Time // when it arrived
+	lastSeen       uint64    // the latest entry that showed the job
+	lastPoll       time.Time
+	lastPollWall   bool // lastPoll is in real time (see api.JournalEntry.Wall)
+	polled         bool
+	fast           int
+	fastest        time.Duration
+	fastSeqs       []uint64
+	terminalSeq    uint64
+	terminalStatus string
+	// rereads are the reads after terminalSeq but those a download followed (a read that
+	// fetches the links for a download is part of the download); pending says no download has
+	// followed the last yet.
+	rereads         []uint64
+	pending         bool
+	succeededSeq    uint64
+	referencedAfter uint64 // the latest poll or cancel of the job
+}
+
+func (j *judge) job(id string, e *Entry) *jobSeen {
+	js, ok := j.jobs[id]
+	if !ok {
+		js = &jobSeen{firstSeq: e.Seq, firstAt: arrived(e)}
+		j.jobs[id] = js
+		j.jobOrder = append(j.jobOrder, id)
+	}
+	return js
+}
+
+func (j *judge) add(rule, reason string, seqs ...uint64) int {
+	entries := []uint64{}
+	for _, s := range seqs {
+		if s != 0 && len(entries) < maxSeqs {
+			entries = append(entries, s)
+		}
+	}
+	j.out = append(j.out, api.Finding{Rule: rule, Severity: severity[rule], Reason: reason, Entries: entries})
+	return len(j.out) - 1
+}
+
+// addSeq lists one more entry in a finding, up to maxSeqs.
+func (j *judge) addSeq(i int, seq uint64) {
+	if len(j.out[i].Entries) < maxSeqs {
+		j.out[i].Entries = append(j.out[i].Entries, seq)
+	}
+}
+
+// arrived is when a request arrived: an entry from before arrival times were kept has only
+// the time of its answer.
+func arrived(e *Entry) time.Time {
+	if e.ReceivedAt.IsZero() {
+		return e.Time
+	}
+	return e.ReceivedAt
+}
+
+// garbled reports whether an injected fault answered in the emulator's place (an error page,
+// a reset, a malformed or truncated body), so the answer says nothing of the request itself. A
+// delay or a shaped download leaves the answer as the emulator made it.
+func garbled(e *Entry) bool {
+	return e.Fault != "" && e.FaultKind != "delay" && e.FaultKind != "download"
+}
+
+// terminal reports whether a job status is final.
+func terminal(status string) bool {
+	switch status {
+	case "succeeded", "failed", "canceled", "expired":
+		return true
+	}
+	return false
+}
+
+// span says how far apart two instants are on the tenant's clock, in words: on a clock that
+// moves only when told, no gap means the clock was not moved.
+func (j *judge) span(d time.Duration) string {
+	if d == 0 && j.in.Still {
+		return "without the emulator's clock moving (it is manual: move it to model the time a client waits)"
+	}
+	return d.Round(time.Millisecond).String() + " later"
+}
+
+// route is what the judge needs of a request's path.
+type route int
+
+const (
+	otherRoute route = iota
+	quoteRoute
+	generateRoute
+	jobRoute
+	cancelRoute
+)
+
+func routeOf(e *Entry) (route, string) {
+	switch {
+	case e.Method == "POST" && e.Path == "/v1/quotes":
+		return quoteRoute, ""
+	case e.Method == "POST" && e.Path == "/v1/generate":
+		return generateRoute, ""
+	}
+	rest, ok := strings.CutPrefix(e.Path, "/v1/jobs/")
+	if !ok || rest == "" {
+		return otherRoute, ""
+	}
+	if id, ok := strings.CutSuffix(rest, "/cancel"); ok && e.Method == "POST" && id != "" && !strings.Contains(id, "/") {
+		return cancelRoute, id
+	}
+	if (e.Method == "GET" || e.Method == "HEAD") && !strings.Contains(rest, "/") {
+		return jobRoute, rest
+	}
+	return otherRoute, ""
+}
+
+// note judges what a download or a balance change changes: a balance set is a change to every
+// insufficient_credits failure of its account; a download shows the client used a job.
+func (j *judge) note(n *Note) {
+	switch n.Kind {
+	case CreditsSet:
+		for k, f := range j.failed {
+			if f.account == n.Account && f.code == "insufficient_credits" {
+				delete(j.failed, k)
+			}
+		}
+	case Download:
+		j.downloads[n.Job] = append(j.downloads[n.Job], n)
+		if js := j.jobs[n.Job]; js != nil && js.pending {
+			js.rereads, js.pending = js.rereads[:len(js.rereads)-1], false
+		}
+	}
+}
+
+// entry judges one request against what came before it.
+func (j *judge) entry(ev *Event) {
+	e := ev.Request
+	j.retryAfter(ev)
+	j.unchanged(e)
+	r, id := routeOf(e)
+	j.deprecatedUse(e, r)
+	switch r {
+	case quoteRoute:
+		if e.Status == 200 && !garbled(e) && e.QuoteID != "" {
+			j.quotes[e.QuoteID] = quoteSeen{seq: e.Seq, expires: e.QuoteExpiresAt}
+		}
+	case generateRoute:
+		j.generation(e)
+	case jobRoute:
+		j.poll(e, id)
+	case cancelRoute:
+		j.job(id, e).referencedAfter = e.Seq
+		j.sawJob(e, id)
+	}
+}
+
+// retryAfter judges retry-after-ignored: after a 429 or 503 with Retry-After, the same account
+// sending the same method and path again before the wait is over. A request that arrived before
+// the answer was written was already in flight (a parallel worker) and waits for nothing.
+func (j *judge) retryAfter(ev *Event) {
+	e := ev.Request
+	limited := (e.Status == 429 || e.Status == 503) && e.RetryAfter > 0
+	if len(j.waits) == 0 && !limited {
+		return
+	}
+	k := e.Account + "\x00" + e.Method + " " + e.Path
+	if w, ok := j.waits[k]; ok && ev.Arrival > w.answered {
+		delete(j.waits, k)
+		if at := arrived(e); at.Before(w.until) {
+			form := fmt.Sprintf("%ds", w.after)
+			if w.date {
+				form = "until " + w.until.UTC().Format(time.RFC1123)
+			}
+			j.add(RetryAfterIgnored, fmt.Sprintf("%s %s was sent again %s after a %s that asked to wait %s (Retry-After)",
+				e.Method, e.Path, j.span(at.Sub(w.at)), w.code, form), w.seq, e.Seq)
+		}
+	}
+	if limited {
+		code := fmt.Sprint(e.Status)
+		if e.Code != "" {
+			code += " " + e.Code
+		}
+		w := wait{seq: e.Seq, answered: ev.Answered, at: e.Time, until: e.Time.Add(time.Duration(e.RetryAfter) * time.Second), after: e.RetryAfter, code: code}
+		if !e.RetryAt.IsZero() {
+			w.until, w.date = e.RetryAt, true
+		}
+		j.waits[k] = w
+	}
+}
+
+// unchanged judges retry-unchanged: a request answered invalid_input, insufficient_credits,
+// permission_denied or quote_mismatch, sent again byte for byte (after whitespace) by the same
+// account and answered the same. For insufficient_credits a balance set through the control API
+// between the two (in the log's order, whatever the clock says) counts as a change.
+func (j *judge) unchanged(e *Entry) {
+	fail := !garbled(e) && hopeless[e.Code]
+	if len(j.failed) == 0 && !fail {
+		return // nothing to compare with: skip the body
+	}
+	k := e.Method + " " + e.Path + "?" + e.Query + "\x00" + e.Account + "\x00" + string(canonical(e.RequestBody))
+	if f, ok := j.failed[k]; ok {
+		if !garbled(e) && e.Code == f.code {
+			if f.finding < 0 {
+				f.finding = j.add(RetryUnchanged, "", f.seq)
+				j.later = append(j.later, func() {
+					fd := &j.out[f.finding]
+					fd.Reason = fmt.Sprintf("%s %s was answered %s and sent again unchanged %d time(s), answered the same each time", e.Method, e.Path, f.code, f.retries)
+				})
+			}
+			f.retries++
+			j.addSeq(f.finding, e.Seq)
+			return
+		}
+		delete(j.failed, k)
+	}
+	if fail {
+		j.failed[k] = &failure{seq: e.Seq, code: e.Code, account: e.Account, finding: -1}
+	}
+}
+
+// identity is what makes two generations the same intended one: the account, the model and
+// the canonical input, whatever quote or key they carry. A generation whose input the emulator
+// could not read is known by its whole body.
+func (j *judge) identity(e *Entry) string {
+	if e.InputDigest != "" {
+		return e.Account + "\x00" + e.Model + "\x00" + e.InputDigest
+	}
+	body := canonical(e.RequestBody)
+	if len(body) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s\x00body\x00%x", e.Account, maphash.Bytes(j.seed, body))
+}
+
+// generation judges new-key-on-retry, expired-quote and quote-reused.
+func (j *judge) generation(e *Entry) {
+	if id := j.identity(e); e.IdempotencyKey != "" && id != "" && e.Status != 401 && e.Status != 403 {
+		if prev, ok := j.attempts[id]; ok && prev.key != e.IdempotencyKey {
+			if why := j.ambiguous(prev, e); why != "" {
+				j.add(NewKeyOnRetry, fmt.Sprintf("the same generation (same model and input) was sent again with Idempotency-Key %q after %s with key %q: the first attempt may have made a job and been charged, and the new key makes a second one; retry with the same key and the same body",
+					clipText(e.IdempotencyKey), why, clipText(prev.key)), prev.seq, e.Seq)
+				j.explained[e.Seq] = true
+			}
+		}
+		j.attempts[id] = attempt{seq: e.Seq, key: e.IdempotencyKey, jobID: e.JobID, status: e.Status, fault: e.FaultKind, jobStatus: e.JobStatus, left: e.ClientLeft}
+	}
+
+	if !garbled(e) {
+		switch e.Code {
+		case "quote_expired":
+			q, known := j.quotes[e.QuoteID]
+			expires := e.QuoteExpiresAt
+			if expires.IsZero() {
+				expires = q.expires
+			}
+			reason := fmt.Sprintf("generation with quote %s, which had expired", clipText(e.QuoteID))
+			if !expires.IsZero() {
+				reason = fmt.Sprintf("generation with quote %s, %s after it expired at %s", clipText(e.QuoteID), arrived(e).Sub(expires).Round(time.Millisecond), expires.UTC().Format(time.RFC3339))
+			}
+			if !known {
+				q.seq = 0
+			}
+			j.add(ExpiredQuote, reason+": quote again when the quote is near its expires_at", q.seq, e.Seq)
+		case "quote_already_used":
+			if !j.explained[e.Seq] {
+				j.add(QuoteReused, fmt.Sprintf("generation with quote %s, which an earlier job already used: a quote buys one generation", clipText(e.QuoteID)), j.quoteUsed[e.QuoteID], e.Seq)
+			}
+		}
+	}
+	if e.Status/100 == 2 && !garbled(e) && e.QuoteID != "" {
+		if _, ok := j.quoteUsed[e.QuoteID]; !ok {
+			j.quoteUsed[e.QuoteID] = e.Seq
+		}
+	}
+	if e.JobID != "" && e.Status/100 == 2 {
+		j.sawJob(e, e.JobID)
+	}
+}
+
+// ambiguous says why the client could not know whether prev made a job, or "" when it could.
+func (j *judge) ambiguous(prev attempt, e *Entry) string {
+	switch {
+	case prev.status == 0:
+		return "an attempt whose connection was dropped"
+	case prev.left:
+		return fmt.Sprintf("an attempt it gave up on before the answer (%d) came, as on its own timeout", prev.status)
+	case prev.status >= 500:
+		return fmt.Sprintf("an attempt answered %d", prev.status)
+	case prev.fault == "malformed" || prev.fault == "truncated" || prev.fault == "reset":
+		return "an attempt whose answer an injected " + prev.fault + " fault garbled"
+	case prev.status/100 == 2 && prev.jobID != "":
+		if terminal(prev.jobStatus) {
+			return "" // the answer itself said how the job ended
+		}
+		if js := j.jobs[prev.jobID]; js != nil && js.referencedAfter > prev.seq {
+			return "" // the client used the job it was given: it had the answer
+		}
+		for _, d := range j.downloads[prev.jobID] {
+			if !d.Time.After(arrived(e)) {
+				return ""
+			}
+		}
+		return fmt.Sprintf("an attempt whose answer (job %s) the client never used, as when it hangs up or times out", clipText(prev.jobID))
+	}
+	return ""
+}
+
+// poll judges poll-too-fast and poll-after-terminal.
+func (j *judge) poll(e *Entry, id string) {
+	js := j.job(id, e)
+	js.referencedAfter = e.Seq
+	if js.terminalSeq != 0 {
+		js.rereads, js.pending = append(js.rereads, e.Seq), true
+	}
+	at, wall := arrived(e), !e.Wall.IsZero()
+	if wall {
+		at = e.Wall // a skipping clock jumps at each poll: space polls in real time
+	}
+	if js.polled && wall == js.lastPollWall {
+		if gap := at.Sub(js.lastPoll); gap < PollFloor {
+			js.fast++
+			if js.fast == 1 || gap < js.fastest {
+				js.fastest = gap
+			}
+			if len(js.fastSeqs) < maxSeqs {
+				js.fastSeqs = append(js.fastSeqs, e.Seq)
+			}
+			if js.fast == FastPolls {
+				i := j.add(PollTooFast, "")
+				j.later = append(j.later, func() {
+					fd := &j.out[i]
+					fd.Entries = js.fastSeqs
+					shortest := "the shortest gap " + js.fastest.Round(time.Millisecond).String()
+					if js.fastest == 0 && j.in.Still {
+						shortest = "some without the emulator's clock moving: it is manual, move it to model the wait"
+					}
+					fd.Reason = fmt.Sprintf("job %s was polled %d times less than %s after the poll before (%s): wait at least %s between polls", clipText(id), js.fast, PollFloor, shortest, PollFloor)
+				})
+			}
+		}
+	}
+	js.lastPoll, js.lastPollWall, js.polled = at, wall, true
+	if e.Status == 200 && !garbled(e) {
+		j.sawJob(e, id)
+	}
+}
+
+// sawJob notes what an answer showed of a job: finished, succeeded.
+func (j *judge) sawJob(e *Entry, id string) {
+	js := j.job(id, e)
+	js.lastSeen = e.Seq
+	if terminal(e.JobStatus) && js.terminalSeq == 0 {
+		js.terminalSeq, js.terminalStatus = e.Seq, e.JobStatus
+	}
+	if e.JobStatus == "succeeded" && js.succeededSeq == 0 {
+		js.succeededSeq = e.Seq
+	}
+}
+
+// finish judges what needs the whole log: reads after a job ended, downloads after expiry,
+// and outputs never downloaded.
+func (j *judge) finish() {
+	for _, f := range j.later {
+		f()
+	}
+	for _, id := range j.jobOrder {
+		js := j.jobs[id]
+		// One read after the end is a last look; more is polling.
+		if polls := js.rereads; len(polls) >= 2 {
+			j.add(PollAfterTerminal, fmt.Sprintf("job %s was read %d time(s) after an answer showed it %s: stop polling once a job is succeeded, failed, canceled or expired",
+				clipText(id), len(polls), js.terminalStatus), append([]uint64{js.terminalSeq}, polls...)...)
+		}
+	}
+	late := map[string]bool{}
+	for _, id := range j.jobOrder {
+		for _, n := range j.downloads[id] {
+			if n.Status != 410 || late[id] {
+				continue
+			}
+			late[id] = true
+			reason := fmt.Sprintf("%s was downloaded at %s, after the job's outputs had expired (410)", clipText(n.File), n.Time.UTC().Format(time.RFC3339))
+			if now, ok := j.jobNow(id); ok && !now.OutputsExpireAt.IsZero() {
+				exp := now.OutputsExpireAt
+				reason = fmt.Sprintf("%s was downloaded %s after the job's outputs expired at %s (410): download outputs as soon as the job succeeds", clipText(n.File), n.Time.Sub(exp).Round(time.Millisecond), exp.UTC().Format(time.RFC3339))
+			}
+			j.add(DownloadAfterExpiry, reason, j.jobs[id].lastSeen)
+		}
+	}
+	for _, id := range j.jobOrder {
+		js := j.jobs[id]
+		if late[id] {
+			continue // a late download is the finding already made about this job
+		}
+		now, ok := j.jobNow(id)
+		if !ok || now.Status != "succeeded" || now.OutputsExpireAt.IsZero() || j.in.Now.Before(now.OutputsExpireAt) {
+			continue // not succeeded, or not expired yet: the client may still download
+		}
+		if !j.in.Dropped.IsZero() && !js.firstAt.After(j.in.Dropped) {
+			continue // its downloads may be among the events dropped
+		}
+		exp := now.OutputsExpireAt
+		if j.fetched(id, exp) {
+			continue
+		}
+		why := "none of its outputs was downloaded whole"
+		switch {
+		case js.succeededSeq == 0 && len(j.downloads[id]) == 0:
+			why = "the client never saw it finish (no poll showed it succeeded) and downloaded none of its outputs"
+		case len(j.downloads[id]) > 0:
+			why = "its downloads were cut short, abandoned or asked only for part of a file, so no output arrived whole"
+		}
+		seq := js.succeededSeq
+		if seq == 0 {
+			seq = js.firstSeq
+		}
+		j.add(OutputsNeverDownloaded, fmt.Sprintf("job %s succeeded but %s before they expired at %s", clipText(id), why, exp.UTC().Format(time.RFC3339)), seq)
+	}
+}
+
+// fetched reports whether some output of a job arrived whole before exp: a 304, a 200 whose
+// bytes all reached the connection, or ranges that together cover the file.
+func (j *judge) fetched(id string, exp time.Time) bool {
+	type span struct{ from, to int64 }
+	got := map[string][]span{}
+	for _, d := range j.downloads[id] {
+		if !d.Time.Before(exp) {
+			continue
+		}
+		switch {
+		case d.Status == 304, d.Status/100 == 2 && d.Size == 0:
+			return true
+		case d.Status/100 == 2 && d.Sent > 0:
+			got[d.File] = append(got[d.File], span{d.Start, d.Start + d.Sent})
+			size := d.Size
+			covered := int64(0)
+			for covered < size { // extend the covered prefix with any span that reaches it
+				grew := false
+				for _, s := range got[d.File] {
+					if s.from <= covered && s.to > covered {
+						covered, grew = s.to, true
+					}
+				}
+				if !grew {
+					break
+				}
+			}
+			if covered >= size {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (j *judge) jobNow(id string) (JobNow, bool) {
+	if j.in.Job == nil {
+		return JobNow{}, false
+	}
+	return j.in.Job(id)
+}
+
+// canonical is a body without insignificant whitespace, so a body sent again compares equal
+// however it was indented; a body that is not JSON stays as sent. Most bodies are compact
+// already (a client's JSON encoder writes them so) and come back as they are, without a copy.
+func canonical(b []byte) []byte {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return nil
+	}
+	if compact(b) {
+		return b
+	}
+	var out bytes.Buffer
+	if json.Compact(&out, b) != nil {
+		return b
+	}
+	return out.Bytes()
+}
+
+// compact reports whether b has no whitespace outside its strings.
+func compact(b []byte) bool {
+	in, esc := false, false
+	for _, c := range b {
+		switch {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\n' || c == '\t' || c == '\r'):
+			return false
+		}
+	}
+	return true
+}
+
+// clipText keeps a value quoted in a reason short.
+func clipText(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+// Digest names a canonical JSON value (jsonvalue.Canonical) in a few bytes: the report tells
+// two generations of the same input apart from others by it, without keeping the input.
+func Digest(canonical []byte) string {
+	sum := sha256.Sum256(canonical)
+	return hex.EncodeToString(sum[:12])
+}
