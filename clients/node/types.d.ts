@@ -969,7 +969,7 @@ export interface Finding {
 
 /** One rule the report judges by. */
 export interface Rule {
-  id: "new-key-on-retry" | "retry-after-ignored" | "poll-too-fast" | "poll-after-terminal" | "retry-unchanged" | "expired-quote" | "quote-reused" | "download-after-expiry" | "outputs-never-downloaded" | "deprecated-model-used";
+  id: "new-key-on-retry" | "retry-after-ignored" | "poll-too-fast" | "poll-after-terminal" | "retry-unchanged" | "expired-quote" | "quote-reused" | "download-after-expiry" | "outputs-never-downloaded" | "deprecated-model-used" | "webhook-signature-unchecked" | "webhook-timestamp-unchecked" | "webhook-slow-ack" | "webhook-valid-refused";
   /**
    * `error` costs money or data in production, `warning` is wasteful or fragile, `info` is worth a
    * look.

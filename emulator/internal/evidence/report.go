@@ -66,8 +66,8 @@ var Rules = []api.Rule{
 
 // severity is each rule's severity, by id.
 var severity = func() map[string]string {
-	m := make(map[string]string, len(Rules))
-	for _, r := range Rules {
+	m := make(map[string]string, len(Rules)+len(WebhookRules))
+	for _, r := range append(append([]api.Rule{}, Rules...), WebhookRules...) {
 		m[r.ID] = r.Severity
 	}
 	return m

@@ -4,23 +4,17 @@ import (
 	"strconv"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 )
 
-// The report's rules about a receiver, judged by the audit (Config.Audit).
+// The report's rules about a receiver, judged by the audit (Config.Audit); declared with the
+// report's other rules.
 const (
-	SignatureUnchecked  = "webhook-signature-unchecked"
-	TimestampUnchecked  = "webhook-timestamp-unchecked"
-	SlowAcknowledgement = "webhook-slow-ack"
-	ValidRefused        = "webhook-valid-refused"
+	SignatureUnchecked  = evidence.WebhookSignatureUnchecked
+	TimestampUnchecked  = evidence.WebhookTimestampUnchecked
+	SlowAcknowledgement = evidence.WebhookSlowAck
+	ValidRefused        = evidence.WebhookValidRefused
 )
-
-// Rules are the webhook rules, as the report lists them.
-var Rules = []api.Rule{
-	{ID: SignatureUnchecked, Severity: api.SeverityError, Title: "A webhook receiver accepted a delivery with a wrong signature"},
-	{ID: TimestampUnchecked, Severity: api.SeverityError, Title: "A webhook receiver accepted a delivery whose timestamp is older than 5 minutes"},
-	{ID: SlowAcknowledgement, Severity: api.SeverityWarning, Title: "A webhook receiver took longer than 2 s to answer a delivery"},
-	{ID: ValidRefused, Severity: api.SeverityWarning, Title: "A webhook receiver answered a valid delivery with a status other than 2xx"},
-}
 
 // findings are the audit's findings, one per rule: the first delivery that showed it, and how
 // many did. Four rules at most, so bounded.
@@ -57,13 +51,7 @@ func (h *Hub) Findings() []api.Finding {
 		if f.n > 1 {
 			reason += " (and " + strconv.Itoa(f.n-1) + " more)"
 		}
-		sev := api.SeverityWarning
-		for _, r := range Rules {
-			if r.ID == rule {
-				sev = r.Severity
-			}
-		}
-		out = append(out, api.Finding{Rule: rule, Severity: sev, Reason: reason, Entries: []uint64{}})
+		out = append(out, api.Finding{Rule: rule, Severity: evidence.Severity(rule), Reason: reason, Entries: []uint64{}})
 	}
 	return out
 }
