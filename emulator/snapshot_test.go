@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -435,4 +436,64 @@ func TestRestoreIsAtomic(t *testing.T) {
 	}
 	close(done)
 	wg.Wait()
+}
+
+// Outputs edited past what the media writers make, or with a size in bytes other than their
+// file's, are refused with a pointer to each, rather than restored to answer 500 on download.
+func TestSnapshotRefusesOutputsNoDownloadServes(t *testing.T) {
+	t.Parallel()
+	s := simServer(t, Config{}) // unseeded: the snapshot lists every output
+	for i, m := range []struct {
+		id    string
+		input map[string]any
+	}{{schnellID, map[string]any{"prompt": "edited", "num_images": 3}}, {speechID, speech}} {
+		q := decode[quoteBody](t, tenantCall(t, s, "src", "POST", "/v1/quotes", "mg_test_all", map[string]any{"model": m.id, "input": m.input}))
+		tenantCall(t, s, "src", "POST", "/v1/generate", "mg_test_all", map[string]any{"model": m.id, "input": m.input, "quote_id": q.QuoteID},
+			"Idempotency-Key", fmt.Sprint("k", i), "X-Emulator-Outcome", "succeed")
+	}
+	tenantCall(t, s, "src", "POST", "/_emulator/clock", "", map[string]any{"advance": "10m"})
+	doc := snapshotOf(t, s, "src", "")
+	var m map[string]any
+	if err := json.Unmarshal(doc, &m); err != nil {
+		t.Fatal(err)
+	}
+	var image, audio []any
+	for _, j := range m["jobs"].([]any) {
+		j := j.(map[string]any)
+		if j["model"] == schnellID {
+			image = j["outputs"].([]any)
+		} else {
+			audio = j["outputs"].([]any)
+		}
+	}
+	if len(image) != 3 || len(audio) != 1 {
+		t.Fatalf("outputs listed: %d images, %d audio", len(image), len(audio))
+	}
+	image[0].(map[string]any)["width"] = 60000
+	image[1].(map[string]any)["height"] = nil
+	image[2].(map[string]any)["size_bytes"] = 12
+	audio[0].(map[string]any)["duration_seconds"] = 1e9
+	edited, _ := json.Marshal(m)
+	rec := restore(t, s, "dst", edited)
+	var p struct {
+		Code   string
+		Errors []api.FieldError
+	}
+	_ = json.Unmarshal(rec.Body.Bytes(), &p)
+	var ptrs []string
+	for _, e := range p.Errors {
+		ptrs = append(ptrs, strings.TrimPrefix(strings.TrimPrefix(e.Pointer, "/jobs/0"), "/jobs/1"))
+	}
+	want := []string{"/outputs/0/width", "/outputs/1/height", "/outputs/2/size_bytes", "/outputs/0/duration_seconds"}
+	slices.Sort(ptrs)
+	slices.Sort(want)
+	if rec.Code != 422 || p.Code != "invalid_snapshot" || !slicesEqual(ptrs, want) {
+		t.Errorf("%d %s\nwant 422 invalid_snapshot at %q", rec.Code, rec.Body, want)
+	}
+	if rec := tenantCall(t, s, "dst", "GET", "/v1/jobs", "mg_test_all", nil); !strings.Contains(rec.Body.String(), `"data":[]`) {
+		t.Errorf("the refused snapshot left jobs behind: %s", rec.Body)
+	}
+	if rec := restore(t, s, "dst", doc); rec.Code != 200 {
+		t.Errorf("the snapshot as written: %d %s", rec.Code, rec.Body)
+	}
 }
