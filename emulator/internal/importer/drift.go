@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
@@ -37,8 +38,8 @@ func (d Difference) String() string {
 
 // Drift compares the catalog file with the live service and lists every difference: models
 // added, removed or renamed, changes of status and of the other listed fields, input schema
-// changes (as JSON Pointers), price changes on the file's example inputs and, with Grouped,
-// product names and descriptions.
+// changes (as JSON Pointers), price changes on the file's example inputs and, when the file
+// declares products (or with Grouped), product names and descriptions.
 func Drift(ctx context.Context, o Options, catalogFile string) ([]Difference, error) {
 	data, err := os.ReadFile(catalogFile)
 	if err != nil {
@@ -51,6 +52,11 @@ func Drift(ctx context.Context, o Options, catalogFile string) ([]Difference, er
 	c, err := o.client()
 	if err != nil {
 		return nil, err
+	}
+	// What the file declares is compared, whether or not it was imported with --grouped: only
+	// the grouped listing shows products' names.
+	if slices.ContainsFunc(cat.Products, (*catalog.Product).Declared) {
+		o.Grouped = true
 	}
 	l, err := readListing(ctx, c, &o)
 	if err != nil {
