@@ -114,6 +114,7 @@ type Server struct {
 	handler http.Handler
 	files   *media.Cache
 	tenants *sim.Tenants
+	uploads *uploadGate // bounds snapshot bodies in flight (uploads.go)
 
 	scenarios     map[string]*scenario.Scenario // embedded, by name
 	startScenario *scenario.Scenario            // the configured one, which reset returns to
@@ -223,6 +224,7 @@ func (s *Server) finishLoading(cat *catalog.Catalog, err error) {
 		return
 	}
 	s.catalog = cat
+	s.uploads = &uploadGate{limit: uploadsInFlight * s.cfg.MaxSnapshotBytes, budget: budget.New(s.cfg.MemoryBudget)}
 	s.tenants = sim.NewTenants(sim.Config{
 		Catalog:      cat,
 		Scenarios:    s.scenarios,
@@ -239,7 +241,7 @@ func (s *Server) finishLoading(cat *catalog.Catalog, err error) {
 		MaxJobs:      s.cfg.MaxJobs,
 		Logger:       s.log,
 		Wall:         s.cfg.wall,
-		Budget:       budget.New(s.cfg.MemoryBudget),
+		Budget:       s.uploads.budget,
 		JournalMax:   s.cfg.journalEntries,
 	}, s.ids, s.files, s.cfg.MaxTenants, s.cfg.TenantIdle)
 	s.handler = s.routes()

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"regexp"
 	"slices"
@@ -495,5 +496,73 @@ func TestSnapshotRefusesOutputsNoDownloadServes(t *testing.T) {
 	}
 	if rec := restore(t, s, "dst", doc); rec.Code != 200 {
 		t.Errorf("the snapshot as written: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// Snapshot uploads in flight hold at most twice the route's bound together: one past it is
+// answered 503 memory_budget_exhausted with Retry-After at once, and once the others finish, the
+// same upload is taken.
+func TestSnapshotUploadsInFlightAreBounded(t *testing.T) {
+	t.Parallel()
+	s := simServer(t, Config{MaxSnapshotBytes: 1 << 20})
+	doc := snapshotOf(t, s, "src", "")
+	var writers []*io.PipeWriter
+	var served []chan int
+	for i := range 2 {
+		pr, pw := io.Pipe()
+		req := httptest.NewRequest("PUT", "/_emulator/snapshot", pr)
+		req.Header.Set("X-Emulator-Tenant", fmt.Sprint("up", i))
+		req.ContentLength = 1 << 20
+		answered := make(chan int, 1)
+		go func() {
+			rec := httptest.NewRecorder()
+			s.ServeHTTP(rec, req)
+			answered <- rec.Code
+		}()
+		// The write returns once the handler has read it, so the upload holds its bytes.
+		wrote := make(chan error, 1)
+		go func() {
+			_, err := pw.Write([]byte("{"))
+			wrote <- err
+		}()
+		select {
+		case err := <-wrote:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case code := <-answered:
+			t.Fatalf("upload %d of two within the bound answered %d before its body came", i, code)
+		}
+		writers = append(writers, pw)
+		served = append(served, answered)
+	}
+	rec := restore(t, s, "dst", doc)
+	if rec.Code != 503 || !strings.Contains(rec.Body.String(), `"code":"memory_budget_exhausted"`) || rec.Header().Get("Retry-After") == "" {
+		t.Errorf("an upload past the bound: %d %s %v", rec.Code, rec.Body, rec.Header())
+	}
+	for i, pw := range writers {
+		pw.CloseWithError(io.ErrUnexpectedEOF)
+		if code := <-served[i]; code != 400 {
+			t.Errorf("upload %d cut off: %d", i, code)
+		}
+	}
+	if rec := restore(t, s, "dst", doc); rec.Code != 200 {
+		t.Errorf("the upload once the others finished: %d %s", rec.Code, rec.Body)
+	}
+	// An upload of unannounced length is bounded the same way as it grows.
+	chunked := httptest.NewRequest("PUT", "/_emulator/snapshot", io.MultiReader(bytes.NewReader(doc)))
+	chunked.ContentLength = -1
+	rec = httptest.NewRecorder()
+	s.ServeHTTP(rec, chunked)
+	if rec.Code != 200 {
+		t.Errorf("an upload of unannounced length: %d %s", rec.Code, rec.Body)
+	}
+	// What an upload holds counts against the memory budget: four times its body.
+	tight := simServer(t, Config{MemoryBudget: 3 << 20})
+	big := httptest.NewRequest("PUT", "/_emulator/snapshot", bytes.NewReader(bytes.Repeat([]byte(" "), 1<<20)))
+	rec = httptest.NewRecorder()
+	tight.ServeHTTP(rec, big)
+	if rec.Code != 503 || !strings.Contains(rec.Body.String(), `"code":"memory_budget_exhausted"`) {
+		t.Errorf("an upload of 1 MiB under a budget of 3 MiB: %d %s", rec.Code, rec.Body)
 	}
 }
