@@ -566,3 +566,18 @@ func TestSnapshotUploadsInFlightAreBounded(t *testing.T) {
 		t.Errorf("an upload of 1 MiB under a budget of 3 MiB: %d %s", rec.Code, rec.Body)
 	}
 }
+
+// A key that only quotes (a price shown as a user types) is not refused after 10,000 live
+// quotes: a quote is a compact record, a digest standing in for its input (so a 2 KB prompt
+// costs what a short one does), and the account's bound is set by what those records cost.
+func TestOneKeyThatOnlyQuotes(t *testing.T) {
+	t.Parallel()
+	s := simServer(t, Config{})
+	long := strings.Repeat("a lighthouse at dawn ", 100)
+	for i := range 12_000 {
+		rec := call(t, s, "POST", "/v1/quotes", "mg_test_all", map[string]any{"model": schnellID, "input": map[string]any{"prompt": fmt.Sprint(long, i)}})
+		if rec.Code != 200 {
+			t.Fatalf("quote %d: %d %s", i+1, rec.Code, rec.Body)
+		}
+	}
+}

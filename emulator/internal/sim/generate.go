@@ -206,7 +206,7 @@ func (w *World) startJob(account, quoteID string, m *catalog.Model, input map[st
 	if !m.Ready() {
 		return jobs.View{}, problem.New(problem.ModelUnavailable, "model %q is %s and does not generate", m.ID, m.Status)
 	}
-	if err := w.admit(jobs.Size(jobs.New{Input: q.Input})); err != nil {
+	if err := w.admit(jobs.Size(jobs.New{Input: canonical})); err != nil {
 		return jobs.View{}, err
 	}
 	jobID := w.ids.UUID("job", account, q.ID)
