@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -222,6 +223,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if err := checkStateTarget(o.stateOnExit); err != nil {
 			return usageError("mediagen-emulator: --state-on-exit %s: %v", o.stateOnExit, err)
 		}
+	}
+	// The budget is a promise about the process: the heap is held to the budget and the fixed
+	// overhead, unless GOMEMLIMIT says otherwise.
+	if getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(cfg.MemoryBudget + emulator.MemoryOverhead)
 	}
 	logger, closeLog := emulator.NewLogger(stderr, o.logFormat == "json")
 	defer closeLog()

@@ -62,6 +62,13 @@ func millis(_ []string, a slog.Attr) slog.Attr {
 	return a
 }
 
+// MemoryOverhead is what the process holds beyond its memory budget, at most about: the cache
+// of made output files (256 MiB), the catalog with its compiled schemas, the Go runtime and
+// what requests in flight hold before their stores count it. The command line sets the
+// garbage collector's soft memory limit to the budget plus this, so the heap is collected
+// harder as it nears that sum instead of growing to twice what is live.
+const MemoryOverhead = fileCacheBytes + 256<<20
+
 // ServeLimits bound the connections Serve accepts.
 type ServeLimits struct {
 	// BodyTimeout bounds how long a request's body may take to arrive.
