@@ -49,12 +49,7 @@ type Product struct {
 	Name        string `yaml:"name" json:"name"`
 	Description string `yaml:"description" json:"description"`
 	index       int    // its place in Catalog.Products
-	implied     bool   // made for a model that names no product, not declared by the file
 }
-
-// Declared reports whether the catalog file declares the product, rather than the emulator
-// making one for a model that names none.
-func (p *Product) Declared() bool { return !p.implied }
 
 // Account owns credits, quotes, jobs and idempotency keys.
 type Account struct {

@@ -309,7 +309,7 @@ func (c *Catalog) loadModels(r *Reporter, count, size int, parseRun func(int) ([
 				r.At(res.line, "model %q has no product, and a product already has its id; name its product", m.ID)
 				continue
 			}
-			p := &Product{ID: m.ID, Name: m.Name, Description: m.Description, index: len(c.Products), implied: true}
+			p := &Product{ID: m.ID, Name: m.Name, Description: m.Description, index: len(c.Products)}
 			c.productByID[p.ID] = p
 			c.Products = append(c.Products, p)
 		}
