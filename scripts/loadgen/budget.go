@@ -13,9 +13,8 @@ import (
 	"time"
 )
 
-// budget fills -tenants tenants, from -conns connections, with jobs whose inputs are about
-// 1 MiB each (each tenant until its own bound or the memory budget refuses), then quotes on
-// every tenant until the budget refuses again, reading resident memory every half second: the
+// budget fills -tenants tenants, from -conns connections, with -jobs jobs whose inputs are
+// about 1 MiB each (fewer when the memory budget refuses), then 20,000 quotes (fewer likewise), reading resident memory every half second: the
 // process should stay within --memory-budget plus the fixed overhead it documents.
 func budget(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("budget", flag.ContinueOnError)
@@ -24,6 +23,7 @@ func budget(ctx context.Context, args []string) error {
 	conns := fs.Int("conns", 8, "connections filling them, 1 to 64")
 	limit := fs.String("budget", "1GiB", "the emulator's --memory-budget, as it was given (for the table)")
 	span := fs.Duration("for", 5*time.Minute, "the longest the run may take, 1s to 20m")
+	perTenant := fs.Int("jobs", 60, "jobs of 1 MB inputs made in each tenant, 1 to 1000")
 	model := fs.String("model", "fal-ai/flux/dev/image-to-image", "a model whose input has image_url and prompt")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -32,8 +32,8 @@ func budget(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *tenants < 1 || *tenants > 1000 || *conns < 1 || *conns > 64 || *span < time.Second || *span > 20*time.Minute {
-		return errors.New("-tenants, -conns or -for out of range")
+	if *tenants < 1 || *tenants > 1000 || *conns < 1 || *conns > 64 || *span < time.Second || *span > 20*time.Minute || *perTenant < 1 || *perTenant > 1000 {
+		return errors.New("-tenants, -conns, -jobs or -for out of range")
 	}
 	idle, err := rssKB(tg.pid)
 	if err != nil {
@@ -77,8 +77,9 @@ func budget(ctx context.Context, args []string) error {
 			defer wg.Done()
 			for t := range work {
 				headers := []string{"Authorization", "Bearer mg_test_all.fill" + strconv.Itoa(t)}
-				// Jobs until the tenant's bound or the budget refuses, then quotes until it does.
-				for i := 0; ctx.Err() == nil; i++ {
+				// Jobs until the tenant's inputs fill its bound (64 MiB) or the budget refuses, then
+				// quotes until it does.
+				for i := 0; ctx.Err() == nil && i < *perTenant; i++ {
 					a := api{model: *model, input: `{"prompt":"job ` + strconv.Itoa(i) + `","image_url":"` + url + `"}`}
 					_, _, err := a.flow(c, headers, "fill-"+strconv.Itoa(i), false)
 					if full(err) {
@@ -92,7 +93,7 @@ func budget(ctx context.Context, args []string) error {
 					}
 					jobs.Add(1)
 				}
-				for i := 0; ctx.Err() == nil && i < 200_000; i++ {
+				for i := 0; ctx.Err() == nil && i < 20_000; i++ {
 					a := api{model: *model, input: `{"prompt":"quote ` + strconv.Itoa(i) + `","image_url":"https://example.com/x"}`}
 					_, _, err := a.quote(c, headers)
 					if full(err) {
