@@ -15,6 +15,8 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -227,6 +229,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	if o.stateOnExit != "" {
+		// Checked now, not at the shutdown that needs it: a run's state is lost if its file
+		// turns out unwritable only once the run is over.
+		if err := checkStateTarget(o.stateOnExit); err != nil {
+			return usageError("mediagen-emulator: --state-on-exit %s: %v", o.stateOnExit, err)
+		}
+	}
+	// The budget is a promise about the process: the heap is held to the budget and the fixed
+	// overhead, unless GOMEMLIMIT says otherwise.
+	if getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(cfg.MemoryBudget + emulator.MemoryOverhead)
+	}
 	logger, closeLog := emulator.NewLogger(stderr, o.logFormat == "json")
 	defer closeLog()
 	cfg.Logger = logger
@@ -236,9 +250,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer srv.Close()
 	if o.state != "" {
-		data, err := os.ReadFile(o.state)
+		data, err := readState(o.state, emulator.DefaultMaxSnapshotBytes)
 		if err != nil {
-			return usageError("mediagen-emulator: --state %s: %v", o.state, errors.Unwrap(err))
+			return usageError("mediagen-emulator: --state %s: %v", o.state, err)
 		}
 		if err := srv.Restore("", data); err != nil {
 			return usageError("mediagen-emulator: --state %s: %v", o.state, err)
@@ -262,19 +276,106 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return nil
 }
 
-// writeState writes the default tenant's snapshot to a file, whole or not at all: it goes to
-// a file beside it first, then takes its name.
+// readState reads a --state file of at most limit bytes. Only a regular file is read: a FIFO
+// would block the start until a writer came, and a device such as /dev/zero never ends.
+func readState(path string, limit int64) ([]byte, error) {
+	if err := regularOrAbsent(path, os.Stat, false); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, errors.Unwrap(err)
+	}
+	defer f.Close()
+	// The file is looked at once more through the handle, in case it changed after Stat.
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, errors.Unwrap(err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("over the limit of %d bytes for a snapshot", limit)
+	}
+	return data, nil
+}
+
+// regularOrAbsent says why path cannot be taken as a state file: it is something other than a
+// regular file (stat decides whether a symlink is followed), or, unless absentOK, it is missing.
+func regularOrAbsent(path string, stat func(string) (os.FileInfo, error), absentOK bool) error {
+	fi, err := stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist) && absentOK:
+		return nil
+	case err != nil:
+		return errors.Unwrap(err)
+	case fi.IsDir():
+		return errors.New("a folder, not a file")
+	case fi.Mode()&os.ModeSymlink != 0:
+		return errors.New("a symbolic link; name the file it points to")
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("not a regular file (%s), which a snapshot never replaces", fi.Mode().Type())
+	}
+	return nil
+}
+
+// checkStateTarget says why the state could not be written to path at exit: its folder is
+// missing or not writable, or path is something other than a regular file or nothing.
+func checkStateTarget(path string) error {
+	if err := regularOrAbsent(path, os.Lstat, true); err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("its folder %s does not exist", dir)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("its folder %s is not writable: %v", dir, errors.Unwrap(err))
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// writeState writes the default tenant's snapshot to a file, whole or not at all: to a file
+// beside it first, synced to the disk, which then takes its name. A path that has become
+// something other than a regular file since the start is left alone.
 func writeState(srv *emulator.Server, path string) error {
+	fail := func(err error) error { return fmt.Errorf("mediagen-emulator: --state-on-exit %s: %w", path, err) }
 	data, err := srv.Snapshot("", true)
 	if err != nil {
-		return fmt.Errorf("mediagen-emulator: --state-on-exit %s: %w", path, err)
+		return fail(err)
 	}
-	tmp := path + ".partial"
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("mediagen-emulator: --state-on-exit %s: %w", path, err)
+	if err := regularOrAbsent(path, os.Lstat, true); err != nil {
+		return fail(err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("mediagen-emulator: --state-on-exit %s: %w", path, err)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fail(err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(append(data, '\n'))
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return fail(err)
+	}
+	// The rename is made durable too, where the folder can be synced.
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		_ = d.Sync()
+		d.Close()
 	}
 	return nil
 }

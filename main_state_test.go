@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/mediagen/mediagen-emulator/emulator"
 )
 
 // --state-on-exit writes the default tenant at a clean shutdown, and --state goes on from it
@@ -50,3 +53,21 @@ func TestStateAcrossARestart(t *testing.T) {
 }
 
 func fmtAny(v any) string { return strings.ReplaceAll(fmt.Sprint(v), " ", "") }
+
+// --memory-budget holds the heap to the budget plus the fixed overhead: it sets the garbage
+// collector's soft limit, unless GOMEMLIMIT is set. Not parallel: the limit is the process's.
+func TestMemoryBudgetSetsTheSoftLimit(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(before) })
+	in := serve(t, nil, "--addr", "127.0.0.1:0", "--memory-budget", "64MiB")
+	if got, want := debug.SetMemoryLimit(-1), int64(64<<20)+emulator.MemoryOverhead; got != want {
+		t.Errorf("soft memory limit %d, want %d (the budget and the overhead)", got, want)
+	}
+	in.stop(t)
+	debug.SetMemoryLimit(before)
+	in = serve(t, map[string]string{"GOMEMLIMIT": "3GiB"}, "--addr", "127.0.0.1:0", "--memory-budget", "64MiB")
+	if got := debug.SetMemoryLimit(-1); got != before {
+		t.Errorf("with GOMEMLIMIT set the limit moved to %d", got)
+	}
+	in.stop(t)
+}

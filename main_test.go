@@ -851,3 +851,27 @@ func TestClockSkipNeedsNoControlAPI(t *testing.T) {
 		}
 	}
 }
+
+// A request with a very long path writes a short log line: its values are cut as the journal
+// cuts them, in either format.
+func TestRequestLogCutsLongValues(t *testing.T) {
+	t.Parallel()
+	long := "/v1/" + strings.Repeat("p", 60<<10)
+	for _, format := range []string{"text", "json"} {
+		in := serve(t, nil, "--addr", "127.0.0.1:0", "--catalog", smallCatalog, "--log-format", format)
+		for range 10 {
+			in.get(t, long)
+		}
+		if err := in.stop(t); err != nil {
+			t.Fatal(err)
+		}
+		logged := in.stderr.String()
+		t.Logf("%s: %d bytes for 10 requests", format, len(logged))
+		if n := len(logged); n > 10*4<<10+4<<10 {
+			t.Errorf("%s: 10 requests with a 60 KB path wrote %d bytes to the log", format, n)
+		}
+		if !strings.Contains(logged, "…(truncated)") {
+			t.Errorf("%s: the cut path does not say it was cut:\n%.500s", format, logged)
+		}
+	}
+}

@@ -27,16 +27,22 @@ func FuzzSnapshotRestore(f *testing.F) {
 		f.Add(seed)
 	}
 	requests := regexp.MustCompile(`"requests":[0-9]+`)
+	// The base is restored again only after a document was taken: a refused one is checked to
+	// have changed nothing, so the tenant is still the base. That halves what an input costs.
+	var before []byte
 	f.Fuzz(func(t *testing.T, body []byte) {
-		if rec := restore(t, s, "dst", base); rec.Code != 200 {
-			t.Fatalf("restoring the base: %d %s", rec.Code, rec.Body)
+		if before == nil {
+			if rec := restore(t, s, "dst", base); rec.Code != 200 {
+				t.Fatalf("restoring the base: %d %s", rec.Code, rec.Body)
+			}
+			before = requests.ReplaceAll(snapshotOf(t, s, "dst", "?journal=true"), nil)
 		}
-		before := requests.ReplaceAll(snapshotOf(t, s, "dst", "?journal=true"), nil)
 		rec := restore(t, s, "dst", body)
 		switch {
 		case rec.Code >= 500:
 			t.Fatalf("a snapshot answered %d: %s", rec.Code, rec.Body)
 		case rec.Code == 200:
+			before = nil
 			return
 		case rec.Code != 413 && rec.Code != 415 && rec.Code != 422:
 			t.Fatalf("a refused snapshot answered %d: %s", rec.Code, rec.Body)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/linewriter"
 )
 
@@ -29,16 +30,27 @@ const (
 
 // NewLogger returns the emulator's log, slog's text or JSON lines (json) written to w by a
 // goroutine of its own, and the function that writes what is pending and stops that goroutine.
-// In JSON, durations are milliseconds under a key suffixed _ms ("limit_ms": 60000).
+// In JSON, durations are milliseconds under a key suffixed _ms ("limit_ms": 60000). A text
+// value is cut as the journal cuts it, so a request with a 60 KB path writes a short line.
 func NewLogger(w io.Writer, json bool) (*slog.Logger, func()) {
 	lw := linewriter.New(w, linewriter.MaxPending)
 	var h slog.Handler
 	if json {
-		h = slog.NewJSONHandler(lw, &slog.HandlerOptions{ReplaceAttr: millis})
+		h = slog.NewJSONHandler(lw, &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			return millis(groups, cutLong(groups, a))
+		}})
 	} else {
-		h = slog.NewTextHandler(lw, nil)
+		h = slog.NewTextHandler(lw, &slog.HandlerOptions{ReplaceAttr: cutLong})
 	}
 	return slog.New(h), func() { _ = lw.Close() }
+}
+
+// cutLong cuts a text value longer than the journal keeps, the way the journal cuts it.
+func cutLong(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindString && len(a.Value.String()) > journal.MaxString {
+		return slog.String(a.Key, journal.Cut(a.Value.String(), journal.MaxString))
+	}
+	return a
 }
 
 // millis renders durations in JSON logs as milliseconds, the key suffixed _ms, rather than as
@@ -49,6 +61,13 @@ func millis(_ []string, a slog.Attr) slog.Attr {
 	}
 	return a
 }
+
+// MemoryOverhead is what the process holds beyond its memory budget, at most about: the cache
+// of made output files (256 MiB), the catalog with its compiled schemas, the Go runtime and
+// what requests in flight hold before their stores count it. The command line sets the
+// garbage collector's soft memory limit to the budget plus this, so the heap is collected
+// harder as it nears that sum instead of growing to twice what is live.
+const MemoryOverhead = fileCacheBytes + 256<<20
 
 // ServeLimits bound the connections Serve accepts.
 type ServeLimits struct {

@@ -127,6 +127,7 @@ type Server struct {
 	handler http.Handler
 	files   *media.Cache
 	tenants *sim.Tenants
+	uploads *uploadGate // bounds snapshot bodies in flight (uploads.go)
 
 	scenarios     map[string]*scenario.Scenario // embedded, by name
 	startScenario *scenario.Scenario            // the configured one, which reset returns to
@@ -233,6 +234,7 @@ func (s *Server) finishLoading(cat *catalog.Catalog, err error) {
 		return
 	}
 	s.catalog = cat
+	s.uploads = &uploadGate{limit: uploadsInFlight * s.cfg.MaxSnapshotBytes, budget: budget.New(s.cfg.MemoryBudget)}
 	s.tenants = sim.NewTenants(sim.Config{
 		Catalog:      cat,
 		Scenarios:    s.scenarios,
@@ -253,6 +255,7 @@ func (s *Server) finishLoading(cat *catalog.Catalog, err error) {
 		MaxTenants:   s.cfg.MaxTenants,
 		TenantIdle:   s.cfg.TenantIdle,
 		MemoryBudget: s.cfg.MemoryBudget,
+		Budget:       s.uploads.budget,
 		JournalMax:   s.cfg.journalEntries,
 
 		Webhook:       s.webhooks.config,

@@ -4,7 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http/httptest"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 )
@@ -73,4 +80,66 @@ func BenchmarkSnapshot10kJobs(b *testing.B) {
 		b.ReportMetric(float64(len(doc))/1e6, "MB/doc")
 		b.ReportMetric(float64((cpuTime()-start).Milliseconds())/float64(b.N), "cpu-ms/op")
 	})
+}
+
+// BenchmarkConcurrentUploads sends 16 snapshot uploads of 64 MiB at once (each a document
+// whose inline scenario is a long string, so it is read, decoded and refused) and reports the
+// peak of the live heap: the uploads in flight are bounded together.
+//
+//	go test -run '^$' -bench ConcurrentUploads -benchtime 1x ./emulator/
+func BenchmarkConcurrentUploads(b *testing.B) {
+	s := simServer(b, Config{})
+	const size = DefaultMaxSnapshotBytes
+	head, tail := `{"format":1,"scenario":{"document":"`, `"}}`
+	body := func() io.Reader {
+		return io.MultiReader(strings.NewReader(head), io.LimitReader(repeatByte('a'), size-int64(len(head)+len(tail))), strings.NewReader(tail))
+	}
+	for b.Loop() {
+		runtime.GC()
+		var peak atomic.Uint64
+		stop := make(chan struct{})
+		sampled := make(chan struct{})
+		go func() {
+			defer close(sampled)
+			sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+			for {
+				metrics.Read(sample)
+				peak.Store(max(peak.Load(), sample[0].Value.Uint64()))
+				select {
+				case <-stop:
+					return
+				case <-time.After(2 * time.Millisecond):
+				}
+			}
+		}()
+		codes := make(chan int, 16)
+		for i := range 16 {
+			go func() {
+				req := httptest.NewRequest("PUT", "/_emulator/snapshot", body())
+				req.Header.Set("X-Emulator-Tenant", fmt.Sprint("up", i))
+				req.ContentLength = size
+				rec := httptest.NewRecorder()
+				s.ServeHTTP(rec, req)
+				codes <- rec.Code
+			}()
+		}
+		answered := map[int]int{}
+		for range 16 {
+			answered[<-codes]++
+		}
+		close(stop)
+		<-sampled
+		b.ReportMetric(float64(peak.Load())/(1<<20), "peak-MiB")
+		b.Logf("answers: %v", answered)
+	}
+}
+
+// repeatByte reads as an endless run of one byte.
+type repeatByte byte
+
+func (r repeatByte) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(r)
+	}
+	return len(p), nil
 }

@@ -59,8 +59,15 @@ func (s *Server) putSnapshot() handlerFunc {
 			}
 		}
 		limit := s.cfg.MaxSnapshotBytes
-		body, err := readAll(http.MaxBytesReader(w, r.Body, limit), r.ContentLength, limit, snapshotReserve)
+		// The body's bytes are reserved while they are read, decoded and restored, so uploads
+		// at once hold a bounded total.
+		rr := &reservingReader{r: http.MaxBytesReader(w, r.Body, limit), g: s.uploads, announced: min(r.ContentLength, limit)}
+		defer rr.release()
+		body, err := readAll(rr, r.ContentLength, limit, snapshotReserve)
 		if err != nil {
+			if errors.Is(err, errUploadsFull) {
+				return s.uploads.full()
+			}
 			if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
 				return problem.New(problem.PayloadTooLarge, "the snapshot is over the limit of %d bytes for this route", limit)
 			}

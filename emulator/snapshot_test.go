@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -436,4 +438,147 @@ func TestRestoreIsAtomic(t *testing.T) {
 	}
 	close(done)
 	wg.Wait()
+}
+
+// Outputs edited past what the media writers make, or with a size in bytes other than their
+// file's, are refused with a pointer to each, rather than restored to answer 500 on download.
+func TestSnapshotRefusesOutputsNoDownloadServes(t *testing.T) {
+	t.Parallel()
+	s := simServer(t, Config{}) // unseeded: the snapshot lists every output
+	for i, m := range []struct {
+		id    string
+		input map[string]any
+	}{{schnellID, map[string]any{"prompt": "edited", "num_images": 3}}, {speechID, speech}} {
+		q := decode[quoteBody](t, tenantCall(t, s, "src", "POST", "/v1/quotes", "mg_test_all", map[string]any{"model": m.id, "input": m.input}))
+		tenantCall(t, s, "src", "POST", "/v1/generate", "mg_test_all", map[string]any{"model": m.id, "input": m.input, "quote_id": q.QuoteID},
+			"Idempotency-Key", fmt.Sprint("k", i), "X-Emulator-Outcome", "succeed")
+	}
+	tenantCall(t, s, "src", "POST", "/_emulator/clock", "", map[string]any{"advance": "10m"})
+	doc := snapshotOf(t, s, "src", "")
+	var m map[string]any
+	if err := json.Unmarshal(doc, &m); err != nil {
+		t.Fatal(err)
+	}
+	var image, audio []any
+	for _, j := range m["jobs"].([]any) {
+		j := j.(map[string]any)
+		if j["model"] == schnellID {
+			image = j["outputs"].([]any)
+		} else {
+			audio = j["outputs"].([]any)
+		}
+	}
+	if len(image) != 3 || len(audio) != 1 {
+		t.Fatalf("outputs listed: %d images, %d audio", len(image), len(audio))
+	}
+	image[0].(map[string]any)["width"] = 60000
+	image[1].(map[string]any)["height"] = nil
+	image[2].(map[string]any)["size_bytes"] = 12
+	audio[0].(map[string]any)["duration_seconds"] = 1e9
+	edited, _ := json.Marshal(m)
+	rec := restore(t, s, "dst", edited)
+	var p struct {
+		Code   string
+		Errors []api.FieldError
+	}
+	_ = json.Unmarshal(rec.Body.Bytes(), &p)
+	var ptrs []string
+	for _, e := range p.Errors {
+		ptrs = append(ptrs, strings.TrimPrefix(strings.TrimPrefix(e.Pointer, "/jobs/0"), "/jobs/1"))
+	}
+	want := []string{"/outputs/0/width", "/outputs/1/height", "/outputs/2/size_bytes", "/outputs/0/duration_seconds"}
+	slices.Sort(ptrs)
+	slices.Sort(want)
+	if rec.Code != 422 || p.Code != "invalid_snapshot" || !slicesEqual(ptrs, want) {
+		t.Errorf("%d %s\nwant 422 invalid_snapshot at %q", rec.Code, rec.Body, want)
+	}
+	if rec := tenantCall(t, s, "dst", "GET", "/v1/jobs", "mg_test_all", nil); !strings.Contains(rec.Body.String(), `"data":[]`) {
+		t.Errorf("the refused snapshot left jobs behind: %s", rec.Body)
+	}
+	if rec := restore(t, s, "dst", doc); rec.Code != 200 {
+		t.Errorf("the snapshot as written: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// Snapshot uploads in flight hold at most twice the route's bound together: one past it is
+// answered 503 memory_budget_exhausted with Retry-After at once, and once the others finish, the
+// same upload is taken.
+func TestSnapshotUploadsInFlightAreBounded(t *testing.T) {
+	t.Parallel()
+	s := simServer(t, Config{MaxSnapshotBytes: 1 << 20})
+	doc := snapshotOf(t, s, "src", "")
+	var writers []*io.PipeWriter
+	var served []chan int
+	for i := range 2 {
+		pr, pw := io.Pipe()
+		req := httptest.NewRequest("PUT", "/_emulator/snapshot", pr)
+		req.Header.Set("X-Emulator-Tenant", fmt.Sprint("up", i))
+		req.ContentLength = 1 << 20
+		answered := make(chan int, 1)
+		go func() {
+			rec := httptest.NewRecorder()
+			s.ServeHTTP(rec, req)
+			answered <- rec.Code
+		}()
+		// The write returns once the handler has read it, so the upload holds its bytes.
+		wrote := make(chan error, 1)
+		go func() {
+			_, err := pw.Write([]byte("{"))
+			wrote <- err
+		}()
+		select {
+		case err := <-wrote:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case code := <-answered:
+			t.Fatalf("upload %d of two within the bound answered %d before its body came", i, code)
+		}
+		writers = append(writers, pw)
+		served = append(served, answered)
+	}
+	rec := restore(t, s, "dst", doc)
+	if rec.Code != 503 || !strings.Contains(rec.Body.String(), `"code":"memory_budget_exhausted"`) || rec.Header().Get("Retry-After") == "" {
+		t.Errorf("an upload past the bound: %d %s %v", rec.Code, rec.Body, rec.Header())
+	}
+	for i, pw := range writers {
+		pw.CloseWithError(io.ErrUnexpectedEOF)
+		if code := <-served[i]; code != 400 {
+			t.Errorf("upload %d cut off: %d", i, code)
+		}
+	}
+	if rec := restore(t, s, "dst", doc); rec.Code != 200 {
+		t.Errorf("the upload once the others finished: %d %s", rec.Code, rec.Body)
+	}
+	// An upload of unannounced length is bounded the same way as it grows.
+	chunked := httptest.NewRequest("PUT", "/_emulator/snapshot", io.MultiReader(bytes.NewReader(doc)))
+	chunked.ContentLength = -1
+	rec = httptest.NewRecorder()
+	s.ServeHTTP(rec, chunked)
+	if rec.Code != 200 {
+		t.Errorf("an upload of unannounced length: %d %s", rec.Code, rec.Body)
+	}
+	// What an upload holds counts against the memory budget: four times its body.
+	tight := simServer(t, Config{MemoryBudget: 3 << 20})
+	big := httptest.NewRequest("PUT", "/_emulator/snapshot", bytes.NewReader(bytes.Repeat([]byte(" "), 1<<20)))
+	rec = httptest.NewRecorder()
+	tight.ServeHTTP(rec, big)
+	if rec.Code != 503 || !strings.Contains(rec.Body.String(), `"code":"memory_budget_exhausted"`) {
+		t.Errorf("an upload of 1 MiB under a budget of 3 MiB: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// A key that only quotes (a price shown as a user types) is not refused after 10,000 live
+// quotes: a quote is a compact record, a digest standing in for its input (so a 2 KB prompt
+// costs what a short one does), and the account's bound is set by what those records cost.
+func TestOneKeyThatOnlyQuotes(t *testing.T) {
+	t.Parallel()
+	s := simServer(t, Config{})
+	long := strings.Repeat("a lighthouse at dawn ", 100)
+	for i := range 12_000 {
+		rec := call(t, s, "POST", "/v1/quotes", "mg_test_all", map[string]any{"model": schnellID, "input": map[string]any{"prompt": fmt.Sprint(long, i)}})
+		if rec.Code != 200 {
+			t.Fatalf("quote %d: %d %s", i+1, rec.Code, rec.Body)
+		}
+	}
 }

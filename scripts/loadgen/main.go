@@ -35,6 +35,8 @@ const usage = `usage: loadgen COMMAND [flags]
   waiters  -url URL -pid PID   hold 10,000 wait=true generations on the manual clock; RSS
   flows    -url URL -pid PID   100,000 quote + generate flows on one key, manual clock; 429s, RSS
   inputs   -url URL -pid PID   make 360 jobs of 1 MiB inputs on the manual clock; RSS
+  quotes   -url URL -pid PID   quote only, unpaced on one key, real clock, 60 s; 429s, RSS
+  budget   -url URL -pid PID   fill 40 tenants with 1 MB-input jobs, then quotes, to the memory budget; RSS
   startup  -emulator BIN -baseline BIN   exec to first 200 from GET /v1/models, median of starts
 `
 
@@ -57,6 +59,10 @@ func main() {
 		err = inputs(ctx, args)
 	case "flows":
 		err = flows(ctx, args)
+	case "quotes":
+		err = quoteOnly(ctx, args)
+	case "budget":
+		err = budget(ctx, args)
 	case "startup":
 		err = startup(ctx, args)
 	default:

@@ -28,6 +28,13 @@ const (
 	// maxListingBytes bounds what a whole listing holds once read (see nodeSize), so pages
 	// that each fit maxBodyBytes cannot add up past it.
 	maxListingBytes = 64 << 20
+	// maxModelsBytes bounds what the models read hold together, as the file is made of them
+	// (see liveModel.size): the file, its YAML tree and the check that it loads each cost a
+	// multiple of it.
+	maxModelsBytes = 32 << 20
+	// maxRetriedBytes bounds the bytes the tries of one request may read before they stop:
+	// an answer that breaks off after megabytes, every time, is not read eight times over.
+	maxRetriedBytes = maxBodyBytes
 	// DefaultTimeout is how long a whole import or drift may take.
 	DefaultTimeout = 30 * time.Minute
 )
@@ -166,6 +173,7 @@ func (c *client) send(ctx context.Context, method, path string, query url.Values
 		return nil, fmt.Errorf("%s: not a path under /v1 of the service", label)
 	}
 	backoff := 250 * time.Millisecond
+	read := int64(0)
 	for attempt := 1; ; attempt++ {
 		wait, err := c.once(ctx, method, target, label, body, header)
 		if err == nil {
@@ -174,6 +182,9 @@ func (c *client) send(ctx context.Context, method, path string, query url.Values
 		var perm *permanentError
 		if !wait.retry || errors.As(err, &perm) || attempt >= maxAttempts || ctx.Err() != nil {
 			return nil, err
+		}
+		if read += wait.read; read > maxRetriedBytes {
+			return nil, fmt.Errorf("%w; its %d tries read %d MiB without a whole answer: stopping", err, attempt, read>>20)
 		}
 		d := wait.after
 		if d <= 0 {
@@ -198,6 +209,7 @@ type outcome struct {
 	answer *answer
 	retry  bool
 	after  time.Duration
+	read   int64 // bytes of the answer's body read
 }
 
 func (c *client) once(ctx context.Context, method, target, label string, body []byte, header http.Header) (outcome, error) {
@@ -239,7 +251,8 @@ func (c *client) once(ctx context.Context, method, target, label string, body []
 		return outcome{retry: transient(err)}, fmt.Errorf("%s: %w", label, scrub(err))
 	}
 	defer resp.Body.Close()
-	doc, err := decodeJSON(resp.Body)
+	counted := &countingReader{r: resp.Body}
+	doc, err := decodeJSON(counted)
 	if errors.Is(err, errTooLarge) || errors.Is(err, errTooDeep) || errors.Is(err, errTooMany) {
 		return outcome{}, fmt.Errorf("%s: %w", label, err)
 	}
@@ -251,7 +264,7 @@ func (c *client) once(ctx context.Context, method, target, label string, body []
 		}
 		err := fmt.Errorf("%s: %w", label, se)
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-			return outcome{retry: true, after: retryAfter(resp.Header.Get("Retry-After"), time.Now())}, err
+			return outcome{retry: true, after: retryAfter(resp.Header.Get("Retry-After"), time.Now()), read: counted.n}, err
 		}
 		return outcome{}, err
 	}
@@ -260,9 +273,22 @@ func (c *client) once(ctx context.Context, method, target, label string, body []
 	}
 	if err != nil || doc.kind != kObject {
 		// A 2xx whose body does not parse was cut or garbled on the way: try again.
-		return outcome{retry: true}, fmt.Errorf("%s: the answer is not a JSON object", label)
+		return outcome{retry: true, read: counted.n}, fmt.Errorf("%s: the answer is not a JSON object", label)
 	}
 	return outcome{answer: &answer{status: resp.StatusCode, header: resp.Header, doc: doc}}, nil
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+// Read reads from the underlying reader and counts what came.
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // transient reports whether a transport error may pass: a refused or dropped connection may

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
@@ -37,8 +38,8 @@ func (d Difference) String() string {
 
 // Drift compares the catalog file with the live service and lists every difference: models
 // added, removed or renamed, changes of status and of the other listed fields, input schema
-// changes (as JSON Pointers), price changes on the file's example inputs and, with Grouped,
-// product names and descriptions.
+// changes (as JSON Pointers), price changes on the file's example inputs and, when the file
+// declares products (or with Grouped), product names and descriptions.
 func Drift(ctx context.Context, o Options, catalogFile string) ([]Difference, error) {
 	data, err := os.ReadFile(catalogFile)
 	if err != nil {
@@ -51,6 +52,15 @@ func Drift(ctx context.Context, o Options, catalogFile string) ([]Difference, er
 	c, err := o.client()
 	if err != nil {
 		return nil, err
+	}
+	// What the file declares is compared, whether or not it was imported with --grouped: only
+	// the grouped listing shows products' names. A product named after its id, with no
+	// description, declares nothing to compare: import writes one where it knew no name.
+	compared := namesDeclared(cat)
+	if o.Grouped {
+		compared = func(*catalog.Product) bool { return true }
+	} else if slices.ContainsFunc(cat.Products, compared) {
+		o.Grouped = true
 	}
 	l, err := readListing(ctx, c, &o)
 	if err != nil {
@@ -128,7 +138,7 @@ func Drift(ctx context.Context, o Options, catalogFile string) ([]Difference, er
 		diffs = append(diffs, ds...)
 	}
 	if o.Grouped {
-		diffs = append(diffs, compareProducts(cat, l, inFile)...)
+		diffs = append(diffs, compareProducts(cat, l, inFile, compared)...)
 	}
 	for _, m := range removed {
 		if to, ok := renamedTo[m.ID]; ok {
@@ -153,10 +163,23 @@ func Drift(ctx context.Context, o Options, catalogFile string) ([]Difference, er
 	return diffs, nil
 }
 
-// compareProducts compares the names and descriptions of the file's products with the grouped
-// listing's, for the products of the models compared. A product the grouped listing does not
-// show (none of its models is ready) is not compared: its models' product is.
-func compareProducts(cat *catalog.Catalog, l *listing, inFile map[string]bool) []Difference {
+// namesDeclared reports whether the file declares a product's name or description: a product it
+// lists whose name is more than its id, or that has a description. A product the catalog made
+// for a model that names none (its id, name and description are the model's) declares nothing.
+func namesDeclared(cat *catalog.Catalog) func(*catalog.Product) bool {
+	return func(p *catalog.Product) bool {
+		if m, ok := cat.Model(p.ID); ok && m.Product == p.ID && m.Name == p.Name && m.Description == p.Description {
+			return false
+		}
+		return p.Name != p.ID || p.Description != ""
+	}
+}
+
+// compareProducts compares the names and descriptions of the file's products that compared
+// accepts with the grouped listing's, for the products of the models compared. A product the
+// grouped listing does not show (none of its models is ready) is not compared: its models'
+// product is.
+func compareProducts(cat *catalog.Catalog, l *listing, inFile map[string]bool, compared func(*catalog.Product) bool) []Difference {
 	live := map[string]*node{}
 	for _, g := range l.products {
 		if id := g.str("product"); id != "" && live[id] == nil {
@@ -172,7 +195,7 @@ func compareProducts(cat *catalog.Catalog, l *listing, inFile map[string]bool) [
 	var out []Difference
 	for _, p := range cat.Products {
 		g := live[p.ID]
-		if g == nil || !used[p.ID] {
+		if g == nil || !used[p.ID] || !compared(p) {
 			continue
 		}
 		// import names a product after its id when the service gives no name.

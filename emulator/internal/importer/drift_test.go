@@ -81,7 +81,7 @@ func TestCompareProducts(t *testing.T) {
 	}
 	for _, c := range cases {
 		var got []string
-		for _, d := range compareProducts(cat, c.l, c.inFile) {
+		for _, d := range compareProducts(cat, c.l, c.inFile, func(*catalog.Product) bool { return true }) {
 			got = append(got, d.String())
 		}
 		if !slices.Equal(got, c.want) {

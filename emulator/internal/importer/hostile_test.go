@@ -335,3 +335,76 @@ func TestLargeListingIsBoundedAsAWhole(t *testing.T) {
 		t.Errorf("%d pages of 1 MiB read under a 4 MiB bound, want at most 5", n)
 	}
 }
+
+// bigModels is a service of n models whose schemas each hold about 100 KB of description.
+func bigModels(n int) func(w http.ResponseWriter, r *http.Request) {
+	desc := strings.Repeat("d", 100<<10)
+	schema := `{"type":"object","required":["prompt"],"properties":{"prompt":{"type":"string","description":"` + desc + `"}},"examples":[{"prompt":"a fox"}]}`
+	return func(w http.ResponseWriter, r *http.Request) {
+		switch p := r.URL.Path; {
+		case p == "/v1/models":
+			offset, _ := strconv.Atoi(r.URL.Query().Get("offset"))
+			limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+			var items []string
+			for i := offset; i < min(n, offset+limit); i++ {
+				items = append(items, fmt.Sprintf(`{"id":"acme/m%d","name":"M %d","description":"d","category":"text-to-image","output_type":"image","status":"ready"}`, i, i))
+			}
+			fmt.Fprintf(w, `{"data":[%s],"total":%d,"has_more":%t}`, strings.Join(items, ","), n, offset+limit < n)
+		case p == "/v1/models/categories":
+			fmt.Fprint(w, `{"data":[{"id":"text-to-image","output_type":"image"}]}`)
+		case p == "/v1/quotes":
+			fmt.Fprint(w, `{"credits":3}`)
+		default:
+			id := strings.TrimPrefix(p, "/v1/models/")
+			fmt.Fprintf(w, `{"id":%q,"name":"M","description":"d","category":"text-to-image","output_type":"image","status":"ready","input_schema":%s}`, id, schema)
+		}
+	}
+}
+
+// The models an import reads are bounded as a whole, not only the listing: past the bound it
+// stops, having read little more than the bound.
+func TestManyLargeModelsAreBoundedAsAWhole(t *testing.T) {
+	t.Parallel()
+	srv := newHostile(t, bigModels(200))
+	o := hostileOptions(srv.URL, &waits{}, nil)
+	o.attemptTimeout = time.Minute
+	o.modelsBytes = 1 << 20
+	_, err := Import(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "more than 1 MiB, more than the importer writes") {
+		t.Fatalf("import of 200 models of 100 KB under a 1 MiB bound: %v", err)
+	}
+	details := 0
+	for _, uri := range srv.requests() {
+		if strings.HasPrefix(uri, "/v1/models/acme/") {
+			details++
+		}
+	}
+	if details > 11 {
+		t.Errorf("%d models read under a bound that 10 fill", details)
+	}
+}
+
+// An answer that breaks off after megabytes, every time, is tried again only while the tries
+// have read less than a whole answer's bound.
+func TestALargeBrokenAnswerIsNotReadEightTimes(t *testing.T) {
+	t.Parallel()
+	chunk := bytes.Repeat([]byte("x"), 1<<20)
+	srv := newHostile(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(64<<20))
+		w.Write([]byte(`{"data":"`))
+		for range 12 {
+			w.Write(chunk)
+		}
+		// The handler returns short of its Content-Length: the connection is cut.
+	})
+	w := &waits{}
+	o := hostileOptions(srv.URL, w, nil)
+	o.attemptTimeout = time.Minute
+	_, err := Import(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "without a whole answer") {
+		t.Errorf("import from an answer cut after 12 MiB: %v", err)
+	}
+	if n := len(srv.requests()); n != 3 {
+		t.Errorf("%d tries of an answer cut after 12 MiB; want 3 (36 MiB read, past the 32 MiB bound)", n)
+	}
+}

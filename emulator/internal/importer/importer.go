@@ -55,10 +55,10 @@ type Options struct {
 	// Reference builds the emulator drift --spend compares the live service with.
 	Reference Reference
 
-	// attemptTimeout, notice and listingBytes replace attemptTimeout, waitNotice and
-	// maxListingBytes in tests.
-	attemptTimeout, notice time.Duration
-	listingBytes           int
+	// attemptTimeout, notice, listingBytes and modelsBytes replace attemptTimeout,
+	// waitNotice, maxListingBytes and maxModelsBytes in tests.
+	attemptTimeout, notice    time.Duration
+	listingBytes, modelsBytes int
 }
 
 func (o *Options) client() (*client, error) {
@@ -135,6 +135,27 @@ type liveModel struct {
 	priceDoc []string // comments for the pricing block
 	quotes   int      // quotes observed (obs is dropped once priced)
 	output   *node    // the output block, or nil
+}
+
+// size is about what the model costs the file: its schema and the parts around it.
+func (lm *liveModel) size() int {
+	n := 256 + len(lm.id) + len(lm.name) + len(lm.description) + len(lm.category) + len(lm.product) + len(lm.mode)
+	if lm.schema != nil {
+		n += nodeSize(lm.schema.root)
+		for _, e := range lm.schema.bodyExamples {
+			n += nodeSize(e)
+		}
+	}
+	for _, e := range lm.examples {
+		n += nodeSize(e)
+	}
+	if lm.output != nil {
+		n += nodeSize(lm.output)
+	}
+	for _, s := range lm.notes {
+		n += len(s)
+	}
+	return n
 }
 
 func (o *Options) selected(id string) bool {
@@ -249,6 +270,7 @@ func Import(ctx context.Context, o Options) (*Result, error) {
 	o.logf("importing %s", plural(len(ids), "model"))
 	res := &Result{Warnings: l.warnings}
 	var models, unready []*liveModel
+	held, bound := 0, cmp.Or(o.modelsBytes, maxModelsBytes)
 	price := func(lm *liveModel) error {
 		warn, err := priceModel(ctx, c, &o, lm, models)
 		res.Warnings = append(res.Warnings, warn...)
@@ -266,6 +288,9 @@ func Import(ctx context.Context, o Options) (*Result, error) {
 		}
 		res.Warnings = append(res.Warnings, warn...)
 		if lm != nil {
+			if held += lm.size(); held > bound {
+				return nil, fmt.Errorf("the %d models read hold more than %d MiB, more than the importer writes into one catalog; import fewer with --models", len(models)+1, bound>>20)
+			}
 			models = append(models, lm)
 			if lm.status != catalog.StatusReady {
 				unready = append(unready, lm)

@@ -426,6 +426,15 @@ func TestDrift(t *testing.T) {
 	if len(diffs) != len(want)-1 {
 		t.Errorf("%d differences, want %d:\n%s", len(diffs), len(want)-1, report)
 	}
+	// The file declares products, so their names are compared without --grouped too.
+	o.Grouped = false
+	diffs, err = importer.Drift(context.Background(), o, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := importer.Report(diffs); again != report {
+		t.Errorf("without --grouped the report differs:\n%s\nwith it:\n%s", again, report)
+	}
 }
 
 func TestMainExitCodes(t *testing.T) {

@@ -39,6 +39,21 @@ var hostileServices = []struct {
 		fmt.Fprint(w, `]}`)
 	}},
 	{"10000 models", manyModels(10_000)},
+	{"600 models of 200 KB", bigModels(600, 200<<10)},
+}
+
+// bigModels is a well-behaved service of n models whose schemas each hold size bytes of text.
+func bigModels(n, size int) http.HandlerFunc {
+	schema := `{"type":"object","required":["prompt"],"properties":{"prompt":{"type":"string","description":"` + strings.Repeat("d", size) +
+		`"}},"examples":[{"prompt":"a fox"}]}`
+	many := manyModels(n)
+	return func(w http.ResponseWriter, r *http.Request) {
+		if id, ok := strings.CutPrefix(r.URL.Path, "/v1/models/acme/m"); ok {
+			fmt.Fprintf(w, `{"id":"acme/m%s","name":"M","description":"d","category":"text-to-image","product":"p","mode":"m%s","output_type":"image","status":"ready","input_schema":%s}`, id, id, schema)
+			return
+		}
+		many(w, r)
+	}
 }
 
 // manyModels is a well-behaved service with n small models.

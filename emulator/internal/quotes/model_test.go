@@ -1,7 +1,6 @@
 package quotes_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -23,7 +22,7 @@ type model struct {
 
 // entry is a live quote (due when it expires) or a marker (due when it is forgotten).
 type entry struct {
-	q    quotes.Quote // Input nil once a marker or released
+	q    quotes.Quote // Live while a live quote, Input nil once a marker
 	orig []byte       // the input it was made for, to check SameInput
 	due  time.Time
 	size int64
@@ -63,7 +62,7 @@ func (m *model) settle(account string, now time.Time) {
 }
 
 func (m *model) mark(account string, e entry, now time.Time) {
-	e.q.Input = nil
+	e.q.Input, e.q.Live = nil, false
 	e.size = quotes.MarkerSize(e.q)
 	e.due = e.q.ExpiresAt.Add(m.l.Remember + time.Nanosecond)
 	if !now.Before(e.due) {
@@ -98,6 +97,7 @@ func (m *model) add(q quotes.Quote, now time.Time) error {
 	m.live[q.Account] = slices.DeleteFunc(m.live[q.Account], other)
 	m.marks[q.Account] = slices.DeleteFunc(m.marks[q.Account], other)
 	m.seq++
+	q.Live = true
 	m.live[q.Account] = append(m.live[q.Account], entry{q, q.Input, q.ExpiresAt.Add(time.Nanosecond), quotes.Size(q), m.seq})
 	return nil
 }
@@ -139,7 +139,7 @@ func (m *model) release(account, id, job string, now time.Time) {
 	for i, e := range m.marks[account] {
 		if e.q.ID == id && e.q.UsedBy == job && job != "" {
 			m.marks[account] = slices.Delete(m.marks[account], i, i+1)
-			e.q.UsedBy = ""
+			e.q.UsedBy, e.q.Live = "", true
 			e.size = quotes.Size(quotes.Quote{ID: id, Account: account, Model: e.q.Model})
 			e.due = e.q.ExpiresAt.Add(time.Nanosecond)
 			m.seq++
@@ -184,7 +184,7 @@ func TestStoreMatchesModel(t *testing.T) {
 				want, orig, ok := m.find(account, id, now)
 				got, gotOK := s.Find(account, id)
 				if gotOK != ok || ok && (got.ID != want.ID || got.Model != want.Model || !got.ExpiresAt.Equal(want.ExpiresAt) ||
-					!bytes.Equal(got.Input, want.Input) || (got.Input == nil) != (want.Input == nil) || !got.SameInput(orig) ||
+					got.Input != nil || got.Live != want.Live || !got.SameInput(orig) ||
 					got.UsedBy != want.UsedBy || got.Credits != want.Credits) {
 					t.Fatalf("%s: Find = %+v, %v; want %+v, %v", where, got, gotOK, want, ok)
 				}

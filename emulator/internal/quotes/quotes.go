@@ -3,9 +3,11 @@
 //
 // Quotes cost nothing to make, so an account's live quotes (unexpired and unused) are bounded by
 // count and bytes; past the bound a new quote is refused (ErrTooMany), and no account's quote is
-// ever dropped to make room for another's. That bound is meant to stop hoarding, so a quote
-// leaves it as soon as it is spent or expires: what is then remembered about it is a small
-// marker (its model, a digest of its input, its expiry and the job it paid for), so it still
+// ever dropped to make room for another's. A quote is a compact record: a digest stands in for
+// its input, which generate compares by digest, so a backend quoting what a user types on one
+// key holds a few hundred bytes per quote, whatever the input's size. That bound is meant to
+// stop hoarding, so a quote leaves it as soon as it is spent or expires: what is then remembered
+// about it is a marker (its model, the digest, its expiry and the job it paid for), so it still
 // answers quote_already_used or quote_expired rather than quote_not_found. Markers are bounded
 // by count and bytes too, but they never refuse new work: past their bound, the marker due to
 // be forgotten first goes first.
@@ -28,20 +30,23 @@ type Quote struct {
 	ID        string
 	Account   string
 	Model     string
-	Input     []byte // canonical form, see jsonvalue.Canonical; nil once only the marker is left
+	Input     []byte // canonical form, see jsonvalue.Canonical; given to Add, never kept (Find gives nil)
 	Credits   int64
 	CreatedAt time.Time
 	ExpiresAt time.Time
 	UsedBy    string // the job the quote paid for, once used
-	digest    [digestSize]byte
+	// Live is set on a quote Find returns while it is unexpired and unused; otherwise only
+	// its marker is left.
+	Live   bool
+	digest [digestSize]byte
 }
 
 // digestSize is how much of the input's SHA-256 a marker keeps: enough that two different
 // inputs never pass for one another in practice.
 const digestSize = 16
 
-// SameInput reports whether the quote was made for this canonical input. It also answers for a
-// quote of which only the marker is left, whose Input is gone.
+// SameInput reports whether the quote was made for this canonical input, by its digest when the
+// Input is not at hand (a quote the store found).
 func (q Quote) SameInput(canonical []byte) bool {
 	if q.Input != nil {
 		return bytes.Equal(q.Input, canonical)
@@ -58,7 +63,7 @@ func digestOf(input []byte) [digestSize]byte {
 type Limits struct {
 	// PerAccount is how many live quotes (unexpired and unused) one account holds at most.
 	PerAccount int
-	// PerAccountBytes bounds the size of those quotes (see Size); the input counts.
+	// PerAccountBytes bounds the size of those quotes (see Size).
 	PerAccountBytes int64
 	// Remember is how long after expiring a quote is still known by its marker (set it to the
 	// job retention). Markers hold no input.
@@ -70,13 +75,16 @@ type Limits struct {
 	MarkerBytes int64
 }
 
-// DefaultLimit is the per-account quote count of DefaultLimits.
+// DefaultLimit is the per-account marker count of DefaultLimits.
 const DefaultLimit = 10_000
 
-// DefaultLimits is 10,000 live quotes and 64 MiB per account (64 quotes of the largest body),
-// and 10,000 markers in 8 MiB, each known for a day (the default job retention) after its quote
-// expires.
-var DefaultLimits = Limits{PerAccount: DefaultLimit, PerAccountBytes: 64 << 20, Remember: 24 * time.Hour,
+// DefaultLiveLimit is the per-account live quote count of DefaultLimits: ten minutes of
+// quoting unpaced on one key at 3,000 quotes a second (a quote lives 10 minutes by default).
+const DefaultLiveLimit = 2_000_000
+
+// DefaultLimits is 2,000,000 live quotes and 512 MiB per account, and 10,000 markers in 8 MiB,
+// each known for a day (the default job retention) after its quote expires.
+var DefaultLimits = Limits{PerAccount: DefaultLiveLimit, PerAccountBytes: 512 << 20, Remember: 24 * time.Hour,
 	Markers: DefaultLimit, MarkerBytes: 8 << 20}
 
 // ErrTooMany is the error Add returns, wrapped in a *LimitError, when the account already holds
@@ -132,7 +140,6 @@ type record struct {
 	model   string
 	digest  [digestSize]byte
 	expires time.Time
-	input   []byte // nil once a marker
 	credits int64
 	created time.Time
 	usedBy  string
@@ -142,21 +149,21 @@ type record struct {
 
 // quote is the record as a Quote of account.
 func (r *record) quote(account string) Quote {
-	return Quote{ID: r.id, Account: account, Model: r.model, Input: r.input, Credits: r.credits,
-		CreatedAt: r.created, ExpiresAt: r.expires, UsedBy: r.usedBy, digest: r.digest}
+	return Quote{ID: r.id, Account: account, Model: r.model, Credits: r.credits,
+		CreatedAt: r.created, ExpiresAt: r.expires, UsedBy: r.usedBy, Live: !r.marker, digest: r.digest}
 }
 
-// Overheads are what a live quote and a marker cost beyond their text (id, model, input),
-// rounded up from BenchmarkFootprint: the record (about 200 bytes), its map entry and its place
-// in a queue.
+// Overheads are what a live quote and a marker cost beyond their text (id, model), rounded up
+// from BenchmarkFootprint: the record (about 180 bytes), its map entry and its place in a queue.
 const (
-	quoteOverhead  = 320
+	quoteOverhead  = 288
 	markerOverhead = 288
 )
 
-// Size is what a quote counts against its account's byte bound for live quotes.
+// Size is what a quote counts against its account's byte bound for live quotes: its input is
+// not kept, so it does not count.
 func Size(q Quote) int64 {
-	return int64(quoteOverhead + 2*len(q.ID) + 2*len(q.Account) + len(q.Model) + len(q.Input) + len(q.UsedBy))
+	return int64(quoteOverhead + 2*len(q.ID) + 2*len(q.Account) + len(q.Model) + len(q.UsedBy))
 }
 
 // markerSize is what a marker counts against its account's byte bound for markers.
@@ -180,7 +187,7 @@ func NewBounded(c *clock.Clock, l Limits) *Store {
 // its expires_at passes, so no quote is dropped to make room.
 func (s *Store) Add(q Quote) error {
 	size := Size(q)
-	r := &record{id: q.ID, model: q.Model, digest: digestOf(q.Input), expires: q.ExpiresAt, input: q.Input,
+	r := &record{id: q.ID, model: q.Model, digest: digestOf(q.Input), expires: q.ExpiresAt,
 		credits: q.Credits, created: q.CreatedAt, usedBy: q.UsedBy, size: size}
 	r.e.At, r.e.Value = expiryOf(q.ExpiresAt), r
 	s.mu.Lock()
@@ -240,7 +247,7 @@ func (s *Store) settle(a *account, now int64) {
 // while the account holds more than its bound. Callers hold s.mu.
 func (s *Store) mark(a *account, r *record, now int64) {
 	a.liveBytes -= r.size
-	r.input, r.marker = nil, true
+	r.marker = true
 	r.size = markerSize(r)
 	r.e.At = s.forgetAt(r)
 	if now >= r.e.At {
@@ -340,7 +347,8 @@ func (s *Store) Release(account, id, job string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a, r := s.find(account, id)
-	if r == nil || !r.marker || r.usedBy != job {
+	// A marker of a quote that expired unused names no job: no release brings it back.
+	if r == nil || !r.marker || job == "" || r.usedBy != job {
 		return
 	}
 	a.marks.Remove(&r.e)

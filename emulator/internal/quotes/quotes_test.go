@@ -43,7 +43,7 @@ func TestGetIsPerAccount(t *testing.T) {
 	q := quote("acct_a", "q1", t0)
 	s.Add(q)
 	got, ok := s.Find("acct_a", "q1")
-	if !ok || got.ID != "q1" || got.Credits != 4 || !got.ExpiresAt.Equal(t0.Add(ttl)) || string(got.Input) != `{"prompt":"x"}` {
+	if !ok || got.ID != "q1" || got.Credits != 4 || !got.ExpiresAt.Equal(t0.Add(ttl)) || !got.Live || got.Input != nil || !got.SameInput([]byte(`{"prompt":"x"}`)) {
 		t.Errorf("Get = %+v, %v", got, ok)
 	}
 	if _, ok := s.Find("acct_b", "q1"); ok {
@@ -304,31 +304,33 @@ func TestAccountBoundRefusesNotEvicts(t *testing.T) {
 	}
 }
 
-// TestAccountByteBound: a 1 MB image_url once cost 1.7 MB per quote, without limit; the stored
-// input now counts against the account's byte bound.
+// TestAccountByteBound: a quote's input is not kept (a digest stands in for it), so a 1 MB
+// image_url costs what any quote does; the byte bound counts what is kept.
 func TestAccountByteBound(t *testing.T) {
 	t.Parallel()
 	c := clock.NewManual(t0)
-	const bound = 4 << 20
-	s := quotes.NewBounded(c, quotes.Limits{PerAccount: 1000, PerAccountBytes: bound, Remember: time.Hour, Markers: 10, MarkerBytes: 1 << 20})
-	big := quote("a", "", t0)
+	big := quote("a", "big00", t0)
 	big.Input = []byte(`{"image_url":"` + strings.Repeat("A", 1<<20) + `"}`)
+	bound := 10 * quotes.Size(big)
+	if bound > 4<<10 {
+		t.Fatalf("a quote of a 1 MB input counts %d bytes", bound/10)
+	}
+	s := quotes.NewBounded(c, quotes.Limits{PerAccount: 1000, PerAccountBytes: bound, Remember: time.Hour, Markers: 10, MarkerBytes: 1 << 20})
 	stored := 0
 	for i := range 100 {
-		big.ID = fmt.Sprint("big", i)
+		big.ID = fmt.Sprintf("big%02d", i)
 		if s.Add(big) == nil {
 			stored++
 		}
 	}
-	if stored != 3 {
-		t.Errorf("stored %d quotes of 1 MB under a 4 MiB bound, want 3", stored)
+	if stored != 10 {
+		t.Errorf("stored %d quotes under a bound of 10 quotes' size, want 10", stored)
 	}
-	// A small quote still fits beside them.
-	if err := s.Add(quote("a", "small", t0)); err != nil {
-		t.Errorf("small quote: %v", err)
+	if err := s.Add(quote("a", "small", t0)); err == nil || !strings.Contains(err.Error(), "per account") {
+		t.Errorf("past the byte bound: %v", err)
 	}
-	if err := s.Add(big); err == nil || !strings.Contains(err.Error(), "per account") {
-		t.Errorf("message: %v", err)
+	if q, ok := s.Find("a", "big00"); !ok || q.Input != nil || !q.SameInput(big.Input) {
+		t.Errorf("a stored quote: %+v, %v; want its digest only", q, ok)
 	}
 }
 
@@ -346,14 +348,14 @@ func TestExpiredQuoteKnownForRemember(t *testing.T) {
 	if err := c.Set(t0.Add(ttl)); err != nil {
 		t.Fatal(err)
 	}
-	if q, ok := s.Find("a", "q1"); !ok || q.Input == nil {
+	if q, ok := s.Find("a", "q1"); !ok || !q.Live {
 		t.Error("at its expires_at the quote is no longer whole")
 	}
 	if err := c.Advance(time.Nanosecond); err != nil {
 		t.Fatal(err)
 	}
 	got, ok := s.Find("a", "q1")
-	if !ok || got.Input != nil || got.Model != "m" || !got.ExpiresAt.Equal(q.ExpiresAt) {
+	if !ok || got.Live || got.Model != "m" || !got.ExpiresAt.Equal(q.ExpiresAt) {
 		t.Fatalf("Find = %+v, %v; want the marker", got, ok)
 	}
 	if !got.SameInput(q.Input) || got.SameInput([]byte(`{"prompt":"y"}`)) {
@@ -482,8 +484,8 @@ func TestQuotesEndByTheirOwnTime(t *testing.T) {
 			t.Fatal(err)
 		}
 		for id, want := range map[string]bool{"long": step.long, "short": step.short, "again": step.again} {
-			if q, _ := s.Find("a", id); (q.Input != nil) != want {
-				t.Errorf("at +%v: %s held %v; want %v", step.at, id, q.Input != nil, want)
+			if q, _ := s.Find("a", id); q.Live != want {
+				t.Errorf("at +%v: %s held %v; want %v", step.at, id, q.Live, want)
 			}
 			if _, known := s.Find("a", id); !known {
 				t.Errorf("at +%v: %s is not known as a quote or a marker", step.at, id)
@@ -636,5 +638,21 @@ func TestJustUsedMarkerIsNotEvicted(t *testing.T) {
 	}
 	if n := s.Markers(); n > 1 {
 		t.Errorf("%d markers held, bound 1", n)
+	}
+}
+
+// A quote that expired unused leaves a marker naming no job: a Release naming no job does not
+// bring it back to life.
+func TestReleaseOfNoJobRevivesNothing(t *testing.T) {
+	t.Parallel()
+	c := clock.NewManual(t0)
+	s := quotes.NewBounded(c, quotes.Limits{PerAccount: 10, PerAccountBytes: 1 << 20, Remember: time.Hour, Markers: 10, MarkerBytes: 1 << 20})
+	if err := s.Add(quote("a", "q1", t0)); err != nil {
+		t.Fatal(err)
+	}
+	advance(t, c, ttl+time.Nanosecond)
+	s.Release("a", "q1", "")
+	if q, ok := s.Find("a", "q1"); !ok || q.Live || s.Len() != 0 {
+		t.Errorf("after Release of no job: %+v, %v, %d live; want the expired marker", q, ok, s.Len())
 	}
 }

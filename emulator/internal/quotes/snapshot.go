@@ -36,7 +36,7 @@ func (s *Store) Export() []api.SnapshotQuote {
 	for i, h := range all {
 		r := h.r
 		out[i] = api.SnapshotQuote{ID: r.id, Account: h.account, Model: r.model, Credits: r.credits,
-			CreatedAt: stamp(r.created), ExpiresAt: stamp(r.expires), Input: json.RawMessage(r.input),
+			CreatedAt: stamp(r.created), ExpiresAt: stamp(r.expires),
 			InputDigest: hex.EncodeToString(r.digest[:]), UsedBy: r.usedBy}
 	}
 	return out
@@ -85,8 +85,9 @@ func (s *Store) Import(qs []api.SnapshotQuote, report func(ptr, msg string)) {
 				bad("input", "not JSON")
 				continue
 			}
-			r.input = jsonvalue.Canonical(v)
-			if digestOf(r.input) != r.digest {
+			// A document may carry the input (older ones did): it must match the digest, which is
+			// all that is kept.
+			if digestOf(jsonvalue.Canonical(v)) != r.digest {
 				bad("input_digest", "does not match the input: the document was edited")
 				continue
 			}
@@ -104,14 +105,14 @@ func (s *Store) Import(qs []api.SnapshotQuote, report func(ptr, msg string)) {
 		s.seq++
 		r.e.Seq, r.e.Value = s.seq, r
 		if q.UsedBy != "" {
-			r.input, r.marker = nil, true
+			r.marker = true
 			r.size = markerSize(r)
 			r.e.At = s.forgetAt(r)
 			a.marks.Push(&r.e)
 			a.markBytes += r.size
 			continue
 		}
-		r.size = Size(Quote{ID: r.id, Account: q.Account, Model: r.model, Input: r.input})
+		r.size = Size(Quote{ID: r.id, Account: q.Account, Model: r.model})
 		r.e.At = expiryOf(r.expires)
 		a.live.Push(&r.e)
 		a.liveBytes += r.size

@@ -217,7 +217,7 @@ func (w *World) startJob(account, quoteID string, m *catalog.Model, input map[st
 	if err := w.refusal(m, input, canonical, steer); err != nil {
 		return jobs.View{}, err
 	}
-	if err := w.admit(jobs.Size(jobs.New{Input: q.Input})); err != nil {
+	if err := w.admit(jobs.Size(jobs.New{Input: canonical})); err != nil {
 		return jobs.View{}, err
 	}
 	jobID := w.ids.UUID("job", account, q.ID)

@@ -6,8 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -19,6 +22,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 )
@@ -305,6 +309,9 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 			p.add("/accounts/"+strconv.Itoa(i)+"/held", "holds "+strconv.FormatInt(b.Held, 10)+" credits, but its live jobs hold "+strconv.FormatInt(held[b.Account], 10))
 		}
 	}
+	for i := range doc.Jobs {
+		t.checkOutputs(doc.Jobs[i].Outputs, p.under("/jobs/"+strconv.Itoa(i)+"/outputs"))
+	}
 	for i, k := range doc.IdempotencyKeys {
 		if _, ok := known[k.Account]; !ok {
 			p.add("/idempotency_keys/"+strconv.Itoa(i)+"/account", "the catalog has no account "+strconv.Quote(k.Account))
@@ -357,6 +364,39 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 	}
 	return w, nil
 }
+
+// checkOutputs reports the listed outputs that no download could serve: a size or length past
+// what the media writers make (the bounds are theirs, asked through Maker.Size), or a size in
+// bytes other than the file's.
+func (t *Tenant) checkOutputs(outs []api.SnapshotOutput, report func(ptr, msg string)) {
+	maker := t.World().cfg.maker
+	for k, o := range outs {
+		at := "/" + strconv.Itoa(k)
+		if !(o.Duration >= 0 && o.Duration <= maxSeconds) {
+			report(at+"/duration_seconds", "not a length any output has")
+			continue
+		}
+		seed, _ := strconv.ParseUint(o.Seed, 10, 64) // a bad seed is reported where jobs are read
+		size, err := maker.Size(mediaSpec(jobs.Output{Output: api.Output{Width: o.Width, Height: o.Height, Duration: o.Duration},
+			Format: o.Format, Seed: seed, Label: o.Label}))
+		switch msg := strings.TrimPrefix(fmt.Sprint(err), media.ErrInvalidSpec.Error()+": "); {
+		case err == nil && size != o.SizeBytes:
+			report(at+"/size_bytes", "is "+strconv.FormatInt(o.SizeBytes, 10)+"; the file this output describes has "+strconv.FormatInt(size, 10)+" bytes")
+		case err == nil:
+		case strings.Contains(msg, "duration") || strings.Contains(msg, "sample rate"):
+			report(at+"/duration_seconds", msg)
+		case strings.Contains(msg, "format"):
+			report(at+"/format", msg)
+		case o.Height < 1 || o.Height > media.MaxImageSide:
+			report(at+"/height", msg)
+		default:
+			report(at+"/width", msg)
+		}
+	}
+}
+
+// maxSeconds is the longest length, in seconds, that a time.Duration holds.
+const maxSeconds = float64(math.MaxInt64 / int64(time.Second))
 
 // expectedFrom checks a snapshot's expected-error patterns as POST /_emulator/expected-errors
 // checks a new one, reporting each problem with a JSON Pointer relative to the list.

@@ -34,8 +34,8 @@ const (
 	JournalBytes   = 8 << 20
 	// QuotesPerAccount and QuoteBytesPerAccount bound the live (unexpired, unused) quotes of
 	// one account.
-	QuotesPerAccount     = 10_000
-	QuoteBytesPerAccount = 64 << 20
+	QuotesPerAccount     = quotes.DefaultLiveLimit
+	QuoteBytesPerAccount = 512 << 20
 )
 
 // quoteLimits are the quote store's bounds: live quotes as above, and markers of spent and
