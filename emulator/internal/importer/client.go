@@ -219,7 +219,7 @@ func (c *client) once(ctx context.Context, method, target, label string, body []
 	}
 	req, err := http.NewRequestWithContext(ctx, method, target, rd)
 	if err != nil {
-		return outcome{}, fmt.Errorf("%s: %w", label, scrub(err))
+		return outcome{}, fmt.Errorf("%s: %w", label, Scrub(err))
 	}
 	req.Header.Set("Authorization", "Bearer "+c.key)
 	req.Header.Set("Accept", "application/json")
@@ -248,7 +248,7 @@ func (c *client) once(ctx context.Context, method, target, label string, body []
 	defer func() { close(stop); <-stopped }()
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return outcome{retry: transient(err)}, fmt.Errorf("%s: %w", label, scrub(err))
+		return outcome{retry: transient(err)}, fmt.Errorf("%s: %w", label, Scrub(err))
 	}
 	defer resp.Body.Close()
 	counted := &countingReader{r: resp.Body}
@@ -269,7 +269,7 @@ func (c *client) once(ctx context.Context, method, target, label string, body []
 		return outcome{}, err
 	}
 	if err != nil && !transient(err) {
-		return outcome{}, fmt.Errorf("%s: reading the answer: %w", label, scrub(err))
+		return outcome{}, fmt.Errorf("%s: reading the answer: %w", label, Scrub(err))
 	}
 	if err != nil || doc.kind != kObject {
 		// A 2xx whose body does not parse was cut or garbled on the way: try again.
@@ -330,9 +330,10 @@ func retryAfter(h string, now time.Time) time.Duration {
 	return d
 }
 
-// scrub keeps only the last part of a transport error, so no URL with a query (or anything a
-// proxy added) ends up in messages, and the message reads the same on every platform.
-func scrub(err error) error {
+// Scrub keeps only the last part of a transport error, so no URL with a query (or anything a
+// proxy added) ends up in messages, and the message reads the same on every platform. Every
+// command that talks to the live service words its transport errors through it.
+func Scrub(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		return ue.Err

@@ -271,7 +271,7 @@ func (s *side) fetchFile(ctx context.Context, raw string) error {
 		}
 		resp, err := s.files.Do(req)
 		if err != nil {
-			return fmt.Errorf("%s: %w", label, scrub(err))
+			return fmt.Errorf("%s: %w", label, Scrub(err))
 		}
 		resp.Body.Close()
 		s.answered("file", label, &answer{status: resp.StatusCode, header: resp.Header})
@@ -433,7 +433,7 @@ func control(ctx context.Context, base, method, path, body string) error {
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("the emulator to compare with: %s %s: %w", method, path, scrub(err))
+		return fmt.Errorf("the emulator to compare with: %s %s: %w", method, path, Scrub(err))
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/importer"
 )
 
 // Defaults and bounds of a run.
@@ -202,12 +202,12 @@ func (s *service) send(ctx context.Context, r *Request) (Answer, error) {
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return Answer{}, fmt.Errorf("%s: %w", r.Target(), scrub(err))
+		return Answer{}, fmt.Errorf("%s: %w", r.Target(), importer.Scrub(err))
 	}
 	defer resp.Body.Close()
 	a, err := ReadAnswer(resp)
 	if err != nil {
-		return Answer{}, fmt.Errorf("%s: reading the answer: %w", r.Target(), scrub(err))
+		return Answer{}, fmt.Errorf("%s: reading the answer: %w", r.Target(), importer.Scrub(err))
 	}
 	return a, nil
 }
@@ -224,7 +224,7 @@ func (r *Request) NewHTTP(ctx context.Context, base, key string) (*http.Request,
 	}
 	req, err := http.NewRequestWithContext(ctx, r.Method, target, body)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", r.Method, scrub(err))
+		return nil, fmt.Errorf("%s: %w", r.Method, importer.Scrub(err))
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "mediagen-emulator-parity")
@@ -407,15 +407,6 @@ func redact(s string, keys ...string) string {
 		}
 	}
 	return s
-}
-
-// scrub keeps only the last part of a transport error, so no URL ends up in messages.
-func scrub(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }
 
 // loopback is the emulator served on a loopback port, so its answers cross the same wire as the
