@@ -15,15 +15,6 @@ var formats = map[string]func(any) bool{
 	"uri-reference": strictURI(jsonschema.Formats["uri-reference"]),
 }
 
-// formatCheck is the function a compiler from NewCompiler checks a format with, as the library
-// picks it: the compiler's own, else the library's table; nil when the format is not checked.
-func formatCheck(name string) func(any) bool {
-	if fn, ok := formats[name]; ok {
-		return fn
-	}
-	return jsonschema.Formats[name]
-}
-
 // strictURI adds RFC 3986's characters to a library check: only unreserved, reserved and
 // percent-encoded ones, "#" once, "@" at most once in the authority, and "[" "]" only around
 // an IP literal host.

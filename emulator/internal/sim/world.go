@@ -166,8 +166,7 @@ func newWorld(cfg *Config, g *ids.Generator, c *clock.Clock, l *ledger.Ledger, f
 		}
 		l = ledger.New(start)
 	}
-	var w *World
-	w = &World{
+	w := &World{
 		cfg:      cfg,
 		ids:      g,
 		files:    files,

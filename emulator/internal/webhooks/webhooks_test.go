@@ -636,14 +636,14 @@ func TestImportReportsEachProblem(t *testing.T) {
 		bad(func(d *api.SnapshotDelivery) { d.Body = json.RawMessage(`{"type":"job.failed"}`) }),
 	}}
 	var ptrs []string
-	restored, c2, sent2 := fakeHub(t, nil, ok200)
+	restored, _, _ := fakeHub(t, nil, ok200)
 	restored.Import(in, func(ptr, msg string) { ptrs = append(ptrs, ptr) })
 	want := "[/config/secret /config/url /pending/1/id /pending/2/event /pending/3/kind /pending/4/attempts /pending/5/due /pending/6/body]"
 	if fmt.Sprint(ptrs) != want {
 		t.Fatalf("problems %v, want %s", ptrs, want)
 	}
 	in.Config.URL, in.Config.Secret, in.Pending = "http://127.0.0.1:2/", "", in.Pending[:1]
-	restored, c2, sent2 = fakeHub(t, nil, ok200) // a refused document's world is thrown away
+	restored, c2, sent2 := fakeHub(t, nil, ok200) // a refused document's world is thrown away
 	restored.Import(in, func(ptr, msg string) { t.Errorf("%s: %s", ptr, msg) })
 	if cfg := restored.Config(); cfg == nil || cfg.Secret.Set() || cfg.Source != "snapshot" || restored.Summary().Pending != 1 {
 		t.Fatalf("restored %+v %+v", cfg, restored.Summary())
