@@ -175,6 +175,11 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.MaxSnapshotBytes <= 0 {
 		cfg.MaxSnapshotBytes = d.MaxSnapshotBytes
 	}
+	if cfg.MemoryBudget <= 0 {
+		// The upload gate holds the budget every store shares, so it is settled here, not in
+		// sim.Config, which takes the budget it is given.
+		cfg.MemoryBudget = d.MemoryBudget
+	}
 	known, err := loadScenarios()
 	if err != nil {
 		return nil, err

@@ -7,13 +7,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/budget"
 )
 
 // simServer is an emulator over the default catalog on a manual clock.
@@ -714,5 +716,19 @@ func TestJournalFilters(t *testing.T) {
 	}
 	if got := decode[list](t, control(t, s, "GET", "/_emulator/requests", nil)); got.Total != 0 {
 		t.Errorf("after clear: %d", got.Total)
+	}
+}
+
+// A server made from a zero Config has the default memory budget, not an unbounded one: the
+// budget every store shares is made with the upload gate, from the settled Config.
+func TestZeroConfigHasTheDefaultBudget(t *testing.T) {
+	s, err := NewServer(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	<-s.ready // the embedded catalog loads in the background
+	if got := s.uploads.budget.Limit(); got != budget.DefaultBytes {
+		t.Errorf("the memory budget of a zero Config is %d bytes; want the default %d", got, budget.DefaultBytes)
 	}
 }
