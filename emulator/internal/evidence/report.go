@@ -96,6 +96,9 @@ type Input struct {
 	// gap of zero means the clock was not moved, not that no time passed.
 	Now   time.Time
 	Still bool
+	// Skips says the still clock is the skipping one, which moves only when a request waits on
+	// a job, so the reasons name it rightly.
+	Skips bool
 	// DeprecatedAt says when the scenario in force deprecates a model, if it does.
 	DeprecatedAt func(model string) (time.Time, bool)
 }
@@ -241,11 +244,19 @@ func terminal(status string) bool {
 	return false
 }
 
+// stillClock names a clock that moves only when told.
+func (j *judge) stillClock() string {
+	if j.in.Skips {
+		return "it skips, moving only when a request waits on a job"
+	}
+	return "it is manual"
+}
+
 // span says how far apart two instants are on the tenant's clock, in words: on a clock that
 // moves only when told, no gap means the clock was not moved.
 func (j *judge) span(d time.Duration) string {
 	if d == 0 && j.in.Still {
-		return "without the emulator's clock moving (it is manual: move it to model the time a client waits)"
+		return "without the emulator's clock moving (" + j.stillClock() + ": move it to model the time a client waits)"
 	}
 	return d.Round(time.Millisecond).String() + " later"
 }
@@ -499,7 +510,7 @@ func (j *judge) poll(e *Entry, id string) {
 					fd.Entries = js.fastSeqs
 					shortest := "the shortest gap " + js.fastest.Round(time.Millisecond).String()
 					if js.fastest == 0 && j.in.Still {
-						shortest = "some without the emulator's clock moving: it is manual, move it to model the wait"
+						shortest = "some without the emulator's clock moving: " + j.stillClock() + ", move it to model the wait"
 					}
 					fd.Reason = fmt.Sprintf("job %s was polled %d times less than %s after the poll before (%s): wait at least %s between polls", clipText(id), js.fast, PollFloor, shortest, PollFloor)
 				})

@@ -727,3 +727,23 @@ func TestPollsAreSpacedInRealTimeWhileTheClockSkips(t *testing.T) {
 		t.Errorf("mixed clocks: %v", got)
 	}
 }
+
+// A reason about a clock that did not move names the clock the tenant has: manual, or the
+// skipping one, which a client's polls alone never move.
+func TestStillClockIsNamed(t *testing.T) {
+	for _, tc := range []struct {
+		skips bool
+		want  string
+	}{{false, "it is manual"}, {true, "it skips, moving only when a request waits on a job"}} {
+		c := newClient()
+		c.still = true
+		c.add(api.JournalEntry{Method: "GET", Path: "/v1/models", Status: 429, Code: "rate_limited", RetryAfter: 2})
+		c.add(api.JournalEntry{Method: "GET", Path: "/v1/models", Status: 200})
+		in := c.input()
+		in.Skips = tc.skips
+		fs := Judge(in)
+		if len(fs) != 1 || !strings.Contains(fs[0].Reason, tc.want) {
+			t.Errorf("skips %v: findings %+v; want a reason saying %q", tc.skips, fs, tc.want)
+		}
+	}
+}

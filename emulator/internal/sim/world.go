@@ -332,7 +332,7 @@ func (w *World) SetCredits(account string, credits int64) (ledger.Balance, error
 // many events it examined, and what it found.
 func (w *World) Judge() (int, []api.Finding) {
 	log, dropped := w.journal.Log()
-	findings := evidence.Judge(evidence.Input{Log: log, Dropped: dropped, Job: w.jobNow, Now: w.Now(), Still: w.clock.Manual(), DeprecatedAt: w.deprecatedAt})
+	findings := evidence.Judge(evidence.Input{Log: log, Dropped: dropped, Job: w.jobNow, Now: w.Now(), Still: w.clock.Manual(), Skips: w.clock.Mode() == clock.Skip, DeprecatedAt: w.deprecatedAt})
 	return len(log), append(findings, w.hooks.Findings()...)
 }
 
