@@ -168,3 +168,32 @@ func TestWebhookNotSentOffTheMachine(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoredWebhookTakesTheRunSecret: a snapshot carries a webhook without its secret; a run
+// started with one signs the restored webhook with it at once, and a run without one waits for
+// a PUT.
+func TestRestoredWebhookTakesTheRunSecret(t *testing.T) {
+	src, err := NewServer(Config{CatalogFile: "../testdata/catalogs/small.yaml", ManualClock: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = src.Close() })
+	if rec := call(t, src, http.MethodPut, "/_emulator/webhooks", "", map[string]any{"url": "http://127.0.0.1:9/h", "secret": hookSecret}); rec.Code != 200 {
+		t.Fatalf("PUT webhooks: %d %s", rec.Code, rec.Body)
+	}
+	doc := call(t, src, http.MethodGet, "/_emulator/snapshot", "", nil).Body.String()
+	for _, secret := range []string{"", hookSecret} {
+		s, err := NewServer(Config{CatalogFile: "../testdata/catalogs/small.yaml", ManualClock: true, WebhookSecret: secret})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		if rec := call(t, s, http.MethodPut, "/_emulator/snapshot", "", doc); rec.Code != 200 {
+			t.Fatalf("PUT snapshot: %d %s", rec.Code, rec.Body)
+		}
+		got := decode[api.Webhooks](t, call(t, s, http.MethodGet, "/_emulator/webhooks", "", nil))
+		if got.Config == nil || got.Config.URL != "http://127.0.0.1:9/h" || got.Config.SecretSet != (secret != "") {
+			t.Errorf("run secret %q: restored %+v", secret, got.Config)
+		}
+	}
+}

@@ -358,6 +358,13 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 	w.expected = expectedFrom(doc.ExpectedErrors, p.under("/expected_errors"))
 	w.coverage.Restore(doc.Coverage, p.under("/coverage"))
 	w.hooks.Import(doc.Webhooks, p.under("/webhooks"))
+	if c := w.hooks.Config(); c != nil && !c.Secret.Set() && w.cfg.WebhookSecret.Set() {
+		// A snapshot holds no secret; a run started with --webhook-secret signs with its own,
+		// as it signs a scenario's webhook.
+		signed := *c
+		signed.Secret = w.cfg.WebhookSecret
+		w.hooks.Configure(&signed)
+	}
 	if err := p.err(); err != nil {
 		w.retire()
 		return nil, err
