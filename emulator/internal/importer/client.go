@@ -307,27 +307,28 @@ func transient(err error) bool {
 	return true
 }
 
-// retryAfter reads a Retry-After header (seconds or an HTTP date); 0 when absent.
-func retryAfter(h string, now time.Time) time.Duration {
+// RetryAfter reads a Retry-After header, seconds or an HTTP date, as a wait from now; false
+// when it is absent or neither. Past a day every wait is too long alike: the bound keeps the
+// conversion in range. Every command that reaches the live service reads it here.
+func RetryAfter(h string, now time.Time) (time.Duration, bool) {
 	h = strings.TrimSpace(h)
-	if h == "" {
+	if n, err := strconv.ParseFloat(h, 64); err == nil && n >= 0 {
+		return time.Duration(min(n, 86400) * float64(time.Second)), true
+	}
+	if t, err := http.ParseTime(h); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
+}
+
+// retryAfter is the wait a Retry-After asks for; 0 when absent. A zero wait, or one the header
+// does not spell rightly, still counts as "told when": retry after a token pause, not a backoff.
+func retryAfter(h string, now time.Time) time.Duration {
+	if strings.TrimSpace(h) == "" {
 		return 0
 	}
-	var d time.Duration
-	if n, err := strconv.ParseFloat(h, 64); err == nil && n > 0 {
-		// Past a day every wait is too long alike; the bound keeps the conversion in range.
-		d = time.Duration(min(n, 86400) * float64(time.Second))
-	} else if t, err := http.ParseTime(h); err == nil {
-		d = t.Sub(now)
-	}
-	if d < 0 {
-		d = 0
-	}
-	// A zero wait still counts as "told when": retry after a token pause, not a backoff.
-	if d == 0 {
-		d = time.Millisecond
-	}
-	return d
+	d, _ := RetryAfter(h, now)
+	return max(d, time.Millisecond)
 }
 
 // Scrub keeps only the last part of a transport error, so no URL with a query (or anything a

@@ -179,7 +179,7 @@ func (s *service) answer(ctx context.Context, p Planned) (Answer, error) {
 			(a.Status != http.StatusTooManyRequests && a.Status != http.StatusServiceUnavailable) {
 			return a, err
 		}
-		d, ok := retryAfter(a.Header["Retry-After"], s.pace.now())
+		d, ok := importer.RetryAfter(a.Header["Retry-After"], s.pace.now())
 		if !ok || d > maxRetryWait {
 			return a, nil
 		}
@@ -294,19 +294,6 @@ func sleepContext(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// retryAfter reads a Retry-After of seconds or an HTTP date.
-func retryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	var n int
-	if _, err := fmt.Sscanf(v, "%d", &n); err == nil && fmt.Sprint(n) == v && n >= 0 {
-		return time.Duration(min(n, 86400)) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
 }
 
 // chooseModels picks the models the requests name: the catalog's first ready model with an
