@@ -18,6 +18,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/glob"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 )
 
 // Bounds of an answer and of a pattern.
@@ -74,7 +75,7 @@ func Parse(obj map[string]any) (*Pattern, []api.FieldError) {
 	members := 0
 	for _, name := range slices.Sorted(maps.Keys(obj)) {
 		v := obj[name]
-		at := "/" + escape(name)
+		at := "/" + schema.EscapePointer(name)
 		switch name {
 		case "method", "path", "code", "account", "model":
 			s, ok := v.(string)
@@ -130,9 +131,9 @@ func Parse(obj map[string]any) (*Pattern, []api.FieldError) {
 				s, ok := m[k].(string)
 				switch {
 				case !validToken(k):
-					bad(at+"/"+escape(k), "is not a valid header name")
+					bad(at+"/"+schema.EscapePointer(k), "is not a valid header name")
 				case !ok:
-					bad(at+"/"+escape(k), "must be a string")
+					bad(at+"/"+schema.EscapePointer(k), "must be a string")
 				default:
 					p.src.Headers[k] = s
 					p.headers = append(p.headers, header{textproto.CanonicalMIMEHeaderKey(k), s})
@@ -157,7 +158,7 @@ func Parse(obj map[string]any) (*Pattern, []api.FieldError) {
 			for _, k := range slices.Sorted(maps.Keys(m)) {
 				tokens, err := parsePointer(k)
 				if err != nil {
-					bad(at+"/"+escape(k), err.Error())
+					bad(at+"/"+schema.EscapePointer(k), err.Error())
 					continue
 				}
 				p.pointers = append(p.pointers, pointer{text: k, tokens: tokens, want: m[k]})
@@ -270,9 +271,6 @@ func parsePointer(s string) ([]string, error) {
 	}
 	return tokens, nil
 }
-
-// escape makes a name one token of a JSON Pointer.
-func escape(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1") }
 
 // subject is one request as patterns read it: its entry, its headers as sent (nil for an entry
 // that holds them in its listed form), and its body decoded once, on first need, for every
@@ -398,7 +396,7 @@ func (p *Pattern) miss(s *subject, m *missList) {
 				g = got
 			}
 			if m.miss() {
-				m.add("/headers/"+escape(h.name), h.value, g)
+				m.add("/headers/"+schema.EscapePointer(h.name), h.value, g)
 			}
 		}
 	}
@@ -424,7 +422,7 @@ func (p *Pattern) bodyMisses(s *subject, m *missList) {
 				got = nil
 			}
 			if m.miss() {
-				m.add("/pointers/"+escape(ptr.text), ptr.want, got)
+				m.add("/pointers/"+schema.EscapePointer(ptr.text), ptr.want, got)
 			}
 		}
 	}
@@ -457,7 +455,7 @@ func subset(at string, want map[string]any, got any, m *missList) {
 	obj, isObj := got.(map[string]any)
 	for _, k := range slices.Sorted(maps.Keys(want)) {
 		w := want[k]
-		field := at + "/" + escape(k)
+		field := at + "/" + schema.EscapePointer(k)
 		var g any
 		has := false
 		if isObj {

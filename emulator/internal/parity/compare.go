@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 )
 
 // Bounds of reading one answer.
@@ -149,7 +151,7 @@ func shapeOf(doc map[string]any) map[string]string {
 		switch v := v.(type) {
 		case map[string]any:
 			for k, m := range v {
-				walk(m, ptr+"/"+escape(k), depth+1)
+				walk(m, ptr+"/"+schema.EscapePointer(k), depth+1)
 			}
 		case []any:
 			for _, m := range v {
@@ -184,11 +186,6 @@ func typeOf(v any) string {
 		return "array"
 	}
 	return "object"
-}
-
-// escape escapes a member name for a JSON Pointer.
-func escape(k string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
 }
 
 // errorValues lists the distinct values of a member of the problem's errors, sorted, as one
