@@ -299,3 +299,26 @@ func remarshal(t *testing.T, from, to any) {
 
 // rawJSON sends a document as it is.
 func rawJSON(doc []byte) json.RawMessage { return json.RawMessage(doc) }
+
+// TestSignedLinksRefuseMalformedQueries: whatever the query holds, a signed file answers a
+// storage error, never a 5xx or the file.
+func TestSignedLinksRefuseMalformedQueries(t *testing.T) {
+	hs := tenantServer(t, Config{})
+	c := wire{t: t, base: hs.URL, key: "key_a", header: "odd"}
+	c.must(200, "PUT", "/_emulator/scenario", signing)
+	id := makeJob(c, "test/pixel", map[string]any{"prompt": "a cat", "num_images": 1}, "k1")
+	c.must(200, "POST", "/_emulator/clock", map[string]any{"advance": "10s"})
+	u, _ := url.Parse(output(c, id)["url"].(string))
+	sig := u.Query().Get("signature")
+	base := u.Scheme + "://" + u.Host + u.Path
+	for _, q := range []string{"expires=-1&signature=" + sig, "expires=abc&signature=" + sig, "expires=99999999999999999999&signature=" + sig,
+		"expires=" + u.Query().Get("expires"), "signature=" + sig, "expires=" + u.Query().Get("expires") + "&signature=%zz",
+		"expires=" + u.Query().Get("expires") + "&signature=" + strings.ToUpper(sig), "expires=1&expires=2&signature=<x>&"} {
+		f := fetch(t, base+"?"+q)
+		if f.status != 403 {
+			t.Errorf("?%s: %d %s", q, f.status, f.body)
+			continue
+		}
+		storageError(t, f)
+	}
+}
