@@ -242,7 +242,12 @@ func TestSignedLinksAcrossClocksSeedsAndSnapshots(t *testing.T) {
 		c.must(200, "POST", "/_emulator/clock", map[string]any{"advance": "10s"})
 		u, _ := url.Parse(output(c, id)["url"].(string))
 		links = append(links, u.RequestURI())
-		doc = rawGet(t, hs.URL+"/_emulator/snapshot", "orig")
+		fetch(t, hs.URL+u.RequestURI(), "Authorization", "Bearer key_a")
+		fetch(t, hs.URL+u.RequestURI())
+		doc = rawGet(t, hs.URL+"/_emulator/snapshot?journal=true", "orig")
+		if !bytes.Contains(doc, []byte(`"authorized":true`)) || !bytes.Contains(doc, []byte(`"link_expires":"2026-01-01T00:15:10Z"`)) {
+			t.Fatalf("the snapshot's notes lack the downloads' link facts: %s", doc)
+		}
 	}
 	if links[0] != links[1] {
 		t.Fatalf("the same seed gave %s and %s", links[0], links[1])
@@ -267,6 +272,9 @@ func TestSignedLinksAcrossClocksSeedsAndSnapshots(t *testing.T) {
 		}
 		if f := fetch(t, o["url"].(string)); f.status != 200 {
 			t.Errorf("seed %d: a restored tenant's link answered %d", seed, f.status)
+		}
+		if rep := getReport(t, moved, ""); rep.Counts[evidence.DownloadWithAPIKey] != 1 {
+			t.Errorf("seed %d: the restored tenant's report: %v", seed, rep.Counts)
 		}
 	}
 }

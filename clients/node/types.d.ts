@@ -1280,6 +1280,12 @@ export interface Snapshot {
       size?: number;
       /** credits_set: the account whose balance was set. */
       account?: string;
+      /** Download: the request carried an `Authorization` header. */
+      authorized?: boolean;
+      /** Download: the expiry a signed link named. */
+      link_expires?: string;
+      /** Download: the signed link was refused for being past its expiry (403). */
+      link_expired?: boolean;
     })[];
   };
   /**
