@@ -330,3 +330,31 @@ func TestSignedLinksRefuseMalformedQueries(t *testing.T) {
 		storageError(t, f)
 	}
 }
+
+// BenchmarkJobRead reads a succeeded job of four outputs, with plain links and with signed ones:
+// what signing adds to a read.
+func BenchmarkJobRead(b *testing.B) {
+	for _, signed := range []bool{false, true} {
+		name := "plain"
+		if signed {
+			name = "signed"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := simServer(b, Config{})
+			if signed {
+				control(b, s, "PUT", "/_emulator/scenario", map[string]any{"scenario": map[string]any{"name": "signed",
+					"defaults": map[string]any{"download": map[string]any{"url_ttl": "15m"}}}})
+			}
+			rec := startGeneration(b, s, "mg_test_all", "k1", schnellID, map[string]any{"prompt": "a fox", "num_images": 4})
+			id := decode[jobJSON](b, rec).ID
+			control(b, s, "POST", "/_emulator/clock", map[string]any{"advance": "1m"})
+			if j := jobOf(b, s, id); len(j.Outputs) != 4 || (j.Outputs[0].URLExpiresAt != "") != signed {
+				b.Fatalf("job %+v", j)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				call(b, s, "GET", "/v1/jobs/"+id, "mg_test_all", nil)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash"
 	"net/url"
 	"strconv"
 	"sync"
@@ -41,13 +42,18 @@ func newLinkKey(seeded bool, seed int64) []byte {
 	return key
 }
 
-// sign is the signature of a link to path valid until expires (Unix seconds).
-func (w *World) sign(path string, expires int64) string {
-	m := hmac.New(sha256.New, w.cfg.linkKey)
+// signer is an HMAC with the run's secret, to sign one read's links with.
+func (w *World) signer() hash.Hash { return hmac.New(sha256.New, w.cfg.linkKey) }
+
+// sign is the signature of a link to path valid until expires (Unix seconds), made with m
+// (from signer).
+func sign(m hash.Hash, path string, expires int64) string {
+	m.Reset()
 	m.Write([]byte(path))
-	m.Write([]byte{'\n'})
-	m.Write(strconv.AppendInt(nil, expires, 10))
-	return hex.EncodeToString(m.Sum(nil))
+	var buf [32]byte
+	m.Write(strconv.AppendInt(append(buf[:0], '\n'), expires, 10))
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(m.Sum(sum[:0]))
 }
 
 // urlTTL is how long the links to a model's outputs live under the scenario in force; 0 when
@@ -76,7 +82,9 @@ func (w *World) OutputLinks(v jobs.View) []OutputLink {
 		ttl = w.urlTTL(v.Model)
 	}
 	var exp time.Time
+	var m hash.Hash
 	if ttl > 0 {
+		m = w.signer()
 		exp = w.clock.Now().Add(ttl)
 		if exp.After(v.OutputsExpireAt) {
 			exp = v.OutputsExpireAt
@@ -86,8 +94,9 @@ func (w *World) OutputLinks(v jobs.View) []OutputLink {
 	for i, o := range v.Outputs {
 		out[i].Path = o.Path
 		if ttl > 0 {
-			q := url.Values{linkExpires: {strconv.FormatInt(exp.Unix(), 10)}, linkSignature: {w.sign(o.Path, exp.Unix())}}
-			out[i] = OutputLink{Path: o.Path + "?" + q.Encode(), ExpiresAt: exp}
+			// Digits and hex need no escaping: the query is written as it is.
+			q := linkExpires + "=" + strconv.FormatInt(exp.Unix(), 10) + "&" + linkSignature + "=" + sign(m, o.Path, exp.Unix())
+			out[i] = OutputLink{Path: o.Path + "?" + q, ExpiresAt: exp}
 		}
 	}
 	return out
@@ -136,7 +145,7 @@ func (w *World) CheckLink(f File, query url.Values, authorization bool) (LinkFac
 	if sig == "" || err != nil || exp < 0 {
 		return facts, &LinkRefusal{Status: 403, Code: StorageAccessDenied, Message: "Access Denied"}
 	}
-	if !hmac.Equal([]byte(sig), []byte(w.sign(f.Output.Path, exp))) {
+	if !hmac.Equal([]byte(sig), []byte(sign(w.signer(), f.Output.Path, exp))) {
 		return facts, &LinkRefusal{Status: 403, Code: StorageSignatureInvalid,
 			Message: "The request signature we calculated does not match the signature you provided."}
 	}
