@@ -120,6 +120,7 @@ type LinkRefusal struct {
 	Expires, Now time.Time
 }
 
+// Error says the storage code and message.
 func (e *LinkRefusal) Error() string { return e.Code + ": " + e.Message }
 
 // LinkFacts are what a download's note keeps of the link it used.
