@@ -251,6 +251,8 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.waitFor("the job succeeded", statusIs(picture.ID, "succeeded"))
 		b.waitFor("both thumbnails loaded", `(() => { const imgs = [...document.querySelectorAll('#jd-outputs img')];
 			return imgs.length === 2 && imgs.every(i => i.complete && i.naturalWidth > 0) })()`)
+		b.waitFor("each output says until when its file is kept", `(() => { const ex = [...document.querySelectorAll('#jd-outputs .expiry')];
+			return ex.length === 2 && ex.every(e => e.textContent.startsWith('kept until 2026-01-01T01:0')) })()`)
 		if got := decode[map[string]any](t, control(t, s, "GET", "/_emulator/clock", nil)); got["now"] != "2026-01-01T00:01:00Z" {
 			t.Errorf("the emulator's clock is at %v; want a minute on", got["now"])
 		}

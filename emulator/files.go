@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"bytes"
+	"encoding/xml"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/download"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
 // fileCacheBytes bounds the memory that made output files really hold (their capacity, not only
@@ -28,11 +30,19 @@ func (s *Server) serveFile() handlerFunc {
 		if err != nil {
 			return err
 		}
+		link, err := world.CheckLink(f, r.URL.Query(), r.Header.Get("Authorization") != "")
+		if rec := infoOf(r).rec; rec != nil {
+			rec.link = link
+		}
+		if refused, ok := err.(*sim.LinkRefusal); ok {
+			writeStorageError(w, r, refused)
+			return nil
+		}
 		h := w.Header()
 		h.Set("Content-Type", f.Output.ContentType)
 		h.Set("ETag", fmt.Sprintf(`"%016x-%d"`, f.Output.Seed, len(f.Data)))
 		h.Set("Cache-Control", "private, max-age="+strconv.Itoa(int(f.ExpiresAt.Sub(f.Now).Seconds())))
-		if f.Download != nil {
+		if f.Download != nil && f.Download.Shapes() {
 			// The scenario's shape for this model's files: slow, cut or mislabelled, ranges and all.
 			shaped := download.New(w, r, *f.Download, s.sleep)
 			s.serveContent(shaped, r, f.Finished, f.Data)
@@ -42,6 +52,28 @@ func (s *Server) serveFile() handlerFunc {
 		s.serveContent(w, r, f.Finished, f.Data)
 		return nil
 	}
+}
+
+// writeStorageError answers a refused link as the storage service behind real output links
+// does, S3 here: an XML error body, not the API's problem JSON, which a client must not expect
+// from a file URL.
+func writeStorageError(w http.ResponseWriter, r *http.Request, e *sim.LinkRefusal) {
+	var b bytes.Buffer
+	b.WriteString(xml.Header)
+	b.WriteString("<Error><Code>" + e.Code + "</Code><Message>")
+	_ = xml.EscapeText(&b, []byte(e.Message))
+	b.WriteString("</Message>")
+	if e.Expired {
+		b.WriteString("<Expires>" + e.Expires.UTC().Format(time.RFC3339) + "</Expires><ServerTime>" + e.Now.UTC().Format(time.RFC3339) + "</ServerTime>")
+	}
+	b.WriteString("<RequestId>")
+	_ = xml.EscapeText(&b, []byte(requestID(r)))
+	b.WriteString("</RequestId></Error>")
+	h := w.Header()
+	h.Set("Content-Type", "application/xml")
+	h.Set("Content-Length", strconv.Itoa(b.Len()))
+	w.WriteHeader(e.Status)
+	_, _ = w.Write(b.Bytes())
 }
 
 // serveContent serves bytes whose Content-Type and ETag are set, with the ranges, HEAD and

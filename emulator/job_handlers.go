@@ -14,14 +14,22 @@ type jobJSON = api.Job
 
 // jobBody renders a job, giving its outputs absolute URLs on the address the client used, so
 // they work behind port mapping; once outputs expire their URLs answer 410.
-func (s *Server) jobBody(r *http.Request, v jobs.View) jobJSON { return s.jobBodyAt(baseURL(r), v) }
+func (s *Server) jobBody(r *http.Request, v jobs.View) jobJSON {
+	return s.jobBodyAt(worldOf(r), baseURL(r), v)
+}
 
-// jobBodyAt renders a job for a client that reaches the emulator at base.
-func (s *Server) jobBodyAt(base string, v jobs.View) jobJSON {
+// jobBodyAt renders a job of world for a client that reaches the emulator at base. Each read
+// gives signed links afresh, from the world's clock now.
+func (s *Server) jobBodyAt(world *sim.World, base string, v jobs.View) jobJSON {
 	outputs := make([]api.Output, len(v.Outputs))
+	links := world.OutputLinks(v)
 	for i, o := range v.Outputs {
 		outputs[i] = o.Output
-		outputs[i].URL = base + o.Path
+		outputs[i].URL = base + links[i].Path
+		outputs[i].ExpiresAt = sim.Timestamp(v.OutputsExpireAt)
+		if !links[i].ExpiresAt.IsZero() {
+			outputs[i].URLExpiresAt = sim.Timestamp(links[i].ExpiresAt)
+		}
 	}
 	var jerr *api.JobError
 	if v.Error != nil {

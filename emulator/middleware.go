@@ -93,8 +93,9 @@ type recorder struct {
 	http.ResponseWriter
 	status   int
 	bytes    int
-	writeErr bool   // a write to the connection failed: the client did not get every byte
-	code     string // the problem code, when the answer was an error
+	writeErr bool          // a write to the connection failed: the client did not get every byte
+	code     string        // the problem code, when the answer was an error
+	link     sim.LinkFacts // a download's signed link (files.go), for its note
 
 	account, fault, faultKind string
 	facts                     facts

@@ -131,7 +131,7 @@ func (p *parking) answer(v jobs.View) {
 func (s *Server) answerParked(r *http.Request, p *parking, v jobs.View) {
 	<-p.released
 	rec := p.rec
-	body, err := json.Marshal(s.jobBody(r, v))
+	body, err := json.Marshal(s.jobBodyAt(rec.info.world, baseURL(r), v))
 	if err != nil {
 		s.log.Error("cannot encode a job", "job", v.ID, "error", err)
 		s.logRequest(r, p.tenant.Name(), 0, p.start, p.id)

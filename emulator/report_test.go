@@ -107,9 +107,23 @@ func TestReportNamesEveryFlawOfAClient(t *testing.T) {
 
 	// deprecated-model-used: a model quoted again after its answer said it is deprecated.
 	c.must(200, "PUT", "/_emulator/scenario", map[string]any{"scenario": map[string]any{"name": "retiring", "lifecycle": []any{
-		map[string]any{"match": map[string]any{"model": "test/voice"}, "deprecated_at": "2026-01-01T00:00:00Z"}}}})
+		map[string]any{"match": map[string]any{"model": "test/voice"}, "deprecated_at": "2026-01-01T00:00:00Z"}},
+		"defaults": map[string]any{"download": map[string]any{"url_ttl": "1m"}}}})
 	for _, text := range []string{"hello", "hello again"} {
 		c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/voice", "input": map[string]any{"text": text}})
+	}
+	// stale-link-refetched: a signed link stored, answered 403 once expired, and fetched again.
+	// (download-with-api-key: the expired download above carried the key.)
+	signed := gen(202, quote(), "k6")["id"].(string)
+	advance("5s")
+	link := c.must(200, "GET", "/v1/jobs/"+signed, nil)["outputs"].([]any)[0].(map[string]any)["url"].(string)
+	advance("2m")
+	files := wire{t: t, base: hs.URL}
+	u, _ = url.Parse(link)
+	for range 2 {
+		if status, _, _ := files.do("GET", u.RequestURI(), nil); status != http.StatusForbidden {
+			t.Fatalf("the expired link answered %d", status)
+		}
 	}
 
 	rep := getReport(t, c, "")
@@ -195,10 +209,11 @@ func TestReportIsCleanForACarefulClient(t *testing.T) {
 			break
 		}
 	}
+	files := wire{t: t, base: hs.URL} // no key: file URLs need none
 	for _, o := range job["outputs"].([]any) {
 		u, _ := url.Parse(o.(map[string]any)["url"].(string))
-		c.must(206, "GET", u.Path, nil, "Range", "bytes=0-9") // the start first, then the rest
-		c.must(206, "GET", u.Path, nil, "Range", "bytes=10-")
+		files.must(206, "GET", u.Path, nil, "Range", "bytes=0-9") // the start first, then the rest
+		files.must(206, "GET", u.Path, nil, "Range", "bytes=10-")
 	}
 	advance("2h")
 	if rep := getReport(t, c, ""); len(rep.Findings) != 0 || rep.Examined == 0 {
@@ -279,11 +294,12 @@ func TestReportJudgesWhatTheEmulatorRecorded(t *testing.T) {
 		u, _ := url.Parse(c.must(200, "GET", "/v1/jobs/"+id, nil)["outputs"].([]any)[0].(map[string]any)["url"].(string))
 		return u.Path
 	}
-	c.must(206, "GET", fileOf(tiny), nil, "Range", "bytes=0-9")
+	files := wire{t: t, base: hs.URL}
+	files.must(206, "GET", fileOf(tiny), nil, "Range", "bytes=0-9")
 	wholeFile := fileOf(whole)
 	advance("2s")
 	c.must(200, "GET", "/v1/jobs/"+whole, nil) // a read for fresh links, then the download
-	c.must(200, "GET", wholeFile, nil)
+	files.must(200, "GET", wholeFile, nil)
 	advance("2h")
 	rep = getReport(t, c, "")
 	named := map[string]bool{}

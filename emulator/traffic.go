@@ -119,11 +119,14 @@ func (s *Server) noteDownload(rec *recorder, r *http.Request) {
 		world.Coverage().Hit(evidence.ExpiredDownload)
 	}
 	job := infoOf(r).vars["job"]
-	if r.Method != http.MethodGet || job == "" || rec.status == 0 || (rec.status >= 400 && rec.status != http.StatusGone) {
+	// A refused link is the client's use of a job too: one it stored, or sent its key with.
+	refused := (rec.status == http.StatusForbidden || rec.status == http.StatusBadRequest) && rec.code == ""
+	if r.Method != http.MethodGet || job == "" || rec.status == 0 || (rec.status >= 400 && rec.status != http.StatusGone && !refused) {
 		return
 	}
 	n := evidence.Note{Kind: evidence.Download, Time: rec.received, Job: job, File: r.URL.Path, Status: rec.status,
-		Ranged: r.Header.Get("Range") != "", Sent: int64(rec.bytes)}
+		Ranged: r.Header.Get("Range") != "", Sent: int64(rec.bytes), Authorized: r.Header.Get("Authorization") != "",
+		LinkExpires: rec.link.Expires, LinkExpired: rec.link.Expired}
 	h := rec.Header()
 	switch rec.status {
 	case http.StatusOK:

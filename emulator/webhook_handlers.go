@@ -52,8 +52,8 @@ func newWebhookRun(cfg Config) (webhookRun, error) {
 }
 
 // renderJob is a delivery's data: the job exactly as GET /v1/jobs/{id} answers it.
-func (s *Server) renderJob(base string, v jobs.View) ([]byte, error) {
-	return json.Marshal(s.jobBodyAt(base, v))
+func (s *Server) renderJob(world *sim.World, base string, v jobs.View) ([]byte, error) {
+	return json.Marshal(s.jobBodyAt(world, base, v))
 }
 
 // webhooksBody is GET /_emulator/webhooks.

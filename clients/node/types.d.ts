@@ -267,7 +267,9 @@ export interface Output {
   type: "image" | "video" | "audio";
   /**
    * Where to download the file, without a key; after the output time-to-live it answers `410
-   * output_expired`.
+   * output_expired`. When the scenario signs links (`download.url_ttl`) it carries `expires` and
+   * `signature` query parameters and works until `url_expires_at`; read the job again for a fresh
+   * one.
    */
   url: string;
   /** The file's media type. */
@@ -280,6 +282,17 @@ export interface Output {
   duration_seconds?: number;
   /** The file's length. */
   size_bytes: number;
+  /**
+   * When the file stops being served (the output time-to-live from the job's end), whatever link
+   * names it.
+   */
+  expires_at: string;
+  /**
+   * Only when the scenario signs links (`download.url_ttl`): when this `url` stops working (`403`
+   * in a storage service's XML), `url_ttl` from the read that gave it, cut to the second and never
+   * past `expires_at`. Every read of the job gives a fresh link.
+   */
+  url_expires_at?: string;
 }
 
 /** A generation job. */
@@ -870,7 +883,8 @@ export interface FaultRule {
 /**
  * How a body goes out, for the `download` fault action and a scenario rule's `download`: every
  * field optional, at least one given. Only `2xx` answers are shaped, so a `Range` request resumes
- * a cut download (and is shaped too).
+ * a cut download (and is shaped too). A scenario's `download` may also sign output links
+ * (`url_ttl`, `reject_authorization`); a fault's may not.
  */
 export interface Download {
   /** Throttle the body to this rate. */
@@ -889,6 +903,18 @@ export interface Download {
    * early) or shorter (negative: the bytes past it are never sent) than it is.
    */
   length_delta?: number;
+  /**
+   * Scenario rules only: sign output links, each valid this long from the job read that gave it,
+   * as a duration (`15m`), from `1s` to `168h`. An expired or altered link answers `403` with an
+   * S3-style XML body.
+   */
+  url_ttl?: string;
+  /**
+   * Scenario rules only, with `url_ttl`: a signed link fetched with an `Authorization` header
+   * answers `400 InvalidArgument` ("Only one auth mechanism allowed"), as S3 does; without it the
+   * header is ignored, as MinIO in development does.
+   */
+  reject_authorization?: boolean;
 }
 
 /** A fault rule in force. */
@@ -950,7 +976,7 @@ export interface Report {
 /** One thing the client did that a rule calls wrong. */
 export interface Finding {
   /** The rule's id. */
-  rule: "new-key-on-retry" | "retry-after-ignored" | "poll-too-fast" | "poll-after-terminal" | "retry-unchanged" | "expired-quote" | "quote-reused" | "download-after-expiry" | "outputs-never-downloaded" | "webhook-signature-unchecked" | "webhook-timestamp-unchecked" | "webhook-slow-ack" | "webhook-valid-refused" | "deprecated-model-used";
+  rule: "new-key-on-retry" | "retry-after-ignored" | "poll-too-fast" | "poll-after-terminal" | "retry-unchanged" | "expired-quote" | "quote-reused" | "download-after-expiry" | "outputs-never-downloaded" | "webhook-signature-unchecked" | "webhook-timestamp-unchecked" | "webhook-slow-ack" | "webhook-valid-refused" | "deprecated-model-used" | "download-with-api-key" | "stale-link-refetched";
   /**
    * `error` costs money or data in production, `warning` is wasteful or fragile, `info` is worth a
    * look.
@@ -969,7 +995,7 @@ export interface Finding {
 
 /** One rule the report judges by. */
 export interface Rule {
-  id: "new-key-on-retry" | "retry-after-ignored" | "poll-too-fast" | "poll-after-terminal" | "retry-unchanged" | "expired-quote" | "quote-reused" | "download-after-expiry" | "outputs-never-downloaded" | "deprecated-model-used" | "webhook-signature-unchecked" | "webhook-timestamp-unchecked" | "webhook-slow-ack" | "webhook-valid-refused";
+  id: "new-key-on-retry" | "retry-after-ignored" | "poll-too-fast" | "poll-after-terminal" | "retry-unchanged" | "expired-quote" | "quote-reused" | "download-after-expiry" | "outputs-never-downloaded" | "deprecated-model-used" | "download-with-api-key" | "stale-link-refetched" | "webhook-signature-unchecked" | "webhook-timestamp-unchecked" | "webhook-slow-ack" | "webhook-valid-refused";
   /**
    * `error` costs money or data in production, `warning` is wasteful or fragile, `info` is worth a
    * look.
@@ -1254,6 +1280,12 @@ export interface Snapshot {
       size?: number;
       /** credits_set: the account whose balance was set. */
       account?: string;
+      /** Download: the request carried an `Authorization` header. */
+      authorized?: boolean;
+      /** Download: the expiry a signed link named. */
+      link_expires?: string;
+      /** Download: the signed link was refused for being past its expiry (403). */
+      link_expired?: boolean;
     })[];
   };
   /**
@@ -1393,3 +1425,13 @@ export interface SnapshotWebhooks {
     body: WebhookEvent;
   })[];
 }
+
+/**
+ * An S3-style XML error, as the storage behind real output links answers:
+ * `<Error><Code>AccessDenied</Code><Message>Request has
+ * expired</Message><Expires>…</Expires><ServerTime>…</ServerTime><RequestId>…</RequestId></Error>`.
+ * `Code` is `AccessDenied` (no signature, or `Request has expired`), `SignatureDoesNotMatch` (an
+ * altered link) or `InvalidArgument` (`Only one auth mechanism allowed`). Not a problem body:
+ * storage is not the API.
+ */
+export type StorageError = string;

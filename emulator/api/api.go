@@ -93,6 +93,11 @@ type Output struct {
 	Height      int     `json:"height,omitempty"`
 	Duration    float64 `json:"duration_seconds,omitempty"`
 	SizeBytes   int64   `json:"size_bytes"`
+	// ExpiresAt is when the file stops being served, whatever link names it.
+	ExpiresAt string `json:"expires_at"`
+	// URLExpiresAt appears when the scenario signs links (download.url_ttl): when this URL stops
+	// working. Reading the job again gives a fresh one.
+	URLExpiresAt string `json:"url_expires_at,omitempty"`
 }
 
 // JobError is why a job failed or expired.
@@ -341,6 +346,17 @@ type Download struct {
 	Pause          Duration `json:"pause,omitempty" yaml:"pause"`                       // wait this long between chunks, at most 10s
 	CutAfter       int      `json:"cut_after,omitempty" yaml:"cut_after"`               // close the connection after this many bytes of body
 	LengthDelta    int      `json:"length_delta,omitempty" yaml:"length_delta"`         // Content-Length says this many bytes more (or fewer) than are sent
+	// URLTTL signs output links, each valid this long from the job read that gave it (a
+	// scenario's download only; a fault shapes a body, not a link).
+	URLTTL Duration `json:"url_ttl,omitempty" yaml:"url_ttl"`
+	// RejectAuthorization answers a signed link fetched with an Authorization header 400, as S3
+	// does; without it the header is ignored, as MinIO in development does.
+	RejectAuthorization bool `json:"reject_authorization,omitempty" yaml:"reject_authorization"`
+}
+
+// Shapes reports whether the download changes how a body goes out, beyond how links are signed.
+func (d Download) Shapes() bool {
+	return d.BytesPerSecond != 0 || d.ChunkBytes != 0 || d.Pause != 0 || d.CutAfter != 0 || d.LengthDelta != 0
 }
 
 // FaultMatch selects the requests a fault, rate limit or latency rule applies to; every field

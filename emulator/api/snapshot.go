@@ -215,6 +215,11 @@ type SnapshotNote struct {
 	Sent    int64  `json:"sent,omitempty"`
 	Size    int64  `json:"size,omitempty"`
 	Account string `json:"account,omitempty"`
+	// Authorized says a download carried an Authorization header; LinkExpires is the expiry a
+	// signed link named, and LinkExpired says it was refused for being past it.
+	Authorized  bool   `json:"authorized,omitempty"`
+	LinkExpires string `json:"link_expires,omitempty"`
+	LinkExpired bool   `json:"link_expired,omitempty"`
 }
 
 // SnapshotResult is the answer to PUT /_emulator/snapshot.

@@ -14,8 +14,10 @@
 //   - keeps using a model after its answers said it is deprecated (deprecated-model-used).
 //
 // The careful client remembers the inputs the content policy refused and does not send them
-// again, moves to a deprecated model's successor-version as soon as an answer names it, and
-// reports a partial result (some outputs filtered out) as what it is.
+// again, moves to a deprecated model's successor-version as soon as an answer names it,
+// reports a partial result (some outputs filtered out) as what it is, sends its key to the API
+// only (never to a file URL), and reads the job again for a fresh link when a signed one has
+// expired (403).
 package mediagen
 
 import (
@@ -138,8 +140,15 @@ func (c *Client) Render(ctx context.Context, model string, input map[string]any)
 	if !c.Careful {
 		return res, nil // naive: the caller may download later (it never does)
 	}
-	for _, u := range res.URLs {
+	for i, u := range res.URLs {
 		data, err := c.download(ctx, u)
+		if e := (*Error)(nil); errors.As(err, &e) && e.Status == http.StatusForbidden {
+			// A signed link may expire before its file does: a read of the job gives a fresh one.
+			if err = c.call(ctx, http.MethodGet, "/v1/jobs/"+job.ID, nil, "", &job); err == nil && i < len(job.Outputs) {
+				res.URLs[i] = job.Outputs[i].URL
+				data, err = c.download(ctx, res.URLs[i])
+			}
+		}
 		if err != nil {
 			return res, err
 		}

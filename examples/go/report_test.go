@@ -2,7 +2,9 @@ package mediagen_test
 
 import (
 	"context"
+	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,5 +55,37 @@ func TestTheCarefulClientGetsACleanReport(t *testing.T) {
 	rep := exercise(t, emu, true)
 	if len(rep.Findings) != 0 || rep.Examined == 0 {
 		t.Errorf("the careful client got %+v", rep)
+	}
+}
+
+// expireFirstDownload moves the emulator's clock past a signed link's life just before the
+// first file is fetched, as a slow consumer would find it.
+type expireFirstDownload struct {
+	emu  *emulatortest.Emulator
+	done bool
+}
+
+func (x *expireFirstDownload) RoundTrip(r *http.Request) (*http.Response, error) {
+	if strings.HasPrefix(r.URL.Path, "/files/") && !x.done {
+		x.done = true
+		x.emu.Advance(2 * time.Minute)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestTheCarefulClientRefreshesAnExpiredLink: a signed link found expired (403) is not fetched
+// again; the careful client reads the job for a fresh one, and the report finds nothing.
+func TestTheCarefulClientRefreshesAnExpiredLink(t *testing.T) {
+	emu := emulatortest.Start(t, emulatortest.WithManualClock(), emulatortest.WithScenario("testdata/signed-links.yaml"))
+	emu.FailOnRules(t)
+	c := &mediagen.Client{BaseURL: emu.URL, Key: emu.Keys.All, Careful: true, Sleep: emu.Advance,
+		HTTP: &http.Client{Transport: &expireFirstDownload{emu: emu}}}
+	res, err := c.Render(context.Background(), "fal-ai/flux/dev", map[string]any{"prompt": "a lighthouse at dawn"})
+	if err != nil || len(res.Files) != 1 || len(res.Files[0]) == 0 {
+		t.Fatalf("render: %v, %d files", err, len(res.Files))
+	}
+	cov := emu.Coverage(t, "tenant", "link expired", "link refreshed")
+	if len(cov.RequiredMissing) != 0 {
+		t.Errorf("coverage lacks %v", cov.RequiredMissing)
 	}
 }

@@ -130,7 +130,9 @@ class CarefulClient:
 
     def _send(self, method, path, body, headers):
         url = path if path.startswith("http") else self.base_url + path
-        hdrs = {"Authorization": "Bearer " + self.api_key, **(headers or {})}
+        hdrs = dict(headers or {})
+        if not path.startswith("http"):  # Careful: the key goes to the API, never to a file URL
+            hdrs["Authorization"] = "Bearer " + self.api_key
         data = None
         if body is not None:
             data = json.dumps(body).encode()

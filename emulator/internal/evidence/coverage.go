@@ -168,6 +168,8 @@ var (
 	Partial         Index // "partial result": a job made with some outputs filtered out
 	ModelDeprecated Index // "model deprecated": an answer about a deprecated model
 	ModelRetired    Index // "model retired": an answer about a retired model
+	LinkExpired     Index // "link expired": a signed output link refused for being past its expiry
+	LinkRefreshed   Index // "link refreshed": a file fetched at a sound link after its link had expired
 )
 
 // errorKey finds an error case without building its id.
@@ -222,6 +224,8 @@ func init() {
 	Partial = add("partial result", GroupFlows)
 	ModelDeprecated = add("model deprecated", GroupFlows)
 	ModelRetired = add("model retired", GroupFlows)
+	LinkExpired = add("link expired", GroupFlows)
+	LinkRefreshed = add("link refreshed", GroupFlows)
 	for _, k := range FaultKinds {
 		byFault[k] = add("fault "+k, GroupFaults)
 	}

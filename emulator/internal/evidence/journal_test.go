@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -298,5 +299,27 @@ func TestExportListsEveryEntryAsListDoes(t *testing.T) {
 		if all[i].Seq != listed[i].Seq || string(all[i].RequestBody) != string(listed[i].RequestBody) {
 			t.Errorf("entry %d: Export %+v, List %+v", i, all[i], listed[i])
 		}
+	}
+}
+
+// A download's link facts go through a snapshot: the key it carried, the expiry its signed link
+// named and whether that link was refused as expired; a bad expiry is reported at its pointer.
+func TestNotesCarryLinkFactsThroughASnapshot(t *testing.T) {
+	j := NewBounded(10, 1<<20)
+	at := time.Date(2026, 1, 1, 0, 20, 0, 0, time.UTC)
+	exp := at.Add(-5 * time.Minute)
+	j.AddNote(Note{Kind: Download, Time: at, Job: "j1", File: "/files/j1/0.png", Status: 403, Authorized: true, LinkExpires: exp, LinkExpired: true}, 0)
+	doc := j.ExportNotes()
+	back := NewBounded(10, 1<<20)
+	back.Restore(nil, doc, func(ptr, msg string) { t.Errorf("%s: %s", ptr, msg) })
+	log, _ := back.Log()
+	if len(log) != 1 || log[0].Note == nil || !log[0].Note.Authorized || !log[0].Note.LinkExpired || !log[0].Note.LinkExpires.Equal(exp) {
+		t.Fatalf("restored %+v", log)
+	}
+	doc.Entries[0].LinkExpires = "soon"
+	var problems []string
+	NewBounded(10, 1<<20).Restore(nil, doc, func(ptr, msg string) { problems = append(problems, ptr) })
+	if len(problems) != 1 || problems[0] != "/entries/0/link_expires" {
+		t.Errorf("a bad link expiry: %v", problems)
 	}
 }

@@ -14,7 +14,7 @@ import (
 const (
 	// maxNoteText bounds each text field of a note, so a note costs at most noteBytes.
 	maxNoteText = 128
-	noteBytes   = 3*maxNoteText + 96
+	noteBytes   = 3*maxNoteText + 160
 )
 
 // NoteKind says what a note records.
@@ -39,6 +39,12 @@ type Note struct {
 	// snapshot), which counts a 2xx as whole.
 	Start, Sent, Size int64
 	Account           string // CreditsSet: the account whose balance was set
+	// Download: Authorized says the request carried an Authorization header (the API key, sent
+	// to storage); LinkExpires is the expiry a signed link named, and LinkExpired says the link
+	// was refused for being past it (403).
+	Authorized  bool
+	LinkExpires time.Time
+	LinkExpired bool
 }
 
 // clip cuts a note's text to maxNoteText bytes (a cut id matches nothing, which is the aim),
@@ -51,8 +57,13 @@ func clip(s string) string {
 var kindNames = map[NoteKind]string{Download: "download", CreditsSet: "credits_set"}
 
 func (n *Note) export() api.SnapshotNote {
-	return api.SnapshotNote{Kind: kindNames[n.Kind], Time: stamp(n.Time), Job: n.Job, File: n.File, Status: n.Status,
-		Ranged: n.Ranged, Start: n.Start, Sent: n.Sent, Size: n.Size, Account: n.Account}
+	out := api.SnapshotNote{Kind: kindNames[n.Kind], Time: stamp(n.Time), Job: n.Job, File: n.File, Status: n.Status,
+		Ranged: n.Ranged, Start: n.Start, Sent: n.Sent, Size: n.Size, Account: n.Account,
+		Authorized: n.Authorized, LinkExpired: n.LinkExpired}
+	if !n.LinkExpires.IsZero() {
+		out.LinkExpires = stamp(n.LinkExpires)
+	}
+	return out
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
@@ -76,6 +87,11 @@ func importNotes(in api.SnapshotNotes, max int, report func(ptr, msg string)) ([
 	for i, e := range in.Entries {
 		at := "/entries/" + strconv.Itoa(i)
 		t, err := time.Parse(time.RFC3339Nano, e.Time)
+		var linkExpires time.Time
+		var linkErr error
+		if e.LinkExpires != "" {
+			linkExpires, linkErr = time.Parse(time.RFC3339Nano, e.LinkExpires)
+		}
 		kind := NoteKind(0)
 		for k, name := range kindNames {
 			if name == e.Kind {
@@ -87,6 +103,8 @@ func importNotes(in api.SnapshotNotes, max int, report func(ptr, msg string)) ([
 			report(at+"/kind", "download or credits_set")
 		case err != nil:
 			report(at+"/time", "not an RFC 3339 time")
+		case linkErr != nil:
+			report(at+"/link_expires", "not an RFC 3339 time")
 		case len(e.Job) > maxNoteText || len(e.File) > maxNoteText || len(e.Account) > maxNoteText:
 			report(at, "a note's job, file and account are at most "+strconv.Itoa(maxNoteText)+" bytes each")
 		case e.Status < 0 || e.Status > 999:
@@ -95,7 +113,8 @@ func importNotes(in api.SnapshotNotes, max int, report func(ptr, msg string)) ([
 			report(at, "a note's start, sent and size are not negative")
 		default:
 			out = append(out, Note{Kind: kind, Time: t, Job: e.Job, File: e.File, Status: e.Status, Ranged: e.Ranged,
-				Start: e.Start, Sent: e.Sent, Size: e.Size, Account: e.Account})
+				Start: e.Start, Sent: e.Sent, Size: e.Size, Account: e.Account,
+				Authorized: e.Authorized, LinkExpires: linkExpires, LinkExpired: e.LinkExpired})
 		}
 	}
 	return out, dropped

@@ -37,6 +37,8 @@ const (
 	DownloadAfterExpiry    = "download-after-expiry"
 	OutputsNeverDownloaded = "outputs-never-downloaded"
 	DeprecatedModelUsed    = "deprecated-model-used"
+	DownloadWithAPIKey     = "download-with-api-key"
+	StaleLinkRefetched     = "stale-link-refetched"
 )
 
 // Polling: a job polled again sooner than PollFloor after its last poll, on the tenant's clock
@@ -62,6 +64,8 @@ var Rules = []api.Rule{
 	{ID: DownloadAfterExpiry, Severity: api.SeverityWarning, Title: "An output downloaded after it expired"},
 	{ID: OutputsNeverDownloaded, Severity: api.SeverityInfo, Title: "A succeeded job whose outputs expired without being downloaded"},
 	{ID: DeprecatedModelUsed, Severity: api.SeverityWarning, Title: "A deprecated model used again after an answer announced its deprecation"},
+	{ID: DownloadWithAPIKey, Severity: api.SeverityWarning, Title: "An output downloaded with the API key in an Authorization header"},
+	{ID: StaleLinkRefetched, Severity: api.SeverityWarning, Title: "An output link answered 403 expired fetched again instead of reading the job for a fresh one"},
 }
 
 // severity is each rule's severity, by id.
@@ -107,10 +111,11 @@ type Input struct {
 func Judge(in Input) []api.Finding {
 	j := judge{in: in, quotes: map[string]quoteSeen{}, quoteUsed: map[string]uint64{}, attempts: map[string]attempt{}, seed: maphash.MakeSeed(),
 		jobs: map[string]*jobSeen{}, waits: map[string]wait{}, failed: map[string]*failure{}, downloads: map[string][]*Note{},
-		explained: map[uint64]bool{}}
+		explained: map[uint64]bool{}, expiredLinks: map[string]*expiredLink{}, keyed: map[string]int{}}
 	for i := range in.Log {
 		ev := &in.Log[i]
 		if ev.Note != nil {
+			j.staleLink(ev)
 			j.note(ev.Note)
 			continue
 		}
@@ -137,6 +142,19 @@ type judge struct {
 	downloads map[string][]*Note       // by job
 	later     []func()                 // reasons written once their counts are final
 	announced map[string]*announcement // account and deprecated model -> what was seen
+
+	expiredLinks map[string]*expiredLink // file path -> the link last refused as expired
+	keyed        map[string]int          // job -> its downloads that carried an Authorization header
+	keyedOrder   []string
+}
+
+// expiredLink is a signed link answered 403 expired, and what became of it.
+type expiredLink struct {
+	expires  time.Time
+	answered uint64 // the arrival number handed out last when the refusal was written
+	job      string
+	again    int
+	finding  int // index in out, or -1 before the first fetch again
 }
 
 type quoteSeen struct {
@@ -303,11 +321,49 @@ func (j *judge) note(n *Note) {
 			}
 		}
 	case Download:
+		if n.Authorized {
+			if j.keyed[n.Job] == 0 {
+				j.keyedOrder = append(j.keyedOrder, n.Job)
+			}
+			j.keyed[n.Job]++
+		}
 		j.downloads[n.Job] = append(j.downloads[n.Job], n)
 		if js := j.jobs[n.Job]; js != nil && js.pending {
 			js.rereads, js.pending = js.rereads[:len(js.rereads)-1], false
 		}
 	}
+}
+
+// staleLink judges stale-link-refetched: a signed link answered 403 expired, fetched again —
+// the same file at the same expiry — instead of the fresh link a read of the job gives. A fetch
+// that arrived before the refusal was written was in flight already (a parallel download).
+func (j *judge) staleLink(ev *Event) {
+	n := ev.Note
+	if n.Kind != Download || n.LinkExpires.IsZero() {
+		return
+	}
+	if prev, ok := j.expiredLinks[n.File]; ok && prev.expires.Equal(n.LinkExpires) && ev.Arrival > prev.answered {
+		prev.again++
+		if prev.finding < 0 {
+			prev.finding = j.add(StaleLinkRefetched, "", j.lastSeen(prev.job))
+			j.later = append(j.later, func() {
+				j.out[prev.finding].Reason = fmt.Sprintf("%s was fetched %d more time(s) at a link answered 403 (expired at %s): read the job again (GET /v1/jobs/{id}) for a fresh link instead of reusing a stored one",
+					clipText(n.File), prev.again, prev.expires.UTC().Format(time.RFC3339))
+			})
+		}
+		return
+	}
+	if n.LinkExpired {
+		j.expiredLinks[n.File] = &expiredLink{expires: n.LinkExpires, answered: ev.Answered, job: n.Job, finding: -1}
+	}
+}
+
+// lastSeen is the latest entry that showed a job, or 0 when none did.
+func (j *judge) lastSeen(id string) uint64 {
+	if js := j.jobs[id]; js != nil {
+		return js.lastSeen
+	}
+	return 0
 }
 
 // entry judges one request against what came before it.
@@ -548,6 +604,10 @@ func (j *judge) finish() {
 			j.add(PollAfterTerminal, fmt.Sprintf("job %s was read %d time(s) after an answer showed it %s: stop polling once a job is succeeded, failed, canceled or expired",
 				clipText(id), len(polls), js.terminalStatus), append([]uint64{js.terminalSeq}, polls...)...)
 		}
+	}
+	for _, id := range j.keyedOrder {
+		j.add(DownloadWithAPIKey, fmt.Sprintf("outputs of job %s were downloaded %d time(s) with an Authorization header: output URLs need no key, and storage such as S3 refuses a signed link that also carries one (400) while others log it; send the key to /v1 only",
+			clipText(id), j.keyed[id]), j.lastSeen(id))
 	}
 	late := map[string]bool{}
 	for _, id := range j.jobOrder {

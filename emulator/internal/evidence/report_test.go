@@ -68,6 +68,18 @@ func (c *client) fetch(job string, status int, start, sent int64) {
 	c.log = append(c.log, Event{Note: &n, Arrival: c.arrival, Answered: c.arrival})
 }
 
+// link fetches a job's output at a signed link that expires at exp: answered 403 when the
+// clock is past it, else whole; key says the request carried an Authorization header.
+func (c *client) link(job string, exp time.Time, key bool) {
+	c.arrival++
+	n := Note{Kind: Download, Time: c.now, Job: job, File: "/files/" + job + "/0.png", Status: 200, Sent: 100, Size: 100,
+		LinkExpires: exp, Authorized: key}
+	if !c.now.Before(exp) {
+		n.Status, n.Sent, n.Size, n.LinkExpired = 403, 0, 0, true
+	}
+	c.log = append(c.log, Event{Note: &n, Arrival: c.arrival, Answered: c.arrival})
+}
+
 // download fetches a job's output whole.
 func (c *client) download(job string, status int) { c.fetch(job, status, 0, 100) }
 
@@ -286,6 +298,57 @@ var cases = []ruleCase{
 			c.use("old", 200) // the answer that announces it
 			c.use("new", 200) // the successor
 			c.use("new", 200)
+		}},
+	{rule: DownloadWithAPIKey,
+		fires: func(c *client) {
+			c.poll("j1", "succeeded")
+			c.link("j1", c.now.Add(15*time.Minute), true)
+			c.link("j1", c.now.Add(15*time.Minute), true)
+		},
+		seqs:   []uint64{1},
+		reason: "2 time(s)",
+		quiet: func(c *client) {
+			c.poll("j1", "succeeded")
+			c.link("j1", c.now.Add(15*time.Minute), false)
+			c.download("j1", 200)
+		}},
+	{rule: StaleLinkRefetched,
+		fires: func(c *client) {
+			c.poll("j1", "succeeded")
+			exp := c.now.Add(15 * time.Minute)
+			c.link("j1", exp, false)
+			c.sleep(20 * time.Minute)
+			c.link("j1", exp, false) // 403: the link it stored has expired
+			c.sleep(time.Second)
+			c.link("j1", exp, false) // the same link again
+			c.poll("j1", "succeeded")
+			c.link("j1", exp, false) // read the job, yet kept the old link
+		},
+		seqs:   []uint64{1},
+		reason: "2 more time(s)",
+		quiet: func(c *client) {
+			c.poll("j1", "succeeded")
+			exp := c.now.Add(15 * time.Minute)
+			c.link("j1", exp, false)
+			c.sleep(20 * time.Minute)
+			c.link("j1", exp, false) // 403: expired
+			c.poll("j1", "succeeded")
+			c.link("j1", c.now.Add(15*time.Minute), false) // the fresh link the read gave
+		}},
+	{rule: StaleLinkRefetched, // parallel downloads of one stored link, both in flight before the 403
+		fires: func(c *client) {
+			exp := c.now
+			c.link("j1", exp, false)
+			c.link("j1", exp, false)
+		},
+		seqs: nil,
+		quiet: func(c *client) {
+			exp := c.now
+			c.arrival += 2
+			for i := range 2 {
+				n := Note{Kind: Download, Time: c.now, Job: "j1", File: "/files/j1/0.png", Status: 403, LinkExpires: exp, LinkExpired: true}
+				c.log = append(c.log, Event{Note: &n, Arrival: c.arrival - 1 + uint64(i), Answered: c.arrival})
+			}
 		}},
 }
 

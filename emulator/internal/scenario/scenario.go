@@ -168,10 +168,13 @@ func (s *Scenario) LatencyFor(method, urlPath string, m *catalog.Model) (int, bo
 // with a Content-Length LengthDelta bytes off the truth. Zero fields do nothing.
 type Download = api.Download
 
-// Bounds of a download shape: a chunk is at most a MiB, a pause at most 10 seconds.
+// Bounds of a download shape: a chunk is at most a MiB, a pause at most 10 seconds; a signed
+// link lives from a second to a week (S3's longest presigned URL).
 const (
 	MaxChunkBytes = 1 << 20
 	MaxPause      = 10 * time.Second
+	MinURLTTL     = time.Second
+	MaxURLTTL     = 7 * 24 * time.Hour
 )
 
 // CheckDownload validates a download shape; each problem begins with the path of its field
@@ -179,7 +182,7 @@ const (
 func CheckDownload(d *Download, where string) error {
 	switch {
 	case *d == Download{}:
-		return fmt.Errorf("%s: give at least one of bytes_per_second, chunk_bytes, pause, cut_after or length_delta", where)
+		return fmt.Errorf("%s: give at least one of bytes_per_second, chunk_bytes, pause, cut_after, length_delta or url_ttl", where)
 	case d.BytesPerSecond < 0:
 		return fmt.Errorf("%s.bytes_per_second must be at least 1 (absent: no throttle)", where)
 	case d.ChunkBytes < 0 || d.ChunkBytes > MaxChunkBytes:
@@ -188,6 +191,10 @@ func CheckDownload(d *Download, where string) error {
 		return fmt.Errorf("%s.pause must be between 0s and %s", where, MaxPause)
 	case d.CutAfter < 0:
 		return fmt.Errorf("%s.cut_after must be at least 1 byte (absent: no cut)", where)
+	case d.URLTTL != 0 && (time.Duration(d.URLTTL) < MinURLTTL || time.Duration(d.URLTTL) > MaxURLTTL):
+		return fmt.Errorf("%s.url_ttl must be between %s and %s", where, MinURLTTL, MaxURLTTL)
+	case d.RejectAuthorization && d.URLTTL == 0:
+		return fmt.Errorf("%s.reject_authorization applies to signed links: give url_ttl too", where)
 	}
 	return nil
 }
@@ -446,6 +453,9 @@ func CheckFault(f *Fault) error {
 	case api.FaultDownload:
 		if f.Download == nil {
 			return fmt.Errorf("download: the download action needs a download shape such as {\"bytes_per_second\": 65536}")
+		}
+		if f.Download.URLTTL != 0 || f.Download.RejectAuthorization {
+			return fmt.Errorf("download: url_ttl and reject_authorization sign a scenario's output links; a fault's download shapes a body only")
 		}
 		if err := CheckDownload(f.Download, "download"); err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 )
@@ -256,6 +257,7 @@ func FuzzParse(f *testing.F) {
 		"defaults: {queue: {uniform: {min: 5s, max: 1s}}}\n", "a: &a [*a]\n", "", "- 1\n", "defaults: 1\n",
 		"latency:\n  - match: {path: /v1/**}\n    delay: {lognormal: {median: 1s, p99: 2s, max: 3s}}\n",
 		"defaults: {download: {bytes_per_second: 100, cut_after: 10, length_delta: -5}}\n",
+		"overrides:\n  - match: {model: \"a/**\"}\n    download: {url_ttl: 15m, reject_authorization: true}\n",
 		"rate_limits:\n  - match: {path: /v1/jobs/*}\n    limit: 1\n    per: 1m\n    per_job: true\n    retry_after_format: date\n",
 		"defaults: {refusal_rate: 0.1, filter_rate: 0.5}\n",
 		"lifecycle:\n  - match: {model: \"a/**\"}\n    deprecated_at: 2026-01-01T00:00:00Z\n    sunset: \"2026-02-01T00:00:00Z\"\n    replacement: b\n",
@@ -497,5 +499,51 @@ latency:
 	}
 	if got := Pointer("rate_limits[1].retry_after_format \"x\" must be", false); got != "/rate_limits/1/retry_after_format" {
 		t.Errorf("scenario pointer = %q", got)
+	}
+}
+
+// TestSignedLinkSettingsAreChecked: url_ttl within its bounds, reject_authorization only with
+// it, and neither on a fault's download, which shapes a body rather than a link; an override's
+// download stands for the model as a whole.
+func TestSignedLinkSettingsAreChecked(t *testing.T) {
+	t.Parallel()
+	_, err := Parse("s.yaml", []byte(`defaults:
+  download: {url_ttl: 500ms}
+overrides:
+  - match: {model: a/*}
+    download: {reject_authorization: true}
+  - match: {model: b/*}
+    download: {url_ttl: 200h}
+faults:
+  - match: {path: /files/**}
+    action: download
+    download: {url_ttl: 1m}
+`))
+	for _, want := range []string{
+		"s.yaml:2: defaults.download.url_ttl must be between 1s and 168h0m0s",
+		"s.yaml:5: overrides[0].download.reject_authorization applies to signed links: give url_ttl too",
+		"s.yaml:7: overrides[1].download.url_ttl must be between 1s and 168h0m0s",
+		"s.yaml:9: faults[0]: download: url_ttl and reject_authorization sign a scenario's output links",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("problems lack %q:\n%v", want, err)
+		}
+	}
+	sc, err := Parse("ok.yaml", []byte(`defaults:
+  download: {url_ttl: 15m}
+overrides:
+  - match: {model: "a/**"}
+    download: {url_ttl: 1m, reject_authorization: true}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]api.Download{
+		"a/b/c": {URLTTL: api.Duration(time.Minute), RejectAuthorization: true},
+		"b/c":   {URLTTL: api.Duration(15 * time.Minute)},
+	} {
+		if got := sc.Effective(&catalog.Model{ID: id}).Download; got == nil || *got != want {
+			t.Errorf("%s: download %+v, want %+v", id, got, want)
+		}
 	}
 }

@@ -79,9 +79,10 @@ type Config struct {
 	WebhookSender webhooks.Sender
 	// WebhookRender is a job as GET /v1/jobs/{id} shows it to a client reaching the emulator
 	// at base, a delivery's data.
-	WebhookRender func(base string, v jobs.View) ([]byte, error)
+	WebhookRender func(w *World, base string, v jobs.View) ([]byte, error)
 
-	maker *media.Maker // made from Media by withDefaults, shared by every world
+	maker   *media.Maker // made from Media by withDefaults, shared by every world
+	linkKey []byte       // the run's secret for signed output links (links.go)
 }
 
 // clockMode is the mode a new world's clock starts in.
@@ -132,6 +133,7 @@ func (c Config) withDefaults() Config {
 		c.Coverage = evidence.NewCounts(nil)
 	}
 	c.maker = media.NewMaker(c.Media)
+	c.linkKey = newLinkKey(c.Seeded, c.Seed)
 	return c
 }
 

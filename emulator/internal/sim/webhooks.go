@@ -29,7 +29,7 @@ func (w *World) newHub() *webhooks.Hub {
 			if base == "" {
 				base = DefaultBase
 			}
-			return w.cfg.WebhookRender(base, v)
+			return w.cfg.WebhookRender(w, base, v)
 		},
 		OnAttempt: func(kind, outcome string) {
 			w.coverage.Webhook(kind, outcome)

@@ -70,6 +70,7 @@ type World struct {
 
 	scenario atomic.Pointer[scenario.Scenario]
 	waiting  atomic.Int64 // generations blocked waiting for their job
+	stale    staleFiles   // files last asked for at an expired link (links.go)
 
 	waitingChanged signal
 

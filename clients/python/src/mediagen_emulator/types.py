@@ -288,12 +288,17 @@ class _OutputRequired(TypedDict):
     #: What the model makes.
     type: Literal["image", "video", "audio"]
     #: Where to download the file, without a key; after the output time-to-live it answers `410
-    #: output_expired`.
+    #: output_expired`. When the scenario signs links (`download.url_ttl`) it carries `expires` and
+    #: `signature` query parameters and works until `url_expires_at`; read the job again for a fresh
+    #: one.
     url: str
     #: The file's media type.
     content_type: str
     #: The file's length.
     size_bytes: int
+    #: When the file stops being served (the output time-to-live from the job's end), whatever link
+    #: names it.
+    expires_at: str
 
 
 class Output(_OutputRequired, total=False):
@@ -305,6 +310,10 @@ class Output(_OutputRequired, total=False):
     height: int
     #: For audio and video.
     duration_seconds: float
+    #: Only when the scenario signs links (`download.url_ttl`): when this `url` stops working (`403`
+    #: in a storage service's XML), `url_ttl` from the read that gave it, cut to the second and never
+    #: past `expires_at`. Every read of the job gives a fresh link.
+    url_expires_at: str
 
 
 class _JobRequired(TypedDict):
@@ -842,7 +851,8 @@ class FaultRule(TypedDict, total=False):
 class Download(TypedDict, total=False):
     """How a body goes out, for the `download` fault action and a scenario rule's `download`:
     every field optional, at least one given. Only `2xx` answers are shaped, so a `Range`
-    request resumes a cut download (and is shaped too).
+    request resumes a cut download (and is shaped too). A scenario's `download` may also
+    sign output links (`url_ttl`, `reject_authorization`); a fault's may not.
     """
 
     #: Throttle the body to this rate.
@@ -857,6 +867,14 @@ class Download(TypedDict, total=False):
     #: `Content-Length` says the body is this many bytes longer (positive: the connection closes
     #: early) or shorter (negative: the bytes past it are never sent) than it is.
     length_delta: int
+    #: Scenario rules only: sign output links, each valid this long from the job read that gave it,
+    #: as a duration (`15m`), from `1s` to `168h`. An expired or altered link answers `403` with an
+    #: S3-style XML body.
+    url_ttl: str
+    #: Scenario rules only, with `url_ttl`: a signed link fetched with an `Authorization` header
+    #: answers `400 InvalidArgument` ("Only one auth mechanism allowed"), as S3 does; without it the
+    #: header is ignored, as MinIO in development does.
+    reject_authorization: bool
 
 
 class _FaultRequired(TypedDict):
@@ -931,7 +949,7 @@ class _FindingRequired(TypedDict):
     """The fields of Finding that are always present."""
 
     #: The rule's id.
-    rule: Literal["new-key-on-retry", "retry-after-ignored", "poll-too-fast", "poll-after-terminal", "retry-unchanged", "expired-quote", "quote-reused", "download-after-expiry", "outputs-never-downloaded", "webhook-signature-unchecked", "webhook-timestamp-unchecked", "webhook-slow-ack", "webhook-valid-refused", "deprecated-model-used"]
+    rule: Literal["new-key-on-retry", "retry-after-ignored", "poll-too-fast", "poll-after-terminal", "retry-unchanged", "expired-quote", "quote-reused", "download-after-expiry", "outputs-never-downloaded", "webhook-signature-unchecked", "webhook-timestamp-unchecked", "webhook-slow-ack", "webhook-valid-refused", "deprecated-model-used", "download-with-api-key", "stale-link-refetched"]
     #: `error` costs money or data in production, `warning` is wasteful or fragile, `info` is worth a
     #: look.
     severity: Literal["error", "warning", "info"]
@@ -952,7 +970,7 @@ class Finding(_FindingRequired, total=False):
 class Rule(TypedDict):
     """One rule the report judges by."""
 
-    id: Literal["new-key-on-retry", "retry-after-ignored", "poll-too-fast", "poll-after-terminal", "retry-unchanged", "expired-quote", "quote-reused", "download-after-expiry", "outputs-never-downloaded", "deprecated-model-used", "webhook-signature-unchecked", "webhook-timestamp-unchecked", "webhook-slow-ack", "webhook-valid-refused"]
+    id: Literal["new-key-on-retry", "retry-after-ignored", "poll-too-fast", "poll-after-terminal", "retry-unchanged", "expired-quote", "quote-reused", "download-after-expiry", "outputs-never-downloaded", "deprecated-model-used", "download-with-api-key", "stale-link-refetched", "webhook-signature-unchecked", "webhook-timestamp-unchecked", "webhook-slow-ack", "webhook-valid-refused"]
     #: `error` costs money or data in production, `warning` is wasteful or fragile, `info` is worth a
     #: look.
     severity: Literal["error", "warning", "info"]
@@ -1239,6 +1257,16 @@ class SnapshotWebhooks(TypedDict):
 
     config: Optional[WebhookConfig]
     pending: List[Dict[str, Any]]
+
+
+StorageError = str
+"""An S3-style XML error, as the storage behind real output links answers:
+`<Error><Code>AccessDenied</Code><Message>Request has
+expired</Message><Expires>…</Expires><ServerTime>…</ServerTime><RequestId>…</RequestId></Error>`.
+`Code` is `AccessDenied` (no signature, or `Request has expired`), `SignatureDoesNotMatch`
+(an altered link) or `InvalidArgument` (`Only one auth mechanism allowed`). Not a problem
+body: storage is not the API.
+"""
 
 
 FaultMatch = RequestMatch

@@ -473,7 +473,8 @@ async function loadJobDetail(force = true) {
 
 function drawJobDetail(j) {
   const box = $('#job-detail');
-  const outKey = (j.outputs || []).map(o => o.url).join(' ');
+  // Keyed by the files, not their links: a signed link changes on every read.
+  const outKey = (j.outputs || []).map(o => o.url.split('?')[0]).join(' ');
   const key = j.id + '|' + outKey;
   // Rebuild the outputs only when they change, so a playing video is not restarted by an update.
   if (state.jobs.detailKey !== key || !$('#jd-head', box)) {
@@ -525,6 +526,7 @@ function drawJobDetail(j) {
     errBox.replaceChildren(...(j.error ? [el('h3', { text: 'Error' }),
       el('div', { class: 'error-box' }, el('code', { text: j.error.code }), ' — ', j.error.message)] : []));
   }
+  refreshLinks($('#jd-outputs', box), j);
   const input = pretty(j.input);
   const pre = $('#jd-input', box);
   if (pre.textContent !== input) pre.textContent = input;
@@ -554,7 +556,22 @@ function outputsOf(j) {
     meta.push(fmtBytes(o.size_bytes));
     return el('div', { class: 'output', 'data-type': o.type }, media,
       el('div', { class: 'meta' }, meta.map(m => el('span', { text: m })),
-        el('a', { href: o.url, download: '', text: 'download' })));
+        el('span', { class: 'expiry' }),
+        el('a', { class: 'download', href: o.url, download: '', text: 'download' })));
+  });
+}
+
+// refreshLinks puts each output's latest link and its expiry in place: a scenario's url_ttl
+// signs links that expire before the file does, and every read gives fresh ones.
+function refreshLinks(box, j) {
+  (j.outputs || []).forEach((o, i) => {
+    const out = box.children[i];
+    if (!out || !out.classList.contains('output')) return;
+    const a = $('a.download', out);
+    if (a && a.getAttribute('href') !== o.url) a.setAttribute('href', o.url);
+    const text = (o.url_expires_at ? 'link until ' + fullTime(o.url_expires_at) + ' · ' : '') + (o.expires_at ? 'kept until ' + fullTime(o.expires_at) : '');
+    const span = $('.expiry', out);
+    if (span && span.textContent !== text) span.textContent = text;
   });
 }
 
