@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mediagen/mediagen-emulator/emulator/internal/journal"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/linewriter"
 )
 
@@ -47,8 +47,8 @@ func NewLogger(w io.Writer, json bool) (*slog.Logger, func()) {
 
 // cutLong cuts a text value longer than the journal keeps, the way the journal cuts it.
 func cutLong(_ []string, a slog.Attr) slog.Attr {
-	if a.Value.Kind() == slog.KindString && len(a.Value.String()) > journal.MaxString {
-		return slog.String(a.Key, journal.Cut(a.Value.String(), journal.MaxString))
+	if a.Value.Kind() == slog.KindString && len(a.Value.String()) > evidence.MaxString {
+		return slog.String(a.Key, evidence.Cut(a.Value.String(), evidence.MaxString))
 	}
 	return a
 }

@@ -168,6 +168,11 @@ var (
 	Partial         Index // "partial result": a job made with some outputs filtered out
 	ModelDeprecated Index // "model deprecated": an answer about a deprecated model
 	ModelRetired    Index // "model retired": an answer about a retired model
+	// The forward-compatibility mode's kinds, each counted when an answer carried it.
+	EvolutionMember     Index // "evolution member": an answer's objects carried an undocumented member
+	EvolutionHeader     Index // "evolution header": an answer carried an undocumented header
+	EvolutionStatus     Index // "evolution status": a job showed the undocumented status
+	EvolutionOutputType Index // "evolution output_type": an answer listed a model of an undocumented output type
 )
 
 // errorKey finds an error case without building its id.
@@ -222,6 +227,10 @@ func init() {
 	Partial = add("partial result", GroupFlows)
 	ModelDeprecated = add("model deprecated", GroupFlows)
 	ModelRetired = add("model retired", GroupFlows)
+	EvolutionMember = add("evolution member", GroupFlows)
+	EvolutionHeader = add("evolution header", GroupFlows)
+	EvolutionStatus = add("evolution status", GroupFlows)
+	EvolutionOutputType = add("evolution output_type", GroupFlows)
 	for _, k := range FaultKinds {
 		byFault[k] = add("fault "+k, GroupFaults)
 	}
