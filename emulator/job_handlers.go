@@ -14,7 +14,11 @@ type jobJSON = api.Job
 
 // jobBody renders a job, giving its outputs absolute URLs on the address the client used, so
 // they work behind port mapping; once outputs expire their URLs answer 410.
-func (s *Server) jobBody(r *http.Request, v jobs.View) jobJSON { return s.jobBodyAt(baseURL(r), v) }
+func (s *Server) jobBody(r *http.Request, v jobs.View) jobJSON {
+	body := s.jobBodyAt(baseURL(r), v)
+	evolveJob(r, v, &body)
+	return body
+}
 
 // jobBodyAt renders a job for a client that reaches the emulator at base.
 func (s *Server) jobBodyAt(base string, v jobs.View) jobJSON {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
@@ -139,6 +140,10 @@ func (s *Server) answerParked(r *http.Request, p *parking, v jobs.View) {
 		return
 	}
 	body = append(body, '\n')
+	if rec.evolve != nil {
+		body = rec.evolve.AddMembers(make([]byte, 0, len(body)+len(body)/8+64), body)
+		rec.info.world.Coverage().Hit(evidence.EvolutionMember)
+	}
 	status := http.StatusOK
 	h := http.Header{}
 	if !v.Status.Terminal() {

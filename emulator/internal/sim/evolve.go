@@ -12,9 +12,26 @@ import (
 )
 
 // Evolution is the forward-compatibility mode of the scenario in force: its kinds, and the
-// run's additions, drawn from the seed.
+// additions drawn from the world's seed (0 when unseeded), which a snapshot carries; nil
+// additions when no kind is on.
 func (w *World) Evolution() (scenario.Evolution, *evolve.Kit) {
-	return w.scenario.Load().Evolves(), w.cfg.kit
+	ev := w.scenario.Load().Evolves()
+	if !ev.Any() {
+		return ev, nil
+	}
+	return ev, w.evolutionKit()
+}
+
+// evolutionKit draws the world's additions once.
+func (w *World) evolutionKit() *evolve.Kit {
+	e := &w.evolution
+	e.once.Do(func() {
+		e.kit = evolve.New(w.ids.State().Seed)
+		if w.cfg.Catalog != nil {
+			e.evolved = e.kit.Model(w.cfg.Catalog)
+		}
+	})
+	return e.kit
 }
 
 // Preparing reports whether a job shows the mode's undocumented status now: a running job in
@@ -50,7 +67,8 @@ func (w *World) EvolvedModel() *catalog.Model {
 	if !w.scenario.Load().Evolves().OutputType {
 		return nil
 	}
-	return w.cfg.evolved
+	w.evolutionKit()
+	return w.evolution.evolved
 }
 
 // evolvedErr refuses to quote or generate the model of an undocumented output type: it is

@@ -13,7 +13,6 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/evolve"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
@@ -83,10 +82,6 @@ type Config struct {
 	WebhookRender func(base string, v jobs.View) ([]byte, error)
 
 	maker *media.Maker // made from Media by withDefaults, shared by every world
-	// kit and evolved are the forward-compatibility mode's additions, drawn from Seed by
-	// withDefaults, shared by every world (evolve.go).
-	kit     *evolve.Kit
-	evolved *catalog.Model
 }
 
 // clockMode is the mode a new world's clock starts in.
@@ -137,10 +132,6 @@ func (c Config) withDefaults() Config {
 		c.Coverage = evidence.NewCounts(nil)
 	}
 	c.maker = media.NewMaker(c.Media)
-	c.kit = evolve.New(c.Seed)
-	if c.Catalog != nil {
-		c.evolved = c.kit.Model(c.Catalog)
-	}
 	return c
 }
 
