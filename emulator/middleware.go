@@ -95,7 +95,12 @@ type recorder struct {
 	http.ResponseWriter
 	status   int
 	bytes    int
-	writeErr bool   // a write to the connection failed: the client did not get every byte
+	writeErr bool // a write to the connection failed: the client did not get every byte
+	// evolving says the forward-compatibility mode was on for the answer, in any of its kinds;
+	// held is the status WriteHeader holds back in it until the body is rewritten and its
+	// Content-Length known. Both sit in what would be padding.
+	evolving bool
+	held     uint16
 	code     string // the problem code, when the answer was an error
 
 	account, fault, faultKind string
@@ -133,12 +138,8 @@ type recorder struct {
 	parked *parking
 
 	// evolve, in the forward-compatibility mode, is the kit whose member every JSON object of
-	// the answer gains; held is the status WriteHeader holds back until the body is rewritten
-	// and its Content-Length known.
+	// the answer gains.
 	evolve *evolve.Kit
-	held   int
-	// evolving says the mode was on for the answer, in any of its kinds.
-	evolving bool
 }
 
 // WriteHeader remembers the first status written. Nothing reaches the client before the first
@@ -148,7 +149,7 @@ func (rec *recorder) WriteHeader(status int) {
 		rec.status = status
 	}
 	if rec.evolve != nil && rec.held == 0 && rewritable(rec.Header(), status) {
-		rec.held = status
+		rec.held = uint16(status)
 		return
 	}
 	rec.ResponseWriter.WriteHeader(status)
@@ -168,7 +169,7 @@ func rewritable(h http.Header, status int) bool {
 // its Content-Length and sends the status. A body that is not the whole answer its
 // Content-Length announced goes as it is.
 func (rec *recorder) evolved(b []byte) []byte {
-	status := rec.held
+	status := int(rec.held)
 	rec.held = 0
 	h := rec.Header()
 	if h.Get("Content-Length") == strconv.Itoa(len(b)) {
@@ -183,7 +184,7 @@ func (rec *recorder) evolved(b []byte) []byte {
 // flushHeld sends a status held back for a body that never came.
 func (rec *recorder) flushHeld() {
 	if rec.held != 0 {
-		status := rec.held
+		status := int(rec.held)
 		rec.held = 0
 		rec.ResponseWriter.WriteHeader(status)
 	}
