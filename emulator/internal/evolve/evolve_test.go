@@ -71,3 +71,46 @@ func TestPrepareIsShortAndBounded(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAddMembers: whatever valid JSON goes in, valid JSON comes out, and taking the member out
+// of every object outside the skipped values gives back what went in.
+func FuzzAddMembers(f *testing.F) {
+	for _, seed := range []string{`{}`, `[]`, `{"a":{"b":[{},{"c":"}{\""}]}}`, `{"input":{"a":{}},"openapi":[{}],"x":{"input":1}}`,
+		` { "a" : [ { } , 1 ] } `, `"\\"`, `[{"input_schema":{"examples":[{}]}}]`} {
+		f.Add(seed)
+	}
+	k := New(3)
+	f.Fuzz(func(t *testing.T, src string) {
+		if !json.Valid([]byte(src)) || strings.Contains(src, "x_mg_") {
+			return
+		}
+		out := k.AddMembers(nil, []byte(src))
+		if !json.Valid(out) {
+			t.Fatalf("%s became %s, not JSON", src, out)
+		}
+		var got, want any
+		_ = json.Unmarshal(out, &got)
+		_ = json.Unmarshal([]byte(src), &want)
+		var strip func(v any, skip bool)
+		strip = func(v any, skip bool) {
+			switch n := v.(type) {
+			case map[string]any:
+				if _, has := n[k.MemberName]; has == skip {
+					t.Fatalf("%s became %s: member present %v where skipped %v", src, out, has, skip)
+				}
+				delete(n, k.MemberName)
+				for key, x := range n {
+					strip(x, skip || skipped([]byte(key)))
+				}
+			case []any:
+				for _, x := range n {
+					strip(x, skip)
+				}
+			}
+		}
+		strip(got, false)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s became %s", src, out)
+		}
+	})
+}
