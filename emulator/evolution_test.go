@@ -239,11 +239,12 @@ func TestEvolutionOnTheSkipClockAndThroughASnapshot(t *testing.T) {
 	}
 }
 
-// On the real clock, and over the wire: a wait=true generation parked until its job ends
-// answers with the member in its objects and a Content-Length that fits.
+// On the real clock, and over the wire: a wait=true generation parked until its job ends (the
+// clock jumped forward, so the test waits on nothing) answers with the member in its objects and
+// a Content-Length that fits.
 func TestEvolutionOverTheWire(t *testing.T) {
 	t.Parallel()
-	s, err := NewServer(Config{CatalogFile: "../testdata/catalogs/small.yaml", ManualClock: true, Seeded: true, Seed: 9})
+	s, err := NewServer(Config{CatalogFile: "../testdata/catalogs/small.yaml", Seeded: true, Seed: 9})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,11 +254,12 @@ func TestEvolutionOverTheWire(t *testing.T) {
 	c := wire{t: t, base: hs.URL, key: "key_a"}
 	c.must(200, "PUT", "/_emulator/scenario", map[string]any{"scenario": evolutionScenario})
 	input := map[string]any{"prompt": "x"}
-	q := c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})
+	// test/reel queues 500ms and runs 3s of real time: the wait has begun long before it ends.
+	q := c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/reel", "input": input})
 	if q[kit.MemberName] != kit.MemberValue {
 		t.Errorf("quote over the wire: %v", q)
 	}
-	raw, _ := json.Marshal(map[string]any{"model": "test/pixel", "input": input, "quote_id": q["quote_id"]})
+	raw, _ := json.Marshal(map[string]any{"model": "test/reel", "input": input, "quote_id": q["quote_id"]})
 	req, _ := http.NewRequest("POST", hs.URL+"/v1/generate?wait=true", bytes.NewReader(raw))
 	req.Header.Set("Authorization", "Bearer key_a")
 	req.Header.Set("Idempotency-Key", "w1")
@@ -272,7 +274,7 @@ func TestEvolutionOverTheWire(t *testing.T) {
 	if w := c.must(200, "GET", "/_emulator/waiting?count=1&timeout=20s", nil); w["reached"] != true {
 		t.Fatalf("the wait never began: %v", w)
 	}
-	c.must(200, "POST", "/_emulator/clock", map[string]any{"advance": "5s"})
+	c.must(200, "POST", "/_emulator/clock", map[string]any{"advance": "10s"})
 	resp := <-done
 	if resp == nil {
 		t.FailNow()
