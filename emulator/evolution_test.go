@@ -87,6 +87,10 @@ func TestEvolutionMode(t *testing.T) {
 	if p := evolvedAnswer(t, "3d quote", rec, kit); rec.Code != 409 || p["code"] != "model_unavailable" || !strings.Contains(p["detail"].(string), "3d") {
 		t.Errorf("quoting the 3d model: %d %s", rec.Code, rec.Body)
 	}
+	rec = call(t, s, "POST", "/v1/generate", "key_a", map[string]any{"model": kit.ModelID, "input": map[string]any{"prompt": "x"}, "quote_id": "q"}, "Idempotency-Key", "3d")
+	if p := evolvedAnswer(t, "3d generation", rec, kit); rec.Code != 409 || p["code"] != "model_unavailable" {
+		t.Errorf("generating the 3d model: %d %s", rec.Code, rec.Body)
+	}
 	rec = call(t, s, "GET", "/v1/jobs/nope", "key_a", nil)
 	if p := evolvedAnswer(t, "a problem", rec, kit); rec.Code != 404 || p["code"] != "job_not_found" {
 		t.Errorf("problem: %d %s", rec.Code, rec.Body)
@@ -291,5 +295,29 @@ func TestEvolutionOverTheWire(t *testing.T) {
 	rec.Body = &body
 	if j := evolvedAnswer(t, "parked", rec, kit); resp.StatusCode != 200 || j["status"] != "succeeded" {
 		t.Errorf("parked answer: %d %s", resp.StatusCode, body.String())
+	}
+}
+
+// Injected faults keep their bodies in the mode: a malformed or truncated body goes out as the
+// fault wrote it, and an injected error is a problem with the member.
+func TestEvolutionLeavesInjectedBodiesAlone(t *testing.T) {
+	t.Parallel()
+	s := flowServer(t)
+	putScenario(t, s, evolutionScenario)
+	kit := evolve.New(7)
+	for _, f := range []map[string]any{
+		{"match": map[string]any{"path": "/v1/models"}, "action": "malformed", "count": 1},
+		{"match": map[string]any{"path": "/v1/models/categories"}, "status": 503, "count": 1},
+	} {
+		if rec := control(t, s, "POST", "/_emulator/faults", f); rec.Code != 201 {
+			t.Fatalf("fault: %d %s", rec.Code, rec.Body)
+		}
+	}
+	if rec := call(t, s, "GET", "/v1/models", "key_a", nil); rec.Body.String() != `{"data":[{"id":"`+"\x00"+`,` {
+		t.Errorf("the malformed body changed: %q", rec.Body)
+	}
+	rec := call(t, s, "GET", "/v1/models/categories", "key_a", nil)
+	if p := evolvedAnswer(t, "injected 503", rec, kit); rec.Code != 503 || p["code"] != "service_unavailable" {
+		t.Errorf("injected 503: %d %s", rec.Code, rec.Body)
 	}
 }
