@@ -173,12 +173,18 @@ func (rec *recorder) evolved(b []byte) []byte {
 	rec.held = 0
 	h := rec.Header()
 	if h.Get("Content-Length") == strconv.Itoa(len(b)) {
-		b = rec.evolve.AddMembers(make([]byte, 0, len(b)+len(b)/8+64), b)
+		b = rec.withMember(b)
 		h["Content-Length"] = []string{strconv.Itoa(len(b))}
-		rec.info.world.Coverage().Hit(evidence.EvolutionMember)
 	}
 	rec.ResponseWriter.WriteHeader(status)
 	return b
+}
+
+// withMember is a JSON answer with the kit's member laid into every object, counted for
+// coverage: the one place an answer's body gains it, written now or by a parked generation.
+func (rec *recorder) withMember(body []byte) []byte {
+	rec.info.world.Coverage().Hit(evidence.EvolutionMember)
+	return rec.evolve.AddMembers(make([]byte, 0, len(body)+len(body)/8+64), body)
 }
 
 // flushHeld sends a status held back for a body that never came.

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
@@ -141,8 +140,7 @@ func (s *Server) answerParked(r *http.Request, p *parking, v jobs.View) {
 	}
 	body = append(body, '\n')
 	if rec.evolve != nil {
-		body = rec.evolve.AddMembers(make([]byte, 0, len(body)+len(body)/8+64), body)
-		rec.info.world.Coverage().Hit(evidence.EvolutionMember)
+		body = rec.withMember(body)
 	}
 	status := http.StatusOK
 	h := http.Header{}
