@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evolve"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 )
 
 var evolutionScenario = map[string]any{"name": "evolving", "evolution": true}
@@ -319,5 +320,24 @@ func TestEvolutionLeavesInjectedBodiesAlone(t *testing.T) {
 	rec := call(t, s, "GET", "/v1/models/categories", "key_a", nil)
 	if p := evolvedAnswer(t, "injected 503", rec, kit); rec.Code != 503 || p["code"] != "service_unavailable" {
 		t.Errorf("injected 503: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// A scenario sent inline with evolution of the wrong kind, or a kind unknown, is refused with
+// its line, and a pointer to the field when the problem is the field's value.
+func TestEvolutionRefusedInline(t *testing.T) {
+	t.Parallel()
+	s := flowServer(t)
+	for body, want := range map[string]problem.FieldError{
+		`{"scenario": {"evolution": "yes"}}`: {Pointer: "/scenario/evolution",
+			Message: `line 2: evolution: want true, false or a mapping of members, headers, status and output_type, got "yes"`},
+		`{"scenario": {"evolution": {"statuses": true}}}`: {
+			Message: `line 3: unknown field "statuses" in evolution (known: headers, members, output_type, status)`},
+	} {
+		rec := control(t, s, "PUT", "/_emulator/scenario", body)
+		p := decode[problemJSON](t, rec)
+		if rec.Code != 422 || p.Code != "invalid_request" || len(p.Errors) != 1 || p.Errors[0].Pointer != want.Pointer || p.Errors[0].Message != want.Message {
+			t.Errorf("%s: %d %s", body, rec.Code, rec.Body)
+		}
 	}
 }
