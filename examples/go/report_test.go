@@ -2,7 +2,10 @@ package mediagen_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,5 +56,26 @@ func TestTheCarefulClientGetsACleanReport(t *testing.T) {
 	rep := exercise(t, emu, true)
 	if len(rep.Findings) != 0 || rep.Examined == 0 {
 		t.Errorf("the careful client got %+v", rep)
+	}
+}
+
+// An API that evolves (a scenario's evolution: undocumented members, a header, a status
+// `preparing`, a model of output type 3d): the careful client renders as before; the naive one,
+// which knows only queued and running, stops waiting at `preparing`.
+func TestAnEvolvingAPI(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "evolving.yaml")
+	if err := os.WriteFile(path, []byte("evolution: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	emu := emulatortest.Start(t, emulatortest.WithManualClock(), emulatortest.WithScenario(path))
+	input := map[string]any{"prompt": "a lighthouse at dawn"}
+	careful := &mediagen.Client{BaseURL: emu.URL, Key: emu.Keys.All, Careful: true, Sleep: emu.Advance}
+	res, err := careful.Render(context.Background(), "fal-ai/flux/dev", input)
+	if err != nil || len(res.Files) == 0 {
+		t.Fatalf("the careful client: %+v, %v", res, err)
+	}
+	naive := &mediagen.Client{BaseURL: emu.URL, Key: emu.Keys.All, Sleep: emu.Advance}
+	if _, err := naive.Render(context.Background(), "fal-ai/flux/dev", map[string]any{"prompt": "a harbour"}); err == nil || !strings.Contains(err.Error(), "preparing") {
+		t.Errorf("the naive client met preparing and went on: %v", err)
 	}
 }
