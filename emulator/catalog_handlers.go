@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evolve"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 )
 
@@ -149,7 +150,7 @@ func (s *Server) listModels() handlerFunc {
 		if err != nil {
 			return err
 		}
-		if hasCategory && !known[category] {
+		if hasCategory && !known[category] && (worldOf(r).EvolvedModel() == nil || category != evolve.Category) {
 			return paramError("category", "unknown category %q; GET /v1/models/categories lists them", category)
 		}
 		search, _, err := queryValue(r, "search")
@@ -162,10 +163,14 @@ func (s *Server) listModels() handlerFunc {
 		if grouped {
 			return s.writeGrouped(w, matches, p)
 		}
+		matches = withEvolved(r, matches, search, category)
 		from, to := p.window(len(matches))
 		items := make([]json.RawMessage, 0, to-from)
 		world := worldOf(r)
 		for _, m := range matches[from:to] {
+			if m.OutputType == evolve.OutputType {
+				evolvedModel(r) // counted as the answer shows it
+			}
 			items = append(items, deprecatedRecord(m.ListItem, world.Phase(m.ID)))
 		}
 		writeList(w, items, len(matches), p)
@@ -193,6 +198,11 @@ func (s *Server) getModel() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id := pathVar(r, "model")
 		m, ok := s.catalog.Model(id)
+		if em := worldOf(r).EvolvedModel(); !ok && em != nil && em.ID == id {
+			evolvedModel(r) // counted as the answer shows it
+			writeLine(w, http.StatusOK, em.Detail)
+			return nil
+		}
 		if !ok {
 			return problem.New(problem.ModelNotFound, "no model %q; GET /v1/models lists them", id)
 		}
@@ -210,6 +220,14 @@ func (s *Server) listCategories() handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
+		}
+		if em := evolvedModel(r); em != nil {
+			b, err := evolvedCategories(s.catalog, em)
+			if err != nil {
+				return err
+			}
+			writeRaw(w, http.StatusOK, b)
+			return nil
 		}
 		writeRaw(w, http.StatusOK, body)
 		return nil

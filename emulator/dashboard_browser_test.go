@@ -563,6 +563,18 @@ func TestDashboardInBrowser(t *testing.T) {
 			r.dataset.seq === `+fmt.Sprintf("%q", seq)+` && r.cells[0].textContent === `+fmt.Sprintf("%q", seq)+`)`)
 	})
 
+	t.Run("the scenario view says the forward-compatibility mode is on", func(t *testing.T) {
+		b := top.in(t)
+		putScenario(t, s, map[string]any{"name": "evolving", "evolution": map[string]any{"members": true, "status": true}})
+		defer func() {
+			if rec := control(t, s, "PUT", "/_emulator/scenario", map[string]any{"name": "default"}); rec.Code != 200 {
+				t.Errorf("back to the default scenario: %d %s", rec.Code, rec.Body)
+			}
+		}()
+		b.do(chromedp.Click(chromedp.CSS(`.tabs [data-tab=scenario]`)))
+		b.waitFor("the mode's kinds are shown", `document.querySelector('#scenario-info').textContent.includes('evolutionon: members, status')`)
+	})
+
 	t.Run("webhook deliveries are listed, the secret nowhere", func(t *testing.T) {
 		b := top.in(t)
 		const secret = "whsec_ZGFzaGJvYXJkLXdlYmhvb2stc2VjcmV0"

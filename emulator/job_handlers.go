@@ -15,7 +15,9 @@ type jobJSON = api.Job
 // jobBody renders a job, giving its outputs absolute URLs on the address the client used, so
 // they work behind port mapping; once outputs expire their URLs answer 410.
 func (s *Server) jobBody(r *http.Request, v jobs.View) jobJSON {
-	return s.jobBodyAt(worldOf(r), baseURL(r), v)
+	body := s.jobBodyAt(worldOf(r), baseURL(r), v)
+	evolveJob(r, v, &body)
+	return body
 }
 
 // jobBodyAt renders a job of world for a client that reaches the emulator at base. Each read

@@ -139,6 +139,9 @@ func (s *Server) answerParked(r *http.Request, p *parking, v jobs.View) {
 		return
 	}
 	body = append(body, '\n')
+	if rec.evolve != nil {
+		body = rec.withMember(body)
+	}
 	status := http.StatusOK
 	h := http.Header{}
 	if !v.Status.Terminal() {

@@ -70,7 +70,10 @@ export interface ModelSummary {
   description: string;
   /** Its task category (`text-to-image`, …); `GET /v1/models/categories` lists them. */
   category: string;
-  /** What the model makes. */
+  /**
+   * What the model makes. In the forward-compatibility mode (a scenario's `evolution`), one listed
+   * model makes `3d`, a value this enum does not list.
+   */
   output_type: "image" | "video" | "audio";
   /**
    * `ready`, or another word (such as `deprecated`) for a model that takes no quotes or
@@ -107,7 +110,10 @@ export interface ModelDetail {
   description: string;
   /** Its task category (`text-to-image`, …); `GET /v1/models/categories` lists them. */
   category: string;
-  /** What the model makes. */
+  /**
+   * What the model makes. In the forward-compatibility mode (a scenario's `evolution`), one listed
+   * model makes `3d`, a value this enum does not list.
+   */
   output_type: "image" | "video" | "audio";
   /**
    * `ready`, or another word (such as `deprecated`) for a model that takes no quotes or
@@ -202,7 +208,10 @@ export interface ProductPage {
 export interface Category {
   /** The category (`text-to-image`). */
   id: string;
-  /** What the model makes. */
+  /**
+   * What the model makes. In the forward-compatibility mode (a scenario's `evolution`), one listed
+   * model makes `3d`, a value this enum does not list.
+   */
   output_type: "image" | "video" | "audio";
   /** How many ready models it has. */
   model_count: number;
@@ -303,7 +312,8 @@ export interface Job {
   model: string;
   /**
    * `queued` → `running` → one terminal state: `succeeded`, `failed`, `canceled` or `expired`
-   * (never started within its queue time limit).
+   * (never started within its queue time limit). In the forward-compatibility mode (a scenario's
+   * `evolution`), a running job first shows `preparing`, a status this enum does not list.
    */
   status: "queued" | "running" | "succeeded" | "failed" | "canceled" | "expired";
   /** The quote that paid for it. */
@@ -603,6 +613,20 @@ export interface Scenario {
   faults: number;
   /** How many latency rules it has. */
   latency: number;
+  /**
+   * Present when the scenario turns the forward-compatibility mode on: which of its kinds are on
+   * (see the document's description).
+   */
+  evolution?: {
+    /** Every JSON object of a `/v1` answer gains an undocumented member. */
+    members: boolean;
+    /** Every `/v1` answer gains an undocumented header. */
+    headers: boolean;
+    /** Jobs show the undocumented status `preparing` before `running`. */
+    status: boolean;
+    /** The catalog lists a model of the undocumented output type `3d`. */
+    output_type: boolean;
+  };
   /** The embedded scenarios, by name. */
   available: string[];
 }

@@ -742,3 +742,43 @@ func TestStandaloneRunsCleanupsLastFirst(t *testing.T) {
 		t.Errorf("cleanups ran in order %v", order)
 	}
 }
+
+// The forward-compatibility mode, from a scenario file given at the start: polls see a job go
+// through preparing, every answer carries the member, and the harness reads the journal, the
+// job and coverage as it does without the mode.
+func TestEvolutionScenario(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "evolving.yaml")
+	if err := os.WriteFile(path, []byte("evolution: {members: true, status: true}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	emu := emulatortest.Start(t, emulatortest.WithScenario(path), emulatortest.WithSkipClock())
+	c := newClient(t, emu, emu.Keys.All)
+	job := c.generate(fox(), "k1")
+	var member string
+	for k := range job.body {
+		if strings.HasPrefix(k, "x_mg_") {
+			member = k
+		}
+	}
+	if job.status != http.StatusAccepted || member == "" {
+		t.Fatalf("generate: %d %v", job.status, job.body)
+	}
+	var seen []string
+	for len(seen) == 0 || (seen[len(seen)-1] != "succeeded" && len(seen) < 10) {
+		got := c.job(job.str("id"))
+		if _, ok := got.body[member]; !ok {
+			t.Errorf("a poll without %s: %v", member, got.body)
+		}
+		seen = append(seen, got.str("status"))
+	}
+	if strings.Join(seen, " ") != "preparing running succeeded" {
+		t.Errorf("polls saw %v", seen)
+	}
+	if got := emu.Job(job.str("id")); got.Status != "succeeded" || got.CreditStatus != "charged" {
+		t.Errorf("the harness's job: %+v", got)
+	}
+	if n := len(emu.Requests(emulatortest.Pattern{Path: "/v1/jobs/*"})); n != len(seen) {
+		t.Errorf("the journal has %d polls, want %d", n, len(seen))
+	}
+}

@@ -11,13 +11,16 @@
 //   - keeps a quote per input and uses it again for the next generation (quote-reused),
 //   - hands back its outputs' URLs and never downloads them (outputs-never-downloaded),
 //   - sends an input the content policy refused again, unchanged (retry-unchanged),
-//   - keeps using a model after its answers said it is deprecated (deprecated-model-used).
+//   - keeps using a model after its answers said it is deprecated (deprecated-model-used),
+//   - polls only while a job is queued or running, so a status a later version adds ends its
+//     wait as if the job had failed (a scenario's evolution shows it).
 //
 // The careful client remembers the inputs the content policy refused and does not send them
 // again, moves to a deprecated model's successor-version as soon as an answer names it,
 // reports a partial result (some outputs filtered out) as what it is, sends its key to the API
-// only (never to a file URL), and reads the job again for a fresh link when a signed one has
-// expired (403).
+// only (never to a file URL), reads the job again for a fresh link when a signed one has
+// expired (403), and polls until the job's status is terminal, taking any other status for
+// "not finished yet".
 package mediagen
 
 import (
@@ -120,7 +123,7 @@ func (c *Client) Render(ctx context.Context, model string, input map[string]any)
 		}
 		return Result{}, err
 	}
-	for job.Status == "queued" || job.Status == "running" {
+	for polling(job.Status, c.Careful) {
 		if c.Careful {
 			c.sleep(time.Second)
 		} else {
@@ -316,4 +319,13 @@ func newKey() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// polling says whether a job of that status is still to be waited for: until it is terminal
+// for the careful client; the naive one knows only the statuses it was written against.
+func polling(status string, careful bool) bool {
+	if careful {
+		return status != "succeeded" && status != "failed" && status != "canceled" && status != "expired"
+	}
+	return status == "queued" || status == "running"
 }

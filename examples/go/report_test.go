@@ -3,6 +3,8 @@ package mediagen_test
 import (
 	"context"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -87,5 +89,26 @@ func TestTheCarefulClientRefreshesAnExpiredLink(t *testing.T) {
 	cov := emu.Coverage(t, "tenant", "link expired", "link refreshed")
 	if len(cov.RequiredMissing) != 0 {
 		t.Errorf("coverage lacks %v", cov.RequiredMissing)
+	}
+}
+
+// An API that evolves (a scenario's evolution: undocumented members, a header, a status
+// `preparing`, a model of output type 3d): the careful client renders as before; the naive one,
+// which knows only queued and running, stops waiting at `preparing`.
+func TestAnEvolvingAPI(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "evolving.yaml")
+	if err := os.WriteFile(path, []byte("evolution: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	emu := emulatortest.Start(t, emulatortest.WithManualClock(), emulatortest.WithScenario(path))
+	input := map[string]any{"prompt": "a lighthouse at dawn"}
+	careful := &mediagen.Client{BaseURL: emu.URL, Key: emu.Keys.All, Careful: true, Sleep: emu.Advance}
+	res, err := careful.Render(context.Background(), "fal-ai/flux/dev", input)
+	if err != nil || len(res.Files) == 0 {
+		t.Fatalf("the careful client: %+v, %v", res, err)
+	}
+	naive := &mediagen.Client{BaseURL: emu.URL, Key: emu.Keys.All, Sleep: emu.Advance}
+	if _, err := naive.Render(context.Background(), "fal-ai/flux/dev", map[string]any{"prompt": "a harbour"}); err == nil || !strings.Contains(err.Error(), "preparing") {
+		t.Errorf("the naive client met preparing and went on: %v", err)
 	}
 }

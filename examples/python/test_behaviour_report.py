@@ -62,3 +62,16 @@ def test_the_careful_client_gets_a_clean_report(mediagen, model):
     first_key = control.requests(method="POST", path="/v1/generate")[0]["idempotency_key"]
     control.assert_requested(2, method="POST", path="/v1/generate", headers={"Idempotency-Key": first_key})
     control.assert_requested(1, method="POST", path="/v1/generate", status=503, headers={"Idempotency-Key": first_key})
+
+
+def test_the_careful_client_in_an_evolving_api(mediagen, model):
+    """A scenario's evolution (undocumented members, a header, a status `preparing`, a model of
+    output type 3d): the careful client, which waits until a status is terminal and reads only
+    the members it knows, renders as before and still gets a clean report."""
+    control = mediagen.control
+    control.set_scenario(document={"name": "evolving", "evolution": True})
+    client = CarefulClient(mediagen.base_url, mediagen.api_key, sleep=control.advance)
+    assert client.render(model, {"prompt": "a lighthouse"})
+    assert control.coverage(require=["evolution member", "evolution header"])["required_missing"] == []
+    assert control.report()["findings"] == []
+    control.assert_no_unexpected()

@@ -110,4 +110,6 @@ export function successorOf(headers: Headers): string | undefined {
   return undefined;
 }
 
-export const terminal = (job: Job) => !['queued', 'running'].includes(job.status);
+/** Whether a job has ended: only the four terminal statuses say so; any other, even one a later
+ * version of the API adds (a scenario's `evolution` shows `preparing`), means not yet. */
+export const terminal = (job: Job) => (['succeeded', 'failed', 'canceled', 'expired'] as string[]).includes(job.status);

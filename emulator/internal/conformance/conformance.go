@@ -45,6 +45,10 @@ type Answer struct {
 	// Preflight marks a CORS preflight (OPTIONS with Access-Control-Request-Method): part of
 	// the browser's protocol rather than of the API, so OpenAPI documents do not describe it.
 	Preflight bool
+	// Evolved marks an answer given in the forward-compatibility mode (a scenario's
+	// evolution), which goes beyond the document on purpose: undocumented members, headers,
+	// a job status and an output type. Its status must still be documented and its JSON valid.
+	Evolved bool
 }
 
 // Document is an OpenAPI document compiled for checking answers. It is safe for concurrent use.
@@ -278,6 +282,12 @@ func (d *Document) Check(a Answer) error {
 			return d.checkInjected(a)
 		}
 		return fmt.Errorf("%s: status %d is not documented", where, a.Status)
+	}
+	if a.Evolved {
+		if mt, _, _ := mime.ParseMediaType(a.Header.Get("Content-Type")); isJSON(mt) && a.Method != http.MethodHead && !json.Valid(a.Body) {
+			return fmt.Errorf("%s answered %d in the evolution mode with a body that is not JSON", where, a.Status)
+		}
+		return nil
 	}
 	var errs []error
 	for _, key := range sortedKeys(r.headers) {

@@ -52,6 +52,12 @@ func TestCheck(t *testing.T) {
 			Body: []byte(strings.Replace(job, `"credits":3`, `"credits":"3"`, 1))}, `at "/credits"`},
 		{"a job with a field the document does not know", Answer{Method: "GET", Path: "/v1/jobs/x", Status: 200, Header: jsonCT,
 			Body: []byte(strings.Replace(job, `"credits":3`, `"credits":3,"extra":1`, 1))}, "additionalProperties"},
+		{"an evolved job: a member and a status beyond the document", Answer{Method: "GET", Path: "/v1/jobs/x", Status: 200, Header: jsonCT, Evolved: true,
+			Body: []byte(strings.Replace(strings.Replace(job, `"queued"`, `"preparing"`, 1), `{"id"`, `{"x_mg_onyx":"a","id"`, 1))}, ""},
+		{"an evolved answer of an undocumented status", Answer{Method: "GET", Path: "/v1/jobs/x", Status: 418, Header: problemCT, Body: []byte(problemBody), Evolved: true},
+			"status 418 is not documented"},
+		{"an evolved answer that is not JSON", Answer{Method: "GET", Path: "/v1/jobs/x", Status: 200, Header: jsonCT, Body: []byte(`{"id":`), Evolved: true},
+			"not JSON"},
 		{"a job with a bad status", Answer{Method: "GET", Path: "/v1/jobs/x", Status: 200, Header: jsonCT,
 			Body: []byte(strings.Replace(job, `"queued"`, `"pending"`, 1))}, `at "/status"`},
 		{"an undocumented status", Answer{Method: "GET", Path: "/v1/jobs/x", Status: 418, Header: problemCT, Body: []byte(problemBody)},
@@ -159,7 +165,7 @@ func TestRunFailsOnANonConformingAnswer(t *testing.T) {
 		}
 		w.WriteHeader(status)
 		_, _ = w.Write([]byte(body))
-		done("")
+		done("", false)
 		if rec.Code != status || rec.Body.String() != body {
 			t.Fatalf("the watched writer did not pass the answer on: %d %q", rec.Code, rec.Body)
 		}

@@ -57,12 +57,12 @@ type collector struct {
 	reached  map[string]bool   // the operations answers came from, by operationId
 }
 
-func (c *collector) watch(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func(string)) {
+func (c *collector) watch(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func(string, bool)) {
 	cw := &capture{ResponseWriter: w}
 	method, path, target := r.Method, r.URL.Path, r.URL.RequestURI()
 	preflight := method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
-	return cw, func(fault string) {
-		err := c.doc.Check(Answer{Method: method, Path: path, Status: cw.status, Header: cw.header, Body: cw.body.Bytes(), Fault: fault, Preflight: preflight})
+	return cw, func(fault string, evolved bool) {
+		err := c.doc.Check(Answer{Method: method, Path: path, Status: cw.status, Header: cw.header, Body: cw.body.Bytes(), Fault: fault, Preflight: preflight, Evolved: evolved})
 		if mt, _, _ := mime.ParseMediaType(cw.header.Get("Content-Type")); err == nil && cw.cut && isJSON(mt) {
 			err = fmt.Errorf("%s %s: a JSON body over %d bytes was not checked", method, path, maxBody)
 		}

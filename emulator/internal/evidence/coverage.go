@@ -170,6 +170,11 @@ var (
 	ModelRetired    Index // "model retired": an answer about a retired model
 	LinkExpired     Index // "link expired": a signed output link refused for being past its expiry
 	LinkRefreshed   Index // "link refreshed": a file fetched at a sound link after its link had expired
+	// The forward-compatibility mode's kinds, each counted when an answer carried it.
+	EvolutionMember     Index // "evolution member": an answer's objects carried an undocumented member
+	EvolutionHeader     Index // "evolution header": an answer carried an undocumented header
+	EvolutionStatus     Index // "evolution status": a job showed the undocumented status
+	EvolutionOutputType Index // "evolution output_type": an answer listed a model of an undocumented output type
 )
 
 // errorKey finds an error case without building its id.
@@ -226,6 +231,10 @@ func init() {
 	ModelRetired = add("model retired", GroupFlows)
 	LinkExpired = add("link expired", GroupFlows)
 	LinkRefreshed = add("link refreshed", GroupFlows)
+	EvolutionMember = add("evolution member", GroupFlows)
+	EvolutionHeader = add("evolution header", GroupFlows)
+	EvolutionStatus = add("evolution status", GroupFlows)
+	EvolutionOutputType = add("evolution output_type", GroupFlows)
 	for _, k := range FaultKinds {
 		byFault[k] = add("fault "+k, GroupFaults)
 	}

@@ -188,7 +188,7 @@ func (r Rule) message(code string) string {
 
 // Describe summarises a scenario for the control API.
 func (s *Scenario) Describe() map[string]any {
-	return map[string]any{
+	d := map[string]any{
 		"name":        s.Name,
 		"description": s.Description,
 		"source":      s.Source,
@@ -197,4 +197,8 @@ func (s *Scenario) Describe() map[string]any {
 		"faults":      len(s.Faults),
 		"latency":     len(s.Latency),
 	}
+	if ev := s.Evolves(); ev.Any() {
+		d["evolution"] = ev // present only when on, so a scenario without it reads as before
+	}
+	return d
 }

@@ -31,6 +31,7 @@ type Scenario struct {
 	Latency     []Latency   `yaml:"latency"`
 	Webhooks    *Webhooks   `yaml:"webhooks"`
 	Lifecycle   []Lifecycle `yaml:"lifecycle"`
+	Evolution   *Evolution  `yaml:"evolution"`
 	// Source is the file the scenario came from.
 	Source string `yaml:"-"`
 	// Document is the text it was read from, so a snapshot can carry a scenario sent inline.

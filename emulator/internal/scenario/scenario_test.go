@@ -261,6 +261,7 @@ func FuzzParse(f *testing.F) {
 		"rate_limits:\n  - match: {path: /v1/jobs/*}\n    limit: 1\n    per: 1m\n    per_job: true\n    retry_after_format: date\n",
 		"defaults: {refusal_rate: 0.1, filter_rate: 0.5}\n",
 		"lifecycle:\n  - match: {model: \"a/**\"}\n    deprecated_at: 2026-01-01T00:00:00Z\n    sunset: \"2026-02-01T00:00:00Z\"\n    replacement: b\n",
+		"evolution: true\n", "evolution: {members: true, status: false}\n", "evolution: ~\n", "evolution: &e {headers: true}\nname: *e\n",
 	} {
 		f.Add(seed)
 	}

@@ -22,6 +22,7 @@ var (
 	apiDurationType = reflect.TypeOf(api.Duration(0))
 	distType        = reflect.TypeOf(Dist{})
 	fractionType    = reflect.TypeOf(Fraction{})
+	evolutionType   = reflect.TypeOf(Evolution{})
 )
 
 // checkTypes walks a YAML node against the Go type it will decode into and reports, in the
@@ -60,6 +61,11 @@ func (c *typeChecker) check(n *yaml.Node, t reflect.Type, where string) {
 		t = t.Elem()
 	}
 	switch {
+	case t == evolutionType && n.Kind == yaml.ScalarNode:
+		if n.Tag != "!!bool" {
+			r.Node(n, "%swant true, false or a mapping of members, headers, status and output_type, got %s", field(where), got(n))
+		}
+		return
 	case t == durationType || t == apiDurationType:
 		d, err := time.ParseDuration(n.Value)
 		switch {

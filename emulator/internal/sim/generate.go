@@ -163,6 +163,9 @@ func CheckIdempotencyKey(key string) error {
 func (w *World) validInput(id string, input map[string]any) (*catalog.Model, error) {
 	m, ok := w.cfg.Catalog.Model(id)
 	if !ok {
+		if err := w.evolvedErr(id); err != nil {
+			return nil, err
+		}
 		return nil, problem.New(problem.ModelNotFound, "no model %q; GET /v1/models lists them", id)
 	}
 	if err := m.Validate(input); err != nil {

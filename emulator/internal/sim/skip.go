@@ -32,6 +32,9 @@ func (w *World) SkipAhead(account, id string, steps int, limit time.Time) {
 		if !ok {
 			return
 		}
+		if ready, preparing := w.prepared(account, id); preparing && ready.Before(at) {
+			at = ready // the evolution mode's status is a step of its own
+		}
 		if limit.Before(at) {
 			at = limit
 		}

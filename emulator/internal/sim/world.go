@@ -14,6 +14,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evolve"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/faults"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/idempotency"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
@@ -97,6 +98,14 @@ type World struct {
 
 	// coverage counts the contract's cases seen in this world, and adds them to the run's.
 	coverage *evidence.Counts
+
+	// evolution is the forward-compatibility mode's additions, drawn from the world's seed when
+	// first asked for (evolve.go).
+	evolution struct {
+		once    sync.Once
+		kit     *evolve.Kit
+		evolved *catalog.Model
+	}
 
 	expectMu sync.Mutex
 	expected []*evidence.Pattern // the error answers a test declared it expects; guarded by expectMu

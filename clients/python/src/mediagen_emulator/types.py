@@ -88,7 +88,8 @@ class _ModelSummaryRequired(TypedDict):
     description: str
     #: Its task category (`text-to-image`, …); `GET /v1/models/categories` lists them.
     category: str
-    #: What the model makes.
+    #: What the model makes. In the forward-compatibility mode (a scenario's `evolution`), one listed
+    #: model makes `3d`, a value this enum does not list.
     output_type: Literal["image", "video", "audio"]
     #: `ready`, or another word (such as `deprecated`) for a model that takes no quotes or
     #: generations.
@@ -127,7 +128,8 @@ class _ModelDetailRequired(TypedDict):
     description: str
     #: Its task category (`text-to-image`, …); `GET /v1/models/categories` lists them.
     category: str
-    #: What the model makes.
+    #: What the model makes. In the forward-compatibility mode (a scenario's `evolution`), one listed
+    #: model makes `3d`, a value this enum does not list.
     output_type: Literal["image", "video", "audio"]
     #: `ready`, or another word (such as `deprecated`) for a model that takes no quotes or
     #: generations.
@@ -223,7 +225,8 @@ class Category(TypedDict):
 
     #: The category (`text-to-image`).
     id: str
-    #: What the model makes.
+    #: What the model makes. In the forward-compatibility mode (a scenario's `evolution`), one listed
+    #: model makes `3d`, a value this enum does not list.
     output_type: Literal["image", "video", "audio"]
     #: How many ready models it has.
     model_count: int
@@ -324,7 +327,8 @@ class _JobRequired(TypedDict):
     #: The model.
     model: str
     #: `queued` → `running` → one terminal state: `succeeded`, `failed`, `canceled` or `expired`
-    #: (never started within its queue time limit).
+    #: (never started within its queue time limit). In the forward-compatibility mode (a scenario's
+    #: `evolution`), a running job first shows `preparing`, a status this enum does not list.
     status: Literal["queued", "running", "succeeded", "failed", "canceled", "expired"]
     #: The quote that paid for it.
     quote_id: str
@@ -563,8 +567,8 @@ changes first).
 """
 
 
-class Scenario(TypedDict):
-    """The tenant's scenario in force."""
+class _ScenarioRequired(TypedDict):
+    """The fields of Scenario that are always present."""
 
     #: The scenario in force.
     name: str
@@ -584,6 +588,14 @@ class Scenario(TypedDict):
     latency: int
     #: The embedded scenarios, by name.
     available: List[str]
+
+
+class Scenario(_ScenarioRequired, total=False):
+    """The tenant's scenario in force."""
+
+    #: Present when the scenario turns the forward-compatibility mode on: which of its kinds are on
+    #: (see the document's description).
+    evolution: Dict[str, Any]
 
 
 ScenarioChange = Dict[str, Any]

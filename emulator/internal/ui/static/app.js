@@ -717,7 +717,8 @@ async function loadScenario() {
   }
   if (document.activeElement !== sel) sel.value = sc.name;
   kv($('#scenario-info'), [['in force', sc.name], ['about', sc.description || '—'], ['source', sc.source || '—'],
-    ['overrides', String(sc.overrides)], ['faults', sc.faults + ' of its own still in force'], ['latency', (sc.latency || 0) + ' answer delay rule(s)']]);
+    ['overrides', String(sc.overrides)], ['faults', sc.faults + ' of its own still in force'], ['latency', (sc.latency || 0) + ' answer delay rule(s)'],
+    ...(sc.evolution ? [['evolution', 'on: ' + Object.keys(sc.evolution).filter(k => sc.evolution[k]).join(', ') + ' (/v1 answers go beyond the contract)']] : [])]);
   $('#ratelimit-info').textContent = (sc.rate_limits ? sc.rate_limits + ' rate limit rule(s) in force' : 'No rate limits in this scenario') +
     '; ' + limited.total + ' request(s) answered 429 in the journal.';
   const body = $('#faults-table tbody');
