@@ -97,8 +97,9 @@ func (e *permanentError) Error() string { return e.err.Error() }
 // Unwrap gives errors.Is and errors.As the wrapped error.
 func (e *permanentError) Unwrap() error { return e.err }
 
-// sleepContext waits d or until ctx ends.
-func sleepContext(ctx context.Context, d time.Duration) error {
+// SleepContext waits d or until ctx ends; the commands that pace their requests to the live
+// service wait through it.
+func SleepContext(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -85,7 +85,7 @@ func (o *Options) client() (*client, error) {
 		pageLimit: cmp.Or(o.PageLimit, pageLimit), notice: cmp.Or(o.notice, waitNotice),
 		listingBytes: cmp.Or(o.listingBytes, maxListingBytes)}
 	if c.sleep == nil {
-		c.sleep = sleepContext
+		c.sleep = SleepContext
 	}
 	hc.CheckRedirect = c.checkRedirect
 	return c, nil

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/importer"
 )
 
 // TestCompare: each compared part of an answer, changed alone, is found at its path; values
@@ -93,7 +95,7 @@ func TestCompareBounded(t *testing.T) {
 func TestPacerKeepsTheRate(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		p := &pacer{every: time.Second / 2, sleep: sleepContext, now: time.Now}
+		p := &pacer{every: time.Second / 2, sleep: importer.SleepContext, now: time.Now}
 		start := time.Now()
 		for range 5 {
 			if err := p.wait(context.Background()); err != nil {

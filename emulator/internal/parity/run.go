@@ -86,7 +86,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		o.Rate = DefaultRate
 	}
 	if o.sleep == nil {
-		o.sleep = sleepContext
+		o.sleep = importer.SleepContext
 	}
 	if o.now == nil {
 		o.now = time.Now
@@ -283,17 +283,6 @@ func (p *pacer) wait(ctx context.Context) error {
 	}
 	p.next = now.Add(p.every)
 	return nil
-}
-
-func sleepContext(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // chooseModels picks the models the requests name: the catalog's first ready model with an
