@@ -10,7 +10,8 @@ passes `tenant.control.advance`, so that waiting moves the emulator's clock inst
 What real services do beyond the contract it handles too: an input the content policy refused
 (422 content_policy_violation) is remembered and never sent again; a model whose answers say it
 is deprecated (Deprecation, and Link rel="successor-version") is left for its successor at once;
-and a partial result (some outputs filtered out) is returned, its count in `filtered`.
+a partial result (some outputs filtered out) is returned, its count in `filtered`; and a signed
+output link found expired (403) is never fetched again: a read of the job gives a fresh one.
 """
 
 import http.client
@@ -24,6 +25,8 @@ TERMINAL = {"succeeded", "failed", "canceled", "expired"}
 # Careful: only answers that may succeed unchanged later are retried; a 4xx other than 429 would
 # fail again the same way.
 RETRYABLE = {429, 500, 502, 503, 504}
+# How many times one output's link is replaced by a fresh one from a read of the job.
+LINK_REFRESHES = 3
 
 
 class ServiceError(Exception):
@@ -90,7 +93,11 @@ class CarefulClient:
             raise ServiceError(job["status"], json.dumps(job.get("error")))
         # Careful: a partial result is what it is; it was charged only for what it returned.
         self.filtered, self.model = job.get("filtered_outputs", 0), model
-        return [self.download(o["url"]) for o in job["outputs"]]  # Careful: outputs expire; fetch them now
+        files = []
+        for index in range(len(job["outputs"])):  # Careful: outputs expire; fetch them now
+            data, job = self.fetch_output(job, index)
+            files.append(data)
+        return files
 
     def generate(self, model, data, quote_id):
         # Careful: one key per generation, sent again on every retry, so that a retry of a request
@@ -106,6 +113,20 @@ class CarefulClient:
             job = self.call("GET", "/v1/jobs/" + job["id"])
             interval = min(interval * 1.5, self.poll_ceiling)
         return job
+
+    def fetch_output(self, job, index):
+        """The bytes of the job's output at index, and the job as last read."""
+        for refresh in range(LINK_REFRESHES + 1):
+            try:
+                return self.download(job["outputs"][index]["url"]), job
+            except ServiceError as err:
+                if err.status != 403 or refresh == LINK_REFRESHES:
+                    raise
+            # Careful: a signed link may expire before its file does, and would be refused again;
+            # a read of the job gives a fresh link, which the later outputs use too.
+            job = self.call("GET", "/v1/jobs/" + job["id"])
+            if index >= len(job.get("outputs") or []):
+                raise ServiceError(403, "the job no longer lists output %d" % index)
 
     def download(self, url):
         return self.call("GET", url, raw=True)

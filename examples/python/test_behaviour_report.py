@@ -75,3 +75,33 @@ def test_the_careful_client_in_an_evolving_api(mediagen, model):
     assert control.coverage(require=["evolution member", "evolution header"])["required_missing"] == []
     assert control.report()["findings"] == []
     control.assert_no_unexpected()
+
+
+class SlowConsumer(CarefulClient):
+    """The careful client, its first download reached only after the output's signed link has
+    expired, as a consumer that takes its time would find it."""
+
+    def __init__(self, *args, control, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.control, self.late = control, True
+
+    def download(self, url):
+        if self.late:
+            self.late = False
+            self.control.advance("2m")  # past the scenario's one-minute links
+        return super().download(url)
+
+
+def test_the_careful_client_refreshes_an_expired_link(mediagen, model):
+    """Signed links that expire (a scenario's download.url_ttl): a link answered 403 is not
+    fetched again; the careful client reads the job for a fresh one, and sends no key with it."""
+    control = mediagen.control
+    control.set_scenario(document={"name": "signed-links",
+                                   "defaults": {"download": {"url_ttl": "1m", "reject_authorization": True}}})
+    client = SlowConsumer(mediagen.base_url, mediagen.api_key, sleep=control.advance, control=control)
+    files = client.render(model, {"prompt": "a lighthouse at dawn"})
+    assert files and all(files)
+    assert not client.late  # the link did expire before the first download
+    assert control.report()["findings"] == []
+    assert control.coverage(require=["link expired", "link refreshed"])["required_missing"] == []
+    control.assert_no_unexpected()

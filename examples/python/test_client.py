@@ -31,7 +31,9 @@ class Client:
 
     def call(self, method, path, body=None, headers=None):
         url = path if path.startswith("http") else self.base_url + path
-        hdrs = {"Authorization": "Bearer " + self.api_key, **(headers or {})}
+        hdrs = dict(headers or {})
+        if not path.startswith("http"):  # the key goes to the API; an output's URL needs none
+            hdrs["Authorization"] = "Bearer " + self.api_key
         data = None if body is None else json.dumps(body).encode()
         if data:
             hdrs["Content-Type"] = "application/json"

@@ -2,14 +2,17 @@
 // retries, Retry-After waited out, polls at a sensible pace, a fresh quote per generation, and
 // outputs downloaded as soon as the job succeeds. And what real services do beyond the
 // contract: an input the content policy refused is remembered and never sent again, a model whose
-// answers say it is deprecated is left for its successor-version at once, and a partial result
-// (job.filtered_outputs) is returned as what it is.
+// answers say it is deprecated is left for its successor-version at once, a partial result
+// (job.filtered_outputs) is returned as what it is, and a signed output link found expired (403)
+// is never fetched again: a read of the job gives a fresh one.
 
 import { randomUUID } from 'node:crypto';
 
 import { type ClientOptions, type Job, type Quote, type Render, ApiError, call, download, realSleep, successorOf, terminal } from './http.mjs';
 
 export const POLL_INTERVAL_MS = 2_000;
+/** How many times one output's link is replaced by a fresh one from a read of the job. */
+export const LINK_REFRESHES = 3;
 
 export class CarefulClient {
   private readonly sleep: (ms: number) => Promise<unknown>;
@@ -57,9 +60,35 @@ export class CarefulClient {
   }
 
   async render(model: string, input: Record<string, unknown>): Promise<Render> {
-    const job = await this.poll((await this.generate(model, input)).id);
-    const files = job.status === 'succeeded' ? await Promise.all(job.outputs.map((o) => download(this.opts, o.url))) : [];
+    let job = await this.poll((await this.generate(model, input)).id);
+    const files: Buffer[] = [];
+    for (let i = 0; job.status === 'succeeded' && i < job.outputs.length; i++) {
+      let file: Buffer;
+      ({ file, job } = await this.fetchOutput(job, i)); // a refreshed job's links serve the later outputs too
+      files.push(file);
+    }
     return { job, files };
+  }
+
+  /** Fetches one output file; without the key, which file URLs neither need nor accept. */
+  protected download(url: string): Promise<Buffer> {
+    return download(this.opts, url);
+  }
+
+  /** The bytes of the job's output at index, and the job as last read. */
+  private async fetchOutput(job: Job, index: number): Promise<{ file: Buffer; job: Job }> {
+    for (let refresh = 0; ; refresh++) {
+      const output = job.outputs[index];
+      if (!output) throw new ApiError(403, 'download_failed', undefined, `job ${job.id} no longer lists output ${index}`);
+      try {
+        return { file: await this.download(output.url), job };
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.status !== 403 || refresh >= LINK_REFRESHES) throw err;
+      }
+      // A signed link may expire before its file does, and would be refused again: a read of the
+      // job gives a fresh one.
+      job = await this.retrying(() => call<Job>(this.opts, 'GET', `/v1/jobs/${encodeURIComponent(job.id)}`));
+    }
   }
 
   /** Sends again what may succeed again (no answer, 5xx, 429), after Retry-After or a backoff. */

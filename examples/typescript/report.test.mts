@@ -14,6 +14,24 @@ import { CarefulClient } from './careful-client.mjs';
 import { ApiError, type ClientOptions, type Render } from './http.mjs';
 import { SloppyClient } from './sloppy-client.mjs';
 
+/** The careful client, its first download reached only after the output's signed link has
+ * expired, as a consumer that takes its time would find it. */
+class SlowConsumer extends CarefulClient {
+  late = true;
+
+  constructor(private readonly tenant: Tenant) {
+    super(options(tenant));
+  }
+
+  protected override async download(url: string): Promise<Buffer> {
+    if (this.late) {
+      this.late = false;
+      await this.tenant.control.advance('2m'); // past the scenario's one-minute links
+    }
+    return super.download(url);
+  }
+}
+
 const MODEL = 'fal-ai/flux/schnell';
 const FOX = { prompt: 'a red fox [emulator:succeed]' };
 const BOAT = { prompt: 'a boat at dusk [emulator:succeed]' };
@@ -89,5 +107,20 @@ describe('the emulator judges the clients', { concurrency: true }, () => {
     await tenant.control.assertRequested({ method: 'POST', path: '/v1/generate', status: 202, headers: { 'Idempotency-Key': refused!.idempotency_key! } }, { times: 1 });
     assert.equal(accepted?.idempotency_key, refused?.idempotency_key);
     await tenant.control.assertRequested({ method: 'POST', path: '/v1/generate', status: 202 }, { times: 3 }); // one per picture
+  });
+
+  test('the careful client: an expired link is refreshed, not fetched again', async (t) => {
+    const tenant = await tenantFor(t, emu, { clock: 'manual', failOnUnexpected: true });
+    await tenant.control.setScenario({ name: 'signed-links', defaults: { download: { url_ttl: '1m', reject_authorization: true } } });
+    const client = new SlowConsumer(tenant);
+    const { job, files } = await client.render(MODEL, FOX);
+    assert.equal(job.status, 'succeeded');
+    assert.ok(files.length > 0 && files.every((f) => f.length > 0));
+    assert.equal(client.late, false); // the link did expire before the first download
+
+    const report = await tenant.control.report();
+    assert.deepEqual(report.findings, [], JSON.stringify(report.findings, null, 2));
+    const coverage = await tenant.control.coverage({ require: ['link expired', 'link refreshed'] });
+    assert.deepEqual(coverage.required_missing, []);
   });
 });
