@@ -113,13 +113,16 @@ func TestReportNamesEveryFlawOfAClient(t *testing.T) {
 		c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/voice", "input": map[string]any{"text": text}})
 	}
 	// stale-link-refetched: a signed link stored, answered 403 once expired, and fetched again.
-	// (download-with-api-key: the expired download above carried the key.)
+	// download-with-api-key: the signed link fetched while sound, with the key.
 	signed := gen(202, quote(), "k6")["id"].(string)
 	advance("5s")
 	link := c.must(200, "GET", "/v1/jobs/"+signed, nil)["outputs"].([]any)[0].(map[string]any)["url"].(string)
+	u, _ = url.Parse(link)
+	if status, _, _ := c.do("GET", u.RequestURI(), nil); status != http.StatusOK {
+		t.Fatalf("the signed link, with the key, answered %d", status)
+	}
 	advance("2m")
 	files := wire{t: t, base: hs.URL}
-	u, _ = url.Parse(link)
 	for range 2 {
 		if status, _, _ := files.do("GET", u.RequestURI(), nil); status != http.StatusForbidden {
 			t.Fatalf("the expired link answered %d", status)

@@ -64,7 +64,7 @@ var Rules = []api.Rule{
 	{ID: DownloadAfterExpiry, Severity: api.SeverityWarning, Title: "An output downloaded after it expired"},
 	{ID: OutputsNeverDownloaded, Severity: api.SeverityInfo, Title: "A succeeded job whose outputs expired without being downloaded"},
 	{ID: DeprecatedModelUsed, Severity: api.SeverityWarning, Title: "A deprecated model used again after an answer announced its deprecation"},
-	{ID: DownloadWithAPIKey, Severity: api.SeverityWarning, Title: "An output downloaded with the API key in an Authorization header"},
+	{ID: DownloadWithAPIKey, Severity: api.SeverityWarning, Title: "A signed output link fetched with the API key in an Authorization header"},
 	{ID: StaleLinkRefetched, Severity: api.SeverityWarning, Title: "An output link answered 403 expired fetched again instead of reading the job for a fresh one"},
 }
 
@@ -321,7 +321,9 @@ func (j *judge) note(n *Note) {
 			}
 		}
 	case Download:
-		if n.Authorized {
+		// Output URLs need no key, and a plain one carrying it is harmless (the contract serves
+		// it without auth): only a signed link, which storage refuses with a key, is judged.
+		if n.Authorized && !n.LinkExpires.IsZero() {
 			if j.keyed[n.Job] == 0 {
 				j.keyedOrder = append(j.keyedOrder, n.Job)
 			}
@@ -606,7 +608,7 @@ func (j *judge) finish() {
 		}
 	}
 	for _, id := range j.keyedOrder {
-		j.add(DownloadWithAPIKey, fmt.Sprintf("outputs of job %s were downloaded %d time(s) with an Authorization header: output URLs need no key, and storage such as S3 refuses a signed link that also carries one (400) while others log it; send the key to /v1 only",
+		j.add(DownloadWithAPIKey, fmt.Sprintf("signed links of job %s were fetched %d time(s) with an Authorization header: storage such as S3 refuses a signed link that also carries a key (400) while others log it; send the key to /v1 only",
 			clipText(id), j.keyed[id]), j.lastSeen(id))
 	}
 	late := map[string]bool{}

@@ -311,6 +311,10 @@ var cases = []ruleCase{
 			c.poll("j1", "succeeded")
 			c.link("j1", c.now.Add(15*time.Minute), false)
 			c.download("j1", 200)
+			// A plain output URL fetched with the key: served without auth, so not judged.
+			c.arrival++
+			n := Note{Kind: Download, Time: c.now, Job: "j1", File: "/files/j1/0.png", Status: 200, Sent: 100, Size: 100, Authorized: true}
+			c.log = append(c.log, Event{Note: &n, Arrival: c.arrival, Answered: c.arrival})
 		}},
 	{rule: StaleLinkRefetched,
 		fires: func(c *client) {

@@ -139,6 +139,9 @@ func (w *World) CheckLink(f File, query url.Values, authorization bool) (LinkFac
 	}
 	sig, expText := query.Get(linkSignature), query.Get(linkExpires)
 	if authorization && f.Download.RejectAuthorization && (sig != "" || expText != "") {
+		if exp, err := strconv.ParseInt(expText, 10, 64); err == nil && exp >= 0 {
+			facts.Expires = time.Unix(exp, 0).UTC() // what the refused link named, for its note
+		}
 		return facts, &LinkRefusal{Status: 400, Code: StorageInvalidArgument,
 			Message: "Only one auth mechanism allowed; only the signature query string parameter or the Authorization header should be specified"}
 	}
