@@ -147,7 +147,7 @@ func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.F
 		}
 		fs.IntVar(p, flagName, *p, usage)
 	}
-	d := emulator.Defaults()
+	d := emulator.Config{}.WithDefaults()
 	fs.StringVar(&o.addr, "addr", env("addr", "127.0.0.1:8080"), "listen address HOST:PORT (port 0 picks a free port)")
 	fs.StringVar(&o.catalog, "catalog", env("catalog", ""), "catalog YAML file (default: the embedded catalog)")
 	fs.StringVar(&o.scenario, "scenario", env("scenario", d.Scenario), "scenario: an embedded name (default, realistic, flaky, slow, expiring, outage, rate-limited) or a YAML path")
@@ -156,7 +156,7 @@ func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.F
 	dur(&o.maxWait, "max-wait", d.MaxWait, "longest a wait=true generation waits")
 	dur(&o.quoteTTL, "quote-ttl", d.QuoteTTL, "how long a quote stays valid")
 	dur(&o.outputTTL, "output-ttl", d.OutputTTL, "how long output files stay downloadable (then 410)")
-	dur(&o.retention, "job-retention", d.JobRetention, "how long finished jobs are kept; at least --output-ttl (default 24h, or --output-ttl when longer)")
+	dur(&o.retention, "job-retention", d.JobRetention, "how long finished jobs are kept; never less than --output-ttl, which raises the default when longer")
 	dur(&o.bodyTimeout, "body-timeout", 30*time.Second, "longest a request's body may take to arrive (a wait=true generation may still wait --max-wait after it)")
 	dur(&o.idleTimeout, "idle-timeout", 60*time.Second, "how long an idle keep-alive connection stays open")
 	o.retentionGiven = env("job-retention", "") != ""
@@ -165,10 +165,10 @@ func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.F
 	dur(&o.tenantIdle, "tenant-idle", d.TenantIdle, "how long a tenant lives without requests (real time)")
 	count(&o.maxTenants, "max-tenants", d.MaxTenants, "most tenants alive at once besides the default one (then 429 too_many_tenants)")
 	count(&o.maxJobs, "max-jobs", d.MaxJobs, "most jobs each tenant retains; the oldest finished are dropped first")
-	fs.StringVar(&o.budget, "memory-budget", env("memory-budget", "1GiB"), "bytes all tenants' quotes, jobs, keys and journals may hold together, such as 512MiB (then 503 memory_budget_exhausted)")
+	fs.StringVar(&o.budget, "memory-budget", env("memory-budget", formatSize(d.MemoryBudget)), "bytes all tenants' quotes, jobs, keys and journals may hold together, such as 512MiB (then 503 memory_budget_exhausted)")
 	fs.StringVar(&o.state, "state", env("state", ""), "snapshot FILE the default tenant starts from (GET /_emulator/snapshot writes one)")
 	fs.StringVar(&o.stateOnExit, "state-on-exit", env("state-on-exit", ""), "FILE the default tenant's snapshot, journal included, is written to at a clean shutdown (SIGTERM or SIGINT)")
-	fs.StringVar(&o.cors, "cors-origins", env("cors-origins", "*"), "origins browsers may call /v1 and /files from: *, none, or a comma-separated list such as http://localhost:5173")
+	fs.StringVar(&o.cors, "cors-origins", env("cors-origins", strings.Join(d.CORSOrigins, ",")), "origins browsers may call /v1 and /files from: *, none, or a comma-separated list such as http://localhost:5173")
 	fs.StringVar(&o.webhook, "webhook", env("webhook", ""), "URL every tenant's job events are POSTed to, signed with --webhook-secret (until a scenario or PUT /_emulator/webhooks sets another)")
 	fs.StringVar(&o.webhookSecret, "webhook-secret", env("webhook-secret", ""), "whsec_<base64> secret the run's and the scenarios' webhooks are signed with")
 	fs.StringVar(&o.webhookEvents, "webhook-events", env("webhook-events", ""), "comma-separated events --webhook sends (default job.succeeded,job.failed,job.canceled,job.expired)")
@@ -250,7 +250,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer srv.Close()
 	if o.state != "" {
-		data, err := readState(o.state, emulator.DefaultMaxSnapshotBytes)
+		data, err := readState(o.state, cfg.WithDefaults().MaxSnapshotBytes)
 		if err != nil {
 			return usageError("mediagen-emulator: --state %s: %v", o.state, err)
 		}
@@ -409,11 +409,9 @@ func configure(o *options) (emulator.Config, error) {
 	if o.maxTenants < 1 || o.maxJobs < 1 {
 		return cfg, usageError("mediagen-emulator: --max-tenants and --max-jobs must be at least 1")
 	}
-	if o.retention < o.outputTTL {
-		if o.retentionGiven {
-			return cfg, usageError("mediagen-emulator: --job-retention %v is shorter than --output-ttl %v: a job must be kept at least as long as its outputs; raise --job-retention or lower --output-ttl", o.retention, o.outputTTL)
-		}
-		o.retention = o.outputTTL // the default gives way to a longer --output-ttl
+	if o.retentionGiven && o.retention < o.outputTTL {
+		// Given, not defaulted: Config.WithDefaults raises a default below --output-ttl.
+		return cfg, usageError("mediagen-emulator: --job-retention %v is shorter than --output-ttl %v: a job must be kept at least as long as its outputs; raise --job-retention or lower --output-ttl", o.retention, o.outputTTL)
 	}
 	if o.adminToken != strings.TrimSpace(o.adminToken) {
 		return cfg, usageError("mediagen-emulator: --admin-token begins or ends with white space, which no request can send (header values are trimmed); remove it")
@@ -564,15 +562,28 @@ func healthcheck(ctx context.Context, args []string, getenv func(string) string,
 	return nil
 }
 
+// sizeUnits are the units of a size on the command line, largest first.
+var sizeUnits = [...]struct {
+	suffix string
+	size   int64
+}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}}
+
+// formatSize writes a size as parseSize reads it, in the largest unit that divides it (1GiB).
+func formatSize(n int64) string {
+	for _, u := range sizeUnits {
+		if n >= u.size && n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
 // parseSize reads a size as the command line gives it: a whole number of bytes, or one followed by
 // KiB, MiB, GiB or TiB (2GiB, 512MiB). The smallest budget taken is 1 MiB.
 func parseSize(s string) (int64, error) {
 	text := strings.TrimSpace(s)
 	unit := int64(1)
-	for _, u := range [...]struct {
-		suffix string
-		size   int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"B", 1}} {
+	for _, u := range sizeUnits {
 		if rest, ok := strings.CutSuffix(text, u.suffix); ok {
 			text, unit = strings.TrimSpace(rest), u.size
 			break

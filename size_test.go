@@ -15,3 +15,18 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatSize: a size is written in the largest unit that divides it, and reads back as
+// itself, so a flag's default shown from a number of bytes is one the flag takes.
+func TestFormatSize(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[int64]string{1 << 30: "1GiB", 3 << 20: "3MiB", 1536 << 20: "1536MiB", 5 << 40: "5TiB", 1<<20 + 1: "1048577B"} {
+		got := formatSize(n)
+		if got != want {
+			t.Errorf("formatSize(%d) = %q, want %q", n, got, want)
+		}
+		if back, err := parseSize(got); err != nil || back != n {
+			t.Errorf("parseSize(formatSize(%d)) = %d, %v", n, back, err)
+		}
+	}
+}

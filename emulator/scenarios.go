@@ -9,13 +9,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mediagen/mediagen-emulator/emulator/config"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 	"github.com/mediagen/mediagen-emulator/scenarios"
 )
 
 // DefaultScenario is the scenario served when none is chosen.
-const DefaultScenario = "default"
+const DefaultScenario = config.DefaultScenario
 
 // loadScenarios reads every embedded scenario, by name.
 func loadScenarios() (map[string]*scenario.Scenario, error) {
@@ -54,9 +55,6 @@ func loadScenarios() (map[string]*scenario.Scenario, error) {
 // resolveScenario finds a scenario by embedded name, or reads it from a path (anything with a
 // slash or a .yaml/.yml ending).
 func resolveScenario(known map[string]*scenario.Scenario, nameOrPath string) (*scenario.Scenario, error) {
-	if nameOrPath == "" {
-		nameOrPath = DefaultScenario
-	}
 	if sc, ok := known[nameOrPath]; ok {
 		return sc, nil
 	}

@@ -11,13 +11,11 @@ import (
 	"os"
 	"runtime"
 	"sync"
-	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/config"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/budget"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
@@ -32,90 +30,17 @@ var Version = "dev"
 // DefaultCatalogName is how problems in the embedded default catalog name it.
 const DefaultCatalogName = "fixtures/catalog/default.yaml"
 
-// ManualStart is where a manual clock starts unless told otherwise: a fixed instant, so seeded
-// runs produce the same timestamps.
-var ManualStart = sim.ManualStart
+// ManualStart is where a manual or skipping clock starts unless Config.Start says otherwise: a
+// fixed instant, so seeded runs produce the same timestamps.
+var ManualStart = config.ManualStart
 
-// Config is everything the emulator is built from. The zero value serves the embedded default
-// catalog on a real clock with random ids.
-type Config struct {
-	// CatalogFile is a catalog YAML path; empty means the embedded default.
-	CatalogFile string
-	// Scenario names an embedded scenario or a scenario file path (default "default").
-	Scenario string
-	// ManualClock makes time stand still until the control API advances it.
-	ManualClock bool
-	// SkipClock makes time stand still as ManualClock does, but a request that waits on a job
-	// (a wait=true generation, a poll of a job not yet terminal) moves its tenant's clock to
-	// the job's next transition at once. It wins over ManualClock.
-	SkipClock bool
-	// Start is where a manual clock starts (default ManualStart).
-	Start time.Time
-	// Seeded makes ids, random draws and media bytes reproducible from Seed.
-	Seeded bool
-	// Seed is the seed used when Seeded is set.
-	Seed int64
-	// MaxWait bounds how long POST /v1/generate?wait=true waits (default 180 s).
-	MaxWait time.Duration
-	// QuoteTTL is how long a quote lives (default 10 minutes).
-	QuoteTTL time.Duration
-	// OutputTTL is how long output files stay downloadable after a job finishes (default 1 h).
-	OutputTTL time.Duration
-	// JobRetention is how long finished jobs are kept before they are dropped (default 24 h).
-	JobRetention time.Duration
-	// AdminToken, when set, is required as X-Emulator-Admin-Token by the control API.
-	AdminToken string
-	// ControlDisabled turns the control API off (health excepted), as on a non-loopback
-	// address without an admin token.
-	ControlDisabled bool
-	// MaxBodyBytes limits request bodies (default 1 MiB).
-	MaxBodyBytes int64
-	// MaxSnapshotBytes limits the body of PUT /_emulator/snapshot (default 64 MiB), which a
-	// busy tenant's snapshot needs rather than the 1 MiB of other requests.
-	MaxSnapshotBytes int64
-	// MaxJobs bounds the jobs each tenant retains (default 100,000); past it the oldest finished
-	// job is dropped and answers 404, as after --job-retention.
-	MaxJobs int
-	// MaxTenants bounds the named tenants alive at once (default 1,000); past it a request for a
-	// new tenant answers 429 too_many_tenants.
-	MaxTenants int
-	// TenantIdle is how long a named tenant lives without requests (default 1 h, real time).
-	TenantIdle time.Duration
-	// MemoryBudget bounds the bytes all tenants' quotes, jobs, idempotency keys and journals
-	// hold together (default 1 GiB); past it a change that would add more answers 503
-	// memory_budget_exhausted, and nothing held is dropped for it.
-	MemoryBudget int64
-	// CORSOrigins are the origins browsers may call /v1 and /files from: empty or "*" means
-	// any (answered "*"), "none" turns CORS off, else origins such as http://localhost:5173.
-	CORSOrigins []string
-	// Catalog, when set, is the catalog document itself (CatalogFile is then ignored).
-	Catalog *Source
-	// Media holds the video fixtures outputs are cut from (default: the embedded ones).
-	Media fs.FS
-	// wall is real time as tenants see it, for their idleness; the package's tests set a manual
-	// clock here to drive it (default a real clock).
-	wall *clock.Clock
-	// journalEntries, when set, bounds each tenant's journal lower than usual, so the
-	// package's tests can make it wrap around.
-	journalEntries int
-	// Logger receives one line per request and every server fault; nil discards them.
-	Logger *slog.Logger
-	// WebhookURL, when set, is the run's webhook: every tenant's job events are POSTed there,
-	// signed with WebhookSecret, until a scenario or PUT /_emulator/webhooks sets another.
-	WebhookURL string
-	// WebhookSecret ("whsec_" and base64) signs the run's webhook and the scenarios'.
-	WebhookSecret string
-	// WebhookEvents are the events the run's webhook sends (default a job's end).
-	WebhookEvents []string
-	// WebhookAllow are the HOST[:PORT] beyond loopback that deliveries may reach.
-	WebhookAllow []string
-}
+// Config is everything the emulator is built from: config.Settings, where each field is
+// documented with its default. The zero value serves the embedded default catalog on a real
+// clock with random ids; Config.WithDefaults says what every field left out becomes.
+type Config = config.Settings
 
 // Source is a named document, such as a catalog read from anywhere: problems name it.
-type Source struct {
-	Name string
-	Data []byte
-}
+type Source = config.Source
 
 // Server is the emulator: an http.Handler over its tenants' worlds. Close it to stop their
 // clocks.
@@ -132,7 +57,8 @@ type Server struct {
 	scenarios     map[string]*scenario.Scenario // embedded, by name
 	startScenario *scenario.Scenario            // the configured one, which reset returns to
 
-	webhooks webhookRun // the run's webhook settings and transport (webhook_handlers.go)
+	webhooks webhookRun        // the run's webhook settings and transport (webhook_handlers.go)
+	wire     func(*sim.Config) // the tests' hook (newServer)
 
 	ready    chan struct{} // closed once the catalog is loaded
 	closing  chan struct{}
@@ -145,41 +71,14 @@ type Server struct {
 	hangups  hangups // notices parked clients that hang up
 }
 
-// Defaults returns the Config NewServer fills a zero Config's settings from: the one source of
-// the defaults a command line shows for its flags.
-func Defaults() Config {
-	return Config{
-		Scenario:         "default",
-		MaxWait:          sim.DefaultMaxWait,
-		QuoteTTL:         sim.DefaultQuoteTTL,
-		OutputTTL:        sim.DefaultOutputTTL,
-		JobRetention:     sim.DefaultJobRetention,
-		MaxBodyBytes:     1 << 20,
-		MaxSnapshotBytes: DefaultMaxSnapshotBytes,
-		MaxJobs:          jobs.DefaultMaxJobs,
-		MaxTenants:       sim.DefaultMaxTenants,
-		TenantIdle:       sim.DefaultTenantIdle,
-		MemoryBudget:     budget.DefaultBytes,
-	}
-}
-
 // NewServer loads the configuration and returns a ready emulator. A bad catalog or scenario
 // yields an error listing every problem as FILE:LINE: message.
-func NewServer(cfg Config) (*Server, error) {
-	// The world's settings (clock, TTLs, waits, bounds) take their defaults in sim.Config,
-	// once; only what the HTTP layer itself uses is settled here.
-	d := Defaults()
-	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = d.MaxBodyBytes
-	}
-	if cfg.MaxSnapshotBytes <= 0 {
-		cfg.MaxSnapshotBytes = d.MaxSnapshotBytes
-	}
-	if cfg.MemoryBudget <= 0 {
-		// The upload gate holds the budget every store shares, so it is settled here, not in
-		// sim.Config, which takes the budget it is given.
-		cfg.MemoryBudget = d.MemoryBudget
-	}
+func NewServer(cfg Config) (*Server, error) { return newServer(cfg, nil) }
+
+// newServer is NewServer with a hook the package's tests use to change the core's wiring (its
+// wall clock, the journal's bound) before the tenants are made.
+func newServer(cfg Config, wire func(*sim.Config)) (*Server, error) {
+	cfg = cfg.WithDefaults()
 	known, err := loadScenarios()
 	if err != nil {
 		return nil, err
@@ -188,18 +87,12 @@ func NewServer(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Media == nil {
-		cfg.Media = fixtures.FS
-	}
 	hooks, err := newWebhookRun(cfg)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, files: media.NewCache(fileCacheBytes), parked: map[*parking]*sim.Waiter{},
-		closing: make(chan struct{}), ready: make(chan struct{}), scenarios: known, startScenario: start, webhooks: hooks}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
+		closing: make(chan struct{}), ready: make(chan struct{}), scenarios: known, startScenario: start, webhooks: hooks, wire: wire}
 	if cfg.Seeded {
 		s.ids = ids.NewSeeded(cfg.Seed)
 	} else {
@@ -240,34 +133,21 @@ func (s *Server) finishLoading(cat *catalog.Catalog, err error) {
 	}
 	s.catalog = cat
 	s.uploads = &uploadGate{limit: uploadsInFlight * s.cfg.MaxSnapshotBytes, budget: budget.New(s.cfg.MemoryBudget)}
-	s.tenants = sim.NewTenants(sim.Config{
-		Catalog:      cat,
-		Scenarios:    s.scenarios,
-		Scenario:     s.startScenario,
-		Media:        s.cfg.Media,
-		ManualClock:  s.cfg.ManualClock,
-		SkipClock:    s.cfg.SkipClock,
-		Start:        s.cfg.Start,
-		Seeded:       s.cfg.Seeded,
-		Seed:         s.cfg.Seed,
-		MaxWait:      s.cfg.MaxWait,
-		QuoteTTL:     s.cfg.QuoteTTL,
-		OutputTTL:    s.cfg.OutputTTL,
-		JobRetention: s.cfg.JobRetention,
-		MaxJobs:      s.cfg.MaxJobs,
-		Logger:       s.log,
-		Wall:         s.cfg.wall,
-		MaxTenants:   s.cfg.MaxTenants,
-		TenantIdle:   s.cfg.TenantIdle,
-		MemoryBudget: s.cfg.MemoryBudget,
-		Budget:       s.uploads.budget,
-		JournalMax:   s.cfg.journalEntries,
-
+	wiring := sim.Config{
+		Settings:      s.cfg,
+		Catalog:       cat,
+		Scenarios:     s.scenarios,
+		Scenario:      s.startScenario,
+		Budget:        s.uploads.budget,
 		Webhook:       s.webhooks.config,
 		WebhookSecret: s.webhooks.secret,
 		WebhookSender: s.webhooks.transport,
 		WebhookRender: s.renderJob,
-	}, s.ids, s.files)
+	}
+	if s.wire != nil {
+		s.wire(&wiring)
+	}
+	s.tenants = sim.NewTenants(wiring, s.ids, s.files)
 	s.handler = s.routes()
 }
 

@@ -15,14 +15,19 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/budget"
+	"github.com/mediagen/mediagen-emulator/emulator/config"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
 // simServer is an emulator over the default catalog on a manual clock.
-func simServer(t testing.TB, cfg Config) *Server {
+func simServer(t testing.TB, cfg Config, wire ...func(*sim.Config)) *Server {
 	t.Helper()
 	cfg.ManualClock = true
-	s, err := NewServer(cfg)
+	s, err := newServer(cfg, func(c *sim.Config) {
+		for _, w := range wire {
+			w(c)
+		}
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -728,7 +733,7 @@ func TestZeroConfigHasTheDefaultBudget(t *testing.T) {
 	}
 	defer s.Close()
 	<-s.ready // the embedded catalog loads in the background
-	if got := s.uploads.budget.Limit(); got != budget.DefaultBytes {
-		t.Errorf("the memory budget of a zero Config is %d bytes; want the default %d", got, budget.DefaultBytes)
+	if got := s.uploads.budget.Limit(); got != config.DefaultMemoryBudget {
+		t.Errorf("the memory budget of a zero Config is %d bytes; want the default %d", got, config.DefaultMemoryBudget)
 	}
 }

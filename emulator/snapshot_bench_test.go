@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/config"
 )
 
 // BenchmarkSnapshot10kJobs takes and restores the snapshot of a tenant holding 10,000 jobs
@@ -89,7 +90,7 @@ func BenchmarkSnapshot10kJobs(b *testing.B) {
 //	go test -run '^$' -bench ConcurrentUploads -benchtime 1x ./emulator/
 func BenchmarkConcurrentUploads(b *testing.B) {
 	s := simServer(b, Config{})
-	const size = DefaultMaxSnapshotBytes
+	const size = config.DefaultMaxSnapshotBytes
 	head, tail := `{"format":1,"scenario":{"document":"`, `"}}`
 	body := func() io.Reader {
 		return io.MultiReader(strings.NewReader(head), io.LimitReader(repeatByte('a'), size-int64(len(head)+len(tail))), strings.NewReader(tail))

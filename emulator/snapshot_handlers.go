@@ -20,11 +20,6 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
-// DefaultMaxSnapshotBytes bounds the body of PUT /_emulator/snapshot unless
-// Config.MaxSnapshotBytes says otherwise: a snapshot of a busy tenant is far larger than any
-// other request, so its route has a bound of its own.
-const DefaultMaxSnapshotBytes = 64 << 20
-
 // snapshotReserve is the most set aside for a snapshot's body before it arrives, on the word of
 // its Content-Length: enough for a tenant of 10,000 jobs in one allocation, instead of a copy
 // at each doubling, and well below the route's bound.

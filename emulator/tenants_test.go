@@ -14,6 +14,7 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
 // wire is a small client of a served emulator, bound to one tenant.
@@ -427,8 +428,8 @@ func TestOnlyAuthorisedRequestsMakeTenants(t *testing.T) {
 // tenant is not dropped as idle however long it waits, and its job answers when it ends.
 func TestParkedWaitKeepsItsTenant(t *testing.T) {
 	wall := clock.NewManual(ManualStart)
-	s, err := NewServer(Config{CatalogFile: "../testdata/catalogs/small.yaml", ManualClock: true,
-		TenantIdle: 3 * time.Second, MaxWait: 30 * time.Second, wall: wall})
+	s, err := newServer(Config{CatalogFile: "../testdata/catalogs/small.yaml", ManualClock: true,
+		TenantIdle: 3 * time.Second, MaxWait: 30 * time.Second}, func(c *sim.Config) { c.Wall = wall })
 	if err != nil {
 		t.Fatal(err)
 	}

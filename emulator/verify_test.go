@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
 // coverageOf reads GET /_emulator/coverage as a map of case id to count.
@@ -214,7 +215,7 @@ func TestExpectedAndUnexpectedErrors(t *testing.T) {
 // through tenants that are dropped and reset: the counters still hold every one.
 func TestCoverageCountsSurviveWrapAndDrops(t *testing.T) {
 	t.Parallel()
-	s := simServer(t, Config{journalEntries: 3, MaxWait: 10 * time.Second})
+	s := simServer(t, Config{MaxWait: 10 * time.Second}, func(c *sim.Config) { c.JournalMax = 3 })
 	for range 5 {
 		call(t, s, "GET", "/v1/jobs/nope", "mg_test_all", nil)
 	}

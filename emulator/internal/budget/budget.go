@@ -11,12 +11,6 @@ import (
 	"sync/atomic"
 )
 
-// DefaultBytes is the budget unless configured otherwise: 1 GiB of counted bytes. Resident
-// memory runs about 2.3 times what is counted (the stores' own overheads beyond their estimates,
-// and the garbage collector's headroom), so about 2.5 GB, which a CI runner with 7 GB holds
-// beside the tests it runs.
-const DefaultBytes = 1 << 30
-
 // Budget counts the bytes held against a limit. It is safe for concurrent use.
 type Budget struct {
 	limit int64

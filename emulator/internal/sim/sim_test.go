@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/config"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
@@ -35,7 +36,7 @@ func testConfig(t testing.TB) Config {
 		t.Fatal(err)
 	}
 	return Config{Catalog: cat, Scenario: sc, Scenarios: map[string]*scenario.Scenario{"default": sc},
-		ManualClock: true, Start: start, Seeded: true, Seed: 7}
+		Settings: config.Settings{ManualClock: true, Start: start, Seeded: true, Seed: 7}}
 }
 
 func newTestTenants(t testing.TB, cfg Config) *Tenants {
@@ -583,7 +584,7 @@ func TestWaitThen(t *testing.T) {
 			}
 		},
 		"an idle sweep": func(t *testing.T, ts *Tenants, tn *Tenant, wall *clock.Clock) {
-			mustAdvanceClock(t, wall, 2*DefaultTenantIdle)
+			mustAdvanceClock(t, wall, 2*config.DefaultTenantIdle)
 		},
 	}
 	for name, retire := range retire {
@@ -654,21 +655,18 @@ func TestResetNeverServesAnEarlierWorldsFile(t *testing.T) {
 	}
 }
 
-// TestConfigDefaults checks the one place the world's settings take their defaults: what the
-// emulator leaves zero comes out filled, and a job is never dropped before its outputs.
-func TestConfigDefaults(t *testing.T) {
-	c := Config{}.withDefaults()
-	if c.MaxWait != 180*time.Second || c.QuoteTTL != 10*time.Minute || c.OutputTTL != time.Hour ||
-		c.JobRetention != 24*time.Hour || !c.Start.Equal(ManualStart) || c.Logger == nil || c.Budget == nil ||
-		c.MaxTenants != DefaultMaxTenants || c.TenantIdle != DefaultTenantIdle || c.MemoryBudget != 1<<30 || c.MaxJobs != 100_000 {
-		t.Errorf("defaults: %+v", c)
+// TestCompleteConfig: the core takes the settings' defaults from the one applier, and makes
+// the budget every store shares from the memory budget, given or defaulted.
+func TestCompleteConfig(t *testing.T) {
+	c := Config{}.complete()
+	if want := (config.Settings{}).WithDefaults(); c.MaxWait != want.MaxWait || c.MaxJobs != want.MaxJobs || !c.Start.Equal(want.Start) || c.Logger == nil {
+		t.Errorf("the settings' defaults were not applied: %+v", c.Settings)
 	}
-	if c := (Config{OutputTTL: 48 * time.Hour, JobRetention: time.Hour}).withDefaults(); c.JobRetention != 48*time.Hour {
-		t.Errorf("job retention %v under an output TTL of %v", c.JobRetention, c.OutputTTL)
+	if c.Budget.Limit() != config.DefaultMemoryBudget || c.JournalMax != JournalEntries || c.Coverage == nil || c.maker == nil {
+		t.Errorf("the wiring of a zero Config: budget %d, journal %d, coverage %v", c.Budget.Limit(), c.JournalMax, c.Coverage)
 	}
-	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	if c := (Config{Start: start, MaxWait: time.Second}).withDefaults(); !c.Start.Equal(start) || c.MaxWait != time.Second {
-		t.Errorf("given settings changed: %+v", c)
+	if c := (Config{Settings: config.Settings{MemoryBudget: 5 << 20}}).complete(); c.Budget.Limit() != 5<<20 {
+		t.Errorf("budget %d from a memory budget of 5 MiB", c.Budget.Limit())
 	}
 }
 

@@ -26,12 +26,6 @@ import (
 // dropped, so an emulator used without tenants behaves as one world.
 const DefaultTenant = "default"
 
-// Tenant bounds, unless configured otherwise.
-const (
-	DefaultMaxTenants = 1000
-	DefaultTenantIdle = time.Hour
-)
-
 // tenantName is what a tenant may be called.
 var tenantName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
@@ -233,7 +227,7 @@ func tooManyTenants(max int) error {
 
 // NewTenants builds the tenant set with its default tenant.
 func NewTenants(cfg Config, g *ids.Generator, files *media.Cache) *Tenants {
-	cfg = cfg.withDefaults()
+	cfg = cfg.complete()
 	ts := &Tenants{cfg: cfg, ids: g, files: files, max: cfg.MaxTenants, idle: cfg.TenantIdle, wall: cfg.Wall, byName: map[string]*Tenant{}, run: evidence.NewRun()}
 	if ts.wall == nil {
 		ts.wall, ts.ownWall = clock.NewReal(), true
