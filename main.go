@@ -147,7 +147,7 @@ func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.F
 		}
 		fs.IntVar(p, flagName, *p, usage)
 	}
-	d := emulator.Config{}.WithDefaults()
+	d, limits := emulator.Config{}.WithDefaults(), emulator.ServeLimits{}.WithDefaults()
 	fs.StringVar(&o.addr, "addr", env("addr", "127.0.0.1:8080"), "listen address HOST:PORT (port 0 picks a free port)")
 	fs.StringVar(&o.catalog, "catalog", env("catalog", ""), "catalog YAML file (default: the embedded catalog)")
 	fs.StringVar(&o.scenario, "scenario", env("scenario", d.Scenario), "scenario: an embedded name (default, realistic, flaky, slow, expiring, outage, rate-limited) or a YAML path")
@@ -157,8 +157,8 @@ func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.F
 	dur(&o.quoteTTL, "quote-ttl", d.QuoteTTL, "how long a quote stays valid")
 	dur(&o.outputTTL, "output-ttl", d.OutputTTL, "how long output files stay downloadable (then 410)")
 	dur(&o.retention, "job-retention", d.JobRetention, "how long finished jobs are kept; never less than --output-ttl, which raises the default when longer")
-	dur(&o.bodyTimeout, "body-timeout", 30*time.Second, "longest a request's body may take to arrive (a wait=true generation may still wait --max-wait after it)")
-	dur(&o.idleTimeout, "idle-timeout", 60*time.Second, "how long an idle keep-alive connection stays open")
+	dur(&o.bodyTimeout, "body-timeout", limits.BodyTimeout, "longest a request's body may take to arrive (a wait=true generation may still wait --max-wait after it)")
+	dur(&o.idleTimeout, "idle-timeout", limits.IdleTimeout, "how long an idle keep-alive connection stays open")
 	o.retentionGiven = env("job-retention", "") != ""
 	fs.StringVar(&o.adminToken, "admin-token", env("admin-token", ""), "token the control API requires as X-Emulator-Admin-Token")
 	fs.StringVar(&o.logFormat, "log-format", env("log-format", "text"), "text or json (logs go to standard error)")

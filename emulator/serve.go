@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/config"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/linewriter"
 )
@@ -24,8 +25,6 @@ const (
 	headerTimeout = 10 * time.Second
 	// maxHeaderBytes bounds a request line and headers together (Go's default is 1 MB).
 	maxHeaderBytes = 64 << 10
-	// drainTimeout is ServeLimits.DrainTimeout unless set.
-	drainTimeout = 60 * time.Second
 )
 
 // NewLogger returns the emulator's log, slog's text or JSON lines (json) written to w by a
@@ -69,22 +68,38 @@ func millis(_ []string, a slog.Attr) slog.Attr {
 // harder as it nears that sum instead of growing to twice what is live.
 const MemoryOverhead = fileCacheBytes + 256<<20
 
-// ServeLimits bound the connections Serve accepts.
+// ServeLimits bound the connections Serve accepts. A limit at zero or below takes its default.
 type ServeLimits struct {
-	// BodyTimeout bounds how long a request's body may take to arrive.
+	// BodyTimeout bounds how long a request's body may take to arrive (default
+	// config.DefaultBodyTimeout).
 	BodyTimeout time.Duration
-	// IdleTimeout bounds how long a keep-alive connection may wait for its next request; zero
-	// means no bound.
+	// IdleTimeout bounds how long a keep-alive connection may wait for its next request
+	// (default config.DefaultIdleTimeout).
 	IdleTimeout time.Duration
-	// DrainTimeout bounds a graceful stop (default a minute): requests in flight when it starts
-	// have this long to finish before their connections are closed.
+	// DrainTimeout bounds a graceful stop (default config.DefaultDrainTimeout): requests in
+	// flight when it starts have this long to finish before their connections are closed.
 	DrainTimeout time.Duration
+}
+
+// WithDefaults returns the limits with every one left out filled in, as Serve takes them.
+func (l ServeLimits) WithDefaults() ServeLimits {
+	if l.BodyTimeout <= 0 {
+		l.BodyTimeout = config.DefaultBodyTimeout
+	}
+	if l.IdleTimeout <= 0 {
+		l.IdleTimeout = config.DefaultIdleTimeout
+	}
+	if l.DrainTimeout <= 0 {
+		l.DrainTimeout = config.DefaultDrainTimeout
+	}
+	return l
 }
 
 // Serve answers the connections ln accepts until ctx is canceled, then stops gracefully:
 // waiting generations answer the job as it stands, bodies still arriving answer 400, and the
 // requests in flight have DrainTimeout to finish. It returns nil after a clean stop.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, limits ServeLimits) error {
+	limits = limits.WithDefaults()
 	guard := newBodyGuard(limits.BodyTimeout)
 	hs := newHTTPServer(guard.wrap(s), s.log)
 	hs.IdleTimeout = limits.IdleTimeout
@@ -96,9 +111,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, limits ServeLimits)
 	case <-ctx.Done():
 	}
 	drain := limits.DrainTimeout
-	if drain <= 0 {
-		drain = drainTimeout
-	}
 	s.log.Info("shutting down: finishing the requests in flight", slog.Duration("limit", drain))
 	// A stop wakes waiting generations (they answer the job as it is) and cuts bodies still
 	// arriving (they answer 400), so what is in flight is answered rather than dropped. Both run

@@ -118,6 +118,14 @@ const (
 	DefaultCORSOrigin   = "*"
 )
 
+// The defaults of emulator.ServeLimits, the bounds of the connections Serve accepts: its
+// WithDefaults applies them.
+const (
+	DefaultBodyTimeout  = 30 * time.Second
+	DefaultIdleTimeout  = 60 * time.Second
+	DefaultDrainTimeout = 60 * time.Second
+)
+
 // WithDefaults returns the settings with every one left out filled in: the one place the
 // emulator's defaults are applied. A setting at zero or below is left out; JobRetention is
 // raised to OutputTTL when shorter.
