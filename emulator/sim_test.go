@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -735,5 +736,11 @@ func TestZeroConfigHasTheDefaultBudget(t *testing.T) {
 	<-s.ready // the embedded catalog loads in the background
 	if got := s.uploads.budget.Limit(); got != config.DefaultMemoryBudget {
 		t.Errorf("the memory budget of a zero Config is %d bytes; want the default %d", got, config.DefaultMemoryBudget)
+	}
+	// Every other setting is what the one applier makes of a zero Config, as main's flags are.
+	got, want := s.cfg, Config{}.WithDefaults()
+	got.Logger, want.Logger = nil, nil
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("NewServer's settings:\n%+v\nwant:\n%+v", got, want)
 	}
 }
