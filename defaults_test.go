@@ -41,8 +41,8 @@ func TestFlagDefaultsAreTheConfigDefaults(t *testing.T) {
 		t.Errorf("the flags' defaults:\n%+v\nzero Config with defaults:\n%+v", got, want)
 	}
 	limits := emulator.ServeLimits{}.WithDefaults()
-	if o.bodyTimeout != limits.BodyTimeout || o.idleTimeout != limits.IdleTimeout {
-		t.Errorf("--body-timeout %v and --idle-timeout %v; ServeLimits defaults %+v", o.bodyTimeout, o.idleTimeout, limits)
+	if o.limits.BodyTimeout != limits.BodyTimeout || o.limits.IdleTimeout != limits.IdleTimeout {
+		t.Errorf("--body-timeout %v and --idle-timeout %v; ServeLimits defaults %+v", o.limits.BodyTimeout, o.limits.IdleTimeout, limits)
 	}
 }
 

@@ -61,36 +61,22 @@ func exitCode(err error, stderr io.Writer) int {
 	return 1
 }
 
-// options are the command line's settings after flags and environment.
+// options are the command line's settings after flags and environment: the emulator's settings
+// and Serve's limits that a flag sets as they are, and the text of those that configure reads.
 type options struct {
-	addr       string
-	catalog    string
-	scenario   string
-	seed       string
-	clock      string
-	maxWait    time.Duration
-	quoteTTL   time.Duration
-	outputTTL  time.Duration
-	retention  time.Duration
-	adminToken string
-	logFormat  string
-	maxTenants int
-	tenantIdle time.Duration
-	maxJobs    int
-	cors       string
-	budget     string // --memory-budget, a size such as 2GiB
+	cfg    emulator.Config
+	limits emulator.ServeLimits
+	addr   string
+	// seed, clock, budget (--memory-budget, a size such as 2GiB), cors, webhookEvents and
+	// webhookAllow are read into cfg by configure.
+	seed, clock, budget, cors, webhookEvents, webhookAllow string
+	logFormat                                              string
 	// state is a snapshot file the default tenant starts from; stateOnExit where its snapshot
 	// is written at a clean shutdown.
 	state       string
 	stateOnExit string
-	// bodyTimeout bounds how long a request's body may take to arrive; idleTimeout how long a
-	// keep-alive connection may wait for its next request.
-	bodyTimeout time.Duration
-	idleTimeout time.Duration
 	// retentionGiven is set when --job-retention (or its variable) was given, not defaulted.
 	retentionGiven bool
-	// webhook, webhookSecret, webhookEvents and webhookAllow are the run's webhook flags.
-	webhook, webhookSecret, webhookEvents, webhookAllow string
 }
 
 const usageText = `Usage:
@@ -149,28 +135,28 @@ func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.F
 	}
 	d, limits := emulator.Config{}.WithDefaults(), emulator.ServeLimits{}.WithDefaults()
 	fs.StringVar(&o.addr, "addr", env("addr", "127.0.0.1:8080"), "listen address HOST:PORT (port 0 picks a free port)")
-	fs.StringVar(&o.catalog, "catalog", env("catalog", ""), "catalog YAML file (default: the embedded catalog)")
-	fs.StringVar(&o.scenario, "scenario", env("scenario", d.Scenario), "scenario: an embedded name (default, realistic, flaky, slow, expiring, outage, rate-limited) or a YAML path")
+	fs.StringVar(&o.cfg.CatalogFile, "catalog", env("catalog", ""), "catalog YAML file (default: the embedded catalog)")
+	fs.StringVar(&o.cfg.Scenario, "scenario", env("scenario", d.Scenario), "scenario: an embedded name (default, realistic, flaky, slow, expiring, outage, rate-limited) or a YAML path")
 	fs.StringVar(&o.seed, "seed", env("seed", ""), "integer seed that makes ids, random draws and media reproducible")
 	fs.StringVar(&o.clock, "clock", env("clock", "real"), "real; manual: time moves only through POST /_emulator/clock; skip: still, but a request waiting on a job moves it to the job's next transition")
-	dur(&o.maxWait, "max-wait", d.MaxWait, "longest a wait=true generation waits")
-	dur(&o.quoteTTL, "quote-ttl", d.QuoteTTL, "how long a quote stays valid")
-	dur(&o.outputTTL, "output-ttl", d.OutputTTL, "how long output files stay downloadable (then 410)")
-	dur(&o.retention, "job-retention", d.JobRetention, "how long finished jobs are kept; never less than --output-ttl, which raises the default when longer")
-	dur(&o.bodyTimeout, "body-timeout", limits.BodyTimeout, "longest a request's body may take to arrive (a wait=true generation may still wait --max-wait after it)")
-	dur(&o.idleTimeout, "idle-timeout", limits.IdleTimeout, "how long an idle keep-alive connection stays open")
+	dur(&o.cfg.MaxWait, "max-wait", d.MaxWait, "longest a wait=true generation waits")
+	dur(&o.cfg.QuoteTTL, "quote-ttl", d.QuoteTTL, "how long a quote stays valid")
+	dur(&o.cfg.OutputTTL, "output-ttl", d.OutputTTL, "how long output files stay downloadable (then 410)")
+	dur(&o.cfg.JobRetention, "job-retention", d.JobRetention, "how long finished jobs are kept; never less than --output-ttl, which raises the default when longer")
+	dur(&o.limits.BodyTimeout, "body-timeout", limits.BodyTimeout, "longest a request's body may take to arrive (a wait=true generation may still wait --max-wait after it)")
+	dur(&o.limits.IdleTimeout, "idle-timeout", limits.IdleTimeout, "how long an idle keep-alive connection stays open")
 	o.retentionGiven = env("job-retention", "") != ""
-	fs.StringVar(&o.adminToken, "admin-token", env("admin-token", ""), "token the control API requires as X-Emulator-Admin-Token")
+	fs.StringVar(&o.cfg.AdminToken, "admin-token", env("admin-token", ""), "token the control API requires as X-Emulator-Admin-Token")
 	fs.StringVar(&o.logFormat, "log-format", env("log-format", "text"), "text or json (logs go to standard error)")
-	dur(&o.tenantIdle, "tenant-idle", d.TenantIdle, "how long a tenant lives without requests (real time)")
-	count(&o.maxTenants, "max-tenants", d.MaxTenants, "most tenants alive at once besides the default one (then 429 too_many_tenants)")
-	count(&o.maxJobs, "max-jobs", d.MaxJobs, "most jobs each tenant retains; the oldest finished are dropped first")
+	dur(&o.cfg.TenantIdle, "tenant-idle", d.TenantIdle, "how long a tenant lives without requests (real time)")
+	count(&o.cfg.MaxTenants, "max-tenants", d.MaxTenants, "most tenants alive at once besides the default one (then 429 too_many_tenants)")
+	count(&o.cfg.MaxJobs, "max-jobs", d.MaxJobs, "most jobs each tenant retains; the oldest finished are dropped first")
 	fs.StringVar(&o.budget, "memory-budget", env("memory-budget", formatSize(d.MemoryBudget)), "bytes all tenants' quotes, jobs, keys and journals may hold together, such as 512MiB (then 503 memory_budget_exhausted)")
 	fs.StringVar(&o.state, "state", env("state", ""), "snapshot FILE the default tenant starts from (GET /_emulator/snapshot writes one)")
 	fs.StringVar(&o.stateOnExit, "state-on-exit", env("state-on-exit", ""), "FILE the default tenant's snapshot, journal included, is written to at a clean shutdown (SIGTERM or SIGINT)")
 	fs.StringVar(&o.cors, "cors-origins", env("cors-origins", strings.Join(d.CORSOrigins, ",")), "origins browsers may call /v1 and /files from: *, none, or a comma-separated list such as http://localhost:5173")
-	fs.StringVar(&o.webhook, "webhook", env("webhook", ""), "URL every tenant's job events are POSTed to, signed with --webhook-secret (until a scenario or PUT /_emulator/webhooks sets another)")
-	fs.StringVar(&o.webhookSecret, "webhook-secret", env("webhook-secret", ""), "whsec_<base64> secret the run's and the scenarios' webhooks are signed with")
+	fs.StringVar(&o.cfg.WebhookURL, "webhook", env("webhook", ""), "URL every tenant's job events are POSTed to, signed with --webhook-secret (until a scenario or PUT /_emulator/webhooks sets another)")
+	fs.StringVar(&o.cfg.WebhookSecret, "webhook-secret", env("webhook-secret", ""), "whsec_<base64> secret the run's and the scenarios' webhooks are signed with")
 	fs.StringVar(&o.webhookEvents, "webhook-events", env("webhook-events", ""), "comma-separated events --webhook sends (default job.succeeded,job.failed,job.canceled,job.expired)")
 	fs.StringVar(&o.webhookAllow, "webhook-allow", env("webhook-allow", ""), "HOST[:PORT],... beyond loopback that webhooks may reach, such as host.docker.internal (the address a name resolves to is checked)")
 	return fs, o, envErrs
@@ -267,7 +253,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		logger.Warn("control API disabled: listening on a non-loopback address without --admin-token; set one to enable /_emulator/ (health stays open)", slog.String("addr", ln.Addr().String()))
 	}
 	fmt.Fprintf(stdout, "listening on http://%s\n", listenURLHost(o.addr, ln.Addr()))
-	if err := srv.Serve(ctx, ln, emulator.ServeLimits{BodyTimeout: o.bodyTimeout, IdleTimeout: o.idleTimeout}); err != nil {
+	if err := srv.Serve(ctx, ln, o.limits); err != nil {
 		return err
 	}
 	if o.stateOnExit != "" {
@@ -380,10 +366,10 @@ func writeState(srv *emulator.Server, path string) error {
 	return nil
 }
 
-// configure turns options into the emulator's Config, checking each value; the logger is
-// left to the caller.
+// configure checks the options and reads the rest of them into the emulator's Config; the
+// logger is left to the caller.
 func configure(o *options) (emulator.Config, error) {
-	var cfg emulator.Config
+	cfg := o.cfg
 	if o.logFormat != "text" && o.logFormat != "json" {
 		return cfg, usageError("mediagen-emulator: --log-format %q: want text or json", o.logFormat)
 	}
@@ -403,47 +389,33 @@ func configure(o *options) (emulator.Config, error) {
 		}
 		cfg.Seeded, cfg.Seed = true, n
 	}
-	if o.maxWait <= 0 || o.quoteTTL <= 0 || o.outputTTL <= 0 || o.retention <= 0 || o.bodyTimeout <= 0 || o.idleTimeout <= 0 || o.tenantIdle <= 0 {
+	if cfg.MaxWait <= 0 || cfg.QuoteTTL <= 0 || cfg.OutputTTL <= 0 || cfg.JobRetention <= 0 || o.limits.BodyTimeout <= 0 || o.limits.IdleTimeout <= 0 || cfg.TenantIdle <= 0 {
 		return cfg, usageError("mediagen-emulator: --max-wait, --quote-ttl, --output-ttl, --job-retention, --body-timeout, --idle-timeout and --tenant-idle must be positive")
 	}
-	if o.maxTenants < 1 || o.maxJobs < 1 {
+	if cfg.MaxTenants < 1 || cfg.MaxJobs < 1 {
 		return cfg, usageError("mediagen-emulator: --max-tenants and --max-jobs must be at least 1")
 	}
-	if o.retentionGiven && o.retention < o.outputTTL {
+	if o.retentionGiven && cfg.JobRetention < cfg.OutputTTL {
 		// Given, not defaulted: Config.WithDefaults raises a default below --output-ttl.
-		return cfg, usageError("mediagen-emulator: --job-retention %v is shorter than --output-ttl %v: a job must be kept at least as long as its outputs; raise --job-retention or lower --output-ttl", o.retention, o.outputTTL)
+		return cfg, usageError("mediagen-emulator: --job-retention %v is shorter than --output-ttl %v: a job must be kept at least as long as its outputs; raise --job-retention or lower --output-ttl", cfg.JobRetention, cfg.OutputTTL)
 	}
-	if o.adminToken != strings.TrimSpace(o.adminToken) {
+	if cfg.AdminToken != strings.TrimSpace(cfg.AdminToken) {
 		return cfg, usageError("mediagen-emulator: --admin-token begins or ends with white space, which no request can send (header values are trimmed); remove it")
 	}
 	host, _, err := net.SplitHostPort(o.addr)
 	if err != nil {
 		return cfg, usageError("mediagen-emulator: --addr %q: want HOST:PORT", o.addr)
 	}
-	controlDisabled := o.adminToken == "" && !isLoopback(host)
-	if cfg.ManualClock && controlDisabled {
+	cfg.ControlDisabled = cfg.AdminToken == "" && !isLoopback(host)
+	if cfg.ManualClock && cfg.ControlDisabled {
 		return cfg, usageError("mediagen-emulator: --clock manual moves time only through the control API, which is disabled on %s without --admin-token; set --admin-token (or listen on a loopback address)", o.addr)
 	}
-	origins, err := corsOrigins(o.cors)
-	if err != nil {
+	if cfg.CORSOrigins, err = corsOrigins(o.cors); err != nil {
 		return cfg, usageError("mediagen-emulator: --cors-origins %q: %v", o.cors, err)
 	}
-	cfg.CORSOrigins = origins
-	cfg.CatalogFile = o.catalog
-	cfg.Scenario = o.scenario
-	cfg.MaxWait = o.maxWait
-	cfg.QuoteTTL = o.quoteTTL
-	cfg.OutputTTL = o.outputTTL
-	cfg.JobRetention = o.retention
-	cfg.AdminToken = o.adminToken
-	cfg.MaxTenants = o.maxTenants
-	cfg.TenantIdle = o.tenantIdle
-	cfg.MaxJobs = o.maxJobs
 	if cfg.MemoryBudget, err = parseSize(o.budget); err != nil {
 		return cfg, usageError("mediagen-emulator: --memory-budget %v", err)
 	}
-	cfg.ControlDisabled = controlDisabled
-	cfg.WebhookURL, cfg.WebhookSecret = o.webhook, o.webhookSecret
 	cfg.WebhookEvents, cfg.WebhookAllow = commaList(o.webhookEvents), commaList(o.webhookAllow)
 	return cfg, nil
 }
