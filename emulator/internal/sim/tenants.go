@@ -204,8 +204,6 @@ type Tenants struct {
 	cfg   Config
 	ids   *ids.Generator
 	files *media.Cache
-	max   int
-	idle  time.Duration
 
 	worlds atomic.Uint64 // numbers every world made, for its files' keys in the shared cache
 	run    *evidence.Run // the findings of every world gone since the start
@@ -228,7 +226,7 @@ func tooManyTenants(max int) error {
 // NewTenants builds the tenant set with its default tenant.
 func NewTenants(cfg Config, g *ids.Generator, files *media.Cache) *Tenants {
 	cfg = cfg.complete()
-	ts := &Tenants{cfg: cfg, ids: g, files: files, max: cfg.MaxTenants, idle: cfg.TenantIdle, wall: cfg.Wall, byName: map[string]*Tenant{}, run: evidence.NewRun()}
+	ts := &Tenants{cfg: cfg, ids: g, files: files, wall: cfg.Wall, byName: map[string]*Tenant{}, run: evidence.NewRun()}
 	if ts.wall == nil {
 		ts.wall, ts.ownWall = clock.NewReal(), true
 	}
@@ -247,7 +245,7 @@ func (ts *Tenants) armSweep() {
 	if ts.closed {
 		return
 	}
-	every := max(ts.idle/10, time.Second)
+	every := max(ts.cfg.TenantIdle/10, time.Second)
 	ts.sweeper = ts.wall.AfterFunc(ts.wall.Now().Add(every), func() {
 		ts.mu.Lock()
 		defer ts.mu.Unlock()
@@ -326,10 +324,10 @@ func (ts *Tenants) Get(name string) (*Tenant, error) {
 		return nil, problem.New(problem.ServiceUnavailable, "the emulator is shutting down")
 	}
 	now := ts.wall.Now()
-	if len(ts.byName)-1 >= ts.max {
+	if len(ts.byName)-1 >= ts.cfg.MaxTenants {
 		ts.sweepLocked(now, true)
-		if len(ts.byName)-1 >= ts.max {
-			return nil, tooManyTenants(ts.max)
+		if len(ts.byName)-1 >= ts.cfg.MaxTenants {
+			return nil, tooManyTenants(ts.cfg.MaxTenants)
 		}
 	} else {
 		ts.sweepLocked(now, false)
@@ -350,7 +348,7 @@ func (ts *Tenants) Lookup(name string) (*Tenant, bool) {
 // sweepLocked drops tenants idle for longer than the idle time. Unless forced it runs at most
 // once per tenth of the idle time, so making tenants stays cheap.
 func (ts *Tenants) sweepLocked(now time.Time, force bool) {
-	if !force && now.Sub(ts.lastSweep) < ts.idle/10 {
+	if !force && now.Sub(ts.lastSweep) < ts.cfg.TenantIdle/10 {
 		return
 	}
 	ts.lastSweep = now
@@ -360,7 +358,7 @@ func (ts *Tenants) sweepLocked(now time.Time, force bool) {
 		}
 		// Only a tenant still unused as it is marked gone is dropped: a request that entered
 		// it since the check keeps it, and one that enters after sees it gone.
-		if now.Sub(time.Unix(0, t.lastUsed.Load())) >= ts.idle && t.active.CompareAndSwap(0, gone) {
+		if now.Sub(time.Unix(0, t.lastUsed.Load())) >= ts.cfg.TenantIdle && t.active.CompareAndSwap(0, gone) {
 			delete(ts.byName, name)
 			t.fold(t.end())
 			t.finish()
