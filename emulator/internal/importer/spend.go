@@ -13,13 +13,11 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 )
 
 // Reference builds the emulator that drift --spend compares the live service with, from the
@@ -66,13 +64,10 @@ type side struct {
 	c      *client
 	files  *http.Client
 	wait   func(context.Context, time.Duration) error // between polls
-	shapes map[string]shape                           // "job", "error": fields of every document seen
+	shapes map[string]Shape                           // "job", "error": fields of every document seen
 	heads  map[string]seenHeaders                     // answer label → headers seen
 	status map[string]int                             // the provoked error's status
 }
-
-// shape maps a JSON Pointer (array items as "*") to the JSON types seen there.
-type shape map[string]map[kind]bool
 
 // seenHeaders is what one kind of answer carried: header names, and the media type.
 type seenHeaders struct {
@@ -92,30 +87,7 @@ func newSide(name string, c *client, wait func(context.Context, time.Duration) e
 		return nil
 	}}
 	return &side{name: name, c: c, files: files, wait: wait,
-		shapes: map[string]shape{}, heads: map[string]seenHeaders{}, status: map[string]int{}}
-}
-
-// add records the fields and JSON types of a document.
-func (s shape) add(n *node, ptr string) {
-	if n == nil {
-		return
-	}
-	if ptr != "" {
-		if s[ptr] == nil {
-			s[ptr] = map[kind]bool{}
-		}
-		s[ptr][n.kind] = true
-	}
-	switch n.kind {
-	case kObject:
-		for i, k := range n.keys {
-			s.add(n.vals[i], ptr+"/"+schema.EscapePointer(k))
-		}
-	case kArray:
-		for _, v := range n.vals {
-			s.add(v, ptr+"/*")
-		}
-	}
+		shapes: map[string]Shape{}, heads: map[string]seenHeaders{}, status: map[string]int{}}
 }
 
 // answered records an answer's headers under its label, and its body under group.
@@ -136,9 +108,9 @@ func (s *side) answered(group, label string, a *answer) {
 	s.heads[label] = h
 	if a.doc != nil && group != "file" {
 		if s.shapes[group] == nil {
-			s.shapes[group] = shape{}
+			s.shapes[group] = Shape{}
 		}
-		s.shapes[group].add(a.doc, "")
+		s.shapes[group].Add(a.doc.value())
 	}
 }
 
@@ -500,22 +472,15 @@ func compareSides(live, ref *side) []Difference {
 		if ls == nil || rs == nil {
 			continue
 		}
-		ptrs := map[string]bool{}
-		for p := range ls {
-			ptrs[p] = true
-		}
-		for p := range rs {
-			ptrs[p] = true
-		}
-		for _, p := range sortedKeys(ptrs) {
-			lt, rt := ls[p], rs[p]
+		for _, p := range ShapePaths(ls, rs) {
+			lt, rt := ls.Types(p, false), rs.Types(p, false)
 			switch {
-			case rt == nil:
-				add("shape", group, "%s live, not on the emulator (%s)", p, kinds(lt, true))
-			case lt == nil:
-				add("shape", group, "%s on the emulator, not live (%s)", p, kinds(rt, true))
-			case kinds(lt, false) != kinds(rt, false) && kinds(lt, false) != "" && kinds(rt, false) != "":
-				add("shape", group, "%s is %s live, %s on the emulator", p, kinds(lt, false), kinds(rt, false))
+			case rs[p] == nil:
+				add("shape", group, "%s live, not on the emulator (%s)", p, ls.Types(p, true))
+			case ls[p] == nil:
+				add("shape", group, "%s on the emulator, not live (%s)", p, rs.Types(p, true))
+			case lt != rt && lt != "" && rt != "":
+				add("shape", group, "%s is %s live, %s on the emulator", p, lt, rt)
 			}
 		}
 	}
@@ -561,21 +526,6 @@ func orNone(s string) string {
 	}
 	return s
 }
-
-// kinds names a set of JSON types, for instance "number" or "null|string"; without null, when
-// withNull is false.
-func kinds(set map[kind]bool, withNull bool) string {
-	var names []string
-	for k := range set {
-		if k != kNull || withNull {
-			names = append(names, kindNames[k])
-		}
-	}
-	sort.Strings(names)
-	return strings.Join(names, "|")
-}
-
-var kindNames = map[kind]string{kNull: "null", kBool: "boolean", kNumber: "number", kString: "string", kArray: "array", kObject: "object"}
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
