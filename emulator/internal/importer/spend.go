@@ -285,7 +285,7 @@ func spend(ctx context.Context, live *client, o *Options, name string, data []by
 		return nil, err
 	}
 	defer stop()
-	ref, err := startReference(handler)
+	ref, err := ServeLoopback(handler)
 	if err != nil {
 		return nil, err
 	}
@@ -363,29 +363,30 @@ func spend(ctx context.Context, live *client, o *Options, name string, data []by
 	return append(diffs, compareSides(liveSide, refSide)...), nil
 }
 
-// referenceServer is the reference emulator on a loopback port.
-type referenceServer struct {
+// Loopback is a handler served on a loopback port, so that its answers cross the same wire as
+// the live service's: the emulator that drift --spend and parity compare with.
+type Loopback struct {
 	URL string
 	srv *http.Server
-	ln  net.Listener
 }
 
-func startReference(h http.Handler) (*referenceServer, error) {
+// ServeLoopback serves h on a port of 127.0.0.1 the system chooses, until Close.
+func ServeLoopback(h http.Handler) (*Loopback, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("starting the emulator to compare with: %w", err)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: time.Minute}
 	go func() { _ = srv.Serve(ln) }()
-	return &referenceServer{URL: "http://" + ln.Addr().String(), srv: srv, ln: ln}, nil
+	return &Loopback{URL: "http://" + ln.Addr().String(), srv: srv}, nil
 }
 
-// Close stops the reference emulator's listener and its connections.
-func (r *referenceServer) Close() { _ = r.srv.Close() }
+// Close stops the listener and its connections.
+func (l *Loopback) Close() { _ = l.srv.Close() }
 
 // referenceKey is a key of the catalog that may generate; its account gets enough credits
 // that the reference never refuses what the live service ran.
-func referenceKey(ctx context.Context, ref *referenceServer, cat *catalog.Catalog) (string, error) {
+func referenceKey(ctx context.Context, ref *Loopback, cat *catalog.Catalog) (string, error) {
 	for i := range cat.Keys {
 		k := &cat.Keys[i]
 		if k.Can(catalog.PermGenerate) {
