@@ -343,9 +343,9 @@ func Scrub(err error) error {
 	return err
 }
 
-// modelPath is the detail path of a model id (checked with catalog.ValidModelID): slashes kept, each
-// segment escaped.
-func modelPath(id string) string {
+// ModelPath is the detail path of a model id (checked with catalog.ValidModelID): slashes kept,
+// each segment escaped.
+func ModelPath(id string) string {
 	segs := strings.Split(id, "/")
 	for i, s := range segs {
 		segs[i] = url.PathEscape(s)

@@ -329,7 +329,7 @@ func Import(ctx context.Context, o Options) (*Result, error) {
 // readModel reads one model's details and schema and checks that the catalog can hold it; it
 // returns nil (and a warning) for a model it cannot carry.
 func readModel(ctx context.Context, c *client, o *Options, l *listing, id string) (*liveModel, []string, error) {
-	doc, err := c.do(ctx, http.MethodGet, modelPath(id), nil, nil)
+	doc, err := c.do(ctx, http.MethodGet, ModelPath(id), nil, nil)
 	if err != nil {
 		if statusOf(err) == http.StatusNotFound {
 			return nil, []string{fmt.Sprintf("model %q: not found on the service; skipped", id)}, nil

@@ -23,6 +23,7 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/importer"
 )
 
 // BodyLimit is the request body size the contract refuses past (1 MiB); the too-large case
@@ -222,7 +223,7 @@ func plan(p Planned, m Models, lacking Lacking, fresh func() string) (*Request, 
 	case "/v1/models", "/v1/models/categories", "/v1/jobs":
 		r.Path = template
 	case "/v1/models/{model}":
-		r.Path = modelPath(model)
+		r.Path = importer.ModelPath(model)
 	case "/v1/jobs/{id}":
 		r.Path = "/v1/jobs/" + url.PathEscape(fresh())
 	case "/v1/jobs/{id}/cancel":
@@ -279,15 +280,6 @@ func object(kv ...any) string {
 	}
 	b.WriteByte('}')
 	return b.String()
-}
-
-// modelPath is a model's detail path: slashes kept, each segment escaped.
-func modelPath(id string) string {
-	segs := strings.Split(id, "/")
-	for i, s := range segs {
-		segs[i] = url.PathEscape(s)
-	}
-	return "/v1/models/" + strings.Join(segs, "/")
 }
 
 // Fresh makes random ids, as UUIDs, that no service has issued.

@@ -322,9 +322,9 @@ func chooseModels(ctx context.Context, live *service, cat *catalog.Catalog) (Mod
 		if probes++; probes > unreadyProbes {
 			break
 		}
-		a, err := live.send(ctx, &Request{Method: http.MethodGet, Path: modelPath(c.ID), Auth: true})
+		a, err := live.send(ctx, &Request{Method: http.MethodGet, Path: importer.ModelPath(c.ID), Auth: true})
 		if err != nil {
-			return m, fmt.Errorf("GET %s live: %w", modelPath(c.ID), err)
+			return m, fmt.Errorf("GET %s live: %w", importer.ModelPath(c.ID), err)
 		}
 		doc, _ := document(a)
 		if st, _ := doc["status"].(string); a.Status == http.StatusOK && st != "" && st != catalog.StatusReady {
