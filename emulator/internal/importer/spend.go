@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 )
 
 // Reference builds the emulator that drift --spend compares the live service with, from the
@@ -134,15 +135,6 @@ func ignoredHeader(group, k string) bool {
 	return false
 }
 
-// terminal reports whether a job status is final.
-func terminal(status string) bool {
-	switch status {
-	case "succeeded", "failed", "canceled", "expired":
-		return true
-	}
-	return false
-}
-
 // generation runs one generation on a side: quote, generate (and replay the request, which
 // the Idempotency-Key makes free), poll to the end, and fetch the first output's headers.
 // allow decides, with the quote in hand, whether to go on; it returns the finished job, or
@@ -181,7 +173,7 @@ func (s *side) generation(ctx context.Context, cand *candidate, key string, allo
 		return nil, fmt.Errorf("replaying the generation with its Idempotency-Key started another job (%s, not %s): stopping", replay.doc.str("id"), id)
 	}
 	pause := firstPoll
-	for !terminal(job.str("status")) {
+	for !jobs.Status(job.str("status")).Terminal() {
 		// The service's Retry-After when it gives one, but never more often than once a second.
 		d := retryAfter(a.header.Get("Retry-After"), time.Now())
 		if d > 0 {
@@ -197,7 +189,7 @@ func (s *side) generation(ctx context.Context, cand *candidate, key string, allo
 			return nil, err
 		}
 		job = a.doc
-		if terminal(job.str("status")) {
+		if jobs.Status(job.str("status")).Terminal() {
 			s.answered("job", "GET /v1/jobs/{id} finished", a)
 		} else {
 			s.answered("job", "GET /v1/jobs/{id} unfinished", a)
