@@ -139,9 +139,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		la, err := live.answer(ctx, p)
 		if err != nil {
-			return nil, fmt.Errorf("%s live: %s", p.Case, redact(err.Error(), keys...))
+			return nil, fmt.Errorf("%s live: %s", p.Case, importer.Redact(err.Error(), keys...))
 		}
-		la.Body = redact(la.Body, keys...)
+		la.Body = importer.Redact(la.Body, keys...)
 		ea, err := emu.answer(ctx, p)
 		if err != nil {
 			return nil, fmt.Errorf("%s on the emulator: %w", p.Case, err)
@@ -372,14 +372,4 @@ func redactURL(base string) string {
 		return ""
 	}
 	return u.Redacted()
-}
-
-// redact removes the keys from a text, should the service have echoed one.
-func redact(s string, keys ...string) string {
-	for _, k := range keys {
-		if k != "" {
-			s = strings.ReplaceAll(s, k, "[key]")
-		}
-	}
-	return s
 }
