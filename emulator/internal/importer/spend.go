@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net"
 	"net/http"
@@ -487,18 +488,18 @@ func compareSides(live, ref *side) []Difference {
 		}
 		labels[f] = append(labels[f], label)
 	}
-	for _, label := range sortedKeys(live.heads) {
+	for _, label := range slices.Sorted(maps.Keys(live.heads)) {
 		lh := live.heads[label]
 		rh, ok := ref.heads[label]
 		if !ok {
 			continue
 		}
-		for _, n := range sortedKeys(lh.names) {
+		for _, n := range slices.Sorted(maps.Keys(lh.names)) {
 			if !rh.names[n] {
 				note(finding{lh.group, n, "live, not by the emulator"}, label)
 			}
 		}
-		for _, n := range sortedKeys(rh.names) {
+		for _, n := range slices.Sorted(maps.Keys(rh.names)) {
 			if !lh.names[n] {
 				note(finding{lh.group, n, "by the emulator, not live"}, label)
 			}
@@ -518,13 +519,4 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
