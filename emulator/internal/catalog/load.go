@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -197,7 +198,7 @@ func loadTop(r *Reporter, root *yaml.Node) (*Catalog, map[string][]*yaml.Node) {
 		case seen[k.Value]:
 			r.Node(k, "duplicate field %q", k.Value)
 			continue
-		case !contains(sections, k.Value):
+		case !slices.Contains(sections, k.Value):
 			r.Node(k, "unknown field %q (known: %s)", k.Value, strings.Join(sections, ", "))
 			continue
 		}
@@ -586,13 +587,13 @@ func checkOutput(r *Reporter, m *Model, n *yaml.Node) {
 	if o.Format == "" && len(formats) > 0 {
 		o.Format = formats[0]
 	}
-	if len(formats) > 0 && !contains(formats, o.Format) {
+	if len(formats) > 0 && !slices.Contains(formats, o.Format) {
 		r.At(line, "model %q: output.format %q must be one of %s for %s", m.ID, o.Format, strings.Join(formats, ", "), m.OutputType)
 	}
 	if o.FormatField != "" {
 		if prop, ok := m.property(r, line, "output.format_field", o.FormatField); ok {
 			for _, v := range prop.Enum {
-				if !contains(formats, EnumKey(v)) {
+				if !slices.Contains(formats, EnumKey(v)) {
 					r.At(line, "model %q: output.format_field %q offers %q, which %s outputs cannot be", m.ID, o.FormatField, EnumKey(v), m.OutputType)
 				}
 			}
@@ -742,15 +743,6 @@ func NumberOf(v any) (float64, bool) {
 		return f, err == nil
 	}
 	return 0, false
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Categories lists the categories of ready models in catalog order of first appearance.
