@@ -267,7 +267,7 @@ func parsePointer(s string) ([]string, error) {
 				return nil, fmt.Errorf(`is not a JSON Pointer: "~" must be followed by 0 or 1`)
 			}
 		}
-		tokens[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
+		tokens[i] = schema.UnescapePointer(t)
 	}
 	return tokens, nil
 }
