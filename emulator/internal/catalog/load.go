@@ -643,7 +643,7 @@ func checkOutput(r *Reporter, m *Model, n *yaml.Node) {
 	}
 	o.sizes = map[string][2]int{}
 	for _, name := range sortedKeys(o.Sizes) {
-		w, h, ok := parseSize(o.Sizes[name])
+		w, h, ok := ParseSize(o.Sizes[name])
 		if !ok {
 			r.At(line, "model %q: output.sizes %q: %q must be WIDTHxHEIGHT", m.ID, name, o.Sizes[name])
 			continue
@@ -667,7 +667,8 @@ func (o *Output) SizeNamed(name string) (w, h int, ok bool) {
 	return s[0], s[1], ok
 }
 
-func parseSize(s string) (w, h int, ok bool) {
+// ParseSize reads a size WIDTHxHEIGHT, each side 1 to 8192 pixels.
+func ParseSize(s string) (w, h int, ok bool) {
 	a, b, found := strings.Cut(s, "x")
 	if !found {
 		return 0, 0, false

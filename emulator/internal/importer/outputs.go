@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 )
 
 // namedSizes are the image sizes that named size enums conventionally stand for.
@@ -176,17 +178,9 @@ func sizesOf(p prop) (*node, bool) {
 		}
 		seen[n.text] = true
 		s := sizeOf(n.text)
-		if s == "" {
+		if _, _, ok := catalog.ParseSize(s); !ok {
 			known = false
 			continue
-		}
-		if w, h, ok := strings.Cut(s, "x"); ok {
-			wi, _ := strconv.Atoi(w)
-			hi, _ := strconv.Atoi(h)
-			if wi > 8192 || hi > 8192 {
-				known = false
-				continue
-			}
 		}
 		m.set(n.text, jsonOf(s))
 	}

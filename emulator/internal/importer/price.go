@@ -198,7 +198,7 @@ func (r *rule) clone() *rule {
 
 // at is the table's value for the input's (or the default's) value of its field.
 func (t tableRule) at(m *catalog.Model, in map[string]any) (float64, bool) {
-	if v, ok := pricing.Value(m, in, t.field); ok {
+	if v, ok := m.InputValue(in, t.field); ok {
 		if i := slices.Index(t.keys, catalog.EnumKey(v)); i >= 0 {
 			return t.values[i], true
 		}
@@ -276,7 +276,7 @@ func (r *rule) size() int {
 func (r *rule) raw(m *catalog.Model, in map[string]any) float64 {
 	sub := r.base
 	for _, u := range r.units {
-		v, ok := pricing.Value(m, in, u.field)
+		v, ok := m.InputValue(in, u.field)
 		if !ok {
 			continue
 		}
@@ -297,7 +297,7 @@ func (r *rule) raw(m *catalog.Model, in map[string]any) float64 {
 		}
 	}
 	for _, f := range r.by {
-		if v, ok := pricing.Value(m, in, f); ok {
+		if v, ok := m.InputValue(in, f); ok {
 			if n, ok := catalog.NumberOf(v); ok {
 				sub *= n
 			}
@@ -485,7 +485,7 @@ func estimate(m *catalog.Model, obs []observation, fields []string, choice []rol
 		c0 = 1e-9
 	}
 	numberAt := func(in map[string]any, f string, length bool) (float64, bool) {
-		v, ok := pricing.Value(m, in, f)
+		v, ok := m.InputValue(in, f)
 		if !ok {
 			return 0, false
 		}
@@ -501,7 +501,7 @@ func estimate(m *catalog.Model, obs []observation, fields []string, choice []rol
 		for _, e := range m.Properties[f].Enum {
 			k, c := catalog.EnumKey(e), c0
 			for _, o := range variationsOf(obs, f) {
-				if v, ok := pricing.Value(m, o.value, f); ok && catalog.EnumKey(v) == k {
+				if v, ok := m.InputValue(o.value, f); ok && catalog.EnumKey(v) == k {
 					c = float64(o.credits)
 				}
 			}

@@ -24,7 +24,7 @@ func Credits(m *catalog.Model, input map[string]any) int64 {
 	p := &m.Pricing
 	subtotal := p.Base
 	for _, u := range p.PerUnit {
-		v, ok := Value(m, input, u.Field)
+		v, ok := m.InputValue(input, u.Field)
 		if !ok {
 			continue
 		}
@@ -35,20 +35,20 @@ func Credits(m *catalog.Model, input map[string]any) int64 {
 		}
 	}
 	for _, t := range p.Tables {
-		if v, ok := Value(m, input, t.Field); ok {
+		if v, ok := m.InputValue(input, t.Field); ok {
 			subtotal += t.Values[catalog.EnumKey(v)]
 		}
 	}
 	total := subtotal
 	for _, t := range p.Multipliers {
-		if v, ok := Value(m, input, t.Field); ok {
+		if v, ok := m.InputValue(input, t.Field); ok {
 			if f, found := t.Values[catalog.EnumKey(v)]; found {
 				total *= f
 			}
 		}
 	}
 	for _, field := range p.MultiplyBy {
-		if v, ok := Value(m, input, field); ok {
+		if v, ok := m.InputValue(input, field); ok {
 			if n, ok := catalog.NumberOf(v); ok {
 				total *= n
 			}
@@ -63,18 +63,6 @@ func Credits(m *catalog.Model, input map[string]any) int64 {
 		return MaxCredits
 	}
 	return int64(math.Ceil(total - epsilon))
-}
-
-// Value returns the input's value for a field, or the schema default when absent: what every
-// rule of a price reads.
-func Value(m *catalog.Model, input map[string]any, field string) (any, bool) {
-	if v, ok := input[field]; ok && v != nil {
-		return v, true
-	}
-	if prop, ok := m.Properties[field]; ok && prop.Default != nil {
-		return prop.Default, true
-	}
-	return nil, false
 }
 
 // Length counts the characters of a string (not bytes) or the items of an array: what a
