@@ -21,6 +21,33 @@ import (
 	"github.com/mediagen/mediagen-emulator/fixtures"
 )
 
+// RenderMP4 renders a video as a Maker does, but reads and parses the fixture on every call
+// (a Maker keeps them), so that the tests can give it broken fixtures and compare the two.
+func RenderMP4(fixtures fs.FS, spec VideoSpec) ([]byte, error) {
+	ticks, err := videoTicks(spec)
+	if err != nil {
+		return nil, err
+	}
+	g, err := loadGOP(fixtures, spec.Width, spec.Height)
+	if err != nil {
+		return nil, err
+	}
+	return renderMP4(g, ticks), nil
+}
+
+// MP4Size is the length of RenderMP4(fixtures, spec), counted without assembling the file.
+func MP4Size(fixtures fs.FS, spec VideoSpec) (int64, error) {
+	ticks, err := videoTicks(spec)
+	if err != nil {
+		return 0, err
+	}
+	g, err := loadGOP(fixtures, spec.Width, spec.Height)
+	if err != nil {
+		return 0, err
+	}
+	return mp4Size(g, ticks), nil
+}
+
 // mp4Box is one box found by walkMP4: its type, where it starts in the file, and its payload.
 type mp4Box struct {
 	typ     string
