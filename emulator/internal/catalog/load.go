@@ -542,9 +542,7 @@ func checkPricing(r *Reporter, m *Model, n *yaml.Node) {
 		}
 	}
 	for _, f := range p.MultiplyBy {
-		if prop, ok := m.property(r, line, "pricing.multiply_by", f); ok && !prop.numeric() && !prop.numericStrings() {
-			r.At(line, "model %q: pricing.multiply_by field %q is not numeric", m.ID, f)
-		}
+		m.numericField(r, line, "pricing.multiply_by", f)
 	}
 }
 
@@ -565,9 +563,7 @@ func checkTiming(r *Reporter, m *Model, t *Timing, n *yaml.Node) Timing {
 		out.QueueTimeout = t.QueueTimeout
 	}
 	if t.RunPerUnit != nil {
-		if prop, ok := m.property(r, line, "timing.run_per_unit", t.RunPerUnit.Field); ok && !prop.numeric() && !prop.numericStrings() {
-			r.At(line, "model %q: timing.run_per_unit field %q is not numeric", m.ID, t.RunPerUnit.Field)
-		}
+		m.numericField(r, line, "timing.run_per_unit", t.RunPerUnit.Field)
 		if t.RunPerUnit.Each < 0 {
 			r.At(line, "model %q: timing.run_per_unit.each must not be negative", m.ID)
 		}
@@ -610,9 +606,7 @@ func checkOutput(r *Reporter, m *Model, n *yaml.Node) {
 		{"duration_field", o.DurationField},
 	} {
 		if f.field != "" {
-			if prop, ok := m.property(r, line, "output."+f.name, f.field); ok && !prop.numeric() && !prop.numericStrings() {
-				r.At(line, "model %q: output.%s field %q is not numeric", m.ID, f.name, f.field)
-			}
+			m.numericField(r, line, "output."+f.name, f.field)
 		}
 	}
 	for _, f := range []struct{ name, field string }{
@@ -691,6 +685,14 @@ func (m *Model) property(r *Reporter, line int, what, field string) (Property, b
 		r.At(line, "model %q: %s names %q, which is not a top-level property of input_schema", m.ID, what, field)
 	}
 	return p, ok
+}
+
+// numericField reports the field what names when the input has no such property, or one that
+// is not numeric.
+func (m *Model) numericField(r *Reporter, line int, what, field string) {
+	if prop, ok := m.property(r, line, what, field); ok && !prop.numeric() && !prop.numericStrings() {
+		r.At(line, "model %q: %s field %q is not numeric", m.ID, what, field)
+	}
 }
 
 func (p Property) numeric() bool { return p.Type == "integer" || p.Type == "number" }
