@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -360,9 +361,7 @@ func (c *client) listAll(ctx context.Context, query url.Values, progress func(n,
 	limit := c.pageLimit
 	for offset := 0; ; {
 		q := url.Values{}
-		for k, v := range query {
-			q[k] = v
-		}
+		maps.Copy(q, query)
 		q.Set("limit", strconv.Itoa(limit))
 		q.Set("offset", strconv.Itoa(offset))
 		doc, err := c.do(ctx, http.MethodGet, "/v1/models", q, nil)

@@ -158,16 +158,10 @@ func (lm *liveModel) size() int {
 	return n
 }
 
+// selected reports whether --models keeps a model: any of its globs matches the id, or there
+// are none.
 func (o *Options) selected(id string) bool {
-	if len(o.Models) == 0 {
-		return true
-	}
-	for _, p := range o.Models {
-		if glob.Match(p, id) {
-			return true
-		}
-	}
-	return false
+	return len(o.Models) == 0 || slices.ContainsFunc(o.Models, func(p string) bool { return glob.Match(p, id) })
 }
 
 // literalModels are the --models entries without wildcards: ids to fetch even if unlisted.
