@@ -21,14 +21,10 @@ import (
 	"github.com/mediagen/mediagen-emulator/fixtures"
 )
 
-// RenderMP4 renders a video as a Maker does, but reads and parses the fixture on every call
-// (a Maker keeps them), so that the tests can give it broken fixtures and compare the two.
+// RenderMP4 renders a video through a Maker of its own, which reads and parses the fixture
+// anew (a Maker keeps them), so that the tests can give it broken fixtures and compare the two.
 func RenderMP4(fixtures fs.FS, spec VideoSpec) ([]byte, error) {
-	ticks, err := videoTicks(spec)
-	if err != nil {
-		return nil, err
-	}
-	g, err := loadGOP(fixtures, spec.Width, spec.Height)
+	g, ticks, err := NewMaker(fixtures).video(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -37,11 +33,7 @@ func RenderMP4(fixtures fs.FS, spec VideoSpec) ([]byte, error) {
 
 // MP4Size is the length of RenderMP4(fixtures, spec), counted without assembling the file.
 func MP4Size(fixtures fs.FS, spec VideoSpec) (int64, error) {
-	ticks, err := videoTicks(spec)
-	if err != nil {
-		return 0, err
-	}
-	g, err := loadGOP(fixtures, spec.Width, spec.Height)
+	g, ticks, err := NewMaker(fixtures).video(spec)
 	if err != nil {
 		return 0, err
 	}
