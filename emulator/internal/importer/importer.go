@@ -555,19 +555,25 @@ func quote(ctx context.Context, c *client, id string, input *node) (int64, bool,
 		}
 		return 0, false, err
 	}
+	n, err := creditsOf(doc)
+	return n, err == nil, err
+}
+
+// creditsOf reads a quote's credits: exact when they are an integer, cut to one when a service
+// answers a fraction.
+func creditsOf(doc *node) (int64, error) {
 	cr := doc.get("credits")
 	if cr == nil || cr.kind != kNumber {
-		return 0, false, errors.New("POST /v1/quotes: the answer has no credits")
+		return 0, errors.New("POST /v1/quotes: the answer has no credits")
 	}
-	n, err := strconv.ParseInt(cr.text, 10, 64)
+	if n, err := strconv.ParseInt(cr.text, 10, 64); err == nil {
+		return n, nil
+	}
+	f, err := strconv.ParseFloat(cr.text, 64)
 	if err != nil {
-		f, ferr := strconv.ParseFloat(cr.text, 64)
-		if ferr != nil {
-			return 0, false, errors.New("POST /v1/quotes: credits is not a number")
-		}
-		n = int64(f)
+		return 0, errors.New("POST /v1/quotes: credits is not a number")
 	}
-	return n, true, nil
+	return int64(f), nil
 }
 
 func (lm *liveModel) add(ctx context.Context, c *client, label string, input *node) error {

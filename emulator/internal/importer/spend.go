@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -202,19 +201,6 @@ func (s *side) generation(ctx context.Context, cand *candidate, key string, allo
 		}
 	}
 	return job, nil
-}
-
-// creditsOf reads a quote's credits.
-func creditsOf(doc *node) (int64, error) {
-	cr := doc.get("credits")
-	if cr == nil || cr.kind != kNumber {
-		return 0, errors.New("POST /v1/quotes: the answer has no credits")
-	}
-	f, err := strconv.ParseFloat(cr.text, 64)
-	if err != nil {
-		return 0, errors.New("POST /v1/quotes: credits is not a number")
-	}
-	return int64(f), nil
 }
 
 // fetchFile reads the headers of an output file, whole and ranged, without its bytes and
