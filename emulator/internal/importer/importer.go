@@ -545,10 +545,7 @@ func priceModel(ctx context.Context, c *client, o *Options, lm *liveModel, all [
 // quote asks the service to price one input. A 422 (an input the service refuses) is not an
 // error: it gives ok false.
 func quote(ctx context.Context, c *client, id string, input *node) (int64, bool, error) {
-	body := &node{kind: kObject}
-	body.set("model", &node{kind: kString, text: id})
-	body.set("input", input)
-	doc, err := c.do(ctx, http.MethodPost, "/v1/quotes", nil, body.marshal())
+	doc, err := c.do(ctx, http.MethodPost, "/v1/quotes", nil, obj("model", id, "input", input).marshal())
 	if err != nil {
 		if s := statusOf(err); s == http.StatusUnprocessableEntity || s == http.StatusBadRequest {
 			return 0, false, nil
