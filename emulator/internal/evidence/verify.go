@@ -6,6 +6,7 @@ package evidence
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -562,7 +563,7 @@ func (j *Journal) Verify(ctx context.Context, p *Pattern) (api.Verification, err
 		if d := len(a.missed) - len(b.missed); d != 0 {
 			return d
 		}
-		return cmpUint(b.s.Seq, a.s.Seq)
+		return cmp.Compare(b.s.Seq, a.s.Seq)
 	})
 	out.NearMisses = []api.NearMiss{}
 	for _, n := range nears {
