@@ -69,12 +69,7 @@ func (r *Request) body() []byte {
 	if r.Body == "" && r.Padding == 0 {
 		return nil
 	}
-	b := make([]byte, 0, len(r.Body)+r.Padding)
-	b = append(b, r.Body...)
-	for range r.Padding {
-		b = append(b, ' ')
-	}
-	return b
+	return append([]byte(r.Body), strings.Repeat(" ", r.Padding)...)
 }
 
 // Target is the request's path and query, as the summary shows it.
