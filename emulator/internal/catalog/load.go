@@ -497,7 +497,7 @@ func checkPricing(r *Reporter, m *Model, n *yaml.Node) {
 		}
 		switch u.Measure {
 		case "", "value":
-			if !prop.numeric() && !prop.numericStrings() {
+			if !prop.Numeric() {
 				r.At(line, "model %q: pricing.per_unit field %q is not numeric; use measure: length for text or lists", m.ID, u.Field)
 			}
 		case "length":
@@ -690,14 +690,17 @@ func (m *Model) property(r *Reporter, line int, what, field string) (Property, b
 // numericField reports the field what names when the input has no such property, or one that
 // is not numeric.
 func (m *Model) numericField(r *Reporter, line int, what, field string) {
-	if prop, ok := m.property(r, line, what, field); ok && !prop.numeric() && !prop.numericStrings() {
+	if prop, ok := m.property(r, line, what, field); ok && !prop.Numeric() {
 		r.At(line, "model %q: %s field %q is not numeric", m.ID, what, field)
 	}
 }
 
-func (p Property) numeric() bool { return p.Type == "integer" || p.Type == "number" }
-
-func (p Property) numericStrings() bool {
+// Numeric reports whether a property holds a number: an integer or a number, or a string whose
+// enum values all read as numbers ("5", "10s"), as prices, timing and outputs read it.
+func (p Property) Numeric() bool {
+	if p.Type == "integer" || p.Type == "number" {
+		return true
+	}
 	if p.Type != "string" || len(p.Enum) == 0 {
 		return false
 	}

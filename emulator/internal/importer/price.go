@@ -142,15 +142,8 @@ const (
 
 // rolesFor lists the rules the catalog allows for a property, simplest first.
 func rolesFor(p catalog.Property) []role {
-	numeric := p.Type == "integer" || p.Type == "number"
-	numericStrings := p.Type == "string" && len(p.Enum) > 0
-	for _, e := range p.Enum {
-		if _, ok := catalog.NumberOf(e); !ok {
-			numericStrings = false
-		}
-	}
 	var out []role
-	if numeric || numericStrings {
+	if p.Numeric() {
 		out = append(out, roleMultiplyBy, rolePerUnit)
 	}
 	if len(p.Enum) > 0 {
