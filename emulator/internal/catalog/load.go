@@ -575,11 +575,7 @@ func checkTiming(r *Reporter, m *Model, t *Timing, n *yaml.Node) Timing {
 func checkOutput(r *Reporter, m *Model, n *yaml.Node) {
 	o := &m.Output
 	line := lineOfField(n, "output")
-	formats := map[string][]string{
-		OutputImage: {"png", "jpeg"},
-		OutputVideo: {"mp4"},
-		OutputAudio: {"wav"},
-	}[m.OutputType]
+	formats := Formats[m.OutputType]
 	if o.Format == "" && len(formats) > 0 {
 		o.Format = formats[0]
 	}
@@ -624,13 +620,10 @@ func checkOutput(r *Reporter, m *Model, n *yaml.Node) {
 		r.At(line, "model %q: output width and height must be between 1 and 8192", m.ID)
 	}
 	if m.OutputType != OutputAudio && (o.Width == 0 || o.Height == 0) {
-		o.Width, o.Height = 1024, 1024
-		if m.OutputType == OutputVideo {
-			o.Width, o.Height = 1280, 720
-		}
+		o.Width, o.Height = DefaultSize(m.OutputType)
 	}
 	if m.OutputType != OutputImage && o.Duration == 0 {
-		o.Duration = 5
+		o.Duration = DefaultDuration
 	}
 	if o.Duration < 0 || o.Duration > 600 {
 		r.At(line, "model %q: output.duration must be between 0 and 600 seconds", m.ID)
