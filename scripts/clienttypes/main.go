@@ -11,6 +11,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -89,14 +90,14 @@ func (t *typeList) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// property is one named property of an object schema.
+// property is one named property of an object schema, or one schema of components.schemas.
 type property struct {
 	Name   string
 	Schema *schema
 }
 
-// properties keeps an object's properties in the document's order, which is the order readers
-// of the generated files see.
+// properties keeps an object's properties (or the document's schemas) in the document's order,
+// which is the order readers of the generated files see.
 type properties []property
 
 func (p *properties) UnmarshalJSON(b []byte) error {
@@ -107,7 +108,7 @@ func (p *properties) UnmarshalJSON(b []byte) error {
 	for _, e := range entries {
 		var s schema
 		if err := json.Unmarshal(e.value, &s); err != nil {
-			return fmt.Errorf("property %s: %w", e.key, err)
+			return fmt.Errorf("%s: %w", e.key, err)
 		}
 		*p = append(*p, property{e.key, &s})
 	}
@@ -140,17 +141,11 @@ func orderedObject(b []byte) ([]entry, error) {
 	return out, nil
 }
 
-// named is one schema of components.schemas.
-type named struct {
-	Name   string
-	Schema *schema
-}
-
 // readSchemas returns the document's components.schemas in the document's order.
-func readSchemas(doc []byte) ([]named, error) {
+func readSchemas(doc []byte) (properties, error) {
 	var top struct {
 		Components struct {
-			Schemas json.RawMessage `json:"schemas"`
+			Schemas properties `json:"schemas"`
 		} `json:"components"`
 	}
 	if err := json.Unmarshal(doc, &top); err != nil {
@@ -159,19 +154,7 @@ func readSchemas(doc []byte) ([]named, error) {
 	if top.Components.Schemas == nil {
 		return nil, errors.New("the document has no components.schemas")
 	}
-	entries, err := orderedObject(top.Components.Schemas)
-	if err != nil {
-		return nil, err
-	}
-	var out []named
-	for _, e := range entries {
-		var s schema
-		if err := json.Unmarshal(e.value, &s); err != nil {
-			return nil, fmt.Errorf("schema %s: %w", e.key, err)
-		}
-		out = append(out, named{e.key, &s})
-	}
-	return out, nil
+	return top.Components.Schemas, nil
 }
 
 // generate returns types.py and types.d.ts for a document.
@@ -185,6 +168,67 @@ func generate(doc []byte) (python, typescript []byte, err error) {
 		return nil, nil, err
 	}
 	return python, generateTypeScript(schemas), nil
+}
+
+// language is how a generated file spells the document's types.
+type language struct {
+	// scalars names the JSON types other than array and object; unknown is any other type.
+	scalars map[string]string
+	unknown string
+	// array is a list of item, object an object schema (with or without properties) at indent,
+	// enum a choice of JSON literals, and union a choice of types.
+	array  func(item string) string
+	object func(s *schema, indent string) string
+	enum   func(literals []string) string
+	union  func(types []string) string
+}
+
+// typeOf renders a schema as a type expression at indent.
+func (l language) typeOf(s *schema, indent string) string {
+	switch {
+	case s.Ref != "":
+		return refName(s.Ref)
+	case only(s) != nil:
+		return l.typeOf(only(s), indent)
+	case len(s.OneOf) > 0:
+		return l.unionOf(s.OneOf, indent)
+	case len(s.AnyOf) > 0:
+		return l.unionOf(s.AnyOf, indent)
+	case len(s.Enum) > 0:
+		var parts []string
+		for _, v := range s.Enum {
+			q, _ := json.Marshal(v)
+			parts = append(parts, string(q))
+		}
+		return l.enum(parts)
+	}
+	if len(s.Type) == 0 {
+		return l.unknown
+	}
+	var parts []string
+	for _, t := range s.Type {
+		switch t {
+		case "array":
+			item := l.unknown
+			if s.Items != nil {
+				item = l.typeOf(s.Items, indent)
+			}
+			parts = append(parts, l.array(item))
+		case "object":
+			parts = append(parts, l.object(s, indent))
+		default:
+			parts = append(parts, cmp.Or(l.scalars[t], l.unknown))
+		}
+	}
+	return l.union(parts)
+}
+
+func (l language) unionOf(of []*schema, indent string) string {
+	var parts []string
+	for _, s := range of {
+		parts = append(parts, l.typeOf(s, indent))
+	}
+	return l.union(parts)
 }
 
 // refName is the schema name a $ref points at.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -38,7 +37,7 @@ var pyKeywords = []string{"False", "None", "True", "and", "as", "assert", "async
 
 // generatePython returns types.py: a TypedDict per object schema (its required fields in a
 // total base class, the others in a total=False subclass), an alias for the others.
-func generatePython(schemas []named) ([]byte, error) {
+func generatePython(schemas properties) ([]byte, error) {
 	var b strings.Builder
 	b.WriteString(pyHeader)
 	for _, n := range schemas {
@@ -125,64 +124,18 @@ func pyDocstring(b *strings.Builder, indent, text string) {
 	fmt.Fprintf(b, "%s\"\"\"\n", indent)
 }
 
-// pyType renders a schema as a Python type expression. Objects without a name of their own are
-// Dict[str, Any].
-func pyType(s *schema) string {
-	switch {
-	case s.Ref != "":
-		return refName(s.Ref)
-	case only(s) != nil:
-		return pyType(only(s))
-	case len(s.OneOf) > 0:
-		return pyUnion(s.OneOf)
-	case len(s.AnyOf) > 0:
-		return pyUnion(s.AnyOf)
-	case len(s.Enum) > 0:
-		var parts []string
-		for _, v := range s.Enum {
-			q, _ := json.Marshal(v)
-			parts = append(parts, string(q))
-		}
-		return "Literal[" + strings.Join(parts, ", ") + "]"
-	}
-	if len(s.Type) == 0 {
-		return "Any"
-	}
-	var parts []string
-	for _, t := range s.Type {
-		switch t {
-		case "string":
-			parts = append(parts, "str")
-		case "integer":
-			parts = append(parts, "int")
-		case "number":
-			parts = append(parts, "float")
-		case "boolean":
-			parts = append(parts, "bool")
-		case "null":
-			parts = append(parts, "None")
-		case "array":
-			item := "Any"
-			if s.Items != nil {
-				item = pyType(s.Items)
-			}
-			parts = append(parts, "List["+item+"]")
-		case "object":
-			parts = append(parts, "Dict[str, Any]")
-		default:
-			parts = append(parts, "Any")
-		}
-	}
-	return pyJoin(parts)
+// python spells types for types.py. Objects without a name of their own are Dict[str, Any].
+var python = language{
+	scalars: map[string]string{"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"},
+	unknown: "Any",
+	array:   func(item string) string { return "List[" + item + "]" },
+	object:  func(*schema, string) string { return "Dict[str, Any]" },
+	enum:    func(literals []string) string { return "Literal[" + strings.Join(literals, ", ") + "]" },
+	union:   pyJoin,
 }
 
-func pyUnion(of []*schema) string {
-	var parts []string
-	for _, s := range of {
-		parts = append(parts, pyType(s))
-	}
-	return pyJoin(parts)
-}
+// pyType renders a schema as a Python type expression.
+func pyType(s *schema) string { return python.typeOf(s, "") }
 
 // pyJoin makes a union of distinct types: Optional[X] for X or None.
 func pyJoin(parts []string) string {

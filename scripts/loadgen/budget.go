@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -17,23 +16,16 @@ import (
 // about 1 MiB each (fewer when the memory budget refuses), then 20,000 quotes (fewer likewise), reading resident memory every half second: the
 // process should stay within --memory-budget plus the fixed overhead it documents.
 func budget(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("budget", flag.ContinueOnError)
-	rawURL, pid := targetFlags(fs)
-	tenants := fs.Int("tenants", 40, "tenants to fill, 1 to 1000")
-	conns := fs.Int("conns", 8, "connections filling them, 1 to 64")
+	fs := newFlags("budget")
+	tenants := fs.intIn("tenants", 40, 1, 1000, "tenants to fill")
+	conns := fs.intIn("conns", 8, 1, 64, "connections filling them")
 	limit := fs.String("budget", "1GiB", "the emulator's --memory-budget, as it was given (for the table)")
-	span := fs.Duration("for", 5*time.Minute, "the longest the run may take, 1s to 20m")
-	perTenant := fs.Int("jobs", 60, "jobs of 1 MB inputs made in each tenant, 1 to 1000")
+	span := fs.durationIn("for", 5*time.Minute, time.Second, 20*time.Minute, "the longest the run may take")
+	perTenant := fs.intIn("jobs", 60, 1, 1000, "jobs of 1 MB inputs made in each tenant")
 	model := fs.String("model", "fal-ai/flux/dev/image-to-image", "a model whose input has image_url and prompt")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	tg, err := parseTarget(*rawURL, *pid)
+	tg, err := fs.parse(args)
 	if err != nil {
 		return err
-	}
-	if *tenants < 1 || *tenants > 1000 || *conns < 1 || *conns > 64 || *span < time.Second || *span > 20*time.Minute || *perTenant < 1 || *perTenant > 1000 {
-		return errors.New("-tenants, -conns, -jobs or -for out of range")
 	}
 	idle, err := rssKB(tg.pid)
 	if err != nil {
@@ -66,6 +58,24 @@ func budget(ctx context.Context, args []string) error {
 	work := make(chan int)
 	var wg sync.WaitGroup
 	errs := make(chan error, *conns)
+	// fill makes up to n of something with one, counting them in made, until the budget
+	// refuses one (counted too); false when one failed otherwise, which ends the run.
+	fill := func(n int, made *atomic.Int64, one func(i int) error) bool {
+		for i := 0; ctx.Err() == nil && i < n; i++ {
+			err := one(i)
+			if full(err) {
+				refusals.Add(1)
+				return true
+			}
+			if err != nil {
+				errs <- err
+				cancel()
+				return false
+			}
+			made.Add(1)
+		}
+		return true
+	}
 	for range *conns {
 		c, err := dial(tg.addr, 8192)
 		if err != nil {
@@ -79,33 +89,17 @@ func budget(ctx context.Context, args []string) error {
 				headers := []string{"Authorization", "Bearer mg_test_all.fill" + strconv.Itoa(t)}
 				// Jobs until the tenant's inputs fill its bound (64 MiB) or the budget refuses, then
 				// quotes until it does.
-				for i := 0; ctx.Err() == nil && i < *perTenant; i++ {
+				ok := fill(*perTenant, &jobs, func(i int) error {
 					a := api{model: *model, input: `{"prompt":"job ` + strconv.Itoa(i) + `","image_url":"` + url + `"}`}
 					_, _, err := a.flow(c, headers, "fill-"+strconv.Itoa(i), false)
-					if full(err) {
-						refusals.Add(1)
-						break
-					}
-					if err != nil {
-						errs <- err
-						cancel()
-						return
-					}
-					jobs.Add(1)
-				}
-				for i := 0; ctx.Err() == nil && i < 20_000; i++ {
+					return err
+				}) && fill(20_000, &quotes, func(i int) error {
 					a := api{model: *model, input: `{"prompt":"quote ` + strconv.Itoa(i) + `","image_url":"https://example.com/x"}`}
 					_, _, err := a.quote(c, headers)
-					if full(err) {
-						refusals.Add(1)
-						break
-					}
-					if err != nil {
-						errs <- err
-						cancel()
-						return
-					}
-					quotes.Add(1)
+					return err
+				})
+				if !ok {
+					return
 				}
 			}
 		}()

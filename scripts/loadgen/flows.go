@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -20,24 +18,17 @@ import (
 // With -bare the target is loadbench-baseline answering the emulator's bytes: no clock steps;
 // it prints "rate|FLOWS/S" for loadbench to pass back as -vs.
 func flows(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("flows", flag.ContinueOnError)
-	rawURL, pid := targetFlags(fs)
-	n := fs.Int("n", 100_000, "flows to make, 1 to 1000000")
-	conns := fs.Int("conns", 8, "connections making them, 1 to 256")
-	batch := fs.Int("batch", 1000, "flows between clock steps, 1 to 100000")
+	fs := newFlags("flows")
+	n := fs.intIn("n", 100_000, 1, 1_000_000, "flows to make")
+	conns := fs.intIn("conns", 8, 1, 256, "connections making them")
+	batch := fs.intIn("batch", 1000, 1, 100_000, "flows between clock steps")
 	step := fs.String("step", "1s", "the clock step after each batch")
 	model := fs.String("model", "fal-ai/flux/schnell", "the model to generate with")
 	bare := fs.Bool("bare", false, "the target is the bare baseline: print its flows/s only")
 	vs := fs.Float64("vs", 0, "the baseline's flows/s measured in the same run, for a ratio")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	tg, err := parseTarget(*rawURL, *pid)
+	tg, err := fs.parse(args)
 	if err != nil {
 		return err
-	}
-	if *n < 1 || *n > 1_000_000 || *conns < 1 || *conns > 256 || *batch < 1 || *batch > 100_000 {
-		return errors.New("-n, -conns or -batch out of range")
 	}
 	a := api{model: *model, input: lighthouse}
 	admin, err := openAdmin(tg.addr, !*bare)

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -15,20 +13,13 @@ import (
 // after. A job's answer carries its input, so what the emulator keeps of large inputs shows
 // here.
 func inputs(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("inputs", flag.ContinueOnError)
-	rawURL, pid := targetFlags(fs)
-	n := fs.Int("n", 360, "jobs to make, 1 to 10000")
-	size := fs.Int("size", 1_040_000, "bytes of each input's image_url, 1 to 1040000 (the body limit is 1 MiB)")
+	fs := newFlags("inputs")
+	n := fs.intIn("n", 360, 1, 10_000, "jobs to make")
+	size := fs.intIn("size", 1_040_000, 1, 1_040_000, "bytes of each input's image_url (the body limit is 1 MiB)")
 	model := fs.String("model", "fal-ai/flux/dev/image-to-image", "a model whose input has image_url and prompt")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	tg, err := parseTarget(*rawURL, *pid)
+	tg, err := fs.parse(args)
 	if err != nil {
 		return err
-	}
-	if *n < 1 || *n > 10_000 || *size < 1 || *size > 1_040_000 {
-		return errors.New("-n or -size out of range")
 	}
 	idle, err := rssKB(tg.pid)
 	if err != nil {

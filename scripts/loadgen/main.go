@@ -81,9 +81,55 @@ type target struct {
 	pid  int
 }
 
-// targetFlags declares -url and -pid on fs.
-func targetFlags(fs *flag.FlagSet) (rawURL *string, pid *int) {
-	return fs.String("url", "", "the emulator's base URL, http://127.0.0.1:PORT"), fs.Int("pid", 0, "the emulator's process id, for its resident memory")
+// flags is a load command's flag set: -url and -pid of the target, and flags bounded to a range
+// that their help states and parse checks, so that both say the same bounds.
+type flags struct {
+	*flag.FlagSet
+	url    *string
+	pid    *int
+	checks []func() error
+}
+
+func newFlags(command string) *flags {
+	fs := flag.NewFlagSet(command, flag.ContinueOnError)
+	return &flags{FlagSet: fs,
+		url: fs.String("url", "", "the emulator's base URL, http://127.0.0.1:PORT"),
+		pid: fs.Int("pid", 0, "the emulator's process id, for its resident memory")}
+}
+
+// intIn declares an int flag that takes lo to hi.
+func (f *flags) intIn(name string, value, lo, hi int, usage string) *int {
+	return bounded(f, name, f.Int(name, value, usage), lo, hi)
+}
+
+// durationIn declares a duration flag that takes lo to hi.
+func (f *flags) durationIn(name string, value, lo, hi time.Duration, usage string) *time.Duration {
+	return bounded(f, name, f.Duration(name, value, usage), lo, hi)
+}
+
+func bounded[T int | time.Duration](f *flags, name string, p *T, lo, hi T) *T {
+	want := fmt.Sprintf("%v to %v", lo, hi)
+	f.Lookup(name).Usage += ", " + want
+	f.checks = append(f.checks, func() error {
+		if *p < lo || *p > hi {
+			return fmt.Errorf("-%s: want %s", name, want)
+		}
+		return nil
+	})
+	return p
+}
+
+// parse parses args, checks the bounded flags, and reads the target.
+func (f *flags) parse(args []string) (target, error) {
+	if err := f.Parse(args); err != nil {
+		return target{}, err
+	}
+	for _, check := range f.checks {
+		if err := check(); err != nil {
+			return target{}, err
+		}
+	}
+	return parseTarget(*f.url, *f.pid)
 }
 
 func parseTarget(rawURL string, pid int) (target, error) {

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"strconv"
 	"sync"
@@ -20,23 +18,16 @@ import (
 // is the one that finishes them. (Spent quotes no longer count toward the 10,000 live quotes an
 // account may hold, so the steps are not needed; they keep the figures comparable.)
 func retained(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("jobs", flag.ContinueOnError)
-	rawURL, pid := targetFlags(fs)
-	n := fs.Int("jobs", 100_000, "how many jobs to make, 1 to 1000000")
-	conns := fs.Int("conns", 8, "connections making them, 1 to 256")
-	batch := fs.Int("batch", 9000, "jobs between clock steps; below the 10,000 quotes an account may hold")
+	fs := newFlags("jobs")
+	n := fs.intIn("jobs", 100_000, 1, 1_000_000, "how many jobs to make")
+	conns := fs.intIn("conns", 8, 1, 256, "connections making them")
+	batch := fs.intIn("batch", 9000, 1, 10_000, "jobs between clock steps; below the 10,000 quotes an account may hold")
 	step := fs.String("step", "2s", "the clock step after each batch; longer than the quotes' lifetime")
 	advance := fs.String("advance", "1h", "the advance that finishes every job")
 	model := fs.String("model", "fal-ai/flux/schnell", "the model to generate with")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	tg, err := parseTarget(*rawURL, *pid)
+	tg, err := fs.parse(args)
 	if err != nil {
 		return err
-	}
-	if *n < 1 || *n > 1_000_000 || *conns < 1 || *conns > 256 || *batch < 1 || *batch > 10_000 {
-		return errors.New("-jobs, -conns or -batch out of range")
 	}
 	a := api{model: *model, input: lighthouse}
 	headers := allKey
@@ -128,24 +119,14 @@ func countJobs(c *conn, headers []string, status string) (int, error) {
 // manual clock, and reads the emulator's memory once all of them are blocked on their job. The
 // connections are this process's, so its own memory stays out of the figure.
 func waiters(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("waiters", flag.ContinueOnError)
-	rawURL, pid := targetFlags(fs)
-	n := fs.Int("n", 10_000, "wait=true generations held at once, 1 to 20000 (two accounts of 10,000 quotes)")
-	conns := fs.Int("conns", 8, "connections making the quotes first")
+	fs := newFlags("waiters")
+	n := fs.intIn("n", 10_000, 1, 20_000, "wait=true generations held at once (two accounts of 10,000 quotes)")
+	conns := fs.intIn("conns", 8, 1, 256, "connections making the quotes first")
 	model := fs.String("model", "fal-ai/flux/schnell", "the model to generate with")
-	hold := fs.Duration("hold", 0, "keep them waiting this long before the advance, up to 2m (to profile the emulator meanwhile)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	tg, err := parseTarget(*rawURL, *pid)
+	hold := fs.durationIn("hold", 0, 0, 2*time.Minute, "keep them waiting this long before the advance (to profile the emulator meanwhile)")
+	tg, err := fs.parse(args)
 	if err != nil {
 		return err
-	}
-	if *hold < 0 || *hold > 2*time.Minute {
-		return errors.New("-hold: want 0 to 2m")
-	}
-	if *n < 1 || *n > 20_000 || *conns < 1 || *conns > 256 {
-		return errors.New("-n or -conns out of range")
 	}
 	a := api{model: *model, input: lighthouse}
 	// Two accounts, since one holds at most 10,000 unexpired quotes.

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"strconv"
 	"sync"
@@ -17,20 +15,13 @@ import (
 // all of them. Refusals (429) are counted and the quoting goes on; resident memory is read
 // every tenth of the run.
 func quoteOnly(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("quotes", flag.ContinueOnError)
-	rawURL, pid := targetFlags(fs)
-	conns := fs.Int("conns", 8, "connections quoting, 1 to 256")
-	span := fs.Duration("for", time.Minute, "how long to quote, 1s to 10m")
+	fs := newFlags("quotes")
+	conns := fs.intIn("conns", 8, 1, 256, "connections quoting")
+	span := fs.durationIn("for", time.Minute, time.Second, 10*time.Minute, "how long to quote")
 	model := fs.String("model", "fal-ai/flux/schnell", "the model to quote")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	tg, err := parseTarget(*rawURL, *pid)
+	tg, err := fs.parse(args)
 	if err != nil {
 		return err
-	}
-	if *conns < 1 || *conns > 256 || *span < time.Second || *span > 10*time.Minute {
-		return errors.New("-conns or -for out of range")
 	}
 	a := api{model: *model, input: lighthouse}
 	pool, err := dialPool(tg.addr, *conns)

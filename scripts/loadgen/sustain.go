@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"strconv"
@@ -31,34 +30,26 @@ import (
 // wake-up, writing the answer and reading it. Both instants come from the same machine's
 // clock, which the emulator's real clock follows.
 func sustain(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("sustain", flag.ContinueOnError)
-	rawURL, pid := targetFlags(fs)
-	seconds := fs.Int("seconds", 10, "how long the load lasts, 1 to 600")
+	fs := newFlags("sustain")
+	seconds := fs.intIn("seconds", 10, 1, 600, "how long the load lasts")
 	rate := fs.Float64("rate", 2000, "generations a second asked of all connections together; 0 for as fast as they go")
-	conns := fs.Int("conns", 8, "connections doing quote + generate, 1 to 256")
-	probes := fs.Int("probes", 8, "extra connections generating with wait=true to measure lateness, 0 to 256")
+	conns := fs.intIn("conns", 8, 1, 256, "connections doing quote + generate")
+	probes := fs.intIn("probes", 8, 0, 256, "extra connections generating with wait=true to measure lateness")
 	model := fs.String("model", "fal-ai/flux/schnell", "the model to generate with")
 	every := fs.Duration("every", time.Second, "how often to read resident memory and the account's charged credits")
 	label := fs.String("label", "", "names the run in the table")
 	bare := fs.Bool("bare", false, "the target is the bare baseline: print its flows/s only")
 	vs := fs.Float64("vs", 0, "the baseline's flows/s measured in the same run, for a ratio")
-	if err := fs.Parse(args); err != nil {
+	tg, err := fs.parse(args)
+	if err != nil {
 		return err
 	}
 	if *bare {
 		*probes = 0
 	}
-	tg, err := parseTarget(*rawURL, *pid)
-	if err != nil {
-		return err
-	}
 	switch {
-	case *seconds < 1 || *seconds > 600:
-		return errors.New("-seconds: want 1 to 600")
 	case *rate < 0 || *rate > 1e6:
 		return errors.New("-rate: want 0 to 1000000")
-	case *conns < 1 || *conns > 256, *probes < 0 || *probes > 256:
-		return errors.New("-conns and -probes: want at most 256")
 	case *every < 100*time.Millisecond:
 		return errors.New("-every: want at least 100ms")
 	}

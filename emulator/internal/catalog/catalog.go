@@ -30,6 +30,24 @@ const (
 	OutputAudio = "audio"
 )
 
+// Formats are the file formats each output type is made in, its default first.
+var Formats = map[string][]string{
+	OutputImage: {"png", "jpeg"},
+	OutputVideo: {"mp4"},
+	OutputAudio: {"wav"},
+}
+
+// DefaultDuration is how many seconds a video or audio output lasts when its model says nothing.
+const DefaultDuration = 5.0
+
+// DefaultSize is the width and height of an image or video output when its model says nothing.
+func DefaultSize(outputType string) (w, h int) {
+	if outputType == OutputVideo {
+		return 1280, 720
+	}
+	return 1024, 1024
+}
+
 // Catalog is a loaded, validated configuration. It is immutable after loading and safe to share.
 type Catalog struct {
 	Products []*Product

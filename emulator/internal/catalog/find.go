@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"index/suffixarray"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -69,12 +70,9 @@ func (c *Catalog) Find(lowerQuery, category string) []*Model {
 	for _, off := range offsets {
 		hits = append(hits, sort.SearchInts(f.starts, off+1)-1)
 	}
-	sort.Ints(hits)
+	slices.Sort(hits)
 	var out []*Model
-	for i, h := range hits {
-		if i > 0 && hits[i-1] == h {
-			continue
-		}
+	for _, h := range slices.Compact(hits) {
 		if m := f.ready[h]; category == "" || m.Category == category {
 			out = append(out, m)
 		}

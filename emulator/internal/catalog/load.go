@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -197,7 +198,7 @@ func loadTop(r *Reporter, root *yaml.Node) (*Catalog, map[string][]*yaml.Node) {
 		case seen[k.Value]:
 			r.Node(k, "duplicate field %q", k.Value)
 			continue
-		case !contains(sections, k.Value):
+		case !slices.Contains(sections, k.Value):
 			r.Node(k, "unknown field %q (known: %s)", k.Value, strings.Join(sections, ", "))
 			continue
 		}
@@ -496,7 +497,7 @@ func checkPricing(r *Reporter, m *Model, n *yaml.Node) {
 		}
 		switch u.Measure {
 		case "", "value":
-			if !prop.numeric() && !prop.numericStrings() {
+			if !prop.Numeric() {
 				r.At(line, "model %q: pricing.per_unit field %q is not numeric; use measure: length for text or lists", m.ID, u.Field)
 			}
 		case "length":
@@ -541,9 +542,7 @@ func checkPricing(r *Reporter, m *Model, n *yaml.Node) {
 		}
 	}
 	for _, f := range p.MultiplyBy {
-		if prop, ok := m.property(r, line, "pricing.multiply_by", f); ok && !prop.numeric() && !prop.numericStrings() {
-			r.At(line, "model %q: pricing.multiply_by field %q is not numeric", m.ID, f)
-		}
+		m.numericField(r, line, "pricing.multiply_by", f)
 	}
 }
 
@@ -564,9 +563,7 @@ func checkTiming(r *Reporter, m *Model, t *Timing, n *yaml.Node) Timing {
 		out.QueueTimeout = t.QueueTimeout
 	}
 	if t.RunPerUnit != nil {
-		if prop, ok := m.property(r, line, "timing.run_per_unit", t.RunPerUnit.Field); ok && !prop.numeric() && !prop.numericStrings() {
-			r.At(line, "model %q: timing.run_per_unit field %q is not numeric", m.ID, t.RunPerUnit.Field)
-		}
+		m.numericField(r, line, "timing.run_per_unit", t.RunPerUnit.Field)
 		if t.RunPerUnit.Each < 0 {
 			r.At(line, "model %q: timing.run_per_unit.each must not be negative", m.ID)
 		}
@@ -578,21 +575,17 @@ func checkTiming(r *Reporter, m *Model, t *Timing, n *yaml.Node) Timing {
 func checkOutput(r *Reporter, m *Model, n *yaml.Node) {
 	o := &m.Output
 	line := lineOfField(n, "output")
-	formats := map[string][]string{
-		OutputImage: {"png", "jpeg"},
-		OutputVideo: {"mp4"},
-		OutputAudio: {"wav"},
-	}[m.OutputType]
+	formats := Formats[m.OutputType]
 	if o.Format == "" && len(formats) > 0 {
 		o.Format = formats[0]
 	}
-	if len(formats) > 0 && !contains(formats, o.Format) {
+	if len(formats) > 0 && !slices.Contains(formats, o.Format) {
 		r.At(line, "model %q: output.format %q must be one of %s for %s", m.ID, o.Format, strings.Join(formats, ", "), m.OutputType)
 	}
 	if o.FormatField != "" {
 		if prop, ok := m.property(r, line, "output.format_field", o.FormatField); ok {
 			for _, v := range prop.Enum {
-				if !contains(formats, EnumKey(v)) {
+				if !slices.Contains(formats, EnumKey(v)) {
 					r.At(line, "model %q: output.format_field %q offers %q, which %s outputs cannot be", m.ID, o.FormatField, EnumKey(v), m.OutputType)
 				}
 			}
@@ -609,9 +602,7 @@ func checkOutput(r *Reporter, m *Model, n *yaml.Node) {
 		{"duration_field", o.DurationField},
 	} {
 		if f.field != "" {
-			if prop, ok := m.property(r, line, "output."+f.name, f.field); ok && !prop.numeric() && !prop.numericStrings() {
-				r.At(line, "model %q: output.%s field %q is not numeric", m.ID, f.name, f.field)
-			}
+			m.numericField(r, line, "output."+f.name, f.field)
 		}
 	}
 	for _, f := range []struct{ name, field string }{
@@ -629,20 +620,17 @@ func checkOutput(r *Reporter, m *Model, n *yaml.Node) {
 		r.At(line, "model %q: output width and height must be between 1 and 8192", m.ID)
 	}
 	if m.OutputType != OutputAudio && (o.Width == 0 || o.Height == 0) {
-		o.Width, o.Height = 1024, 1024
-		if m.OutputType == OutputVideo {
-			o.Width, o.Height = 1280, 720
-		}
+		o.Width, o.Height = DefaultSize(m.OutputType)
 	}
 	if m.OutputType != OutputImage && o.Duration == 0 {
-		o.Duration = 5
+		o.Duration = DefaultDuration
 	}
 	if o.Duration < 0 || o.Duration > 600 {
 		r.At(line, "model %q: output.duration must be between 0 and 600 seconds", m.ID)
 	}
 	o.sizes = map[string][2]int{}
 	for _, name := range sortedKeys(o.Sizes) {
-		w, h, ok := parseSize(o.Sizes[name])
+		w, h, ok := ParseSize(o.Sizes[name])
 		if !ok {
 			r.At(line, "model %q: output.sizes %q: %q must be WIDTHxHEIGHT", m.ID, name, o.Sizes[name])
 			continue
@@ -666,7 +654,8 @@ func (o *Output) SizeNamed(name string) (w, h int, ok bool) {
 	return s[0], s[1], ok
 }
 
-func parseSize(s string) (w, h int, ok bool) {
+// ParseSize reads a size WIDTHxHEIGHT, each side 1 to 8192 pixels.
+func ParseSize(s string) (w, h int, ok bool) {
 	a, b, found := strings.Cut(s, "x")
 	if !found {
 		return 0, 0, false
@@ -691,9 +680,20 @@ func (m *Model) property(r *Reporter, line int, what, field string) (Property, b
 	return p, ok
 }
 
-func (p Property) numeric() bool { return p.Type == "integer" || p.Type == "number" }
+// numericField reports the field what names when the input has no such property, or one that
+// is not numeric.
+func (m *Model) numericField(r *Reporter, line int, what, field string) {
+	if prop, ok := m.property(r, line, what, field); ok && !prop.Numeric() {
+		r.At(line, "model %q: %s field %q is not numeric", m.ID, what, field)
+	}
+}
 
-func (p Property) numericStrings() bool {
+// Numeric reports whether a property holds a number: an integer or a number, or a string whose
+// enum values all read as numbers ("5", "10s"), as prices, timing and outputs read it.
+func (p Property) Numeric() bool {
+	if p.Type == "integer" || p.Type == "number" {
+		return true
+	}
 	if p.Type != "string" || len(p.Enum) == 0 {
 		return false
 	}
@@ -742,15 +742,6 @@ func NumberOf(v any) (float64, bool) {
 		return f, err == nil
 	}
 	return 0, false
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Categories lists the categories of ready models in catalog order of first appearance.

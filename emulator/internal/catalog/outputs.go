@@ -23,7 +23,7 @@ func (m *Model) PlanOutputs(input map[string]any) []OutputSpec {
 	o := &m.Output
 	spec := OutputSpec{Type: m.OutputType, Format: o.Format}
 	if o.FormatField != "" {
-		if v, ok := m.inputValue(input, o.FormatField); ok {
+		if v, ok := m.InputValue(input, o.FormatField); ok {
 			if s, ok := v.(string); ok && s != "" {
 				spec.Format = s
 			}
@@ -40,7 +40,7 @@ func (m *Model) PlanOutputs(input map[string]any) []OutputSpec {
 	}
 	count := o.Count
 	if o.CountField != "" {
-		if v, ok := m.inputValue(input, o.CountField); ok {
+		if v, ok := m.InputValue(input, o.CountField); ok {
 			if n, ok := NumberOf(v); ok && n >= 1 {
 				count = int(math.Min(n, 16))
 			}
@@ -53,7 +53,9 @@ func (m *Model) PlanOutputs(input map[string]any) []OutputSpec {
 	return out
 }
 
-func (m *Model) inputValue(input map[string]any, field string) (any, bool) {
+// InputValue is the input's value for a field, or the schema default when absent: what the
+// model's price and outputs read.
+func (m *Model) InputValue(input map[string]any, field string) (any, bool) {
 	if v, ok := input[field]; ok && v != nil {
 		return v, true
 	}
@@ -68,15 +70,15 @@ func (m *Model) outputSize(input map[string]any) (w, h int) {
 	w, h = o.Width, o.Height
 	switch {
 	case o.WidthField != "" && m.hasNumber(input, o.WidthField) && m.hasNumber(input, o.HeightField):
-		fw, _ := m.inputValue(input, o.WidthField)
-		fh, _ := m.inputValue(input, o.HeightField)
+		fw, _ := m.InputValue(input, o.WidthField)
+		fh, _ := m.InputValue(input, o.HeightField)
 		nw, _ := NumberOf(fw)
 		nh, _ := NumberOf(fh)
 		w, h = int(min(nw, 8192)), int(min(nh, 8192))
 	case o.SizeField != "" && m.sizeFrom(input, &w, &h):
 	case o.AspectRatioField != "":
 		ratio, ok := 0.0, false
-		if v, found := m.inputValue(input, o.AspectRatioField); found {
+		if v, found := m.InputValue(input, o.AspectRatioField); found {
 			ratio, ok = parseRatio(v)
 		}
 		if !ok {
@@ -84,7 +86,7 @@ func (m *Model) outputSize(input map[string]any) (w, h int) {
 		}
 		short := 0
 		if o.ResolutionField != "" {
-			if v, found := m.inputValue(input, o.ResolutionField); found {
+			if v, found := m.InputValue(input, o.ResolutionField); found {
 				short = parseResolution(v)
 			}
 		}
@@ -100,7 +102,7 @@ func (m *Model) outputSize(input map[string]any) (w, h int) {
 			h = int(math.Round(math.Sqrt(area / ratio)))
 		}
 	case o.ResolutionField != "":
-		if v, found := m.inputValue(input, o.ResolutionField); found {
+		if v, found := m.InputValue(input, o.ResolutionField); found {
 			if short := parseResolution(v); short > 0 {
 				ratio := float64(o.Width) / float64(o.Height)
 				if ratio >= 1 {
@@ -120,7 +122,7 @@ func (m *Model) outputSize(input map[string]any) (w, h int) {
 
 // sizeFrom reads a size field that is either a named size or an object {width, height}.
 func (m *Model) sizeFrom(input map[string]any, w, h *int) bool {
-	v, ok := m.inputValue(input, m.Output.SizeField)
+	v, ok := m.InputValue(input, m.Output.SizeField)
 	if !ok {
 		return false
 	}
@@ -144,7 +146,7 @@ func (m *Model) sizeFrom(input map[string]any, w, h *int) bool {
 func (m *Model) outputDuration(input map[string]any) float64 {
 	o := &m.Output
 	if o.DurationField != "" {
-		if v, ok := m.inputValue(input, o.DurationField); ok {
+		if v, ok := m.InputValue(input, o.DurationField); ok {
 			if d, ok := NumberOf(v); ok && d > 0 {
 				return math.Min(d, 600)
 			}
@@ -160,7 +162,7 @@ func (m *Model) outputDuration(input map[string]any) float64 {
 }
 
 func (m *Model) hasNumber(input map[string]any, field string) bool {
-	v, ok := m.inputValue(input, field)
+	v, ok := m.InputValue(input, field)
 	if !ok {
 		return false
 	}

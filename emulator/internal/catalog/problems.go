@@ -1,9 +1,10 @@
 package catalog
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,12 +40,9 @@ func (ps Problems) Error() string {
 
 // Sorted returns the problems ordered by file and line, so output reads top to bottom.
 func (ps Problems) Sorted() Problems {
-	out := append(Problems(nil), ps...)
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].File != out[j].File {
-			return out[i].File < out[j].File
-		}
-		return out[i].Line < out[j].Line
+	out := slices.Clone(ps)
+	slices.SortStableFunc(out, func(a, b Problem) int {
+		return cmp.Or(strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
 	})
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -257,13 +258,8 @@ func properties(root map[string]any) map[string]Property {
 		p, _ := raw.(map[string]any)
 		if ref, ok := p["$ref"].(string); ok {
 			if target, ok := resolveLocal(root, ref).(map[string]any); ok {
-				merged := map[string]any{}
-				for k, v := range target {
-					merged[k] = v
-				}
-				for k, v := range p {
-					merged[k] = v
-				}
+				merged := maps.Clone(target)
+				maps.Copy(merged, p)
 				p = merged
 			}
 		}

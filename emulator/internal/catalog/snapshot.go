@@ -179,7 +179,7 @@ func LoadSnapshot(snapshot, source []byte) (*Catalog, error) {
 		}
 		m.Output.sizes = make(map[string][2]int, len(m.Output.Sizes))
 		for name, size := range m.Output.Sizes {
-			w, h, ok := parseSize(size)
+			w, h, ok := ParseSize(size)
 			if !ok {
 				return nil, fmt.Errorf("the catalog snapshot is inconsistent at model %q", sm.ID)
 			}

@@ -104,9 +104,6 @@ func planSplit(data []byte) (plan *splitPlan, ok bool) {
 	return plan, true
 }
 
-// runs is how many pieces the models section is loaded in.
-func (p *splitPlan) runs() int { return (len(p.starts) + splitRun - 1) / splitRun }
-
 // items is how many models the section holds.
 func (p *splitPlan) items() int { return len(p.starts) }
 
@@ -139,44 +136,6 @@ func (p *splitPlan) parseRun(k int) (items []*yaml.Node, ok bool) {
 	// Line 2 of the piece is line first+from+1 of the file.
 	shiftLines(seq, p.first+from-1)
 	return seq.Content, true
-}
-
-// parseSplit parses a cut file into the tree parsing it whole gives, lines and columns included.
-func parseSplit(data []byte) (doc *yaml.Node, ok bool) {
-	plan, ok := planSplit(data)
-	if !ok {
-		return nil, false
-	}
-	whole := plan.parseRest()
-	if whole == nil {
-		return nil, false
-	}
-	models := sectionNode(whole.Content[0], "models")
-	if models == nil {
-		return nil, false
-	}
-	models.Content = models.Content[:0]
-	for k := range plan.runs() {
-		items, ok := plan.parseRun(k)
-		if !ok {
-			return nil, false
-		}
-		models.Content = append(models.Content, items...)
-	}
-	models.Style = 0
-	models.Line = models.Content[0].Line
-	models.Column = plan.indent + 1
-	return whole, true
-}
-
-// sectionNode returns the value of a top-level field, or nil.
-func sectionNode(root *yaml.Node, name string) *yaml.Node {
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		if root.Content[i].Value == name {
-			return root.Content[i+1]
-		}
-	}
-	return nil
 }
 
 // shiftLines moves a parsed piece's nodes to their lines in the whole file.

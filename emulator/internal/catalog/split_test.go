@@ -11,6 +11,47 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalogtest"
 )
 
+// runs is how many pieces the models section is loaded in.
+func (p *splitPlan) runs() int { return (len(p.starts) + splitRun - 1) / splitRun }
+
+// parseSplit parses a cut file into the tree parsing it whole gives, lines and columns included.
+func parseSplit(data []byte) (doc *yaml.Node, ok bool) {
+	plan, ok := planSplit(data)
+	if !ok {
+		return nil, false
+	}
+	whole := plan.parseRest()
+	if whole == nil {
+		return nil, false
+	}
+	models := sectionNode(whole.Content[0], "models")
+	if models == nil {
+		return nil, false
+	}
+	models.Content = models.Content[:0]
+	for k := range plan.runs() {
+		items, ok := plan.parseRun(k)
+		if !ok {
+			return nil, false
+		}
+		models.Content = append(models.Content, items...)
+	}
+	models.Style = 0
+	models.Line = models.Content[0].Line
+	models.Column = plan.indent + 1
+	return whole, true
+}
+
+// sectionNode returns the value of a top-level field, or nil.
+func sectionNode(root *yaml.Node, name string) *yaml.Node {
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == name {
+			return root.Content[i+1]
+		}
+	}
+	return nil
+}
+
 // sameTree compares two node trees by everything the loader reads: kind, tag, value, line and
 // column (comments may attach differently at the cuts and are not read).
 func sameTree(t *testing.T, a, b *yaml.Node, path string) {

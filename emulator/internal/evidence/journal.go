@@ -6,6 +6,7 @@
 package evidence
 
 import (
+	"cmp"
 	"context"
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 
@@ -410,18 +411,8 @@ func (j *Journal) Log() ([]Event, time.Time) {
 	}
 	dropped := j.dropped
 	j.mu.Unlock()
-	slices.SortStableFunc(out, func(a, b Event) int { return cmpUint(a.Arrival, b.Arrival) })
+	slices.SortStableFunc(out, func(a, b Event) int { return cmp.Compare(a.Arrival, b.Arrival) })
 	return out, dropped
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Bytes reports the size of the entries held, as counted against the byte bound.

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 )
 
 // The rule ids, as findings and the README name them.
@@ -251,15 +252,6 @@ func arrived(e *Entry) time.Time {
 // delay or a shaped download leaves the answer as the emulator made it.
 func garbled(e *Entry) bool {
 	return e.Fault != "" && e.FaultKind != "delay" && e.FaultKind != "download"
-}
-
-// terminal reports whether a job status is final.
-func terminal(status string) bool {
-	switch status {
-	case "succeeded", "failed", "canceled", "expired":
-		return true
-	}
-	return false
 }
 
 // stillClock names a clock that moves only when told.
@@ -525,7 +517,7 @@ func (j *judge) ambiguous(prev attempt, e *Entry) string {
 	case prev.fault == "malformed" || prev.fault == "truncated" || prev.fault == "reset":
 		return "an attempt whose answer an injected " + prev.fault + " fault garbled"
 	case prev.status/100 == 2 && prev.jobID != "":
-		if terminal(prev.jobStatus) {
+		if jobs.Status(prev.jobStatus).Terminal() {
 			return "" // the answer itself said how the job ended
 		}
 		if js := j.jobs[prev.jobID]; js != nil && js.referencedAfter > prev.seq {
@@ -585,7 +577,7 @@ func (j *judge) poll(e *Entry, id string) {
 func (j *judge) sawJob(e *Entry, id string) {
 	js := j.job(id, e)
 	js.lastSeen = e.Seq
-	if terminal(e.JobStatus) && js.terminalSeq == 0 {
+	if jobs.Status(e.JobStatus).Terminal() && js.terminalSeq == 0 {
 		js.terminalSeq, js.terminalStatus = e.Seq, e.JobStatus
 	}
 	if e.JobStatus == "succeeded" && js.succeededSeq == 0 {

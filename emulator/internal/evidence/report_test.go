@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -89,7 +90,7 @@ func (c *client) creditsSet(account string) {
 }
 
 func (c *client) input() Input {
-	slices.SortStableFunc(c.log, func(a, b Event) int { return cmpUint(a.Arrival, b.Arrival) })
+	slices.SortStableFunc(c.log, func(a, b Event) int { return cmp.Compare(a.Arrival, b.Arrival) })
 	return Input{Log: c.log, Now: c.now, Still: c.still, Job: func(id string) (JobNow, bool) {
 		t, ok := c.expire[id]
 		return JobNow{Status: "succeeded", OutputsExpireAt: t}, ok

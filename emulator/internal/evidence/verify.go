@@ -6,6 +6,7 @@ package evidence
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -267,7 +268,7 @@ func parsePointer(s string) ([]string, error) {
 				return nil, fmt.Errorf(`is not a JSON Pointer: "~" must be followed by 0 or 1`)
 			}
 		}
-		tokens[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
+		tokens[i] = schema.UnescapePointer(t)
 	}
 	return tokens, nil
 }
@@ -562,7 +563,7 @@ func (j *Journal) Verify(ctx context.Context, p *Pattern) (api.Verification, err
 		if d := len(a.missed) - len(b.missed); d != 0 {
 			return d
 		}
-		return cmpUint(b.s.Seq, a.s.Seq)
+		return cmp.Compare(b.s.Seq, a.s.Seq)
 	})
 	out.NearMisses = []api.NearMiss{}
 	for _, n := range nears {

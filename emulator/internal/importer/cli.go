@@ -98,9 +98,9 @@ func Main(ctx context.Context, command string, args []string, getenv func(string
 	defer cancel()
 	failed := func(err error) int {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return fail("gave up after %v (--timeout): %s", *timeout, redact(err.Error(), o.Key))
+			return fail("gave up after %v (--timeout): %s", *timeout, Redact(err.Error(), o.Key))
 		}
-		return fail("%s", redact(err.Error(), o.Key))
+		return fail("%s", Redact(err.Error(), o.Key))
 	}
 	if command == "drift" {
 		if catalogFile == "" {
@@ -146,12 +146,15 @@ func Main(ctx context.Context, command string, args []string, getenv func(string
 	return 0
 }
 
-// redact removes the key from a message, should anything have echoed it.
-func redact(msg, key string) string {
-	if key == "" {
-		return msg
+// Redact removes the keys from a text, should the service (or anything on the way) have echoed
+// one; every command that holds a key of the live service words its output through it.
+func Redact(s string, keys ...string) string {
+	for _, k := range keys {
+		if k != "" {
+			s = strings.ReplaceAll(s, k, "[key]")
+		}
 	}
-	return strings.ReplaceAll(msg, key, "[key]")
+	return s
 }
 
 // replaceWith writes data to tmp and only then moves it over path, so a failed import never

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -252,8 +253,7 @@ func (c *client) once(ctx context.Context, method, target, label string, body []
 		return outcome{retry: transient(err)}, fmt.Errorf("%s: %w", label, Scrub(err))
 	}
 	defer resp.Body.Close()
-	counted := &countingReader{r: resp.Body}
-	doc, err := decodeJSON(counted)
+	doc, read, err := decodeJSON(resp.Body)
 	if errors.Is(err, errTooLarge) || errors.Is(err, errTooDeep) || errors.Is(err, errTooMany) {
 		return outcome{}, fmt.Errorf("%s: %w", label, err)
 	}
@@ -265,7 +265,7 @@ func (c *client) once(ctx context.Context, method, target, label string, body []
 		}
 		err := fmt.Errorf("%s: %w", label, se)
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-			return outcome{retry: true, after: retryAfter(resp.Header.Get("Retry-After"), time.Now()), read: counted.n}, err
+			return outcome{retry: true, after: retryAfter(resp.Header.Get("Retry-After"), time.Now()), read: read}, err
 		}
 		return outcome{}, err
 	}
@@ -274,22 +274,9 @@ func (c *client) once(ctx context.Context, method, target, label string, body []
 	}
 	if err != nil || doc.kind != kObject {
 		// A 2xx whose body does not parse was cut or garbled on the way: try again.
-		return outcome{retry: true, read: counted.n}, fmt.Errorf("%s: the answer is not a JSON object", label)
+		return outcome{retry: true, read: read}, fmt.Errorf("%s: the answer is not a JSON object", label)
 	}
 	return outcome{answer: &answer{status: resp.StatusCode, header: resp.Header, doc: doc}}, nil
-}
-
-// countingReader counts the bytes read through it.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-// Read reads from the underlying reader and counts what came.
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // transient reports whether a transport error may pass: a refused or dropped connection may
@@ -343,9 +330,9 @@ func Scrub(err error) error {
 	return err
 }
 
-// modelPath is the detail path of a model id (checked with catalog.ValidModelID): slashes kept, each
-// segment escaped.
-func modelPath(id string) string {
+// ModelPath is the detail path of a model id (checked with catalog.ValidModelID): slashes kept,
+// each segment escaped.
+func ModelPath(id string) string {
 	segs := strings.Split(id, "/")
 	for i, s := range segs {
 		segs[i] = url.PathEscape(s)
@@ -360,9 +347,7 @@ func (c *client) listAll(ctx context.Context, query url.Values, progress func(n,
 	limit := c.pageLimit
 	for offset := 0; ; {
 		q := url.Values{}
-		for k, v := range query {
-			q[k] = v
-		}
+		maps.Copy(q, query)
 		q.Set("limit", strconv.Itoa(limit))
 		q.Set("offset", strconv.Itoa(offset))
 		doc, err := c.do(ctx, http.MethodGet, "/v1/models", q, nil)

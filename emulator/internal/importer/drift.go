@@ -85,7 +85,7 @@ func Drift(ctx context.Context, o Options, catalogFile string) ([]Difference, er
 			continue
 		}
 		inFile[m.ID] = true
-		doc, err := c.do(ctx, http.MethodGet, modelPath(m.ID), nil, nil)
+		doc, err := c.do(ctx, http.MethodGet, ModelPath(m.ID), nil, nil)
 		if err != nil {
 			if statusOf(err) == http.StatusNotFound {
 				removed = append(removed, m)
@@ -105,7 +105,7 @@ func Drift(ctx context.Context, o Options, catalogFile string) ([]Difference, er
 		if inFile[id] || !o.selected(id) {
 			continue
 		}
-		doc, err := c.do(ctx, http.MethodGet, modelPath(id), nil, nil)
+		doc, err := c.do(ctx, http.MethodGet, ModelPath(id), nil, nil)
 		if err != nil {
 			return nil, err
 		}

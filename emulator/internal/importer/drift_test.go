@@ -147,7 +147,7 @@ func TestTimingDiffs(t *testing.T) {
 func TestCompareSides(t *testing.T) {
 	t.Parallel()
 	sideOf := func(status int, ctype string, headers []string, docs ...string) *side {
-		s := &side{shapes: map[string]shape{}, heads: map[string]seenHeaders{}, status: map[string]int{}}
+		s := &side{shapes: map[string]Shape{}, heads: map[string]seenHeaders{}, status: map[string]int{}}
 		for _, d := range docs {
 			h := http.Header{"Content-Type": {ctype}}
 			for _, n := range headers {

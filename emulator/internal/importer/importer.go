@@ -158,16 +158,10 @@ func (lm *liveModel) size() int {
 	return n
 }
 
+// selected reports whether --models keeps a model: any of its globs matches the id, or there
+// are none.
 func (o *Options) selected(id string) bool {
-	if len(o.Models) == 0 {
-		return true
-	}
-	for _, p := range o.Models {
-		if glob.Match(p, id) {
-			return true
-		}
-	}
-	return false
+	return len(o.Models) == 0 || slices.ContainsFunc(o.Models, func(p string) bool { return glob.Match(p, id) })
 }
 
 // literalModels are the --models entries without wildcards: ids to fetch even if unlisted.
@@ -329,7 +323,7 @@ func Import(ctx context.Context, o Options) (*Result, error) {
 // readModel reads one model's details and schema and checks that the catalog can hold it; it
 // returns nil (and a warning) for a model it cannot carry.
 func readModel(ctx context.Context, c *client, o *Options, l *listing, id string) (*liveModel, []string, error) {
-	doc, err := c.do(ctx, http.MethodGet, modelPath(id), nil, nil)
+	doc, err := c.do(ctx, http.MethodGet, ModelPath(id), nil, nil)
 	if err != nil {
 		if statusOf(err) == http.StatusNotFound {
 			return nil, []string{fmt.Sprintf("model %q: not found on the service; skipped", id)}, nil
@@ -551,29 +545,32 @@ func priceModel(ctx context.Context, c *client, o *Options, lm *liveModel, all [
 // quote asks the service to price one input. A 422 (an input the service refuses) is not an
 // error: it gives ok false.
 func quote(ctx context.Context, c *client, id string, input *node) (int64, bool, error) {
-	body := &node{kind: kObject}
-	body.set("model", &node{kind: kString, text: id})
-	body.set("input", input)
-	doc, err := c.do(ctx, http.MethodPost, "/v1/quotes", nil, body.marshal())
+	doc, err := c.do(ctx, http.MethodPost, "/v1/quotes", nil, obj("model", id, "input", input).marshal())
 	if err != nil {
 		if s := statusOf(err); s == http.StatusUnprocessableEntity || s == http.StatusBadRequest {
 			return 0, false, nil
 		}
 		return 0, false, err
 	}
+	n, err := creditsOf(doc)
+	return n, err == nil, err
+}
+
+// creditsOf reads a quote's credits: exact when they are an integer, cut to one when a service
+// answers a fraction.
+func creditsOf(doc *node) (int64, error) {
 	cr := doc.get("credits")
 	if cr == nil || cr.kind != kNumber {
-		return 0, false, errors.New("POST /v1/quotes: the answer has no credits")
+		return 0, errors.New("POST /v1/quotes: the answer has no credits")
 	}
-	n, err := strconv.ParseInt(cr.text, 10, 64)
+	if n, err := strconv.ParseInt(cr.text, 10, 64); err == nil {
+		return n, nil
+	}
+	f, err := strconv.ParseFloat(cr.text, 64)
 	if err != nil {
-		f, ferr := strconv.ParseFloat(cr.text, 64)
-		if ferr != nil {
-			return 0, false, errors.New("POST /v1/quotes: credits is not a number")
-		}
-		n = int64(f)
+		return 0, errors.New("POST /v1/quotes: credits is not a number")
 	}
-	return n, true, nil
+	return int64(f), nil
 }
 
 func (lm *liveModel) add(ctx context.Context, c *client, label string, input *node) error {

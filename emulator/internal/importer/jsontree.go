@@ -63,25 +63,29 @@ func nodeSize(n *node) int {
 }
 
 // parseJSON reads one JSON value, keeping member order. Duplicate keys keep the last value.
-func parseJSON(data []byte) (*node, error) { return decodeJSON(bytes.NewReader(data)) }
+func parseJSON(data []byte) (*node, error) {
+	n, _, err := decodeJSON(bytes.NewReader(data))
+	return n, err
+}
 
 // decodeJSON reads one JSON value from r as it arrives, within maxDepth and maxDocNodes, and
-// at most maxBodyBytes of it.
-func decodeJSON(r io.Reader) (*node, error) {
+// at most maxBodyBytes of it; read is how many bytes it took from r.
+func decodeJSON(r io.Reader) (n *node, read int64, err error) {
 	lr := &limitedReader{r: r, left: maxBodyBytes}
 	dec := json.NewDecoder(lr)
 	dec.UseNumber()
 	budget := maxDocNodes
-	n, err := readNode(dec, 0, &budget)
+	n, err = readNode(dec, 0, &budget)
 	if err == nil {
 		if _, tail := dec.Token(); tail != io.EOF {
 			err = errors.New("trailing data after the JSON value")
 		}
 	}
+	read = maxBodyBytes - lr.left
 	if lr.over {
-		return nil, errTooLarge
+		return nil, read, errTooLarge
 	}
-	return n, err
+	return n, read, err
 }
 
 // limitedReader reads at most left bytes and notes when there was more.

@@ -2,8 +2,11 @@ package importer
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 )
 
 // namedSizes are the image sizes that named size enums conventionally stand for.
@@ -61,12 +64,12 @@ func inferOutput(outputType string, props []prop) *node {
 	}
 	out := &node{kind: kObject}
 	add := func(k string, v any) { out.set(k, jsonOf(v)) }
-	formats := map[string][]string{"image": {"png", "jpeg"}, "video": {"mp4"}, "audio": {"wav"}}[outputType]
+	formats := catalog.Formats[outputType]
 	format := formats[0]
 	if p, ok := find(func(p prop) bool {
-		return outputType == "image" && enumOf(p, func(s string) bool { return s == "png" || s == "jpeg" })
+		return outputType == "image" && enumOf(p, func(s string) bool { return slices.Contains(formats, s) })
 	}, "output_format", "format", "image_format"); ok {
-		if p.def != nil && (p.def.text == "png" || p.def.text == "jpeg") {
+		if p.def != nil && slices.Contains(formats, p.def.text) {
 			format = p.def.text
 		}
 		add("format", format)
@@ -80,10 +83,7 @@ func inferOutput(outputType string, props []prop) *node {
 		}
 	}
 	if outputType != "audio" {
-		w, h := 1024, 1024
-		if outputType == "video" {
-			w, h = 1280, 720
-		}
+		w, h := catalog.DefaultSize(outputType)
 		sizeFields := &node{kind: kObject}
 		if pw, ok := find(func(p prop) bool { return p.typ == "integer" || p.typ == "number" }, "width"); ok {
 			if ph, ok := find(func(p prop) bool { return p.typ == "integer" || p.typ == "number" }, "height"); ok {
@@ -123,7 +123,7 @@ func inferOutput(outputType string, props []prop) *node {
 		}
 	}
 	if outputType != "image" {
-		d := 5.0
+		d := catalog.DefaultDuration
 		if p, ok := find(numeric, "duration", "duration_seconds", "seconds", "length", "num_seconds", "seconds_total"); ok {
 			if p.def != nil {
 				if f, err := strconv.ParseFloat(strings.TrimSuffix(p.def.text, "s"), 64); err == nil && f > 0 && f <= 600 {
@@ -176,17 +176,9 @@ func sizesOf(p prop) (*node, bool) {
 		}
 		seen[n.text] = true
 		s := sizeOf(n.text)
-		if s == "" {
+		if _, _, ok := catalog.ParseSize(s); !ok {
 			known = false
 			continue
-		}
-		if w, h, ok := strings.Cut(s, "x"); ok {
-			wi, _ := strconv.Atoi(w)
-			hi, _ := strconv.Atoi(h)
-			if wi > 8192 || hi > 8192 {
-				known = false
-				continue
-			}
 		}
 		m.set(n.text, jsonOf(s))
 	}

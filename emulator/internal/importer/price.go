@@ -142,15 +142,8 @@ const (
 
 // rolesFor lists the rules the catalog allows for a property, simplest first.
 func rolesFor(p catalog.Property) []role {
-	numeric := p.Type == "integer" || p.Type == "number"
-	numericStrings := p.Type == "string" && len(p.Enum) > 0
-	for _, e := range p.Enum {
-		if _, ok := catalog.NumberOf(e); !ok {
-			numericStrings = false
-		}
-	}
 	var out []role
-	if numeric || numericStrings {
+	if p.Numeric() {
 		out = append(out, roleMultiplyBy, rolePerUnit)
 	}
 	if len(p.Enum) > 0 {
@@ -198,7 +191,7 @@ func (r *rule) clone() *rule {
 
 // at is the table's value for the input's (or the default's) value of its field.
 func (t tableRule) at(m *catalog.Model, in map[string]any) (float64, bool) {
-	if v, ok := fieldValue(m, in, t.field); ok {
+	if v, ok := m.InputValue(in, t.field); ok {
 		if i := slices.Index(t.keys, catalog.EnumKey(v)); i >= 0 {
 			return t.values[i], true
 		}
@@ -272,37 +265,16 @@ func (r *rule) size() int {
 	return n
 }
 
-// fieldValue is the input's value for a field, or the schema default, as pricing reads it.
-func fieldValue(m *catalog.Model, in map[string]any, f string) (any, bool) {
-	if v, ok := in[f]; ok && v != nil {
-		return v, true
-	}
-	if p, ok := m.Properties[f]; ok && p.Default != nil {
-		return p.Default, true
-	}
-	return nil, false
-}
-
-func lengthOf(v any) float64 {
-	switch x := v.(type) {
-	case string:
-		return float64(len([]rune(x)))
-	case []any:
-		return float64(len(x))
-	}
-	return 0
-}
-
 // raw is the rule's price before the minimum and rounding up: linear in each parameter.
 func (r *rule) raw(m *catalog.Model, in map[string]any) float64 {
 	sub := r.base
 	for _, u := range r.units {
-		v, ok := fieldValue(m, in, u.field)
+		v, ok := m.InputValue(in, u.field)
 		if !ok {
 			continue
 		}
 		if u.length {
-			sub += u.credits * lengthOf(v)
+			sub += u.credits * float64(pricing.Length(v))
 		} else if n, ok := catalog.NumberOf(v); ok {
 			sub += u.credits * n
 		}
@@ -318,7 +290,7 @@ func (r *rule) raw(m *catalog.Model, in map[string]any) float64 {
 		}
 	}
 	for _, f := range r.by {
-		if v, ok := fieldValue(m, in, f); ok {
+		if v, ok := m.InputValue(in, f); ok {
 			if n, ok := catalog.NumberOf(v); ok {
 				sub *= n
 			}
@@ -506,12 +478,12 @@ func estimate(m *catalog.Model, obs []observation, fields []string, choice []rol
 		c0 = 1e-9
 	}
 	numberAt := func(in map[string]any, f string, length bool) (float64, bool) {
-		v, ok := fieldValue(m, in, f)
+		v, ok := m.InputValue(in, f)
 		if !ok {
 			return 0, false
 		}
 		if length {
-			return lengthOf(v), true
+			return float64(pricing.Length(v)), true
 		}
 		return catalog.NumberOf(v)
 	}
@@ -522,7 +494,7 @@ func estimate(m *catalog.Model, obs []observation, fields []string, choice []rol
 		for _, e := range m.Properties[f].Enum {
 			k, c := catalog.EnumKey(e), c0
 			for _, o := range variationsOf(obs, f) {
-				if v, ok := fieldValue(m, o.value, f); ok && catalog.EnumKey(v) == k {
+				if v, ok := m.InputValue(o.value, f); ok && catalog.EnumKey(v) == k {
 					c = float64(o.credits)
 				}
 			}

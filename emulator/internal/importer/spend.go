@@ -8,18 +8,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 )
 
 // Reference builds the emulator that drift --spend compares the live service with, from the
@@ -66,13 +65,10 @@ type side struct {
 	c      *client
 	files  *http.Client
 	wait   func(context.Context, time.Duration) error // between polls
-	shapes map[string]shape                           // "job", "error": fields of every document seen
+	shapes map[string]Shape                           // "job", "error": fields of every document seen
 	heads  map[string]seenHeaders                     // answer label → headers seen
 	status map[string]int                             // the provoked error's status
 }
-
-// shape maps a JSON Pointer (array items as "*") to the JSON types seen there.
-type shape map[string]map[kind]bool
 
 // seenHeaders is what one kind of answer carried: header names, and the media type.
 type seenHeaders struct {
@@ -92,30 +88,7 @@ func newSide(name string, c *client, wait func(context.Context, time.Duration) e
 		return nil
 	}}
 	return &side{name: name, c: c, files: files, wait: wait,
-		shapes: map[string]shape{}, heads: map[string]seenHeaders{}, status: map[string]int{}}
-}
-
-// add records the fields and JSON types of a document.
-func (s shape) add(n *node, ptr string) {
-	if n == nil {
-		return
-	}
-	if ptr != "" {
-		if s[ptr] == nil {
-			s[ptr] = map[kind]bool{}
-		}
-		s[ptr][n.kind] = true
-	}
-	switch n.kind {
-	case kObject:
-		for i, k := range n.keys {
-			s.add(n.vals[i], ptr+"/"+schema.EscapePointer(k))
-		}
-	case kArray:
-		for _, v := range n.vals {
-			s.add(v, ptr+"/*")
-		}
-	}
+		shapes: map[string]Shape{}, heads: map[string]seenHeaders{}, status: map[string]int{}}
 }
 
 // answered records an answer's headers under its label, and its body under group.
@@ -136,9 +109,9 @@ func (s *side) answered(group, label string, a *answer) {
 	s.heads[label] = h
 	if a.doc != nil && group != "file" {
 		if s.shapes[group] == nil {
-			s.shapes[group] = shape{}
+			s.shapes[group] = Shape{}
 		}
-		s.shapes[group].add(a.doc, "")
+		s.shapes[group].Add(a.doc.value())
 	}
 }
 
@@ -158,15 +131,6 @@ func ignoredHeader(group, k string) bool {
 		if strings.HasPrefix(k, p) {
 			return true
 		}
-	}
-	return false
-}
-
-// terminal reports whether a job status is final.
-func terminal(status string) bool {
-	switch status {
-	case "succeeded", "failed", "canceled", "expired":
-		return true
 	}
 	return false
 }
@@ -209,7 +173,7 @@ func (s *side) generation(ctx context.Context, cand *candidate, key string, allo
 		return nil, fmt.Errorf("replaying the generation with its Idempotency-Key started another job (%s, not %s): stopping", replay.doc.str("id"), id)
 	}
 	pause := firstPoll
-	for !terminal(job.str("status")) {
+	for !jobs.Status(job.str("status")).Terminal() {
 		// The service's Retry-After when it gives one, but never more often than once a second.
 		d := retryAfter(a.header.Get("Retry-After"), time.Now())
 		if d > 0 {
@@ -225,7 +189,7 @@ func (s *side) generation(ctx context.Context, cand *candidate, key string, allo
 			return nil, err
 		}
 		job = a.doc
-		if terminal(job.str("status")) {
+		if jobs.Status(job.str("status")).Terminal() {
 			s.answered("job", "GET /v1/jobs/{id} finished", a)
 		} else {
 			s.answered("job", "GET /v1/jobs/{id} unfinished", a)
@@ -237,19 +201,6 @@ func (s *side) generation(ctx context.Context, cand *candidate, key string, allo
 		}
 	}
 	return job, nil
-}
-
-// creditsOf reads a quote's credits.
-func creditsOf(doc *node) (int64, error) {
-	cr := doc.get("credits")
-	if cr == nil || cr.kind != kNumber {
-		return 0, errors.New("POST /v1/quotes: the answer has no credits")
-	}
-	f, err := strconv.ParseFloat(cr.text, 64)
-	if err != nil {
-		return 0, errors.New("POST /v1/quotes: credits is not a number")
-	}
-	return int64(f), nil
 }
 
 // fetchFile reads the headers of an output file, whole and ranged, without its bytes and
@@ -313,7 +264,7 @@ func spend(ctx context.Context, live *client, o *Options, name string, data []by
 		return nil, err
 	}
 	defer stop()
-	ref, err := startReference(handler)
+	ref, err := ServeLoopback(handler)
 	if err != nil {
 		return nil, err
 	}
@@ -391,29 +342,30 @@ func spend(ctx context.Context, live *client, o *Options, name string, data []by
 	return append(diffs, compareSides(liveSide, refSide)...), nil
 }
 
-// referenceServer is the reference emulator on a loopback port.
-type referenceServer struct {
+// Loopback is a handler served on a loopback port, so that its answers cross the same wire as
+// the live service's: the emulator that drift --spend and parity compare with.
+type Loopback struct {
 	URL string
 	srv *http.Server
-	ln  net.Listener
 }
 
-func startReference(h http.Handler) (*referenceServer, error) {
+// ServeLoopback serves h on a port of 127.0.0.1 the system chooses, until Close.
+func ServeLoopback(h http.Handler) (*Loopback, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("starting the emulator to compare with: %w", err)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: time.Minute}
 	go func() { _ = srv.Serve(ln) }()
-	return &referenceServer{URL: "http://" + ln.Addr().String(), srv: srv, ln: ln}, nil
+	return &Loopback{URL: "http://" + ln.Addr().String(), srv: srv}, nil
 }
 
-// Close stops the reference emulator's listener and its connections.
-func (r *referenceServer) Close() { _ = r.srv.Close() }
+// Close stops the listener and its connections.
+func (l *Loopback) Close() { _ = l.srv.Close() }
 
 // referenceKey is a key of the catalog that may generate; its account gets enough credits
 // that the reference never refuses what the live service ran.
-func referenceKey(ctx context.Context, ref *referenceServer, cat *catalog.Catalog) (string, error) {
+func referenceKey(ctx context.Context, ref *Loopback, cat *catalog.Catalog) (string, error) {
 	for i := range cat.Keys {
 		k := &cat.Keys[i]
 		if k.Can(catalog.PermGenerate) {
@@ -500,22 +452,15 @@ func compareSides(live, ref *side) []Difference {
 		if ls == nil || rs == nil {
 			continue
 		}
-		ptrs := map[string]bool{}
-		for p := range ls {
-			ptrs[p] = true
-		}
-		for p := range rs {
-			ptrs[p] = true
-		}
-		for _, p := range sortedKeys(ptrs) {
-			lt, rt := ls[p], rs[p]
+		for _, p := range ShapePaths(ls, rs) {
+			lt, rt := ls.Types(p, false), rs.Types(p, false)
 			switch {
-			case rt == nil:
-				add("shape", group, "%s live, not on the emulator (%s)", p, kinds(lt, true))
-			case lt == nil:
-				add("shape", group, "%s on the emulator, not live (%s)", p, kinds(rt, true))
-			case kinds(lt, false) != kinds(rt, false) && kinds(lt, false) != "" && kinds(rt, false) != "":
-				add("shape", group, "%s is %s live, %s on the emulator", p, kinds(lt, false), kinds(rt, false))
+			case rs[p] == nil:
+				add("shape", group, "%s live, not on the emulator (%s)", p, ls.Types(p, true))
+			case ls[p] == nil:
+				add("shape", group, "%s on the emulator, not live (%s)", p, rs.Types(p, true))
+			case lt != rt && lt != "" && rt != "":
+				add("shape", group, "%s is %s live, %s on the emulator", p, lt, rt)
 			}
 		}
 	}
@@ -529,18 +474,18 @@ func compareSides(live, ref *side) []Difference {
 		}
 		labels[f] = append(labels[f], label)
 	}
-	for _, label := range sortedKeys(live.heads) {
+	for _, label := range slices.Sorted(maps.Keys(live.heads)) {
 		lh := live.heads[label]
 		rh, ok := ref.heads[label]
 		if !ok {
 			continue
 		}
-		for _, n := range sortedKeys(lh.names) {
+		for _, n := range slices.Sorted(maps.Keys(lh.names)) {
 			if !rh.names[n] {
 				note(finding{lh.group, n, "live, not by the emulator"}, label)
 			}
 		}
-		for _, n := range sortedKeys(rh.names) {
+		for _, n := range slices.Sorted(maps.Keys(rh.names)) {
 			if !lh.names[n] {
 				note(finding{lh.group, n, "by the emulator, not live"}, label)
 			}
@@ -560,28 +505,4 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
-}
-
-// kinds names a set of JSON types, for instance "number" or "null|string"; without null, when
-// withNull is false.
-func kinds(set map[kind]bool, withNull bool) string {
-	var names []string
-	for k := range set {
-		if k != kNull || withNull {
-			names = append(names, kindNames[k])
-		}
-	}
-	sort.Strings(names)
-	return strings.Join(names, "|")
-}
-
-var kindNames = map[kind]string{kNull: "null", kBool: "boolean", kNumber: "number", kString: "string", kArray: "array", kObject: "object"}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

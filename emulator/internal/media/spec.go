@@ -69,11 +69,7 @@ func (m *Maker) Size(spec Spec) (int64, error) {
 	case "wav":
 		return WAVSize(spec.Audio())
 	case "mp4":
-		ticks, err := videoTicks(spec.Video())
-		if err != nil {
-			return 0, err
-		}
-		g, err := m.gop(spec.Width, spec.Height)
+		g, ticks, err := m.video(spec.Video())
 		if err != nil {
 			return 0, err
 		}
@@ -91,11 +87,7 @@ func (m *Maker) Render(spec Spec) ([]byte, error) {
 	case "wav":
 		return RenderWAV(spec.Audio())
 	case "mp4":
-		ticks, err := videoTicks(spec.Video())
-		if err != nil {
-			return nil, err
-		}
-		g, err := m.gop(spec.Width, spec.Height)
+		g, ticks, err := m.video(spec.Video())
 		if err != nil {
 			return nil, err
 		}
@@ -104,19 +96,25 @@ func (m *Maker) Render(spec Spec) ([]byte, error) {
 	return nil, unknownFormat(spec.Format)
 }
 
-// gop returns the parsed fixture for w×h, parsing it on first use.
-func (m *Maker) gop(w, h int) (*gop, error) {
+// video checks a video spec and returns the fixture for its size, parsed on first use, and its
+// duration in ticks.
+func (m *Maker) video(spec VideoSpec) (*gop, int, error) {
+	ticks, err := videoTicks(spec)
+	if err != nil {
+		return nil, 0, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if g, ok := m.gops[[2]int{w, h}]; ok {
-		return g, nil
+	size := [2]int{spec.Width, spec.Height}
+	if g, ok := m.gops[size]; ok {
+		return g, ticks, nil
 	}
-	g, err := loadGOP(m.fixtures, w, h)
+	g, err := loadGOP(m.fixtures, spec.Width, spec.Height)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	m.gops[[2]int{w, h}] = g
-	return g, nil
+	m.gops[size] = g
+	return g, ticks, nil
 }
 
 // unknownFormat is the error for a format no writer handles.

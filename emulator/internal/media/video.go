@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// MaxVideoDuration is the longest video RenderMP4 produces.
+// MaxVideoDuration is the longest video a Maker renders.
 const MaxVideoDuration = 60 * time.Second
 
 // VideoSpec describes one video output.
@@ -28,10 +28,10 @@ const (
 	frameTicks     = videoTimescale / videoFPS
 )
 
-// videoFixtureDir is where RenderMP4 looks for fixtures, relative to the fixtures root.
+// videoFixtureDir is where a Maker looks for video fixtures, relative to the fixtures root.
 const videoFixtureDir = "media/video"
 
-// VideoSizes lists every width×height RenderMP4 supports: the aspect ratios 21:9, 16:9, 4:3,
+// VideoSizes lists every width×height a Maker renders as video: the aspect ratios 21:9, 16:9, 4:3,
 // 1:1, 3:4, 9:16 and 9:21 with a short side of 480, 720 or 1080, the long side rounded to the
 // nearest even number (16:9 at 480 is 854×480). The fixtures cover exactly these sizes.
 func VideoSizes() [][2]int {
@@ -62,37 +62,6 @@ func videoSizes() [21][2]int {
 // evenRound returns num/den rounded to the nearest even integer.
 func evenRound(num, den int) int {
 	return (num + den) / (2 * den) * 2
-}
-
-// RenderMP4 builds an H.264 MP4 of spec's size and duration from the fixture for that size
-// (media/video/WIDTHxHEIGHT.h264 under fixtures, a one-second 24 fps GOP): the GOP is repeated
-// as often as needed and cut at the requested duration, and a fresh MP4 (moov before mdat) is
-// written around it. The result depends only on spec and the fixture, and its length is exactly
-// what MP4Size reports. It reads and parses the fixture on every call; a Maker keeps them.
-func RenderMP4(fixtures fs.FS, spec VideoSpec) ([]byte, error) {
-	ticks, err := videoTicks(spec)
-	if err != nil {
-		return nil, err
-	}
-	g, err := loadGOP(fixtures, spec.Width, spec.Height)
-	if err != nil {
-		return nil, err
-	}
-	return renderMP4(g, ticks), nil
-}
-
-// MP4Size returns the exact length of RenderMP4(fixtures, spec), counted from the fixture's
-// frame sizes and the duration without assembling the file.
-func MP4Size(fixtures fs.FS, spec VideoSpec) (int64, error) {
-	ticks, err := videoTicks(spec)
-	if err != nil {
-		return 0, err
-	}
-	g, err := loadGOP(fixtures, spec.Width, spec.Height)
-	if err != nil {
-		return 0, err
-	}
-	return mp4Size(g, ticks), nil
 }
 
 // videoTicks validates spec and returns its duration in ticks of the video timescale.
@@ -152,7 +121,10 @@ func videoTrack(g *gop, ticks int) *mp4Track {
 	return t
 }
 
-// renderMP4 writes the MP4 of g's frames lasting ticks.
+// renderMP4 writes the MP4 of g's frames lasting ticks: the fixture's one-second 24 fps GOP
+// (media/video/WIDTHxHEIGHT.h264 under the fixtures) repeated as often as needed and cut at the
+// duration, in a fresh MP4 with moov before mdat. The bytes depend only on g and ticks, and
+// their length is exactly mp4Size's.
 func renderMP4(g *gop, ticks int) []byte {
 	t := videoTrack(g, ticks)
 	frames := len(t.sizes)

@@ -21,6 +21,25 @@ import (
 	"github.com/mediagen/mediagen-emulator/fixtures"
 )
 
+// RenderMP4 renders a video through a Maker of its own, which reads and parses the fixture
+// anew (a Maker keeps them), so that the tests can give it broken fixtures and compare the two.
+func RenderMP4(fixtures fs.FS, spec VideoSpec) ([]byte, error) {
+	g, ticks, err := NewMaker(fixtures).video(spec)
+	if err != nil {
+		return nil, err
+	}
+	return renderMP4(g, ticks), nil
+}
+
+// MP4Size is the length of RenderMP4(fixtures, spec), counted without assembling the file.
+func MP4Size(fixtures fs.FS, spec VideoSpec) (int64, error) {
+	g, ticks, err := NewMaker(fixtures).video(spec)
+	if err != nil {
+		return 0, err
+	}
+	return mp4Size(g, ticks), nil
+}
+
 // mp4Box is one box found by walkMP4: its type, where it starts in the file, and its payload.
 type mp4Box struct {
 	typ     string

@@ -66,7 +66,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 		return 2
 	}
 	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "mediagen-emulator parity: %s\n", redact(fmt.Sprintf(format, a...), o.Key, o.ReadOnlyKey, o.GenerateOnlyKey))
+		fmt.Fprintf(stderr, "mediagen-emulator parity: %s\n", importer.Redact(fmt.Sprintf(format, a...), o.Key, o.ReadOnlyKey, o.GenerateOnlyKey))
 		return 2
 	}
 	switch {

@@ -8,19 +8,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/importer"
 )
 
-// Bounds of reading one answer.
-const (
-	// MaxBody is how much of an answer's body is read: problem documents are far smaller, and
-	// a longer body is reported as such rather than read on.
-	MaxBody = 64 << 10
-	// maxPointers bounds the member paths one body's shape holds, and maxDepth how deep it is
-	// walked, so a hostile body costs a bounded amount to compare.
-	maxPointers = 512
-	maxDepth    = 32
-)
+// MaxBody is how much of an answer's body is read: problem documents are far smaller, and a
+// longer body is reported as such rather than read on. Its shape is bounded as importer.Shape
+// bounds it.
+const MaxBody = 64 << 10
 
 // Headers are the answer headers compared: what client code reads from an error answer.
 var Headers = []string{"Content-Type", "Retry-After", "WWW-Authenticate", "Allow"}
@@ -67,10 +61,12 @@ func Compare(live, emu Answer) []Difference {
 	if ld == nil || ed == nil {
 		return out
 	}
-	ls, es := shapeOf(ld), shapeOf(ed)
+	ls, es := importer.Shape{}, importer.Shape{}
+	ls.Add(ld)
+	es.Add(ed)
 	seen := map[string]bool{}
-	for _, p := range union(ls, es) {
-		l, e := orAbsent(ls[p]), orAbsent(es[p])
+	for _, p := range importer.ShapePaths(ls, es) {
+		l, e := orAbsent(ls.Types(p, true)), orAbsent(es.Types(p, true))
 		if l != e {
 			add("/body"+p, l, e)
 			seen["/body"+p] = true
@@ -130,64 +126,6 @@ func document(a Answer) (map[string]any, string) {
 	return doc, "a JSON object"
 }
 
-// shapeOf maps each member path of a document (array items as *) to its JSON types, such as
-// "string" or "null|string".
-func shapeOf(doc map[string]any) map[string]string {
-	sets := map[string]map[string]bool{}
-	var walk func(v any, ptr string, depth int)
-	walk = func(v any, ptr string, depth int) {
-		if ptr != "" {
-			if sets[ptr] == nil {
-				if len(sets) >= maxPointers {
-					return
-				}
-				sets[ptr] = map[string]bool{}
-			}
-			sets[ptr][typeOf(v)] = true
-		}
-		if depth >= maxDepth {
-			return
-		}
-		switch v := v.(type) {
-		case map[string]any:
-			for k, m := range v {
-				walk(m, ptr+"/"+schema.EscapePointer(k), depth+1)
-			}
-		case []any:
-			for _, m := range v {
-				walk(m, ptr+"/*", depth+1)
-			}
-		}
-	}
-	walk(doc, "", 0)
-	out := make(map[string]string, len(sets))
-	for p, set := range sets {
-		types := make([]string, 0, len(set))
-		for t := range set {
-			types = append(types, t)
-		}
-		slices.Sort(types)
-		out[p] = strings.Join(types, "|")
-	}
-	return out
-}
-
-func typeOf(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case json.Number:
-		return "number"
-	case string:
-		return "string"
-	case []any:
-		return "array"
-	}
-	return "object"
-}
-
 // errorValues lists the distinct values of a member of the problem's errors, sorted, as one
 // string ("" when there are none).
 func errorValues(doc map[string]any, member string) string {
@@ -214,20 +152,6 @@ func errorValues(doc map[string]any, member string) string {
 		b.Write(q)
 	}
 	return b.String()
-}
-
-func union(a, b map[string]string) []string {
-	keys := make([]string, 0, len(a)+len(b))
-	for k := range a {
-		keys = append(keys, k)
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func orAbsent(s string) string {

@@ -59,37 +59,6 @@ func TestCompare(t *testing.T) {
 	}
 }
 
-// TestCompareBounded: a body of many members or deep nesting is walked only so far.
-func TestCompareBounded(t *testing.T) {
-	t.Parallel()
-	wide := []byte(`{`)
-	for i := range 5000 {
-		if i > 0 {
-			wide = append(wide, ',')
-		}
-		wide = append(wide, `"m`...)
-		wide = append(wide, []byte(time.Duration(i).String())...)
-		wide = append(wide, `":1`...)
-	}
-	wide = append(wide, '}')
-	doc, _ := document(Answer{Body: string(wide)})
-	if n := len(shapeOf(doc)); n != maxPointers {
-		t.Errorf("%d member paths kept, want the bound %d", n, maxPointers)
-	}
-	deep := ""
-	for range 200 {
-		deep += `{"a":`
-	}
-	deep += "1"
-	for range 200 {
-		deep += "}"
-	}
-	doc, _ = document(Answer{Body: deep})
-	if n := len(shapeOf(doc)); n != maxDepth {
-		t.Errorf("%d member paths kept, want one per level down to %d", n, maxDepth)
-	}
-}
-
 // TestPacerKeepsTheRate: requests go no faster than the rate, and a run already slower than
 // it is not slowed further.
 func TestPacerKeepsTheRate(t *testing.T) {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/importer"
 )
 
 // BodyLimit is the request body size the contract refuses past (1 MiB); the too-large case
@@ -68,12 +69,7 @@ func (r *Request) body() []byte {
 	if r.Body == "" && r.Padding == 0 {
 		return nil
 	}
-	b := make([]byte, 0, len(r.Body)+r.Padding)
-	b = append(b, r.Body...)
-	for range r.Padding {
-		b = append(b, ' ')
-	}
-	return b
+	return append([]byte(r.Body), strings.Repeat(" ", r.Padding)...)
 }
 
 // Target is the request's path and query, as the summary shows it.
@@ -222,7 +218,7 @@ func plan(p Planned, m Models, lacking Lacking, fresh func() string) (*Request, 
 	case "/v1/models", "/v1/models/categories", "/v1/jobs":
 		r.Path = template
 	case "/v1/models/{model}":
-		r.Path = modelPath(model)
+		r.Path = importer.ModelPath(model)
 	case "/v1/jobs/{id}":
 		r.Path = "/v1/jobs/" + url.PathEscape(fresh())
 	case "/v1/jobs/{id}/cancel":
@@ -279,15 +275,6 @@ func object(kv ...any) string {
 	}
 	b.WriteByte('}')
 	return b.String()
-}
-
-// modelPath is a model's detail path: slashes kept, each segment escaped.
-func modelPath(id string) string {
-	segs := strings.Split(id, "/")
-	for i, s := range segs {
-		segs[i] = url.PathEscape(s)
-	}
-	return "/v1/models/" + strings.Join(segs, "/")
 }
 
 // Fresh makes random ids, as UUIDs, that no service has issued.

@@ -317,20 +317,10 @@ func record(dir string, rec Recording) error {
 // FileName is the name of a case's recording: its id in lower case, each run of other
 // characters than letters and digits a dash.
 func FileName(caseID string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(caseID) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			b.WriteRune(r)
-			dash = false
-			continue
-		}
-		dash = true
-	}
-	return b.String() + ".json"
+	words := strings.FieldsFunc(strings.ToLower(caseID), func(r rune) bool {
+		return (r < 'a' || r > 'z') && (r < '0' || r > '9')
+	})
+	return strings.Join(words, "-") + ".json"
 }
 
 // ReadRecording reads a recording written by --record.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -94,7 +93,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
-	ref, err := serveLoopback(o.Emulator)
+	ref, err := importer.ServeLoopback(o.Emulator)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +109,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		},
 		client: &http.Client{Timeout: requestTimeout, CheckRedirect: noRedirect},
 		pace:   &pacer{every: time.Duration(float64(time.Second) / o.Rate), sleep: o.sleep, now: o.now}}
-	emu := &service{base: ref.url, keyOf: func(r *Request) string { return r.EmulatorKey(o.Catalog) }, client: &http.Client{Timeout: requestTimeout, CheckRedirect: noRedirect}}
+	emu := &service{base: ref.URL, keyOf: func(r *Request) string { return r.EmulatorKey(o.Catalog) }, client: &http.Client{Timeout: requestTimeout, CheckRedirect: noRedirect}}
 
 	models, err := chooseModels(ctx, live, o.Catalog)
 	if err != nil {
@@ -140,9 +139,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		la, err := live.answer(ctx, p)
 		if err != nil {
-			return nil, fmt.Errorf("%s live: %s", p.Case, redact(err.Error(), keys...))
+			return nil, fmt.Errorf("%s live: %s", p.Case, importer.Redact(err.Error(), keys...))
 		}
-		la.Body = redact(la.Body, keys...)
+		la.Body = importer.Redact(la.Body, keys...)
 		ea, err := emu.answer(ctx, p)
 		if err != nil {
 			return nil, fmt.Errorf("%s on the emulator: %w", p.Case, err)
@@ -323,9 +322,9 @@ func chooseModels(ctx context.Context, live *service, cat *catalog.Catalog) (Mod
 		if probes++; probes > unreadyProbes {
 			break
 		}
-		a, err := live.send(ctx, &Request{Method: http.MethodGet, Path: modelPath(c.ID), Auth: true})
+		a, err := live.send(ctx, &Request{Method: http.MethodGet, Path: importer.ModelPath(c.ID), Auth: true})
 		if err != nil {
-			return m, fmt.Errorf("GET %s live: %w", modelPath(c.ID), err)
+			return m, fmt.Errorf("GET %s live: %w", importer.ModelPath(c.ID), err)
 		}
 		doc, _ := document(a)
 		if st, _ := doc["status"].(string); a.Status == http.StatusOK && st != "" && st != catalog.StatusReady {
@@ -374,33 +373,3 @@ func redactURL(base string) string {
 	}
 	return u.Redacted()
 }
-
-// redact removes the keys from a text, should the service have echoed one.
-func redact(s string, keys ...string) string {
-	for _, k := range keys {
-		if k != "" {
-			s = strings.ReplaceAll(s, k, "[key]")
-		}
-	}
-	return s
-}
-
-// loopback is the emulator served on a loopback port, so its answers cross the same wire as the
-// live service's.
-type loopback struct {
-	url string
-	srv *http.Server
-}
-
-func serveLoopback(h http.Handler) (*loopback, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("starting the emulator to compare with: %w", err)
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: time.Minute}
-	go func() { _ = srv.Serve(ln) }()
-	return &loopback{url: "http://" + ln.Addr().String(), srv: srv}, nil
-}
-
-// Close stops the emulator's listener and its connections.
-func (l *loopback) Close() { _ = l.srv.Close() }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/importer"
 )
 
 func smallCatalog(t *testing.T) *catalog.Catalog {
@@ -60,12 +61,12 @@ func TestRunWaitsOutAnUnexpectedRateLimit(t *testing.T) {
 		}
 		problemServer(w, r)
 	})
-	srv, err := serveLoopback(live)
+	srv, err := importer.ServeLoopback(live)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	res, err := Run(context.Background(), Options{From: srv.url, Key: "k", Catalog: smallCatalog(t), CatalogName: "small", Emulator: problemServer, Rate: 4,
+	res, err := Run(context.Background(), Options{From: srv.URL, Key: "k", Catalog: smallCatalog(t), CatalogName: "small", Emulator: problemServer, Rate: 4,
 		sleep: func(_ context.Context, d time.Duration) error {
 			mu.Lock()
 			defer mu.Unlock()
@@ -118,12 +119,12 @@ func TestRunChoosesModelsTheLiveServiceHas(t *testing.T) {
 		}
 		problemServer(w, r)
 	})
-	srv, err := serveLoopback(live)
+	srv, err := importer.ServeLoopback(live)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	res, err := Run(context.Background(), Options{From: srv.url + "/", Key: "k", Catalog: cat, CatalogName: "small", Emulator: problemServer, Rate: 1000})
+	res, err := Run(context.Background(), Options{From: srv.URL + "/", Key: "k", Catalog: cat, CatalogName: "small", Emulator: problemServer, Rate: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}

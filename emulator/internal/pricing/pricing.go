@@ -4,6 +4,7 @@ package pricing
 
 import (
 	"math"
+	"unicode/utf8"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 )
@@ -23,31 +24,31 @@ func Credits(m *catalog.Model, input map[string]any) int64 {
 	p := &m.Pricing
 	subtotal := p.Base
 	for _, u := range p.PerUnit {
-		v, ok := value(m, input, u.Field)
+		v, ok := m.InputValue(input, u.Field)
 		if !ok {
 			continue
 		}
 		if u.Measure == "length" {
-			subtotal += u.Credits * float64(length(v))
+			subtotal += u.Credits * float64(Length(v))
 		} else if n, ok := catalog.NumberOf(v); ok {
 			subtotal += u.Credits * n
 		}
 	}
 	for _, t := range p.Tables {
-		if v, ok := value(m, input, t.Field); ok {
+		if v, ok := m.InputValue(input, t.Field); ok {
 			subtotal += t.Values[catalog.EnumKey(v)]
 		}
 	}
 	total := subtotal
 	for _, t := range p.Multipliers {
-		if v, ok := value(m, input, t.Field); ok {
+		if v, ok := m.InputValue(input, t.Field); ok {
 			if f, found := t.Values[catalog.EnumKey(v)]; found {
 				total *= f
 			}
 		}
 	}
 	for _, field := range p.MultiplyBy {
-		if v, ok := value(m, input, field); ok {
+		if v, ok := m.InputValue(input, field); ok {
 			if n, ok := catalog.NumberOf(v); ok {
 				total *= n
 			}
@@ -64,26 +65,12 @@ func Credits(m *catalog.Model, input map[string]any) int64 {
 	return int64(math.Ceil(total - epsilon))
 }
 
-// value returns the input's value for a field, or the schema default when absent.
-func value(m *catalog.Model, input map[string]any, field string) (any, bool) {
-	if v, ok := input[field]; ok && v != nil {
-		return v, true
-	}
-	if prop, ok := m.Properties[field]; ok && prop.Default != nil {
-		return prop.Default, true
-	}
-	return nil, false
-}
-
-// length counts the characters of a string (not bytes) or the items of an array.
-func length(v any) int {
+// Length counts the characters of a string (not bytes) or the items of an array: what a
+// per-unit price of measure "length" counts.
+func Length(v any) int {
 	switch x := v.(type) {
 	case string:
-		n := 0
-		for range x {
-			n++
-		}
-		return n
+		return utf8.RuneCountInString(x)
 	case []any:
 		return len(x)
 	}

@@ -193,16 +193,8 @@ func (h *Hub) Sending() bool { return h.wanted.Load() != 0 }
 
 // Wants reports whether a job reaching status s makes a delivery.
 func (h *Hub) Wants(s jobs.Status) bool {
-	m := h.wanted.Load()
-	if m == 0 {
-		return false
-	}
-	for i, st := range statuses {
-		if st == s {
-			return m&(1<<i) != 0
-		}
-	}
-	return false
+	i := slices.Index(statuses, s)
+	return i >= 0 && h.wanted.Load()&(1<<i) != 0
 }
 
 // Reached queues the delivery of a job's new status. The jobs engine calls it under its lock.
