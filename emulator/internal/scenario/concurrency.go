@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strconv"
 
 	"gopkg.in/yaml.v3"
@@ -42,11 +44,12 @@ func (s *Scenario) ConcurrencyFor(m *catalog.Model) (int, *Concurrency, bool) {
 }
 
 // Slot is the slot group a job of the rule at index i counts against, made by an account
-// through a key.
+// through a key. A key is named by a digest, so that snapshots and logs never hold it.
 func (c *Concurrency) Slot(i int, account, key string) jobs.Slot {
 	who := "account " + account
 	if c.Scope == ScopeKey {
-		who = "key " + key
+		sum := sha256.Sum256([]byte(key))
+		who = "key " + hex.EncodeToString(sum[:6])
 	}
 	return jobs.Slot{Group: "concurrency[" + strconv.Itoa(i) + "] " + who, Limit: c.Limit}
 }
