@@ -398,7 +398,9 @@ function drawJobs() {
     const stKey = j.status + (j.queue_position ? ' #' + j.queue_position : '');
     if (st.dataset.v !== stKey) {
       st.dataset.v = stKey;
-      st.replaceChildren(el('span', { class: 'st ' + j.status, text: j.status }), j.queue_position ? el('span', { class: 'qp', title: 'place in the line for a concurrency slot', text: '#' + j.queue_position }) : null);
+      const badge = el('span', { class: 'st ' + j.status, text: j.status });
+      if (j.queue_position) st.replaceChildren(badge, el('span', { class: 'qp', title: 'place in the line for a concurrency slot', text: '#' + j.queue_position }));
+      else st.replaceChildren(badge);
     }
     const pct = Math.round((j.progress || 0) * 100);
     const pc = tr.cells[6];
