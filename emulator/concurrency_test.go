@@ -183,6 +183,16 @@ func TestConcurrencySnapshotKeepsTheLine(t *testing.T) {
 	if got, want := jobsOf(snapshotOf(t, b, "", "")), jobsOf(doc); got != want {
 		t.Errorf("the restored tenant's jobs snapshot otherwise: %s", firstDifference(want, got))
 	}
+	for _, bad := range []struct{ from, to, pointer string }{
+		{`"limit":1}`, `"limit":0}`, "/slot/limit"},
+		{`"limit":1,"admitted_at":"2026-01-01T00:00:00Z"}`, `"limit":1,"admitted_at":"2025-12-31T00:00:00Z"}`, "/slot/admitted_at"},
+		{`"group":"concurrency[0] account acct_a"`, `"group":""`, "/slot/group"},
+	} {
+		rec := restore(t, b, "bad", bytes.Replace(doc, []byte(bad.from), []byte(bad.to), 1))
+		if rec.Code != 422 || !strings.Contains(rec.Body.String(), bad.pointer) {
+			t.Errorf("a snapshot with %s: %d %s", bad.to, rec.Code, rec.Body)
+		}
+	}
 	for _, s := range []*Server{a, b} {
 		advance(t, s, "1s")
 	}
