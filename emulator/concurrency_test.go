@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 )
@@ -283,4 +285,39 @@ func pixelJob(t testing.TB, s http.Handler, id string) api.Job {
 		t.Fatalf("get job: %d %s", rec.Code, rec.Body)
 	}
 	return decode[api.Job](t, rec)
+}
+
+// A webhook's data shows a waiting job's place in the line, as GET /v1/jobs/{id} does.
+func TestConcurrencyInWebhookData(t *testing.T) {
+	t.Parallel()
+	got := make(chan []byte, 8)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- body
+	}))
+	t.Cleanup(hook.Close)
+	s := flowServer(t)
+	if rec := call(t, s, http.MethodPut, "/_emulator/webhooks", "", map[string]any{"url": hook.URL, "secret": hookSecret, "events": []string{"job.queued"}}); rec.Code != 200 {
+		t.Fatalf("PUT webhooks: %d %s", rec.Code, rec.Body)
+	}
+	putScenario(t, s, limitScenario(map[string]any{"limit": 1}))
+	submit(t, s, "key_a", 0)
+	second := decode[api.Job](t, submit(t, s, "key_a", 1))
+	advance(t, s, "0s") // deliveries go out when the manual clock is next moved
+	positions := map[string]int{}
+	for range 2 {
+		select {
+		case body := <-got:
+			var ev struct{ Data api.Job }
+			if err := json.Unmarshal(body, &ev); err != nil {
+				t.Fatalf("delivery %s: %v", body, err)
+			}
+			positions[ev.Data.ID] = ev.Data.QueuePosition
+		case <-time.After(10 * time.Second):
+			t.Fatal("no delivery within 10 s of real time")
+		}
+	}
+	if positions[second.ID] != 1 || len(positions) != 2 {
+		t.Errorf("deliveries showed positions %v, want the second job at 1", positions)
+	}
 }
