@@ -592,7 +592,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.waitFor("the table shows its place", statusIs(second.ID, "queued#1"))
 		fitIn(t, b, "the status cell", `[`+row(second.ID)+`.cells[5]]`)
 		b.do(chromedp.Click(chromedp.CSS(`#jobs-table tr[data-id="` + second.ID + `"]`)))
-		b.waitFor("the detail shows its place", `document.querySelector('#jd-summary').textContent.includes('queue position1 in the line')`)
+		b.waitFor("the detail shows its place", `(() => { const d = document.querySelector('#jd-summary'); return !!d && d.textContent.includes('queue position1 in the line') })()`)
 		b.do(chromedp.Click(chromedp.CSS(`[data-advance="1m"]`)))
 		b.waitFor("the table shows it ran once the first ended", statusIs(second.ID, "succeeded"))
 	})
