@@ -30,6 +30,7 @@ type LimitError struct {
 	RetryAt time.Time // when the group's first slot is planned to free
 }
 
+// Error names the group whose slots are all taken.
 func (e *LimitError) Error() string { return "all slots of " + e.Group + " are taken" }
 
 // slotGroup is one group's slots and line. It exists while it has a holder or a waiter.

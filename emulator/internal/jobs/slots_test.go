@@ -270,3 +270,26 @@ func TestSlotsLongLine(t *testing.T) {
 		}
 	}
 }
+
+// TestSlotsTooLateToStart: a job that gets its slot too late for its queue time to end before
+// its time limit holds the slot until the limit, expires there, and the next in line starts.
+func TestSlotsTooLateToStart(t *testing.T) {
+	w := newWorld(t, retention)
+	w.create(limited("first", "acct", 1, 0, time.Minute))
+	late := limited("late", "acct", 1, 30*time.Second, time.Minute)
+	late.Plan.QueueTimeout = 80 * time.Second
+	w.create(late)
+	w.create(limited("next", "acct", 1, 0, time.Minute))
+	w.advance(time.Minute)
+	if got, want := w.line("late", "next"), "late:queued/0 next:queued/1 "; got != want {
+		t.Fatalf("at 1m: %s, want %s (late holds the slot)", got, want)
+	}
+	w.advance(20 * time.Second)
+	v := w.get("late")
+	if v.Status != jobs.Expired || !v.FinishedAt.Equal(t0.Add(80*time.Second)) || v.Error.Code != "queue_timeout" {
+		t.Fatalf("late = %s at %v (%+v), want expired at its limit, 80s", v.Status, v.FinishedAt, v.Error)
+	}
+	if v := w.get("next"); v.Status != jobs.Running || !v.StartedAt.Equal(t0.Add(80*time.Second)) {
+		t.Errorf("next = %s from %v, want running from 80s", v.Status, v.StartedAt)
+	}
+}
