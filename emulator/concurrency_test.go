@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -319,5 +320,48 @@ func TestConcurrencyInWebhookData(t *testing.T) {
 	}
 	if positions[second.ID] != 1 || len(positions) != 2 {
 		t.Errorf("deliveries showed positions %v, want the second job at 1", positions)
+	}
+}
+
+// Generations sent at once past a limit that refuses: exactly one gets the slot, every other
+// answers 429, and the ledger holds the one job's credits and counts no refund — even for a
+// request that lost the slot after its credits were held.
+func TestConcurrencyRejectUnderContention(t *testing.T) {
+	t.Parallel()
+	s := flowServer(t)
+	putScenario(t, s, limitScenario(map[string]any{"limit": 1, "over": "reject"}))
+	const n = 16
+	type req struct {
+		input map[string]any
+		q     quoteBody
+	}
+	reqs := make([]req, n)
+	for i := range reqs {
+		reqs[i].input = map[string]any{"prompt": fmt.Sprintf("fox %d", i)}
+		reqs[i].q = quote(t, s, "key_a", "test/pixel", reqs[i].input)
+	}
+	before := balanceOf(t, s, "acct_a")
+	codes := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range reqs {
+		wg.Go(func() {
+			codes[i] = generate(t, s, "key_a", fmt.Sprint("c", i), reqs[i].q, reqs[i].input, "").Code
+		})
+	}
+	wg.Wait()
+	won, credits := 0, int64(0)
+	for i, c := range codes {
+		switch c {
+		case 202:
+			won++
+			credits = reqs[i].q.Credits
+		case 429:
+		default:
+			t.Errorf("request %d answered %d", i, c)
+		}
+	}
+	after := balanceOf(t, s, "acct_a")
+	if won != 1 || after.Held != credits || after.Refunded != before.Refunded || after.Available != before.Available-credits {
+		t.Errorf("%d won; balance %+v -> %+v", won, before, after)
 	}
 }

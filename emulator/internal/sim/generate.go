@@ -249,7 +249,7 @@ func (w *World) startJob(account, key, quoteID string, m *catalog.Model, input m
 	raw, _ := json.Marshal(input)
 	outputs, err := w.describeOutputs(m, input, jobID)
 	if err != nil {
-		w.ledger.Refund(account, q.Credits)
+		w.ledger.Release(account, q.Credits) // no job was made: nothing was bought, nothing refunded
 		w.quotes.Release(account, q.ID, jobID)
 		return jobs.View{}, err
 	}
@@ -279,7 +279,7 @@ func (w *World) startJob(account, key, quoteID string, m *catalog.Model, input m
 	var limit *jobs.LimitError
 	if errors.As(err, &limit) {
 		// Another generation took the last slot since the check above: nothing stays held.
-		w.ledger.Refund(account, q.Credits)
+		w.ledger.Release(account, q.Credits)
 		w.quotes.Release(account, q.ID, jobID)
 		return jobs.View{}, w.concurrencyLimited(reject, limit.RetryAt)
 	}
