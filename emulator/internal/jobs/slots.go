@@ -247,8 +247,8 @@ func (e *Engine) forget(g *slotGroup) {
 	}
 }
 
-// place puts a new or restored live job of a limited group in its line, gives it a slot if
-// one is free, and otherwise schedules its deadline. Callers hold e.mu.
+// place puts a new job of a limited group last in its line, gives it a slot if one is free,
+// and otherwise schedules its deadline. Callers hold e.mu.
 func (e *Engine) place(j *job, now int64) {
 	e.enqueue(j)
 	e.admit(j.line.group, now)
