@@ -293,3 +293,22 @@ func TestSlotsTooLateToStart(t *testing.T) {
 		t.Errorf("next = %s from %v, want running from 80s", v.Status, v.StartedAt)
 	}
 }
+
+// TestSlotsForceLeavesTheLine: a waiting job the control API forces to succeed is charged and
+// leaves the line without taking a slot; the running job keeps its own.
+func TestSlotsForceLeavesTheLine(t *testing.T) {
+	w := newWorld(t, retention)
+	for i := range 3 {
+		w.create(limited(fmt.Sprint("j", i), "acct", 1, 0, time.Minute))
+	}
+	w.advance(0)
+	if _, err := w.engine.Force("j1", jobs.Succeeded, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := w.line("j0", "j1", "j2"), "j0:running/0 j1:succeeded/0 j2:queued/1 "; got != want {
+		t.Fatalf("%s, want %s", got, want)
+	}
+	if b := w.balance(account); b.Charged != credits || b.Held != 2*credits {
+		t.Errorf("balance %+v, want the forced one charged and two held", b)
+	}
+}
