@@ -63,6 +63,7 @@ var transcriptSections = []docSection{
 	{"docs/snapshots.md", "## Snapshots: save, restore and share a tenant's world"},
 	{"docs/scenarios.md", "## Refusals, partial results and retired models"},
 	{"docs/scenarios.md", "## Output links that expire"},
+	{"docs/scenarios.md", "## Concurrency limits and the queue they make"},
 	{"docs/scenarios.md", "## Forward compatibility: an API that evolves"},
 }
 

@@ -575,6 +575,28 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.waitFor("the mode's kinds are shown", `document.querySelector('#scenario-info').textContent.includes('evolutionon: members, status')`)
 	})
 
+	t.Run("a job behind a concurrency limit shows its place in the line", func(t *testing.T) {
+		b := top.in(t)
+		putScenario(t, s, map[string]any{"name": "limited", "concurrency": []any{map[string]any{"limit": 1}}})
+		defer func() {
+			if rec := control(t, s, "PUT", "/_emulator/scenario", map[string]any{"name": "default"}); rec.Code != 200 {
+				t.Errorf("back to the default scenario: %d %s", rec.Code, rec.Body)
+			}
+		}()
+		gen("key_b", "limited-1", "test/pixel", map[string]any{"prompt": "first in line"})
+		second := gen("key_b", "limited-2", "test/pixel", map[string]any{"prompt": "second in line"})
+		if second.QueuePosition != 1 {
+			t.Fatalf("the second job waits at %d", second.QueuePosition)
+		}
+		b.do(chromedp.Click(chromedp.CSS(`.tabs [data-tab=jobs]`)))
+		b.waitFor("the table shows its place", statusIs(second.ID, "queued#1"))
+		fitIn(t, b, "the status cell", `[`+row(second.ID)+`.cells[5]]`)
+		b.do(chromedp.Click(chromedp.CSS(`#jobs-table tr[data-id="` + second.ID + `"]`)))
+		b.waitFor("the detail shows its place", `(() => { const d = document.querySelector('#jd-summary'); return !!d && d.textContent.includes('queue position1 in the line') })()`)
+		b.do(chromedp.Click(chromedp.CSS(`[data-advance="1m"]`)))
+		b.waitFor("the table shows it ran once the first ended", statusIs(second.ID, "succeeded"))
+	})
+
 	t.Run("webhook deliveries are listed, the secret nowhere", func(t *testing.T) {
 		b := top.in(t)
 		const secret = "whsec_ZGFzaGJvYXJkLXdlYmhvb2stc2VjcmV0"

@@ -97,6 +97,8 @@ func TestValidateScenarioFile(t *testing.T) {
 	for _, want := range []string{
 		"../testdata/scenarios/bad.yaml:3: defaults: failure_rate must be between 0 and 1",
 		"../testdata/scenarios/bad.yaml:6: rate_limits[0]: limit must be at least 1",
+		"../testdata/scenarios/bad.yaml:9: concurrency[0]: limit must be from 1 to 1000 jobs at once",
+		`../testdata/scenarios/bad.yaml:9: concurrency[0]: scope "tenant" must be account or key`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("validate lacks %q:\n%s", want, got)

@@ -22,6 +22,9 @@ func FuzzSnapshotRestore(f *testing.F) {
 		bytes.Replace(doc, []byte(`"held":`), []byte(`"held":1`), 1),
 		bytes.Replace(doc, []byte(`"expected_errors":[`), []byte(`"expected_errors":[{"path":"/v1/**","pointers":{"/a/~2":1}},`), 1),
 		bytes.Replace(doc, []byte(`"coverage":[`), []byte(`"coverage":[{"id":"x","group":"jobs","count":9e18},`), 1),
+		bytes.ReplaceAll(doc, []byte(`"plan":`), []byte(`"slot":{"group":"g","limit":1},"plan":`)),
+		bytes.ReplaceAll(doc, []byte(`"plan":`), []byte(`"slot":{"group":"g","limit":2,"admitted_at":"2026-01-01T00:00:00Z"},"plan":`)),
+		bytes.Replace(doc, []byte(`"plan":`), []byte(`"slot":{"group":"","limit":0,"admitted_at":"x"},"plan":`), 1),
 		[]byte(`[]`), []byte(`null`), []byte("\xef\xbb\xbf{}"), []byte(`{"format":1,"format":1}`),
 	} {
 		f.Add(seed)

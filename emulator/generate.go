@@ -69,6 +69,7 @@ func (s *Server) generate() replyFunc {
 		world := worldOf(r)
 		view, replayed, err := world.Generate(r.Context(), sim.Generation{
 			Account:        keyOf(r).Account,
+			Key:            keyOf(r).Key,
 			IdempotencyKey: idemKey,
 			Model:          body["model"].(string),
 			QuoteID:        body["quote_id"].(string),

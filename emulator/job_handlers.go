@@ -41,7 +41,7 @@ func (s *Server) jobBodyAt(world *sim.World, base string, v jobs.View) jobJSON {
 		ID: v.ID, Model: v.Model, Status: string(v.Status), QuoteID: v.QuoteID, Credits: v.Credits,
 		CreditStatus: v.CreditStatus, Input: v.Input, CreatedAt: sim.Timestamp(v.CreatedAt),
 		StartedAt: nullableTime(v.StartedAt), FinishedAt: nullableTime(v.FinishedAt),
-		Progress: v.Progress, Outputs: outputs, Error: jerr,
+		Progress: v.Progress, Outputs: outputs, Error: jerr, QueuePosition: v.QueuePosition,
 	}
 	// A partial result says so once it is shown: what was filtered out, and what it cost.
 	if v.Status == jobs.Succeeded && v.Plan.Filtered > 0 {

@@ -60,6 +60,7 @@ var kinds = map[problem.Code]struct {
 	problem.ContentPolicyViolation:  {422, "Content policy violation"},
 	problem.IdempotencyKeyReused:    {422, "Idempotency key reused"},
 	problem.RateLimited:             {429, "Rate limited"},
+	problem.ConcurrencyLimited:      {429, "Concurrency limited"},
 	problem.Internal:                {500, "Internal error"},
 	problem.ServiceUnavailable:      {503, "Service unavailable"},
 	problem.MemoryBudgetExhausted:   {503, "Memory budget exhausted"},

@@ -34,6 +34,8 @@ export interface Problem {
   models?: string[];
   /** With `model_retired`: the model the lifecycle rule names as the replacement. */
   replacement?: string;
+  /** With `concurrency_limited`: how many jobs the scenario's `concurrency` rule runs at once. */
+  limit?: number;
 }
 
 /**
@@ -351,6 +353,15 @@ export interface Job {
    * charged its `credits`).
    */
   credits_charged?: number;
+  /**
+   * While the job waits for a slot behind a scenario's `concurrency` limit (`over: queue`): its
+   * place in the line of jobs waiting for the same slots, from 1, in the order they were made; it
+   * moves up as jobs ahead start, are canceled or expire. Absent otherwise — a job that holds
+   * its slot is `queued` without it until its queue time ends. Its `created_at` is when it was
+   * submitted; its queue time and run start when it gets a slot, and its queue time limit counts
+   * from `created_at`.
+   */
+  queue_position?: number;
 }
 
 /** A page of a list: `data` holds the items of `[offset, offset+limit)`. */
@@ -463,6 +474,15 @@ export interface ControlJob {
    * charged its `credits`).
    */
   credits_charged?: number;
+  /**
+   * While the job waits for a slot behind a scenario's `concurrency` limit (`over: queue`): its
+   * place in the line of jobs waiting for the same slots, from 1, in the order they were made; it
+   * moves up as jobs ahead start, are canceled or expire. Absent otherwise — a job that holds
+   * its slot is `queued` without it until its queue time ends. Its `created_at` is when it was
+   * submitted; its queue time and run start when it gets a slot, and its queue time limit counts
+   * from `created_at`.
+   */
+  queue_position?: number;
   /**
    * Where the job's model is in the tenant scenario's `lifecycle` now: `deprecated` from its
    * `deprecated_at`, `retired` from its `sunset`; absent otherwise.
@@ -613,6 +633,11 @@ export interface Scenario {
   faults: number;
   /** How many latency rules it has. */
   latency: number;
+  /**
+   * Present when the scenario limits how many jobs run at once (`concurrency`): how many rules it
+   * has.
+   */
+  concurrency?: number;
   /**
    * Present when the scenario turns the forward-compatibility mode on: which of its kinds are on
    * (see the document's description).
@@ -1238,6 +1263,21 @@ export interface Snapshot {
     }[];
     /** An ended job's place in the order jobs ended. */
     finish_order?: number;
+    /**
+     * A live job's place under a scenario's `concurrency` limit; absent for a job without one.
+     * Jobs waiting for a slot stand in their group's line in the order the list gives them.
+     */
+    slot?: {
+      /** The slots it counts against: the rule's index and the account, or a digest of the key. */
+      group: string;
+      /** How many of the group's jobs run at once. */
+      limit: number;
+      /**
+       * When it got its slot, where its queue time and run start; absent while it waits in the
+       * line.
+       */
+      admitted_at?: string;
+    };
   })[];
   idempotency_keys: {
     account: string;

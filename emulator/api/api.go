@@ -82,6 +82,9 @@ type Job struct {
 	// filtered out: how many, and what it was charged (the rest of Credits was refunded).
 	FilteredOutputs int    `json:"filtered_outputs,omitempty"`
 	CreditsCharged  *int64 `json:"credits_charged,omitempty"`
+	// QueuePosition appears while the job waits for a slot behind a scenario's concurrency
+	// limit: its place in the line, from 1.
+	QueuePosition int `json:"queue_position,omitempty"`
 }
 
 // Output is one file a succeeded job made, downloadable at URL until it expires.

@@ -112,6 +112,17 @@ type SnapshotJob struct {
 	// FinishOrder places an ended job among the others in the order they ended (1 first),
 	// which is the order they are dropped.
 	FinishOrder int `json:"finish_order,omitempty"`
+	// Slot is a live job's place under a concurrency limit, absent for a job without one.
+	Slot *SnapshotSlot `json:"slot,omitempty"`
+}
+
+// SnapshotSlot is a live job's place under a scenario's concurrency limit: the group of slots
+// it counts against and the group's limit, and when it got its slot — absent while it waits in
+// the group's line, where jobs stand in the order they are listed.
+type SnapshotSlot struct {
+	Group      string `json:"group"`
+	Limit      int    `json:"limit"`
+	AdmittedAt string `json:"admitted_at,omitempty"`
 }
 
 // SnapshotPlan is the course a job was given when it was created.

@@ -20,7 +20,10 @@
 // reports a partial result (some outputs filtered out) as what it is, sends its key to the API
 // only (never to a file URL), reads the job again for a fresh link when a signed one has
 // expired (403), and polls until the job's status is terminal, taking any other status for
-// "not finished yet".
+// "not finished yet" — so a job queued behind an account's concurrency limit is waited for,
+// however long its line, not given up on as stuck. A 429 (rate_limited, or concurrency_limited
+// where the service refuses jobs past the limit) is sent again with the same key once
+// Retry-After has passed.
 package mediagen
 
 import (

@@ -10,8 +10,12 @@ passes `tenant.control.advance`, so that waiting moves the emulator's clock inst
 What real services do beyond the contract it handles too: an input the content policy refused
 (422 content_policy_violation) is remembered and never sent again; a model whose answers say it
 is deprecated (Deprecation, and Link rel="successor-version") is left for its successor at once;
-a partial result (some outputs filtered out) is returned, its count in `filtered`; and a signed
-output link found expired (403) is never fetched again: a read of the job gives a fresh one.
+a partial result (some outputs filtered out) is returned, its count in `filtered`; a signed
+output link found expired (403) is never fetched again: a read of the job gives a fresh one; a
+job queued behind the account's concurrency limit is waited for however long its line (its
+`queue_position` is kept in `positions`, for a progress display), never given up on as stuck;
+and a 429 concurrency_limited, like any 429, is sent again with the same key once Retry-After
+has passed.
 """
 
 import http.client
@@ -66,6 +70,7 @@ class CarefulClient:
         self.successor = {}  # a deprecated model -> the model to use instead
         self.filtered = 0  # outputs the last render's job filtered out
         self.model = None  # the model that made the last render
+        self.positions = []  # the queue_position of the last render's job, each time it moved
 
     def render(self, model, data):
         """Quotes, generates, waits for the job and downloads every output; returns their bytes."""
@@ -108,7 +113,13 @@ class CarefulClient:
 
     def wait(self, job):
         interval = self.poll_floor
+        self.positions = []
         while job["status"] not in TERMINAL:  # Careful: never polls a job seen terminal
+            # Careful: a job waiting for a concurrency slot is not stuck; its place only moves up.
+            # No deadline is put on a queued job: the service expires it if it never starts.
+            position = job.get("queue_position")
+            if position and (not self.positions or self.positions[-1] != position):
+                self.positions.append(position)
             self.sleep(interval)  # Careful: at least poll_floor between polls, backing off
             job = self.call("GET", "/v1/jobs/" + job["id"])
             interval = min(interval * 1.5, self.poll_ceiling)

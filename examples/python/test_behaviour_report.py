@@ -105,3 +105,49 @@ def test_the_careful_client_refreshes_an_expired_link(mediagen, model):
     assert control.report()["findings"] == []
     assert control.coverage(require=["link expired", "link refreshed"])["required_missing"] == []
     control.assert_no_unexpected()
+
+
+def test_the_careful_client_waits_in_a_concurrency_queue(mediagen, model):
+    """One job of the account at a time, each running a minute (a scenario's concurrency): the
+    careful client's job waits behind two others, its place moving up, and renders without
+    giving up on it; the report finds nothing."""
+    control = mediagen.control
+    control.set_scenario(document={"name": "one-at-a-time", "defaults": {"run": "1m"},
+                                   "concurrency": [{"limit": 1}]})
+    busy = CarefulClient(mediagen.base_url, mediagen.api_key)
+    for prompt in ("a first job", "a second job"):  # another part of the program fills the line
+        quote = busy.call("POST", "/v1/quotes", {"model": model, "input": {"prompt": prompt}})
+        busy.generate(model, {"prompt": prompt}, quote["quote_id"])
+    client = CarefulClient(mediagen.base_url, mediagen.api_key, sleep=control.advance)
+    assert client.render(model, {"prompt": "a lighthouse"})
+    assert client.positions == [2, 1]
+    assert control.coverage(require=["queued behind a concurrency limit"])["required_missing"] == []
+    assert control.report()["findings"] == []
+    control.assert_no_unexpected()
+
+
+def test_the_careful_client_waits_out_concurrency_limited(mediagen, model):
+    """A limit that refuses (over: reject): the careful client waits what Retry-After asks and
+    sends the same generation again with the same key; the 429 held nothing, so the retry makes
+    the job. The hasty client retries at once and is told so."""
+    control = mediagen.control
+    scenario = {"name": "one-or-429", "defaults": {"run": "1m"}, "concurrency": [{"limit": 1, "over": "reject"}]}
+    control.set_scenario(document=scenario)
+    busy = CarefulClient(mediagen.base_url, mediagen.api_key)
+    quote = busy.call("POST", "/v1/quotes", {"model": model, "input": {"prompt": "a first job"}})
+    busy.generate(model, {"prompt": "a first job"}, quote["quote_id"])
+    control.expect_error(status=429, code="concurrency_limited")  # the limit is the test's own doing
+    client = CarefulClient(mediagen.base_url, mediagen.api_key, sleep=control.advance)
+    assert client.render(model, {"prompt": "a lighthouse"})
+    keys = [e.get("idempotency_key") for e in control.requests(method="POST", path="/v1/generate")]
+    assert len(keys) == 3 and keys[1] == keys[2]  # the first job's, then the careful one's twice
+    assert control.coverage(require=["POST /v1/generate 429 concurrency_limited"])["required_missing"] == []
+    assert control.report()["findings"] == []
+
+    control.reset()
+    control.set_scenario(document=scenario)
+    quote = busy.call("POST", "/v1/quotes", {"model": model, "input": {"prompt": "a first job"}})
+    busy.generate(model, {"prompt": "a first job"}, quote["quote_id"])
+    with pytest.raises(HastyError):
+        HastyClient(mediagen.base_url, mediagen.api_key, sleep=control.advance).render(model, {"prompt": "a harbour"})
+    assert "retry-after-ignored" in {f["rule"] for f in control.report()["findings"]}

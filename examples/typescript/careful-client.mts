@@ -3,8 +3,11 @@
 // outputs downloaded as soon as the job succeeds. And what real services do beyond the
 // contract: an input the content policy refused is remembered and never sent again, a model whose
 // answers say it is deprecated is left for its successor-version at once, a partial result
-// (job.filtered_outputs) is returned as what it is, and a signed output link found expired (403)
-// is never fetched again: a read of the job gives a fresh one.
+// (job.filtered_outputs) is returned as what it is, a signed output link found expired (403)
+// is never fetched again: a read of the job gives a fresh one, a job queued behind the account's
+// concurrency limit is waited for however long its line (its queue_position passed to
+// onQueued, for a progress display), and a 429 concurrency_limited, like any 429, is sent again
+// with the same key once Retry-After has passed.
 
 import { randomUUID } from 'node:crypto';
 
@@ -18,6 +21,8 @@ export class CarefulClient {
   private readonly sleep: (ms: number) => Promise<unknown>;
   private readonly refused = new Map<string, ApiError>(); // by model and input: never sent again
   private readonly successor = new Map<string, string>(); // a deprecated model -> its successor
+  /** Told each new queue_position of a job waiting for a concurrency slot. */
+  onQueued?: (job: Job, position: number) => void;
 
   constructor(private readonly opts: ClientOptions) {
     this.sleep = opts.sleep ?? realSleep;
@@ -52,9 +57,13 @@ export class CarefulClient {
   }
 
   async poll(id: string): Promise<Job> {
+    let position: number | undefined;
     for (;;) {
       const job = await this.retrying(() => call<Job>(this.opts, 'GET', `/v1/jobs/${encodeURIComponent(id)}`));
       if (terminal(job)) return job; // and never asked again
+      // A job waiting for a concurrency slot is not stuck: its place only moves up, and the
+      // service expires it if it never starts, so no deadline is put on it here.
+      if (job.queue_position && job.queue_position !== position) this.onQueued?.(job, (position = job.queue_position));
       await this.sleep(POLL_INTERVAL_MS);
     }
   }

@@ -18,6 +18,8 @@ export interface Job {
   model: string;
   /** On a partial result: how many of the outputs asked for were filtered out. */
   filtered_outputs?: number;
+  /** While the job waits behind the account's concurrency limit: its place in the line, from 1. */
+  queue_position?: number;
   status: 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled' | 'expired';
   outputs: Output[];
   error?: { code: string; message: string } | null;

@@ -123,4 +123,46 @@ describe('the emulator judges the clients', { concurrency: true }, () => {
     const coverage = await tenant.control.coverage({ require: ['link expired', 'link refreshed'] });
     assert.deepEqual(coverage.required_missing, []);
   });
+
+  test('the careful client waits in a concurrency queue, its place moving up', async (t) => {
+    const tenant = await tenantFor(t, emu, { clock: 'manual', failOnUnexpected: true });
+    await tenant.control.setScenario({ name: 'one-at-a-time', defaults: { run: '1m' }, concurrency: [{ limit: 1 }] });
+    const busy = new CarefulClient(options(tenant)); // another part of the program fills the line
+    await busy.generate(MODEL, { prompt: 'a first job' });
+    await busy.generate(MODEL, { prompt: 'a second job' });
+    const client = new CarefulClient(options(tenant));
+    const positions: number[] = [];
+    client.onQueued = (_job, position) => positions.push(position);
+    const { job, files } = await client.render(MODEL, FOX);
+    assert.equal(job.status, 'succeeded');
+    assert.ok(files.length > 0);
+    assert.deepEqual(positions, [2, 1]);
+    const report = await tenant.control.report();
+    assert.deepEqual(report.findings, [], JSON.stringify(report.findings, null, 2));
+    const coverage = await tenant.control.coverage({ require: ['queued behind a concurrency limit'] });
+    assert.deepEqual(coverage.required_missing, []);
+  });
+
+  test('past a limit that refuses, the careful client waits out Retry-After; the sloppy one does not', async (t) => {
+    const scenario = { name: 'one-or-429', defaults: { run: '1m' }, concurrency: [{ limit: 1, over: 'reject' }] };
+    const tenant = await tenantFor(t, emu, { clock: 'manual', failOnUnexpected: true });
+    await tenant.control.setScenario(scenario);
+    await tenant.control.expectError({ status: 429, code: 'concurrency_limited' }); // the limit is the test's own doing
+    await new CarefulClient(options(tenant)).generate(MODEL, { prompt: 'a first job' });
+    const { job } = await new CarefulClient(options(tenant)).render(MODEL, FOX);
+    assert.equal(job.status, 'succeeded');
+    // The 429 held nothing, so the same key sent again after Retry-After made the job.
+    const [, refused, accepted] = await tenant.control.requests({ method: 'POST', path: '/v1/generate' });
+    assert.equal(refused?.status, 429);
+    assert.equal(accepted?.status, 202);
+    assert.equal(accepted?.idempotency_key, refused?.idempotency_key);
+    assert.deepEqual((await tenant.control.report()).findings, []);
+
+    const sloppy = await tenantFor(t, emu, { clock: 'manual' });
+    await sloppy.control.setScenario(scenario);
+    await new CarefulClient(options(sloppy)).generate(MODEL, { prompt: 'a first job' });
+    await assert.rejects(new SloppyClient(options(sloppy)).render(MODEL, FOX), (err) => err instanceof ApiError && err.code === 'concurrency_limited');
+    const fired = new Set((await sloppy.control.report()).findings.map((f) => f.rule));
+    assert.ok(fired.has('retry-after-ignored'), [...fired].join(', '));
+  });
 });

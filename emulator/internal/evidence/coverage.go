@@ -170,6 +170,7 @@ var (
 	ModelRetired    Index // "model retired": an answer about a retired model
 	LinkExpired     Index // "link expired": a signed output link refused for being past its expiry
 	LinkRefreshed   Index // "link refreshed": a file fetched at a sound link after its link had expired
+	QueuedBehind    Index // "queued behind a concurrency limit": a job made to wait for a slot
 	// The forward-compatibility mode's kinds, each counted when an answer carried it.
 	EvolutionMember     Index // "evolution member": an answer's objects carried an undocumented member
 	EvolutionHeader     Index // "evolution header": an answer carried an undocumented header
@@ -231,6 +232,7 @@ func init() {
 	ModelRetired = add("model retired", GroupFlows)
 	LinkExpired = add("link expired", GroupFlows)
 	LinkRefreshed = add("link refreshed", GroupFlows)
+	QueuedBehind = add("queued behind a concurrency limit", GroupFlows)
 	EvolutionMember = add("evolution member", GroupFlows)
 	EvolutionHeader = add("evolution header", GroupFlows)
 	EvolutionStatus = add("evolution status", GroupFlows)

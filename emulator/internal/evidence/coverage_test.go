@@ -26,12 +26,13 @@ func TestTheListIsTheContracts(t *testing.T) {
 		"GET /v1/models/{model} 404 model_not_found", "POST /v1/quotes 422 invalid_input", "POST /v1/jobs/{id}/cancel 409 job_not_cancelable",
 		"job failed provider_error", "job expired queue_timeout", "job canceled", "idempotent replay", "wait timed out",
 		"ranged download", "expired download", "fault reset", "generation refused", "partial result", "model deprecated", "model retired", "link expired", "link refreshed",
+		"queued behind a concurrency limit", "POST /v1/generate 429 concurrency_limited",
 		"evolution member", "evolution header", "evolution status", "evolution output_type"} {
 		if !ids[id] {
 			t.Errorf("%q is not listed", id)
 		}
 	}
-	if groups[GroupJobs] != 8 || groups[GroupFlows] != 14 || groups[GroupFaults] != len(FaultKinds) || groups[GroupErrors] < 50 {
+	if groups[GroupJobs] != 8 || groups[GroupFlows] != 15 || groups[GroupFaults] != len(FaultKinds) || groups[GroupErrors] < 50 {
 		t.Errorf("groups: %v", groups)
 	}
 	// Every kind of fault a scenario can declare has its case.

@@ -122,6 +122,8 @@ type New struct {
 	// Remade says the outputs are what the world's seeded source makes again from the model and
 	// the input as held, so a snapshot leaves them out without making them again to see.
 	Remade bool
+	// Slot puts the job under a concurrency limit; the zero Slot has none.
+	Slot Slot
 }
 
 // DefaultMaxJobs is the retained-job cap when Options.MaxJobs is not set.
@@ -190,6 +192,7 @@ type job struct {
 	prev, next *job          // the account's jobs, in creation order
 	nextDone   *job          // the finished queue, in finish order
 	size       int64         // what it counts against the memory budget, fixed when made
+	line       *lineState    // its place under a concurrency limit; nil for a job with none
 }
 
 // track counts a job the engine now holds in its totals and links it last among its
@@ -258,10 +261,11 @@ type Engine struct {
 	doneHead  *job            // the finished job that is dropped next
 	doneTail  *job
 	counts    Counts
-	held      int                 // jobs held, shadowed duplicates included
-	heldBytes int64               // the bytes of their inputs
-	bytes     int64               // their sizes (see Size)
-	onEnd     map[*job][]*endCall // what to run when a job ends; only jobs someone waits for
+	held      int                   // jobs held, shadowed duplicates included
+	heldBytes int64                 // the bytes of their inputs
+	bytes     int64                 // their sizes (see Size)
+	onEnd     map[*job][]*endCall   // what to run when a job ends; only jobs someone waits for
+	groups    map[string]*slotGroup // concurrency limits' slots and lines, while in use (slots.go)
 
 	// timer is the one clock callback the engine has scheduled, at timerAt, for the earliest
 	// transition or drop; gen tells a stale callback from the current one.
@@ -299,19 +303,23 @@ func NewEngine(c *clock.Clock, l *ledger.Ledger, o Options) *Engine {
 func (e *Engine) Create(n New) View {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	return e.create(n)
+}
+
+// create is Create under e.mu.
+func (e *Engine) create(n New) View {
 	for (e.held >= e.maxJobs || e.heldBytes+int64(len(n.Input)) > e.maxBytes) && e.doneHead != nil {
 		e.drop()
 	}
 	now := e.clock.Now()
 	j := &job{New: n, status: Queued, createdAt: now.UnixNano(), startedAt: unset, finishedAt: unset}
 	e.track(j)
-	p := j.Plan
-	if expiresQueued(p) {
-		j.live.At = addNanos(now.UnixNano(), p.QueueTimeout)
+	if n.Slot.Group != "" {
+		e.place(j, now.UnixNano())
 	} else {
-		j.live.At = addNanos(now.UnixNano(), p.Queue)
+		j.live.At = queuedStep(j, j.createdAt)
+		e.live.Push(&j.live)
 	}
-	e.live.Push(&j.live)
 	e.arm()
 	e.changed()
 	e.reached(j, now)
@@ -323,11 +331,6 @@ func (e *Engine) changed() {
 	if e.onChange != nil {
 		e.onChange()
 	}
-}
-
-// expiresQueued reports whether a plan ends the job in its queue when its time limit passes.
-func expiresQueued(p Plan) bool {
-	return p.Ending.Status == Expired || (p.QueueTimeout > 0 && p.Queue >= p.QueueTimeout)
 }
 
 // fire runs every transition and drop that is due, then schedules the next.
@@ -366,7 +369,7 @@ func (e *Engine) step(j *job, at time.Time) {
 		return
 	}
 	switch {
-	case expiresQueued(p):
+	case j.waiting() || j.expiresAt(at.UnixNano()):
 		code, msg := p.Ending.Code, p.Ending.Message
 		if p.Ending.Status != Expired || code == "" {
 			code, msg = "queue_timeout", "the job was not started within its queue time limit"
@@ -378,11 +381,7 @@ func (e *Engine) step(j *job, at time.Time) {
 		e.counts.add(Queued, -1)
 		e.counts.add(Running, 1)
 		j.status, j.startedAt = Running, at.UnixNano()
-		run := p.Run
-		if p.Ending.Status == Failed {
-			run = time.Duration(float64(run) * math.Min(1, math.Max(0, p.Ending.At)))
-		}
-		j.live.At = addNanos(at.UnixNano(), run)
+		j.live.At = addNanos(at.UnixNano(), runFor(p))
 		e.live.Push(&j.live)
 		j.notify()
 		e.changed()
@@ -394,6 +393,7 @@ func (e *Engine) step(j *job, at time.Time) {
 // dropped. Callers hold e.mu and call e.arm afterwards.
 func (e *Engine) terminate(j *job, status Status, jerr *Error, at time.Time) {
 	e.live.Remove(&j.live)
+	e.release(j, at.UnixNano())
 	e.counts.add(j.status, -1)
 	e.counts.add(status, 1)
 	j.progress = j.hundredthsAt(at)
@@ -697,6 +697,11 @@ func (e *Engine) NextOf(account, id string) (at time.Time, ok bool) {
 	if !held || (account != "" && j.Account != account) || j.status.Terminal() {
 		return time.Time{}, false
 	}
+	if j.waiting() {
+		// It moves when a slot of its group frees (the line moves up), which depends on
+		// the jobs that hold them, or when its time limit ends.
+		return time.Unix(0, j.waitingNext()).UTC(), true
+	}
 	return time.Unix(0, j.live.At).UTC(), true
 }
 
@@ -767,6 +772,9 @@ type View struct {
 	// Charged is what the job's success charged: its Credits, or less when outputs were
 	// filtered out (zero until it succeeds).
 	Charged int64
+	// QueuePosition is the job's place, from 1, in the line for its concurrency limit's
+	// slots while it waits there; 0 otherwise.
+	QueuePosition int
 }
 
 func (j *job) view(now time.Time) View {
@@ -775,6 +783,9 @@ func (j *job) view(now time.Time) View {
 		CreditStatus: j.creditStatus(), Input: j.Input, Status: j.status, CreatedAt: timeOf(j.createdAt),
 		StartedAt: timeOf(j.startedAt), FinishedAt: timeOf(j.finishedAt), Error: j.err,
 		Plan: j.Plan, Forced: j.forced,
+	}
+	if j.waiting() {
+		v.QueuePosition = j.line.group.position(j)
 	}
 	if j.status == Succeeded {
 		v.Outputs = j.Outputs

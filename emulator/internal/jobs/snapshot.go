@@ -48,6 +48,12 @@ func (e *Engine) Export() []api.SnapshotJob {
 		if j.err != nil {
 			sj.Error = &api.JobError{Code: j.err.Code, Message: j.err.Message}
 		}
+		if l := j.line; l != nil && !j.status.Terminal() {
+			sj.Slot = &api.SnapshotSlot{Group: j.Slot.Group, Limit: j.Slot.Limit}
+			if !l.waiting {
+				sj.Slot.AdmittedAt = stampNanos(l.admitted)
+			}
+		}
 		if !j.Remade || len(j.Outputs) == 0 {
 			sj.Outputs = SnapshotOutputs(j.Outputs)
 		}
@@ -97,6 +103,13 @@ func (e *Engine) Import(in []api.SnapshotJob, remade [][]Output, prefix string, 
 	for i, sj := range in {
 		at := "/" + strconv.Itoa(i)
 		j, field, msg := decodeJob(sj, prefix)
+		admitted := int64(unset)
+		if j != nil && !j.status.Terminal() {
+			admitted, field, msg = decodeSlot(j, sj.Slot)
+			if msg != "" {
+				j = nil
+			}
+		}
 		if j == nil {
 			report(at+field, msg)
 			continue
@@ -123,8 +136,16 @@ func (e *Engine) Import(in []api.SnapshotJob, remade [][]Output, prefix string, 
 			done = append(done, j)
 			continue
 		}
+		if j.Slot.Group != "" {
+			e.restoreSlot(j, admitted)
+			continue
+		}
 		j.live.At = nextStep(j)
 		e.live.Push(&j.live)
+	}
+	now := e.clock.Now().UnixNano()
+	for _, g := range e.groups {
+		e.admit(g, now) // a document edited by hand may leave a slot free before a line
 	}
 	if len(in) > max(e.maxJobs, live) {
 		report("", "holds "+strconv.Itoa(len(in))+" jobs, more than the bound of "+strconv.Itoa(e.maxJobs))
@@ -145,18 +166,57 @@ func (e *Engine) Import(in []api.SnapshotJob, remade [][]Output, prefix string, 
 
 // nextStep is when a live job next moves on, as Create and step schedule it.
 func nextStep(j *job) int64 {
-	p := j.Plan
 	if j.status == Running {
-		run := p.Run
-		if p.Ending.Status == Failed {
-			run = time.Duration(float64(run) * min(1, max(0, p.Ending.At)))
+		return addNanos(j.startedAt, runFor(j.Plan))
+	}
+	return queuedStep(j, j.start())
+}
+
+// decodeSlot reads a live job's slot into it: when it got one, or unset while it waits; a
+// problem is given as decodeJob gives one.
+func decodeSlot(j *job, s *api.SnapshotSlot) (int64, string, string) {
+	if s == nil {
+		return unset, "", ""
+	}
+	switch {
+	case s.Group == "":
+		return 0, "/slot/group", "a slot needs its group"
+	case s.Limit < 1 || s.Limit > MaxSlotLimit:
+		return 0, "/slot/limit", "a limit from 1 to " + strconv.Itoa(MaxSlotLimit)
+	}
+	j.Slot = Slot{Group: s.Group, Limit: s.Limit}
+	if s.AdmittedAt == "" {
+		if j.status == Running {
+			return 0, "/slot/admitted_at", "a running job holds its slot"
 		}
-		return addNanos(j.startedAt, run)
+		return unset, "", ""
 	}
-	if expiresQueued(p) {
-		return addNanos(j.createdAt, p.QueueTimeout)
+	t, err := time.Parse(time.RFC3339Nano, s.AdmittedAt)
+	if err != nil {
+		return 0, "/slot/admitted_at", "not an RFC 3339 time"
 	}
-	return addNanos(j.createdAt, p.Queue)
+	if t.UnixNano() < j.createdAt {
+		return 0, "/slot/admitted_at", "a job gets its slot after it is created"
+	}
+	return t.UnixNano(), "", ""
+}
+
+// restoreSlot puts a restored live job back under its limit: holding a slot since admitted,
+// or last in its group's line (jobs come in creation order). Callers hold e.mu.
+func (e *Engine) restoreSlot(j *job, admitted int64) {
+	if admitted == unset {
+		e.enqueue(j)
+		if d, ok := j.deadline(); ok {
+			j.live.At = d
+			e.live.Push(&j.live)
+		}
+		return
+	}
+	g := e.group(j.Slot.Group)
+	j.line = &lineState{group: g, admitted: admitted}
+	g.holders = append(g.holders, j)
+	j.live.At = nextStep(j)
+	e.live.Push(&j.live)
 }
 
 // decodeJob turns an exported job back into the engine's record, or says what is wrong with

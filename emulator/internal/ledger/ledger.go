@@ -52,6 +52,18 @@ func (l *Ledger) Hold(account string, credits int64) error {
 	return nil
 }
 
+// Release undoes a hold for a job that was never made: the credits go back to available, and
+// no refund is counted, since nothing was ever bought.
+func (l *Ledger) Release(account string, credits int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b, ok := l.accounts[account]; ok {
+		credits = min(credits, b.Held)
+		b.Held -= credits
+		b.Available += credits
+	}
+}
+
 // Charge turns held credits into charged ones (a job succeeded).
 func (l *Ledger) Charge(account string, credits int64) {
 	l.settle(account, credits, true)

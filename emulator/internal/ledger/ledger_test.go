@@ -24,7 +24,7 @@ func balance(t *testing.T, l *ledger.Ledger, account string) ledger.Balance {
 func TestLedgerOperations(t *testing.T) {
 	t.Parallel()
 	type op struct {
-		kind    string // hold, charge, refund, set
+		kind    string // hold, charge, refund, release, set
 		account string
 		credits int64
 		wantErr error
@@ -66,6 +66,8 @@ func TestLedgerOperations(t *testing.T) {
 			{"hold", "nobody", 1, ledger.ErrNoAccount}, {"set", "nobody", 1, ledger.ErrNoAccount},
 			{"charge", "nobody", 1, nil}, {"refund", "nobody", 1, nil},
 		}, ledger.Balance{Account: "a", Available: 100}},
+		{"hold then release counts no refund", []op{{"hold", "a", 30, nil}, {"release", "a", 30, nil}}, ledger.Balance{Account: "a", Available: 100}},
+		{"release cannot exceed what is held", []op{{"hold", "a", 10, nil}, {"release", "a", 50, nil}}, ledger.Balance{Account: "a", Available: 100}},
 		{"other account untouched", []op{{"hold", "b", 50, nil}, {"charge", "b", 50, nil}}, ledger.Balance{Account: "a", Available: 100}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,6 +83,8 @@ func TestLedgerOperations(t *testing.T) {
 					l.Charge(o.account, o.credits)
 				case "refund":
 					l.Refund(o.account, o.credits)
+				case "release":
+					l.Release(o.account, o.credits)
 				case "set":
 					var got ledger.Balance
 					got, err = l.SetAvailable(o.account, o.credits)

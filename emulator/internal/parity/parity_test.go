@@ -164,6 +164,12 @@ func TestSameAgainstAnEmulatorAndFree(t *testing.T) {
 			t.Errorf("%s was not provoked", id)
 		}
 	}
+	// A concurrency limit's refusal needs running jobs, which spend: parity says so.
+	if i := slices.IndexFunc(res.Cases, func(c parity.CaseResult) bool { return c.Case == "POST /v1/generate 429 concurrency_limited" }); i < 0 {
+		t.Error("no concurrency_limited case")
+	} else if c := res.Cases[i]; c.Result != parity.NotProvokable || !strings.Contains(c.Reason, "concurrency limit") {
+		t.Errorf("the concurrency_limited case: %+v", c)
+	}
 	if res.Summary.Same < 25 {
 		t.Errorf("only %d cases provoked", res.Summary.Same)
 	}

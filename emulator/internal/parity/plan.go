@@ -105,6 +105,7 @@ type Models struct {
 // Reasons a case is not provokable, by problem code.
 var unprovokable = map[string]string{
 	"rate_limited":           "needs going past the live service's rate limit, which a polite run never does",
+	"concurrency_limited":    "needs as many running jobs as the account's concurrency limit, which would spend",
 	"service_unavailable":    "only an outage answers it",
 	"idempotency_key_reused": "needs an earlier generation that was accepted, which would spend",
 	"quote_mismatch":         "needs a quote actually issued, sent to POST /v1/generate: a service that checked in another order would hold credits",

@@ -58,6 +58,7 @@ const (
 	InvalidSnapshot         Code = "invalid_snapshot"
 	ContentPolicyViolation  Code = "content_policy_violation"
 	ModelRetired            Code = "model_retired"
+	ConcurrencyLimited      Code = "concurrency_limited"
 )
 
 // FieldError is one field-level problem: Pointer is a JSON Pointer into the request body, or

@@ -197,6 +197,9 @@ func (s *Scenario) Describe() map[string]any {
 		"faults":      len(s.Faults),
 		"latency":     len(s.Latency),
 	}
+	if len(s.Concurrency) > 0 {
+		d["concurrency"] = len(s.Concurrency) // present only when set, as evolution is
+	}
 	if ev := s.Evolves(); ev.Any() {
 		d["evolution"] = ev // present only when on, so a scenario without it reads as before
 	}

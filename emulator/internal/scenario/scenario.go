@@ -32,6 +32,8 @@ type Scenario struct {
 	Webhooks    *Webhooks   `yaml:"webhooks"`
 	Lifecycle   []Lifecycle `yaml:"lifecycle"`
 	Evolution   *Evolution  `yaml:"evolution"`
+	// Concurrency limits how many jobs run at once per account or key (concurrency.go).
+	Concurrency []Concurrency `yaml:"concurrency"`
 	// Source is the file the scenario came from.
 	Source string `yaml:"-"`
 	// Document is the text it was read from, so a snapshot can carry a scenario sent inline.
@@ -309,6 +311,7 @@ func check(r *catalog.Reporter, root *yaml.Node, s *Scenario) {
 		}
 	}
 	checkLifecycle(r, nodeOf(root, "lifecycle"), s.Lifecycle)
+	checkConcurrency(r, nodeOf(root, "concurrency"), s.Concurrency)
 	faults := nodeOf(root, "faults")
 	for i := range s.Faults {
 		if err := CheckFault(&s.Faults[i]); err != nil {

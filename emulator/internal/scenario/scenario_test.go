@@ -262,6 +262,7 @@ func FuzzParse(f *testing.F) {
 		"defaults: {refusal_rate: 0.1, filter_rate: 0.5}\n",
 		"lifecycle:\n  - match: {model: \"a/**\"}\n    deprecated_at: 2026-01-01T00:00:00Z\n    sunset: \"2026-02-01T00:00:00Z\"\n    replacement: b\n",
 		"evolution: true\n", "evolution: {members: true, status: false}\n", "evolution: ~\n", "evolution: &e {headers: true}\nname: *e\n",
+		"concurrency:\n  - match: {model: \"a/**\"}\n    limit: 2\n    scope: key\n    over: reject\n", "concurrency: [{limit: 1}, {}]\n",
 	} {
 		f.Add(seed)
 	}
@@ -278,6 +279,9 @@ func FuzzParse(f *testing.F) {
 			}
 			if p := sc.PhaseOf(in.Model, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)); p.Retired && !p.Deprecated {
 				t.Fatalf("retired, not deprecated, from %q: %+v", text, p)
+			}
+			if i, c, ok := sc.ConcurrencyFor(in.Model); ok && (c.Limit < 1 || c.Slot(i, "a", "k").Group == "" || (c.Scope != ScopeAccount && c.Scope != ScopeKey)) {
+				t.Fatalf("a concurrency rule from %q is not sound: %+v", text, c)
 			}
 		}
 	})

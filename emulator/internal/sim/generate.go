@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/idempotency"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
@@ -81,7 +82,9 @@ func (w *World) Quote(account, model string, input map[string]any) (Quote, error
 
 // Generation is a request to generate: what was asked, and how the request steers the job.
 type Generation struct {
-	Account        string
+	Account string
+	// Key is the API key the request came with, which a concurrency limit may count by.
+	Key            string
 	IdempotencyKey string
 	Model          string
 	QuoteID        string
@@ -140,7 +143,7 @@ func (w *World) lead(g Generation, m *catalog.Model, entry *idempotency.Entry) (
 	steer, err := w.directives(g, g.Input)
 	var view jobs.View
 	if err == nil {
-		view, err = w.startJob(g.Account, g.QuoteID, m, g.Input, steer)
+		view, err = w.startJob(g.Account, g.Key, g.QuoteID, m, g.Input, steer)
 	}
 	if err != nil {
 		w.idem.Abort(g.Account, g.IdempotencyKey, entry)
@@ -192,7 +195,7 @@ func describeViolations(vs []schema.Violation) string {
 
 // startJob runs the checks that follow idempotency, in the contract's order, then holds the
 // credits and creates the job. Nothing changes unless every check passes.
-func (w *World) startJob(account, quoteID string, m *catalog.Model, input map[string]any, steer directives) (jobs.View, error) {
+func (w *World) startJob(account, key, quoteID string, m *catalog.Model, input map[string]any, steer directives) (jobs.View, error) {
 	if err := w.retiredErr(m); err != nil {
 		return jobs.View{}, err
 	}
@@ -220,6 +223,12 @@ func (w *World) startJob(account, quoteID string, m *catalog.Model, input map[st
 	if err := w.refusal(m, input, canonical, steer); err != nil {
 		return jobs.View{}, err
 	}
+	slot, reject := concurrencySlot(steer.scenario, m, account, key)
+	if reject != nil {
+		if at, busy := w.jobs.Busy(slot); busy {
+			return jobs.View{}, w.concurrencyLimited(reject, at)
+		}
+	}
 	if err := w.admit(jobs.Size(jobs.New{Input: canonical})); err != nil {
 		return jobs.View{}, err
 	}
@@ -240,13 +249,13 @@ func (w *World) startJob(account, quoteID string, m *catalog.Model, input map[st
 	raw, _ := json.Marshal(input)
 	outputs, err := w.describeOutputs(m, input, jobID)
 	if err != nil {
-		w.ledger.Refund(account, q.Credits)
+		w.ledger.Release(account, q.Credits) // no job was made: nothing was bought, nothing refunded
 		w.quotes.Release(account, q.ID, jobID)
 		return jobs.View{}, err
 	}
 	plan := w.plan(m, input, jobID, steer)
 	outputs = w.filter(m, jobID, steer, &plan, outputs)
-	return w.jobs.Create(jobs.New{
+	n := jobs.New{
 		Remade:    w.remade(m, raw, jobID, outputs),
 		ID:        jobID,
 		Account:   account,
@@ -257,7 +266,24 @@ func (w *World) startJob(account, quoteID string, m *catalog.Model, input map[st
 		Plan:      plan,
 		OutputTTL: w.outputTTL(steer.scenario, m),
 		Outputs:   outputs,
-	}), nil
+		Slot:      slot,
+	}
+	if reject == nil {
+		v := w.jobs.Create(n)
+		if v.QueuePosition > 0 {
+			w.Coverage().Hit(evidence.QueuedBehind)
+		}
+		return v, nil
+	}
+	v, err := w.jobs.TryCreate(n)
+	var limit *jobs.LimitError
+	if errors.As(err, &limit) {
+		// Another generation took the last slot since the check above: nothing stays held.
+		w.ledger.Release(account, q.Credits)
+		w.quotes.Release(account, q.ID, jobID)
+		return jobs.View{}, w.concurrencyLimited(reject, limit.RetryAt)
+	}
+	return v, err
 }
 
 // Wait blocks until the job is terminal, the wait limit passes (on the world's clock or in real

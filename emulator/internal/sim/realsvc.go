@@ -2,7 +2,9 @@ package sim
 
 import (
 	"maps"
+	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
@@ -127,4 +129,31 @@ func (w *World) filter(m *catalog.Model, jobID string, steer directives, plan *j
 	plan.Filtered = k
 	w.Coverage().Hit(evidence.Partial)
 	return outputs[:n-k]
+}
+
+// concurrencySlot is the slot group a new job of the model counts against under the
+// scenario's first concurrency rule that matches it (the zero Slot when none does), and the
+// rule when it refuses a job over its limit instead of queueing it.
+func concurrencySlot(sc *scenario.Scenario, m *catalog.Model, account, key string) (jobs.Slot, *scenario.Concurrency) {
+	i, c, ok := sc.ConcurrencyFor(m)
+	if !ok {
+		return jobs.Slot{}, nil
+	}
+	if c.Over != scenario.OverReject {
+		c = nil
+	}
+	return sc.Concurrency[i].Slot(i, account, key), c
+}
+
+// concurrencyLimited refuses a generation over a concurrency limit that rejects: 429, with a
+// Retry-After until the first of the group's jobs is planned to end (at least a second).
+func (w *World) concurrencyLimited(c *scenario.Concurrency, freeAt time.Time) error {
+	wait := max(1, int(math.Ceil(freeAt.Sub(w.clock.Now()).Seconds())))
+	jobsWord := " jobs"
+	if c.Limit == 1 {
+		jobsWord = " job"
+	}
+	return &problem.Error{Code: problem.ConcurrencyLimited, RetryAfter: min(wait, scenario.MaxRetryAfter),
+		Detail: "this " + c.Scope + " runs at most " + strconv.Itoa(c.Limit) + jobsWord + " of this kind at once, and has that many; nothing was held and the quote is still unused",
+		Extra:  map[string]any{"limit": c.Limit}}
 }

@@ -49,6 +49,8 @@ class Problem(_ProblemRequired, total=False):
     models: List[str]
     #: With `model_retired`: the model the lifecycle rule names as the replacement.
     replacement: str
+    #: With `concurrency_limited`: how many jobs the scenario's `concurrency` rule runs at once.
+    limit: int
 
 
 ProblemCode = str
@@ -364,6 +366,13 @@ class Job(_JobRequired, total=False):
     #: asked, rounded down; the rest of `credits` was refunded. Absent otherwise (a succeeded job is
     #: charged its `credits`).
     credits_charged: int
+    #: While the job waits for a slot behind a scenario's `concurrency` limit (`over: queue`): its
+    #: place in the line of jobs waiting for the same slots, from 1, in the order they were made; it
+    #: moves up as jobs ahead start, are canceled or expire. Absent otherwise — a job that holds
+    #: its slot is `queued` without it until its queue time ends. Its `created_at` is when it was
+    #: submitted; its queue time and run start when it gets a slot, and its queue time limit counts
+    #: from `created_at`.
+    queue_position: int
 
 
 class JobPage(TypedDict):
@@ -464,6 +473,13 @@ class ControlJob(_ControlJobRequired, total=False):
     #: asked, rounded down; the rest of `credits` was refunded. Absent otherwise (a succeeded job is
     #: charged its `credits`).
     credits_charged: int
+    #: While the job waits for a slot behind a scenario's `concurrency` limit (`over: queue`): its
+    #: place in the line of jobs waiting for the same slots, from 1, in the order they were made; it
+    #: moves up as jobs ahead start, are canceled or expire. Absent otherwise — a job that holds
+    #: its slot is `queued` without it until its queue time ends. Its `created_at` is when it was
+    #: submitted; its queue time and run start when it gets a slot, and its queue time limit counts
+    #: from `created_at`.
+    queue_position: int
     #: Where the job's model is in the tenant scenario's `lifecycle` now: `deprecated` from its
     #: `deprecated_at`, `retired` from its `sunset`; absent otherwise.
     model_phase: Literal["deprecated", "retired"]
@@ -593,6 +609,9 @@ class _ScenarioRequired(TypedDict):
 class Scenario(_ScenarioRequired, total=False):
     """The tenant's scenario in force."""
 
+    #: Present when the scenario limits how many jobs run at once (`concurrency`): how many rules it
+    #: has.
+    concurrency: int
     #: Present when the scenario turns the forward-compatibility mode on: which of its kinds are on
     #: (see the document's description).
     evolution: Dict[str, Any]

@@ -394,9 +394,13 @@ function drawJobs() {
     setText(tr.cells[3], j.output_type || '—');
     setText(tr.cells[4], j.account, j.account);
     const st = tr.cells[5];
-    if (st.dataset.v !== j.status) {
-      st.dataset.v = j.status;
-      st.replaceChildren(el('span', { class: 'st ' + j.status, text: j.status }));
+    // A job waiting behind a concurrency limit shows its place in the line.
+    const stKey = j.status + (j.queue_position ? ' #' + j.queue_position : '');
+    if (st.dataset.v !== stKey) {
+      st.dataset.v = stKey;
+      const badge = el('span', { class: 'st ' + j.status, text: j.status });
+      if (j.queue_position) st.replaceChildren(badge, el('span', { class: 'qp', title: 'place in the line for a concurrency slot', text: '#' + j.queue_position }));
+      else st.replaceChildren(badge);
     }
     const pct = Math.round((j.progress || 0) * 100);
     const pc = tr.cells[6];
@@ -453,7 +457,7 @@ async function loadJobDetail(force = true) {
     return;
   }
   const row = state.jobs.items.find(j => j.id === id);
-  const rowKey = row ? [row.id, row.status, row.progress, row.credit_status, row.finished_at].join('|') : '';
+  const rowKey = row ? [row.id, row.status, row.queue_position, row.progress, row.credit_status, row.finished_at].join('|') : '';
   if (!force && rowKey && rowKey === state.jobs.shown) return;
   let job;
   try {
@@ -467,7 +471,7 @@ async function loadJobDetail(force = true) {
     throw e;
   }
   if (state.jobs.selected !== id) return;
-  state.jobs.shown = [job.id, job.status, job.progress, job.credit_status, job.finished_at].join('|');
+  state.jobs.shown = [job.id, job.status, job.queue_position, job.progress, job.credit_status, job.finished_at].join('|');
   drawJobDetail(job);
 }
 
@@ -509,6 +513,7 @@ function drawJobDetail(j) {
     ['credits', fmtInt(j.credits) + ' · ' + j.credit_status + (j.filtered_outputs ? ' ' + fmtInt(j.credits_charged) + ', ' + j.filtered_outputs + ' output(s) filtered out' : '')],
     ['created', fullTime(j.created_at)], ['started', fullTime(j.started_at)], ['finished', fullTime(j.finished_at)],
     ['progress', Math.round((j.progress || 0) * 100) + '%'],
+    ...(j.queue_position ? [['queue position', j.queue_position + ' in the line for a concurrency slot']] : []),
   ]);
   const p = j.plan || {};
   const ending = p.ending || {};
@@ -718,6 +723,7 @@ async function loadScenario() {
   if (document.activeElement !== sel) sel.value = sc.name;
   kv($('#scenario-info'), [['in force', sc.name], ['about', sc.description || '—'], ['source', sc.source || '—'],
     ['overrides', String(sc.overrides)], ['faults', sc.faults + ' of its own still in force'], ['latency', (sc.latency || 0) + ' answer delay rule(s)'],
+    ...(sc.concurrency ? [['concurrency', sc.concurrency + ' rule(s): jobs past a limit wait their turn (queue position) or answer 429']] : []),
     ...(sc.evolution ? [['evolution', 'on: ' + Object.keys(sc.evolution).filter(k => sc.evolution[k]).join(', ') + ' (/v1 answers go beyond the contract)']] : [])]);
   $('#ratelimit-info').textContent = (sc.rate_limits ? sc.rate_limits + ' rate limit rule(s) in force' : 'No rate limits in this scenario') +
     '; ' + limited.total + ' request(s) answered 429 in the journal.';
