@@ -22,23 +22,24 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 )
 
-// bodyRule says whether a body may be left out.
-type bodyRule int
-
-const (
-	bodyRequired bodyRule = iota // an empty body is invalid_json
-	bodyOptional                 // an empty body, however it was sent, decodes to nil
-)
-
-// decodeBody is the one reader of request bodies: a JSON content type (or none), at most the
-// size limit, exactly one JSON object. Numbers stay exact (json.Number).
-func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, rule bodyRule) (map[string]any, error) {
+// decodeBody reads a body that must be one JSON object, as every JSON route takes it (see
+// readBody), into a map whose numbers stay exact (json.Number); it returns what was read too,
+// for the journal, even of a body refused.
+func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request) (map[string]any, []byte, error) {
 	body, err := s.readBody(w, r)
 	if err != nil {
-		return nil, err
+		return nil, body, err
 	}
-	if rule == bodyOptional && len(bytes.TrimSpace(body)) == 0 {
-		return nil, nil
+	obj, err := parseObject(body)
+	return obj, body, err
+}
+
+// decodeOptional is decodeBody for a body that may be left out: an empty one, however it was
+// sent, decodes to nil.
+func (s *Server) decodeOptional(w http.ResponseWriter, r *http.Request) (map[string]any, error) {
+	body, err := s.readBody(w, r)
+	if err != nil || len(bytes.TrimSpace(body)) == 0 {
+		return nil, err
 	}
 	return parseObject(body)
 }
@@ -130,13 +131,12 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	if r.Body != nil {
 		var err error
 		body, err = readAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), r.ContentLength, s.cfg.MaxBodyBytes, 64<<10)
-		keepSent(r, body) // the journal's copy: what was read, even of a body refused
 		if err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
-				return nil, problem.New(problem.PayloadTooLarge, "the body is over the limit of %d bytes", s.cfg.MaxBodyBytes)
+				return body, problem.New(problem.PayloadTooLarge, "the body is over the limit of %d bytes", s.cfg.MaxBodyBytes)
 			}
-			return nil, problem.New(problem.InvalidJSON, "the body could not be read to its end")
+			return body, problem.New(problem.InvalidJSON, "the body could not be read to its end")
 		}
 	}
 	return body, nil

@@ -66,9 +66,9 @@ var kinds = map[problem.Code]struct {
 	problem.InvalidSnapshot:         {422, "Invalid snapshot"},
 }
 
-// writeError sends err as problem+json. Unclassified errors are logged and sent as an
-// internal_error that reveals nothing of them.
-func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+// problemOf is the problem+json answer of err. Unclassified errors are logged and answered
+// as an internal_error that reveals nothing of them. The headers it needs are set on h.
+func (s *Server) problemOf(h http.Header, r *http.Request, err error) (status int, body []byte, code problem.Code) {
 	pe := problem.As(err)
 	if pe == nil {
 		s.log.Error("internal error", slog.String("request_id", requestID(r)), slog.String("path", r.URL.Path), slog.Any("error", err))
@@ -84,17 +84,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			kind.title = http.StatusText(pe.Status)
 		}
 	}
-	body := api.Problem{
-		Type:      "about:blank",
-		Title:     kind.title,
-		Status:    kind.status,
-		Detail:    pe.Detail,
-		Code:      string(pe.Code),
-		RequestID: requestID(r),
-		Errors:    pe.Errors,
-	}
-	b := encodeProblem(body, pe.Extra)
-	h := w.Header()
+	body = encodeProblem(api.Problem{Type: "about:blank", Title: kind.title, Status: kind.status, Detail: pe.Detail,
+		Code: string(pe.Code), RequestID: requestID(r), Errors: pe.Errors}, pe.Extra)
 	if pe.RetryAfter > 0 {
 		now := time.Now()
 		if world := infoOf(r).world; world != nil && pe.RetryAfterDate {
@@ -105,14 +96,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if pe.Code == problem.Unauthenticated {
 		h.Set("WWW-Authenticate", `Bearer realm="mediagen"`)
 	}
-	if rec := infoOf(r).rec; rec != nil {
-		rec.code = string(pe.Code)
-	}
-	h.Set("Content-Type", "application/problem+json")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
 	h.Del("ETag")
-	w.WriteHeader(kind.status)
-	_, _ = w.Write(b)
+	return kind.status, body, pe.Code
 }
 
 // encodeProblem writes the body without HTML escaping (details quote things like <key>) and
@@ -139,34 +124,15 @@ func encodeProblem(body api.Problem, extra map[string]any) []byte {
 	return out.Bytes()
 }
 
-// writeJSON sends a value as JSON with a status.
-func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	writeLine(w, status, append(b, '\n'))
-	return nil
-}
-
-// writeRaw sends already encoded JSON that the caller may share (a model's detail, say),
-// followed by a newline.
-func writeRaw(w http.ResponseWriter, status int, b []byte) {
-	line := make([]byte, len(b)+1)
-	copy(line, b)
-	line[len(b)] = '\n'
-	writeLine(w, status, line)
-}
-
-// writeLine sends encoded JSON that ends in a newline in one write: the answer then leaves in
-// as few system calls as it can, where a second write for the newline cost one more.
-func writeLine(w http.ResponseWriter, status int, line []byte) {
+// send writes a whole body of a content type with its length, in one write: the answer then
+// leaves in as few system calls as it can.
+func send(w http.ResponseWriter, status int, contentType string, body []byte) {
 	// Both values share one allocation; the names are already canonical.
-	vs := [...]string{"application/json", strconv.Itoa(len(line))}
+	vs := [...]string{contentType, strconv.Itoa(len(body))}
 	h := w.Header()
 	h["Content-Type"], h["Content-Length"] = vs[0:1:1], vs[1:2:2]
 	w.WriteHeader(status)
-	_, _ = w.Write(line)
+	_, _ = w.Write(body)
 }
 
 // timestamp formats an instant as the API does: RFC 3339, UTC, Z.
@@ -211,29 +177,95 @@ func retryAfterDate(h http.Header) int {
 	return int(math.Ceil(at.Sub(sent).Seconds()))
 }
 
-// reply is what an API handler answers: the status, the body, and the facts the journal keeps
-// for the report, which one adapter notes and writes; parked says a wait=true generation took
-// the connection over, to answer later. A handler that fails returns, beside its error, the
-// facts it learned before (the model a refused quote named, say).
+// reply is what a handler answers: the status, the headers beside those every answer has, the
+// body (a value encoded as JSON, bytes already encoded, or a writer for what is streamed or
+// served with ranges), and the facts the evidence keeps. A handler that fails returns, beside
+// its error, the facts and headers it had (the model a refused quote named, the deprecation
+// of a retired model).
 type reply struct {
 	status int
-	body   any
+	header http.Header
+	body   any    // encoded as a JSON line
+	raw    []byte // the body as it goes, of contentType ("" is JSON)
+	// contentType is raw's media type.
+	contentType string
+	// stream writes the whole answer itself: a file, an event stream, a fault's broken answer.
+	stream func(w http.ResponseWriter)
 	facts  facts
+	// parked says a wait=true generation took the connection over, to answer later.
 	parked bool
 }
 
-// replyFunc is an API handler that returns its reply.
+// setHeader sets a header of the reply; name is canonical.
+func (rep *reply) setHeader(name, value string) {
+	if rep.header == nil {
+		rep.header = make(http.Header, 1)
+	}
+	rep.header[name] = []string{value}
+}
+
+// replyFunc is a handler that returns its reply, or its error, for answer to write.
 type replyFunc func(w http.ResponseWriter, r *http.Request) (reply, error)
 
-// replying adapts a replyFunc: the reply's facts go to the journal, then the reply or the error
-// is written.
-func (s *Server) replying(h replyFunc) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+// handle makes a route's handler of h.
+func (s *Server) handle(h replyFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rep, err := h(w, r)
-		about(r, rep.facts)
-		if err != nil || rep.parked || rep.status == 0 {
-			return err
-		}
-		return s.writeJSON(w, rep.status, rep.body)
+		s.answer(w, r, rep, err)
+	})
+}
+
+// answer writes a reply, or err as problem+json beside the reply's headers and facts, and
+// tells the frame's recorder the facts: the one place an answer is written and what the
+// evidence learns of it noted.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, rep reply, err error) {
+	h := w.Header()
+	for name, v := range rep.header {
+		h[name] = v
 	}
+	if err != nil {
+		var code problem.Code
+		rep.status, rep.raw, code = s.problemOf(h, r, err)
+		rep.contentType, rep.body, rep.stream, rep.parked = "application/problem+json", nil, nil, false
+		rep.facts.code = string(code)
+	}
+	rec := infoOf(r).rec
+	if rec != nil {
+		rec.note(&rep.facts)
+	}
+	switch {
+	case rep.parked:
+		if rec != nil && rec.parked != nil {
+			rec.parked.header = rep.header // the connection is the parked answer's now
+		}
+	case rep.stream != nil:
+		rep.stream(w)
+	case rep.body != nil:
+		b, err := json.Marshal(rep.body)
+		if err != nil {
+			s.answer(w, r, reply{}, err)
+			return
+		}
+		send(w, rep.status, "application/json", append(b, '\n'))
+	case rep.raw != nil:
+		ct := rep.contentType
+		if ct == "" {
+			ct = "application/json"
+		}
+		send(w, rep.status, ct, rep.raw)
+	case rep.status != 0:
+		w.WriteHeader(rep.status)
+	}
+}
+
+// noContent is the reply of a change with nothing to show.
+var noContent = reply{status: http.StatusNoContent}
+
+// jsonLine is already encoded JSON that may be shared (a model's detail, say) as a whole body,
+// with its newline.
+func jsonLine(b []byte) []byte {
+	line := make([]byte, len(b)+1)
+	copy(line, b)
+	line[len(b)] = '\n'
+	return line
 }

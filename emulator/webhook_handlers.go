@@ -69,53 +69,52 @@ func webhooksBody(w *sim.World) api.Webhooks {
 	return out
 }
 
-func (s *Server) getWebhooks() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		return s.writeJSON(w, http.StatusOK, webhooksBody(worldOf(r)))
+func (s *Server) getWebhooks() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
+		return reply{status: http.StatusOK, body: webhooksBody(worldOf(r))}, nil
 	}
 }
 
 // putWebhooks puts the tenant's webhook in force: {"url", "secret", "events", "audit",
 // "chaos"}, replacing any other.
-func (s *Server) putWebhooks() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		body, err := s.decodeBody(w, r, bodyRequired)
+func (s *Server) putWebhooks() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
+		body, _, err := s.decodeBody(w, r)
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		raw, _ := json.Marshal(body)
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
 		var in api.WebhookConfig
 		if err := dec.Decode(&in); err != nil {
-			return problem.New(problem.InvalidRequest, `send {"url": "http://127.0.0.1:PORT/...", "secret": "whsec_...", "events": [...], "audit": false, "chaos": {...}}; %s`, jsonMessage(err))
+			return reply{}, problem.New(problem.InvalidRequest, `send {"url": "http://127.0.0.1:PORT/...", "secret": "whsec_...", "events": [...], "audit": false, "chaos": {...}}; %s`, jsonMessage(err))
 		}
 		cfg, err := webhooks.Parse(in, true)
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		cfg.Source = "control"
 		world := worldOf(r)
 		world.SeenBase(baseURL(r))
 		world.SetWebhook(cfg)
-		return s.writeJSON(w, http.StatusOK, webhooksBody(world))
+		return reply{status: http.StatusOK, body: webhooksBody(world)}, nil
 	}
 }
 
 // deleteWebhooks turns the tenant's webhook off; deliveries still due are dropped.
-func (s *Server) deleteWebhooks() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) deleteWebhooks() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		worldOf(r).SetWebhook(nil)
-		w.WriteHeader(http.StatusNoContent)
-		return nil
+		return noContent, nil
 	}
 }
 
 // listWebhookDeliveries is GET /_emulator/webhooks/deliveries: every attempt logged, oldest
 // first.
-func (s *Server) listWebhookDeliveries() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) listWebhookDeliveries() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		data, dropped := worldOf(r).Webhooks().Log()
-		return s.writeJSON(w, http.StatusOK, api.WebhookDeliveries{Data: data, Dropped: dropped})
+		return reply{status: http.StatusOK, body: api.WebhookDeliveries{Data: data, Dropped: dropped}}, nil
 	}
 }
