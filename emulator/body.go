@@ -52,6 +52,11 @@ func (s *Server) decodeInto(w http.ResponseWriter, r *http.Request, v any) error
 	if err != nil {
 		return err
 	}
+	return strictly(body, v)
+}
+
+// strictly decodes a body as decodeInto does.
+func strictly(body []byte, v any) error {
 	if _, err := parseObject(body); err != nil {
 		return err
 	}

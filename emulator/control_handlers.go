@@ -1,6 +1,8 @@
 package emulator
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -86,19 +88,14 @@ func (s *Server) getClock() replyFunc {
 // setClock changes the tenant's clock mode and moves the clock, and answers once everything
 // that fell due has happened: job transitions in order, quote, output and key expiry.
 func (s *Server) setClock() replyFunc {
-	change := envelope{fields: map[string]string{"advance": "string", "set": "string", "mode": "string"}}
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		world := worldOf(r)
-		body, _, err := s.decodeBody(w, r)
-		if err != nil {
+		var c api.ClockChange
+		if err := s.decodeInto(w, r, &c); err != nil {
 			return reply{}, err
 		}
-		if err := change.check(body); err != nil {
-			return reply{}, err
-		}
-		advance, hasAdvance := body["advance"].(string)
-		set, hasSet := body["set"].(string)
-		name, hasMode := body["mode"].(string)
+		advance, set, name := c.Advance, c.Set, c.Mode
+		hasAdvance, hasSet, hasMode := advance != "", set != "", name != ""
 		mode, modeOK := clock.ParseMode(name)
 		switch {
 		case hasAdvance && hasSet || !hasAdvance && !hasSet && !hasMode:
@@ -106,6 +103,7 @@ func (s *Server) setClock() replyFunc {
 		case hasMode && !modeOK:
 			return reply{}, problem.New(problem.InvalidClockChange, "mode %q: want real, manual or skip", name)
 		}
+		var err error
 		var d time.Duration
 		var t time.Time
 		if hasAdvance {
@@ -181,27 +179,28 @@ func (s *Server) getScenario() replyFunc {
 func (s *Server) putScenario() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		world := worldOf(r)
-		body, _, err := s.decodeBody(w, r)
-		if err != nil {
+		var c api.ScenarioChange
+		if err := s.decodeInto(w, r, &c); err != nil {
 			return reply{}, err
 		}
-		name, hasName := body["name"].(string)
-		inline, hasInline := body["scenario"]
-		if len(body) != 1 || (!hasName && !hasInline) {
+		if (c.Name == "") == (c.Scenario == nil) {
 			return reply{}, problem.New(problem.InvalidRequest, `send {"name": "<embedded scenario>"} or {"scenario": {<scenario document>}}`)
 		}
-		var sc *scenario.Scenario
-		if hasName {
-			var ok bool
-			if sc, ok = s.scenarios[name]; !ok {
-				return reply{}, problem.New(problem.ScenarioNotFound, "no scenario %q (embedded: %s)", name, strings.Join(scenarioNames(s.scenarios), ", "))
-			}
-		} else {
+		sc, ok := s.scenarios[c.Name]
+		if c.Name != "" && !ok {
+			return reply{}, problem.New(problem.ScenarioNotFound, "no scenario %q (embedded: %s)", c.Name, strings.Join(scenarioNames(s.scenarios), ", "))
+		}
+		if c.Scenario != nil {
 			// JSON is YAML, so the inline document goes through the same strict loader; indented,
-			// so each problem's line points into the document as printed back in the answer.
+			// with its members in order, so each problem's line points into the document as
+			// printed back in the answer.
+			var inline any
+			d := json.NewDecoder(bytes.NewReader(c.Scenario))
+			d.UseNumber()
+			_ = d.Decode(&inline) // it decoded once already
 			raw, _ := json.MarshalIndent(inline, "", "  ")
-			sc, err = scenario.Parse("request body", raw)
-			if err != nil {
+			var err error
+			if sc, err = scenario.Parse("request body", raw); err != nil {
 				return reply{}, invalidScenario(err)
 			}
 			if sc.Name == "request body" {
@@ -371,25 +370,18 @@ func (s *Server) putAccount() replyFunc {
 // forceJob ends a job now: complete makes it succeed (with real outputs), fail makes it fail
 // with {"code", "message"} (default generation_failed).
 func (s *Server) forceJob(status jobs.Status) replyFunc {
-	failure := envelope{fields: map[string]string{"code": "string", "message": "string"}}
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		var jerr *jobs.Error
 		if status == jobs.Failed {
-			body, err := s.decodeOptional(w, r)
+			body, err := s.readBody(w, r)
+			if err == nil && len(bytes.TrimSpace(body)) > 0 {
+				var f api.JobFailure
+				err = strictly(body, &f)
+				code := cmp.Or(f.Code, "generation_failed")
+				jerr = &jobs.Error{Code: code, Message: cmp.Or(f.Message, scenario.DefaultMessage(code))}
+			}
 			if err != nil {
 				return reply{}, err
-			}
-			if body != nil {
-				if err := failure.check(body); err != nil {
-					return reply{}, err
-				}
-				jerr = &jobs.Error{Code: "generation_failed", Message: scenario.DefaultMessage("generation_failed")}
-				if c, ok := body["code"].(string); ok {
-					jerr.Code, jerr.Message = c, scenario.DefaultMessage(c)
-				}
-				if m, ok := body["message"].(string); ok {
-					jerr.Message = m
-				}
 			}
 		}
 		v, err := worldOf(r).Force(pathVar(r, "id"), status, jerr)

@@ -1,7 +1,6 @@
 package emulator
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -79,16 +78,9 @@ func (s *Server) getWebhooks() replyFunc {
 // "chaos"}, replacing any other.
 func (s *Server) putWebhooks() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
-		body, _, err := s.decodeBody(w, r)
-		if err != nil {
-			return reply{}, err
-		}
-		raw, _ := json.Marshal(body)
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
 		var in api.WebhookConfig
-		if err := dec.Decode(&in); err != nil {
-			return reply{}, problem.New(problem.InvalidRequest, `send {"url": "http://127.0.0.1:PORT/...", "secret": "whsec_...", "events": [...], "audit": false, "chaos": {...}}; %s`, jsonMessage(err))
+		if err := s.decodeInto(w, r, &in); err != nil {
+			return reply{}, err
 		}
 		cfg, err := webhooks.Parse(in, true)
 		if err != nil {
