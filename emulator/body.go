@@ -126,11 +126,8 @@ func kindName(t reflect.Type) string {
 // readBody reads a request's body as every JSON route takes it: a JSON content type (or none),
 // at most the size limit.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return nil, problem.New(problem.UnsupportedMediaType, "send the body as application/json, not %q", ct)
-		}
+	if err := jsonContent(r, "the body"); err != nil {
+		return nil, err
 	}
 	var body []byte
 	if r.Body != nil {
@@ -145,6 +142,17 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 		}
 	}
 	return body, nil
+}
+
+// jsonContent refuses a request whose body (what) is sent as other than JSON; none said is JSON.
+func jsonContent(r *http.Request, what string) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			return problem.New(problem.UnsupportedMediaType, "send %s as application/json, not %q", what, ct)
+		}
+	}
+	return nil
 }
 
 // readAll reads a body to its end, into a buffer the size the request announced when it

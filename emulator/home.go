@@ -63,11 +63,18 @@ func (s *Server) home() replyFunc {
 // prefersJSON reports whether an Accept header ranks application/json above text/html. Ties,
 // wildcards alone and an absent header choose HTML.
 func prefersJSON(accept []string) bool {
-	jsonQ, htmlQ := -1.0, -1.0
+	q := acceptQ(accept, "application/json")
+	return q > 0 && q > acceptQ(accept, "text/html")
+}
+
+// acceptQ is the quality an Accept header gives a media type named exactly, or -1 when it
+// does not name it.
+func acceptQ(accept []string, mediaType string) float64 {
+	best := -1.0
 	for _, line := range accept {
 		for _, part := range strings.Split(line, ",") {
 			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err != nil {
+			if err != nil || mt != mediaType {
 				continue
 			}
 			q := 1.0
@@ -76,13 +83,8 @@ func prefersJSON(accept []string) bool {
 					q = f
 				}
 			}
-			switch mt {
-			case "application/json":
-				jsonQ = max(jsonQ, q)
-			case "text/html":
-				htmlQ = max(htmlQ, q)
-			}
+			best = max(best, q)
 		}
 	}
-	return jsonQ > 0 && jsonQ > htmlQ
+	return best
 }

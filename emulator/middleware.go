@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -650,8 +651,9 @@ func (s *Server) requireKey(perm catalog.Permission, next replyFunc) replyFunc {
 		info.key = key // set once, before the handler runs; no copy of the request for it
 		rep, err := next(w, r)
 		rep.facts.account = key.Account
-		for name, v := range limits {
-			rep.setHeader(name, v[0])
+		if limits != nil { // a reply's header may be shared: the limits' own is fresh
+			maps.Copy(limits, rep.header)
+			rep.header = limits
 		}
 		return rep, err
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -52,11 +51,8 @@ func (s *Server) snapshotOf(t *sim.Tenant, withJournal bool) api.Snapshot {
 // putSnapshot replaces the tenant's world with the snapshot sent, at once, or changes nothing.
 func (s *Server) putSnapshot() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
-		if ct := r.Header.Get("Content-Type"); ct != "" {
-			mt, _, err := mime.ParseMediaType(ct)
-			if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-				return reply{}, problem.New(problem.UnsupportedMediaType, "send the snapshot as application/json, not %q", ct)
-			}
+		if err := jsonContent(r, "the snapshot"); err != nil {
+			return reply{}, err
 		}
 		limit := s.cfg.MaxSnapshotBytes
 		// The body's bytes are reserved while they are read, decoded and restored, so uploads

@@ -1,10 +1,8 @@
 package emulator
 
 import (
-	"mime"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
@@ -166,13 +164,5 @@ func wantsMarkdown(r *http.Request) (bool, error) {
 		}
 		return false, paramError("format", "format must be json or markdown")
 	}
-	for _, line := range r.Header.Values("Accept") {
-		for _, part := range strings.Split(line, ",") {
-			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err == nil && mt == "text/markdown" && params["q"] != "0" {
-				return true, nil
-			}
-		}
-	}
-	return false, nil
+	return acceptQ(r.Header.Values("Accept"), "text/markdown") > 0, nil
 }
