@@ -84,7 +84,7 @@ func (s *Server) cors(router *mux.Router, framed http.Handler) http.Handler {
 		if len(allowed) == 0 {
 			return reply{}, problem.New(problem.NotFound, "no endpoint at %s", r.URL.Path)
 		}
-		rep := reply{status: http.StatusNoContent, header: http.Header{"Allow": {joinMethods(append(allowed, http.MethodOptions))}}}
+		rep := reply{status: http.StatusNoContent, header: http.Header{"Allow": {strings.Join(append(allowed, http.MethodOptions), ", ")}}}
 		if w.Header().Get("Access-Control-Allow-Origin") != "" {
 			rep.header["Access-Control-Allow-Methods"] = []string{corsAllowMethods}
 			rep.header["Access-Control-Allow-Headers"] = []string{corsAllowHeaders}

@@ -238,7 +238,9 @@ func (rec *recorder) sending() {
 			RequestBody: f.sent, ResponseBody: rec.body, // the journal caps both
 			Wall: world.SkipWall(rec.start),
 		}
-		e.RetryAfter, e.RetryAt = rec.retryAfter()
+		if rec.status == http.StatusTooManyRequests || rec.status == http.StatusServiceUnavailable {
+			e.RetryAfter, e.RetryAt = f.retryAfter, f.retryAt // the report judges whether the client waited
+		}
 		world.Journal().AddRequest(e, rec.header, rec.arrival)
 		// Coverage learns what happened here too, from the same facts. A gateway fault's page
 		// has no code: the fault's own case counts it.
@@ -259,25 +261,6 @@ func (rec *recorder) sending() {
 	}
 }
 
-// retryAfter is the Retry-After the answer carries, in seconds, or 0, and when it is an
-// HTTP-date, that instant: the report judges whether the client waited it out, to the second
-// the date names.
-func (rec *recorder) retryAfter() (int, time.Time) {
-	if rec.status != http.StatusTooManyRequests && rec.status != http.StatusServiceUnavailable {
-		return 0, time.Time{}
-	}
-	h := rec.Header()
-	v := h.Get("Retry-After")
-	if n, err := strconv.Atoi(v); err == nil {
-		return max(n, 0), time.Time{}
-	}
-	at, err := http.ParseTime(v)
-	if err != nil {
-		return 0, time.Time{}
-	}
-	return max(retryAfterDate(h), 0), at
-}
-
 // Unwrap lets http.ResponseController reach the connection (flush, deadlines, hijack).
 func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
 
@@ -292,6 +275,11 @@ type facts struct {
 	quoteExpires                                           time.Time
 	sent                                                   []byte
 	link                                                   sim.LinkFacts
+	// retryAfter is the Retry-After the answer asks for, in seconds, sent as a date (retryAt)
+	// when retryDate says so.
+	retryAfter int
+	retryDate  bool
+	retryAt    time.Time
 	// replayed and waitedOut are flows coverage counts: an idempotent replay, and a wait=true
 	// generation answered 202.
 	replayed, waitedOut bool
@@ -318,6 +306,9 @@ func (rec *recorder) note(f *facts) {
 	}
 	if f.link != (sim.LinkFacts{}) {
 		g.link = f.link
+	}
+	if f.retryAfter > 0 {
+		g.retryAfter, g.retryDate, g.retryAt = f.retryAfter, f.retryDate, f.retryAt
 	}
 	g.replayed, g.waitedOut = g.replayed || f.replayed, g.waitedOut || f.waitedOut
 }

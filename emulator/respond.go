@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"maps"
-	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -66,9 +65,10 @@ var kinds = map[problem.Code]struct {
 	problem.InvalidSnapshot:         {422, "Invalid snapshot"},
 }
 
-// problemOf is the problem+json answer of err. Unclassified errors are logged and answered
-// as an internal_error that reveals nothing of them. The headers it needs are set on h.
-func (s *Server) problemOf(h http.Header, r *http.Request, err error) (status int, body []byte, code problem.Code) {
+// problemOf is the problem+json answer of err, beside what rep had. Unclassified errors are
+// logged and answered as an internal_error that reveals nothing of them. The headers it needs
+// are set on h.
+func (s *Server) problemOf(h http.Header, r *http.Request, rep reply, err error) reply {
 	pe := problem.As(err)
 	if pe == nil {
 		s.log.Error("internal error", slog.String("request_id", requestID(r)), slog.String("path", r.URL.Path), slog.Any("error", err))
@@ -84,20 +84,15 @@ func (s *Server) problemOf(h http.Header, r *http.Request, err error) (status in
 			kind.title = http.StatusText(pe.Status)
 		}
 	}
-	body = encodeProblem(api.Problem{Type: "about:blank", Title: kind.title, Status: kind.status, Detail: pe.Detail,
-		Code: string(pe.Code), RequestID: requestID(r), Errors: pe.Errors}, pe.Extra)
-	if pe.RetryAfter > 0 {
-		now := time.Now()
-		if world := infoOf(r).world; world != nil && pe.RetryAfterDate {
-			now = world.Now()
-		}
-		setRetryAfter(h, pe.RetryAfter, pe.RetryAfterDate, now)
-	}
 	if pe.Code == problem.Unauthenticated {
 		h.Set("WWW-Authenticate", `Bearer realm="mediagen"`)
 	}
 	h.Del("ETag")
-	return kind.status, body, pe.Code
+	rep.raw = encodeProblem(api.Problem{Type: "about:blank", Title: kind.title, Status: kind.status, Detail: pe.Detail,
+		Code: string(pe.Code), RequestID: requestID(r), Errors: pe.Errors}, pe.Extra)
+	rep.status, rep.contentType, rep.body, rep.stream, rep.parked = kind.status, "application/problem+json", nil, nil, false
+	rep.facts.code, rep.facts.retryAfter, rep.facts.retryDate = string(pe.Code), pe.RetryAfter, pe.RetryAfterDate
+	return rep
 }
 
 // encodeProblem writes the body without HTML escaping (details quote things like <key>) and
@@ -148,33 +143,26 @@ func nullableTime(t time.Time) *string {
 }
 
 // setRetryAfter sends Retry-After as seconds, or as an HTTP-date (RFC 9110 §10.2.3) that many
-// seconds after the answer's Date. Date follows the emulator's clock (see the frame), so the
-// date is on the same timeline as the rate-limit windows and every timestamp in a body.
-func setRetryAfter(h http.Header, seconds int, date bool, now time.Time) {
+// seconds after the answer's Date, and returns that date. Date follows the emulator's clock (see
+// the frame), so the date is on the same timeline as the rate-limit windows and every timestamp
+// in a body.
+func setRetryAfter(h http.Header, r *http.Request, seconds int, date bool) time.Time {
 	if !date {
 		h.Set("Retry-After", strconv.Itoa(seconds))
-		return
+		return time.Time{}
 	}
 	sent, err := http.ParseTime(h.Get("Date"))
 	if err != nil {
+		now := time.Now()
+		if world := infoOf(r).world; world != nil {
+			now = world.Now()
+		}
 		sent = now.UTC().Truncate(time.Second)
 		h.Set("Date", sent.Format(http.TimeFormat))
 	}
-	h.Set("Retry-After", sent.Add(time.Duration(seconds)*time.Second).Format(http.TimeFormat))
-}
-
-// retryAfterDate reads a Retry-After sent as an HTTP-date as seconds after the answer's Date;
-// -1 when it is not one.
-func retryAfterDate(h http.Header) int {
-	at, err := http.ParseTime(h.Get("Retry-After"))
-	if err != nil {
-		return -1
-	}
-	sent, err := http.ParseTime(h.Get("Date"))
-	if err != nil {
-		return -1
-	}
-	return int(math.Ceil(at.Sub(sent).Seconds()))
+	at := sent.Add(time.Duration(seconds) * time.Second)
+	h.Set("Retry-After", at.Format(http.TimeFormat))
+	return at
 }
 
 // reply is what a handler answers: the status, the headers beside those every answer has, the
@@ -222,12 +210,15 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, rep reply, err e
 	h := w.Header()
 	for name, v := range rep.header {
 		h[name] = v
+		if v == nil { // a header of no values is one the answer leaves out
+			delete(h, name)
+		}
 	}
 	if err != nil {
-		var code problem.Code
-		rep.status, rep.raw, code = s.problemOf(h, r, err)
-		rep.contentType, rep.body, rep.stream, rep.parked = "application/problem+json", nil, nil, false
-		rep.facts.code = string(code)
+		rep = s.problemOf(h, r, rep, err)
+	}
+	if rep.facts.retryAfter > 0 {
+		rep.facts.retryAt = setRetryAfter(h, r, rep.facts.retryAfter, rep.facts.retryDate)
 	}
 	rec := infoOf(r).rec
 	if rec != nil {

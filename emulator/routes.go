@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"net/http"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -87,7 +88,7 @@ func (s *Server) router() *mux.Router {
 		return reply{}, problem.New(problem.NotFound, "no endpoint at %s %s", req.Method, req.URL.Path)
 	})
 	r.MethodNotAllowedHandler = s.handle(func(w http.ResponseWriter, req *http.Request) (reply, error) {
-		allowed := joinMethods(allowedMethods(r, req))
+		allowed := strings.Join(allowedMethods(r, req), ", ")
 		return reply{header: http.Header{"Allow": {allowed}}},
 			problem.New(problem.MethodNotAllowed, "%s does not answer %s; it answers %s", req.URL.Path, req.Method, allowed)
 	})
@@ -158,11 +159,7 @@ func routeName(r *mux.Router, req *http.Request, match *mux.RouteMatch) string {
 	route := match.Route
 	if match.MatchErr == mux.ErrMethodMismatch {
 		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
-			probe := req.Clone(req.Context())
-			probe.Method = m
-			var found mux.RouteMatch
-			if r.Match(probe, &found) && found.MatchErr == nil {
-				route = found.Route
+			if route = routeFor(r, req, m); route != nil {
 				break
 			}
 		}
@@ -208,23 +205,20 @@ var routeVar = regexp.MustCompile(`\{(\w+):[^}]*\}`)
 func allowedMethods(r *mux.Router, req *http.Request) []string {
 	var out []string
 	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-		probe := req.Clone(req.Context())
-		probe.Method = m
-		var match mux.RouteMatch
-		if r.Match(probe, &match) && match.MatchErr == nil {
+		if routeFor(r, req, m) != nil {
 			out = append(out, m)
 		}
 	}
 	return out
 }
 
-func joinMethods(ms []string) string {
-	out := ""
-	for i, m := range ms {
-		if i > 0 {
-			out += ", "
-		}
-		out += m
+// routeFor is the route that answers the request's path with method m, or nil.
+func routeFor(r *mux.Router, req *http.Request, m string) *mux.Route {
+	probe := req.Clone(req.Context())
+	probe.Method = m
+	var found mux.RouteMatch
+	if r.Match(probe, &found) && found.MatchErr == nil {
+		return found.Route
 	}
-	return out
+	return nil
 }

@@ -154,25 +154,11 @@ func (s *Server) injectFault(r *http.Request, f api.FaultRule) (reply, error, bo
 			RetryAfterDate: f.RetryAfterFormat == api.RetryAfterDate,
 			Detail:         "injected fault: this request was answered with " + strconv.Itoa(f.Status) + " on purpose"}, true
 	case api.FaultGateway:
-		return reply{stream: func(w http.ResponseWriter) {
-			// What a proxy in front of the service sends when the service does not answer: its
-			// own HTML page, none of the service's headers, no problem body.
-			body := gatewayPage(f.Status)
-			h := w.Header()
-			h.Del("X-Request-Id")
-			h.Set("Content-Type", "text/html")
-			h.Set("Content-Length", strconv.Itoa(len(body)))
-			h.Set("Server", "nginx")
-			if f.RetryAfter > 0 {
-				now := time.Now()
-				if f.RetryAfterFormat == api.RetryAfterDate {
-					now = worldOf(r).Now()
-				}
-				setRetryAfter(h, f.RetryAfter, f.RetryAfterFormat == api.RetryAfterDate, now)
-			}
-			w.WriteHeader(f.Status)
-			_, _ = w.Write(body)
-		}}, nil, true
+		// What a proxy in front of the service sends when the service does not answer: its own
+		// HTML page, none of the service's headers, no problem body.
+		return reply{status: f.Status, raw: gatewayPage(f.Status), contentType: "text/html",
+			header: http.Header{"X-Request-Id": nil, "Server": {"nginx"}},
+			facts:  facts{retryAfter: f.RetryAfter, retryDate: f.RetryAfterFormat == api.RetryAfterDate}}, nil, true
 	case api.FaultReset:
 		return reply{stream: resetConnection}, nil, true
 	case api.FaultMalformed:
