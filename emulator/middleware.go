@@ -239,7 +239,7 @@ func (rec *recorder) sending() {
 			Wall: world.SkipWall(rec.start),
 		}
 		if rec.status == http.StatusTooManyRequests || rec.status == http.StatusServiceUnavailable {
-			e.RetryAfter, e.RetryAt = f.retryAfter, f.retryAt // the report judges whether the client waited
+			e.RetryAfter, e.RetryAt = int(f.retryAfter), f.retryAt // the report judges whether the client waited
 		}
 		world.Journal().AddRequest(e, rec.header, rec.arrival)
 		// Coverage learns what happened here too, from the same facts. A gateway fault's page
@@ -275,14 +275,13 @@ type facts struct {
 	quoteExpires                                           time.Time
 	sent                                                   []byte
 	link                                                   sim.LinkFacts
+	retryAt                                                time.Time
 	// retryAfter is the Retry-After the answer asks for, in seconds, sent as a date (retryAt)
-	// when retryDate says so.
-	retryAfter int
-	retryDate  bool
-	retryAt    time.Time
-	// replayed and waitedOut are flows coverage counts: an idempotent replay, and a wait=true
-	// generation answered 202.
-	replayed, waitedOut bool
+	// when retryDate says so. replayed and waitedOut are flows coverage counts: an idempotent
+	// replay, and a wait=true generation answered 202. These sit together, in 8 bytes, so that
+	// the recorder keeps within its allocation size class.
+	retryAfter                     int32
+	replayed, waitedOut, retryDate bool
 }
 
 // note adds what f says to the request's facts; what f leaves empty keeps what an earlier note

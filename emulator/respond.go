@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"maps"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -91,7 +92,7 @@ func (s *Server) problemOf(h http.Header, r *http.Request, rep reply, err error)
 	rep.raw = encodeProblem(api.Problem{Type: "about:blank", Title: kind.title, Status: kind.status, Detail: pe.Detail,
 		Code: string(pe.Code), RequestID: requestID(r), Errors: pe.Errors}, pe.Extra)
 	rep.status, rep.contentType, rep.body, rep.stream, rep.parked = kind.status, "application/problem+json", nil, nil, false
-	rep.facts.code, rep.facts.retryAfter, rep.facts.retryDate = string(pe.Code), pe.RetryAfter, pe.RetryAfterDate
+	rep.facts.code, rep.facts.retryAfter, rep.facts.retryDate = string(pe.Code), int32(min(pe.RetryAfter, math.MaxInt32)), pe.RetryAfterDate
 	return rep
 }
 
@@ -218,7 +219,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, rep reply, err e
 		rep = s.problemOf(h, r, rep, err)
 	}
 	if rep.facts.retryAfter > 0 {
-		rep.facts.retryAt = setRetryAfter(h, r, rep.facts.retryAfter, rep.facts.retryDate)
+		rep.facts.retryAt = setRetryAfter(h, r, int(rep.facts.retryAfter), rep.facts.retryDate)
 	}
 	rec := infoOf(r).rec
 	if rec != nil {

@@ -158,7 +158,7 @@ func (s *Server) injectFault(r *http.Request, f api.FaultRule) (reply, error, bo
 		// HTML page, none of the service's headers, no problem body.
 		return reply{status: f.Status, raw: gatewayPage(f.Status), contentType: "text/html",
 			header: http.Header{"X-Request-Id": nil, "Server": {"nginx"}},
-			facts:  facts{retryAfter: f.RetryAfter, retryDate: f.RetryAfterFormat == api.RetryAfterDate}}, nil, true
+			facts:  facts{retryAfter: int32(f.RetryAfter), retryDate: f.RetryAfterFormat == api.RetryAfterDate}}, nil, true
 	case api.FaultReset:
 		return reply{stream: resetConnection}, nil, true
 	case api.FaultMalformed:
