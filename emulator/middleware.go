@@ -99,8 +99,9 @@ func validRequestID(id string) bool {
 
 // recorder is the frame's writer: it remembers what the journal and the log want to know of
 // an answer, its status and the facts of the request, and makes its journal entry as the answer
-// starts. Its fields are written by the frame and by answer alone (and by park, which takes the
-// answer over); handlers and the layers between return what they learn.
+// starts. Its fields are written in this file alone, by the frame, its traffic layer and the
+// recorder's own methods, which answer (note) and park call; handlers and the layers between
+// return what they learn.
 type recorder struct {
 	http.ResponseWriter
 	status   int

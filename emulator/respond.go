@@ -253,8 +253,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, rep reply, err e
 // noContent is the reply of a change with nothing to show.
 var noContent = reply{status: http.StatusNoContent}
 
-// jsonLine is already encoded JSON that may be shared (a model's detail, say) as a whole body,
-// with its newline.
+// jsonLine is encoded JSON with the newline every JSON answer ends in, in a copy of its own.
 func jsonLine(b []byte) []byte {
 	line := make([]byte, len(b)+1)
 	copy(line, b)
