@@ -34,16 +34,6 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request) (map[string]
 	return obj, body, err
 }
 
-// decodeOptional is decodeBody for a body that may be left out: an empty one, however it was
-// sent, decodes to nil.
-func (s *Server) decodeOptional(w http.ResponseWriter, r *http.Request) (map[string]any, error) {
-	body, err := s.readBody(w, r)
-	if err != nil || len(bytes.TrimSpace(body)) == 0 {
-		return nil, err
-	}
-	return parseObject(body)
-}
-
 // decodeInto reads a body that must be one JSON object (as decodeBody does) into a wire type
 // strictly: a member unknown, given twice or of the wrong type is an invalid_request problem
 // with a JSON Pointer to it.

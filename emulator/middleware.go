@@ -417,7 +417,7 @@ func (s *Server) traffic(router *mux.Router, next http.Handler) http.Handler {
 		sc := s.stage(router, r, world, onAPI)
 		rec.info.peeked = sc.peeked
 		rec.note(&sc.facts)
-		if sc.fired {
+		if sc.facts.fault != "" {
 			world.Coverage().Fault(sc.fault.Action)
 			if rep, err, answered := s.injectFault(r, sc.fault); answered {
 				s.answer(w, r, rep, err)

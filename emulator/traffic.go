@@ -22,14 +22,13 @@ import (
 )
 
 // scene is what the scenario in force makes of an API or file request before its handler: the
-// model a rule matching models needs, the fault it fires, and what it learned (the body read,
-// the fault and its kind, the account the key names, the route of an answer made before
-// routing).
+// model a rule matching models needs, the fault it fires (when facts name one), and what it
+// learned (the body read, the fault and its kind, the account the key names, the route of an
+// answer made before routing).
 type scene struct {
 	facts  facts
 	peeked *catalog.Model
 	fault  api.FaultRule
-	fired  bool
 }
 
 // stage finds the scene of a request.
@@ -42,7 +41,7 @@ func (s *Server) stage(router *mux.Router, r *http.Request, world *sim.World, on
 	if !ok {
 		return sc
 	}
-	sc.fault, sc.fired = f, true
+	sc.fault = f
 	sc.facts.fault, sc.facts.faultKind = id, string(f.Action)
 	if !onAPI {
 		return sc
