@@ -166,14 +166,14 @@ func (s *Server) listModels() replyFunc {
 		matches = withEvolved(r, matches, search, category)
 		from, to := p.window(len(matches))
 		items := make([]json.RawMessage, 0, to-from)
-		world := worldOf(r)
+		world, evolved := worldOf(r), false
 		for _, m := range matches[from:to] {
-			if m.OutputType == evolve.OutputType {
-				evolvedModel(r) // counted as the answer shows it
-			}
+			evolved = evolved || m.OutputType == evolve.OutputType
 			items = append(items, deprecatedRecord(m.ListItem, world.Phase(m.ID)))
 		}
-		return listReply(items, len(matches), p), nil
+		rep := listReply(items, len(matches), p)
+		rep.facts.evolvedType = evolved // counted as the answer shows it
+		return rep, nil
 	}
 }
 
@@ -197,8 +197,7 @@ func (s *Server) getModel() replyFunc {
 		id := pathVar(r, "model")
 		m, ok := s.catalog.Model(id)
 		if em := worldOf(r).EvolvedModel(); !ok && em != nil && em.ID == id {
-			evolvedModel(r) // counted as the answer shows it
-			return reply{status: http.StatusOK, raw: em.Detail}, nil
+			return reply{status: http.StatusOK, raw: em.Detail, facts: facts{evolvedType: true}}, nil
 		}
 		if !ok {
 			return reply{}, problem.New(problem.ModelNotFound, "no model %q; GET /v1/models lists them", id)
@@ -220,9 +219,9 @@ func (s *Server) listCategories() replyFunc {
 		if err != nil {
 			return reply{}, err
 		}
-		if em := evolvedModel(r); em != nil {
+		if em := worldOf(r).EvolvedModel(); em != nil {
 			b, err := evolvedCategories(s.catalog, em)
-			return reply{status: http.StatusOK, raw: jsonLine(b)}, err
+			return reply{status: http.StatusOK, raw: jsonLine(b), facts: facts{evolvedType: true}}, err
 		}
 		return reply{status: http.StatusOK, raw: line}, nil
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evolve"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 )
@@ -26,15 +25,6 @@ func evolveJob(r *http.Request, v jobs.View, body *jobJSON) {
 		return
 	}
 	body.Status, body.StartedAt, body.Progress = evolve.Status, nil, 0 // Preparing counted it
-}
-
-// evolvedModel is the model of an undocumented output type, when the mode lists it.
-func evolvedModel(r *http.Request) *catalog.Model {
-	m := worldOf(r).EvolvedModel()
-	if m != nil {
-		worldOf(r).Coverage().Hit(evidence.EvolutionOutputType)
-	}
-	return m
 }
 
 // withEvolved adds the model of an undocumented output type to a list of matches, last, when

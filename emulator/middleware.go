@@ -259,6 +259,9 @@ func (rec *recorder) sending() {
 		if f.waitedOut {
 			cov.Hit(evidence.WaitTimedOut)
 		}
+		if f.evolvedType {
+			cov.Hit(evidence.EvolutionOutputType)
+		}
 	}
 }
 
@@ -278,11 +281,12 @@ type facts struct {
 	link                                                   sim.LinkFacts
 	retryAt                                                time.Time
 	// retryAfter is the Retry-After the answer asks for, in seconds, sent as a date (retryAt)
-	// when retryDate says so. replayed and waitedOut are flows coverage counts: an idempotent
-	// replay, and a wait=true generation answered 202. These sit together, in 8 bytes, so that
-	// the recorder keeps within its allocation size class.
-	retryAfter                     int32
-	replayed, waitedOut, retryDate bool
+	// when retryDate says so. replayed, waitedOut and evolvedType are flows coverage counts: an
+	// idempotent replay, a wait=true generation answered 202, and an answer that shows the
+	// model of an undocumented output type. These sit together, in 8 bytes, so that the
+	// recorder keeps within its allocation size class.
+	retryAfter                                  int32
+	replayed, waitedOut, evolvedType, retryDate bool
 }
 
 // note adds what f says to the request's facts; what f leaves empty keeps what an earlier note
@@ -310,7 +314,7 @@ func (rec *recorder) note(f *facts) {
 	if f.retryAfter > 0 {
 		g.retryAfter, g.retryDate, g.retryAt = f.retryAfter, f.retryDate, f.retryAt
 	}
-	g.replayed, g.waitedOut = g.replayed || f.replayed, g.waitedOut || f.waitedOut
+	g.replayed, g.waitedOut, g.evolvedType = g.replayed || f.replayed, g.waitedOut || f.waitedOut, g.evolvedType || f.evolvedType
 }
 
 // frame wraps every request, routed or not: it assigns the request id, finds the tenant, sets
