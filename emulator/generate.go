@@ -119,7 +119,7 @@ func (s *Server) respondJob(w http.ResponseWriter, r *http.Request, world *sim.W
 	rep.status = http.StatusOK
 	if !view.Status.Terminal() {
 		rep.status = http.StatusAccepted
-		rep.setHeader("Location", "/v1/jobs/"+view.ID)
+		rep.location = "/v1/jobs/" + view.ID
 	}
 	rep.body = s.jobBody(r, view)
 	rep.facts.jobID, rep.facts.jobStatus, rep.facts.waitedOut = view.ID, string(view.Status), wait && !view.Status.Terminal()

@@ -174,8 +174,11 @@ func setRetryAfter(h http.Header, r *http.Request, seconds int, date bool) time.
 type reply struct {
 	status int
 	header http.Header
-	body   any    // encoded as a JSON line
-	raw    []byte // the body as it goes, of contentType ("" is JSON)
+	// location is the Location header, apart from header so that a 202, the most common
+	// answer with a header of its own, makes no map for it.
+	location string
+	body     any    // encoded as a JSON line
+	raw      []byte // the body as it goes, of contentType ("" is JSON)
 	// contentType is raw's media type.
 	contentType string
 	// stream writes the whole answer itself: a file, an event stream, a fault's broken answer.
@@ -214,6 +217,9 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, rep reply, err e
 		if v == nil { // a header of no values is one the answer leaves out
 			delete(h, name)
 		}
+	}
+	if rep.location != "" {
+		h["Location"] = []string{rep.location}
 	}
 	if err != nil {
 		rep = s.problemOf(h, r, rep, err)
