@@ -22,25 +22,16 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 )
 
-// bodyRule says whether a body may be left out.
-type bodyRule int
-
-const (
-	bodyRequired bodyRule = iota // an empty body is invalid_json
-	bodyOptional                 // an empty body, however it was sent, decodes to nil
-)
-
-// decodeBody is the one reader of request bodies: a JSON content type (or none), at most the
-// size limit, exactly one JSON object. Numbers stay exact (json.Number).
-func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, rule bodyRule) (map[string]any, error) {
+// decodeBody reads a body that must be one JSON object, as every JSON route takes it (see
+// readBody), into a map whose numbers stay exact (json.Number); it returns what was read too,
+// for the journal, even of a body refused.
+func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request) (map[string]any, []byte, error) {
 	body, err := s.readBody(w, r)
 	if err != nil {
-		return nil, err
+		return nil, body, err
 	}
-	if rule == bodyOptional && len(bytes.TrimSpace(body)) == 0 {
-		return nil, nil
-	}
-	return parseObject(body)
+	obj, err := parseObject(body)
+	return obj, body, err
 }
 
 // decodeInto reads a body that must be one JSON object (as decodeBody does) into a wire type
@@ -51,6 +42,11 @@ func (s *Server) decodeInto(w http.ResponseWriter, r *http.Request, v any) error
 	if err != nil {
 		return err
 	}
+	return strictly(body, v)
+}
+
+// strictly decodes a body as decodeInto does.
+func strictly(body []byte, v any) error {
 	if _, err := parseObject(body); err != nil {
 		return err
 	}
@@ -120,26 +116,33 @@ func kindName(t reflect.Type) string {
 // readBody reads a request's body as every JSON route takes it: a JSON content type (or none),
 // at most the size limit.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return nil, problem.New(problem.UnsupportedMediaType, "send the body as application/json, not %q", ct)
-		}
+	if err := jsonContent(r, "the body"); err != nil {
+		return nil, err
 	}
 	var body []byte
 	if r.Body != nil {
 		var err error
 		body, err = readAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), r.ContentLength, s.cfg.MaxBodyBytes, 64<<10)
-		keepSent(r, body) // the journal's copy: what was read, even of a body refused
 		if err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
-				return nil, problem.New(problem.PayloadTooLarge, "the body is over the limit of %d bytes", s.cfg.MaxBodyBytes)
+				return body, problem.New(problem.PayloadTooLarge, "the body is over the limit of %d bytes", s.cfg.MaxBodyBytes)
 			}
-			return nil, problem.New(problem.InvalidJSON, "the body could not be read to its end")
+			return body, problem.New(problem.InvalidJSON, "the body could not be read to its end")
 		}
 	}
 	return body, nil
+}
+
+// jsonContent refuses a request whose body (what) is sent as other than JSON; none said is JSON.
+func jsonContent(r *http.Request, what string) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			return problem.New(problem.UnsupportedMediaType, "send %s as application/json, not %q", what, ct)
+		}
+	}
+	return nil
 }
 
 // readAll reads a body to its end, into a buffer the size the request announced when it

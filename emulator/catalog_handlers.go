@@ -92,8 +92,8 @@ func (p page) window(n int) (from, to int) {
 	return from, to
 }
 
-// writeList sends the list envelope around already encoded items.
-func writeList(w http.ResponseWriter, items []json.RawMessage, total int, p page) {
+// listReply is the list envelope around already encoded items.
+func listReply(items []json.RawMessage, total int, p page) reply {
 	var b bytes.Buffer
 	size := 65
 	for _, it := range items {
@@ -116,7 +116,7 @@ func writeList(w http.ResponseWriter, items []json.RawMessage, total int, p page
 	b.WriteString(`,"has_more":`)
 	b.WriteString(strconv.FormatBool(p.offset+len(items) < total))
 	b.WriteString("}\n")
-	writeLine(w, http.StatusOK, b.Bytes())
+	return reply{status: http.StatusOK, raw: b.Bytes()}
 }
 
 // encodeEach encodes the items of a list page, each as view presents it.
@@ -132,53 +132,52 @@ func encodeEach[T any](items []T, view func(T) any) ([]json.RawMessage, error) {
 	return out, nil
 }
 
-func (s *Server) listModels() handlerFunc {
+func (s *Server) listModels() replyFunc {
 	known := map[string]bool{}
 	for _, m := range s.catalog.Models {
 		known[m.Category] = true
 	}
-	return func(w http.ResponseWriter, r *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		p, err := parsePage(r)
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		grouped, err := parseBool(r, "grouped")
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		category, hasCategory, err := queryValue(r, "category")
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		if hasCategory && !known[category] && (worldOf(r).EvolvedModel() == nil || category != evolve.Category) {
-			return paramError("category", "unknown category %q; GET /v1/models/categories lists them", category)
+			return reply{}, paramError("category", "unknown category %q; GET /v1/models/categories lists them", category)
 		}
 		search, _, err := queryValue(r, "search")
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		search = strings.ToLower(strings.TrimSpace(search))
 
 		matches := s.catalog.Find(search, category)
 		if grouped {
-			return s.writeGrouped(w, matches, p)
+			return s.grouped(matches, p)
 		}
 		matches = withEvolved(r, matches, search, category)
 		from, to := p.window(len(matches))
 		items := make([]json.RawMessage, 0, to-from)
-		world := worldOf(r)
+		world, evolved := worldOf(r), false
 		for _, m := range matches[from:to] {
-			if m.OutputType == evolve.OutputType {
-				evolvedModel(r) // counted as the answer shows it
-			}
+			evolved = evolved || m.OutputType == evolve.OutputType
 			items = append(items, deprecatedRecord(m.ListItem, world.Phase(m.ID)))
 		}
-		writeList(w, items, len(matches), p)
-		return nil
+		rep := listReply(items, len(matches), p)
+		rep.facts.evolvedType = evolved // counted as the answer shows it
+		return rep, nil
 	}
 }
 
-func (s *Server) writeGrouped(w http.ResponseWriter, models []*catalog.Model, p page) error {
+func (s *Server) grouped(models []*catalog.Model, p page) (reply, error) {
 	groups, total := s.catalog.Group(models, p.offset, p.limit)
 	items, err := encodeEach(groups, func(g catalog.ProductModes) any {
 		e := api.Product{Product: g.Product.ID, Name: g.Product.Name, Description: g.Product.Description}
@@ -188,48 +187,42 @@ func (s *Server) writeGrouped(w http.ResponseWriter, models []*catalog.Model, p 
 		return e
 	})
 	if err != nil {
-		return err
+		return reply{}, err
 	}
-	writeList(w, items, total, p)
-	return nil
+	return listReply(items, total, p), nil
 }
 
-func (s *Server) getModel() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) getModel() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		id := pathVar(r, "model")
 		m, ok := s.catalog.Model(id)
 		if em := worldOf(r).EvolvedModel(); !ok && em != nil && em.ID == id {
-			evolvedModel(r) // counted as the answer shows it
-			writeLine(w, http.StatusOK, em.Detail)
-			return nil
+			return reply{status: http.StatusOK, raw: em.Detail, facts: facts{evolvedType: true}}, nil
 		}
 		if !ok {
-			return problem.New(problem.ModelNotFound, "no model %q; GET /v1/models lists them", id)
+			return reply{}, problem.New(problem.ModelNotFound, "no model %q; GET /v1/models lists them", id)
 		}
-		p := announce(w, r, m.ID)
+		var rep reply
+		p := rep.announce(r, m.ID)
 		if err := worldOf(r).CheckRetired(m.ID); err != nil {
-			return err
+			return rep, err
 		}
-		writeLine(w, http.StatusOK, deprecatedRecord(m.Detail, p))
-		return nil
+		rep.status, rep.raw = http.StatusOK, deprecatedRecord(m.Detail, p)
+		return rep, nil
 	}
 }
 
-func (s *Server) listCategories() handlerFunc {
+func (s *Server) listCategories() replyFunc {
 	body, err := json.Marshal(api.List[api.Category]{Data: s.catalog.Categories()})
-	return func(w http.ResponseWriter, r *http.Request) error {
+	line := jsonLine(body)
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		if err != nil {
-			return err
+			return reply{}, err
 		}
-		if em := evolvedModel(r); em != nil {
+		if em := worldOf(r).EvolvedModel(); em != nil {
 			b, err := evolvedCategories(s.catalog, em)
-			if err != nil {
-				return err
-			}
-			writeRaw(w, http.StatusOK, b)
-			return nil
+			return reply{status: http.StatusOK, raw: jsonLine(b), facts: facts{evolvedType: true}}, err
 		}
-		writeRaw(w, http.StatusOK, body)
-		return nil
+		return reply{status: http.StatusOK, raw: line}, nil
 	}
 }

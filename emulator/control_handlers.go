@@ -1,6 +1,8 @@
 package emulator
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -28,10 +30,10 @@ const headerAdminToken = "X-Emulator-Admin-Token"
 
 // control guards a control endpoint: off entirely when the emulator is reachable from other
 // machines without a token, and behind the token when one is set.
-func (s *Server) control(next handlerFunc) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) control(next replyFunc) replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		if err := s.controlDenied(r); err != nil {
-			return err
+			return reply{}, err
 		}
 		return next(w, r)
 	}
@@ -50,21 +52,21 @@ func (s *Server) controlDenied(r *http.Request) error {
 
 // health answers once the emulator is ready: with its version, clock and catalog size, so a
 // client suite can check what it is talking to.
-func (s *Server) health() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) health() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		world := worldOf(r)
-		return s.writeJSON(w, http.StatusOK, api.Health{
+		return reply{status: http.StatusOK, body: api.Health{
 			Clock: world.ClockMode().String(), Control: !s.cfg.ControlDisabled, Models: len(s.catalog.Models),
 			Now: timestamp(world.Now()), Scenario: world.Scenario().Name, Seeded: s.cfg.Seeded,
 			Status: "ok", Tenant: infoOf(r).tenant.Name(), Version: Version, Waiting: world.Waiting(),
-		})
+		}}, nil
 	}
 }
 
-func (s *Server) resetState() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) resetState() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		world := infoOf(r).tenant.Reset()
-		return s.writeJSON(w, http.StatusOK, api.ResetResult{Status: "reset", Tenant: infoOf(r).tenant.Name(), Now: timestamp(world.Now())})
+		return reply{status: http.StatusOK, body: api.ResetResult{Status: "reset", Tenant: infoOf(r).tenant.Name(), Now: timestamp(world.Now())}}, nil
 	}
 }
 
@@ -77,45 +79,41 @@ func (s *Server) clockBody(world *sim.World) api.Clock {
 	return c
 }
 
-func (s *Server) getClock() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		return s.writeJSON(w, http.StatusOK, s.clockBody(worldOf(r)))
+func (s *Server) getClock() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
+		return reply{status: http.StatusOK, body: s.clockBody(worldOf(r))}, nil
 	}
 }
 
 // setClock changes the tenant's clock mode and moves the clock, and answers once everything
 // that fell due has happened: job transitions in order, quote, output and key expiry.
-func (s *Server) setClock() handlerFunc {
-	change := envelope{fields: map[string]string{"advance": "string", "set": "string", "mode": "string"}}
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) setClock() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		world := worldOf(r)
-		body, err := s.decodeBody(w, r, bodyRequired)
-		if err != nil {
-			return err
+		var c api.ClockChange
+		if err := s.decodeInto(w, r, &c); err != nil {
+			return reply{}, err
 		}
-		if err := change.check(body); err != nil {
-			return err
-		}
-		advance, hasAdvance := body["advance"].(string)
-		set, hasSet := body["set"].(string)
-		name, hasMode := body["mode"].(string)
+		advance, set, name := c.Advance, c.Set, c.Mode
+		hasAdvance, hasSet, hasMode := advance != "", set != "", name != ""
 		mode, modeOK := clock.ParseMode(name)
 		switch {
 		case hasAdvance && hasSet || !hasAdvance && !hasSet && !hasMode:
-			return problem.New(problem.ConflictingControlInput, `send {"mode": "real|manual|skip"}, {"advance": "90s"} or {"set": "<RFC 3339 time>"}; a mode may come with one of the others`)
+			return reply{}, problem.New(problem.ConflictingControlInput, `send {"mode": "real|manual|skip"}, {"advance": "90s"} or {"set": "<RFC 3339 time>"}; a mode may come with one of the others`)
 		case hasMode && !modeOK:
-			return problem.New(problem.InvalidClockChange, "mode %q: want real, manual or skip", name)
+			return reply{}, problem.New(problem.InvalidClockChange, "mode %q: want real, manual or skip", name)
 		}
+		var err error
 		var d time.Duration
 		var t time.Time
 		if hasAdvance {
 			if d, err = parseAdvance(advance); err != nil {
-				return problem.New(problem.InvalidClockChange, "advance %q: %v", advance, err)
+				return reply{}, problem.New(problem.InvalidClockChange, "advance %q: %v", advance, err)
 			}
 		}
 		if hasSet {
 			if t, err = time.Parse(time.RFC3339Nano, set); err != nil {
-				return problem.New(problem.InvalidClockChange, "set %q is not an RFC 3339 time such as 2026-01-01T00:10:00Z", set)
+				return reply{}, problem.New(problem.InvalidClockChange, "set %q is not an RFC 3339 time such as 2026-01-01T00:10:00Z", set)
 			}
 		}
 		if hasMode {
@@ -124,16 +122,16 @@ func (s *Server) setClock() handlerFunc {
 		switch {
 		case hasAdvance:
 			if err := world.Advance(d); err != nil {
-				return problem.New(problem.InvalidClockChange, "advance %q: %v", advance, err)
+				return reply{}, problem.New(problem.InvalidClockChange, "advance %q: %v", advance, err)
 			}
 		case hasSet:
 			if err := world.SetTime(t); errors.Is(err, clock.ErrBackwards) {
-				return problem.New(problem.InvalidClockChange, "set %s is before the emulator's time %s; the clock only moves forward (POST /_emulator/reset starts it over)", set, timestamp(world.Now()))
+				return reply{}, problem.New(problem.InvalidClockChange, "set %s is before the emulator's time %s; the clock only moves forward (POST /_emulator/reset starts it over)", set, timestamp(world.Now()))
 			} else if err != nil {
-				return problem.New(problem.InvalidClockChange, "set %s: %v", set, err)
+				return reply{}, problem.New(problem.InvalidClockChange, "set %s: %v", set, err)
 			}
 		}
-		return s.writeJSON(w, http.StatusOK, s.clockBody(world))
+		return reply{status: http.StatusOK, body: s.clockBody(world)}, nil
 	}
 }
 
@@ -170,54 +168,55 @@ func (s *Server) scenarioBody(world *sim.World) map[string]any {
 	return body
 }
 
-func (s *Server) getScenario() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		return s.writeJSON(w, http.StatusOK, s.scenarioBody(worldOf(r)))
+func (s *Server) getScenario() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
+		return reply{status: http.StatusOK, body: s.scenarioBody(worldOf(r))}, nil
 	}
 }
 
 // putScenario switches the scenario in force: {"name": "flaky"} for an embedded one, or
 // {"scenario": {...}} with a whole scenario document inline.
-func (s *Server) putScenario() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) putScenario() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		world := worldOf(r)
-		body, err := s.decodeBody(w, r, bodyRequired)
-		if err != nil {
-			return err
+		var c api.ScenarioChange
+		if err := s.decodeInto(w, r, &c); err != nil {
+			return reply{}, err
 		}
-		name, hasName := body["name"].(string)
-		inline, hasInline := body["scenario"]
-		if len(body) != 1 || (!hasName && !hasInline) {
-			return problem.New(problem.InvalidRequest, `send {"name": "<embedded scenario>"} or {"scenario": {<scenario document>}}`)
+		if (c.Name == "") == (c.Scenario == nil) {
+			return reply{}, problem.New(problem.InvalidRequest, `send {"name": "<embedded scenario>"} or {"scenario": {<scenario document>}}`)
 		}
-		var sc *scenario.Scenario
-		if hasName {
-			var ok bool
-			if sc, ok = s.scenarios[name]; !ok {
-				return problem.New(problem.ScenarioNotFound, "no scenario %q (embedded: %s)", name, strings.Join(scenarioNames(s.scenarios), ", "))
-			}
-		} else {
+		sc, ok := s.scenarios[c.Name]
+		if c.Name != "" && !ok {
+			return reply{}, problem.New(problem.ScenarioNotFound, "no scenario %q (embedded: %s)", c.Name, strings.Join(scenarioNames(s.scenarios), ", "))
+		}
+		if c.Scenario != nil {
 			// JSON is YAML, so the inline document goes through the same strict loader; indented,
-			// so each problem's line points into the document as printed back in the answer.
+			// with its members in order, so each problem's line points into the document as
+			// printed back in the answer.
+			var inline any
+			d := json.NewDecoder(bytes.NewReader(c.Scenario))
+			d.UseNumber()
+			_ = d.Decode(&inline) // it decoded once already
 			raw, _ := json.MarshalIndent(inline, "", "  ")
-			sc, err = scenario.Parse("request body", raw)
-			if err != nil {
-				return invalidScenario(err)
+			var err error
+			if sc, err = scenario.Parse("request body", raw); err != nil {
+				return reply{}, invalidScenario(err)
 			}
 			if sc.Name == "request body" {
 				sc.Name = "inline"
 			}
 		}
 		world.UseScenario(sc)
-		return s.writeJSON(w, http.StatusOK, s.scenarioBody(world))
+		return reply{status: http.StatusOK, body: s.scenarioBody(world)}, nil
 	}
 }
 
-func (s *Server) listRequests() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) listRequests() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		p, err := parsePage(r)
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		if _, ok, _ := queryValue(r, "limit"); !ok {
 			p.limit = maxLimit
@@ -237,33 +236,31 @@ func (s *Server) listRequests() handlerFunc {
 		filter, errs := evidence.Parse(obj)
 		if errs != nil {
 			name := strings.TrimPrefix(errs[0].Pointer, "/")
-			return paramError(name, "%s %s", name, errs[0].Message)
+			return reply{}, paramError(name, "%s %s", name, errs[0].Message)
 		}
 		entries, total, err := worldOf(r).Journal().List(r.Context(), filter, p.offset, p.limit)
 		if err != nil {
-			return nil // the client has gone: no one to answer
+			return reply{}, nil // the client has gone: no one to answer
 		}
 		tenant := infoOf(r).tenant.Name()
 		items, err := encodeEach(entries, func(e evidence.Entry) any { e.Tenant = tenant; return e })
 		if err != nil {
-			return err
+			return reply{}, err
 		}
-		writeList(w, items, total, p)
-		return nil
+		return listReply(items, total, p), nil
 	}
 }
 
-func (s *Server) clearRequests() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) clearRequests() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		worldOf(r).Journal().Clear()
-		w.WriteHeader(http.StatusNoContent)
-		return nil
+		return noContent, nil
 	}
 }
 
-func (s *Server) listFaults() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		return s.writeJSON(w, http.StatusOK, api.List[api.Fault]{Data: faultViews(worldOf(r).Faults().List())})
+func (s *Server) listFaults() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
+		return reply{status: http.StatusOK, body: api.List[api.Fault]{Data: faultViews(worldOf(r).Faults().List())}}, nil
 	}
 }
 
@@ -300,173 +297,163 @@ func faultViews(rules []faults.Rule) []api.Fault {
 	return out
 }
 
-func (s *Server) addFault() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) addFault() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		var f api.FaultRule
 		if err := s.decodeInto(w, r, &f); err != nil {
-			return err
+			return reply{}, err
 		}
 		if err := scenario.CheckFault(&f); err != nil {
 			e := &problem.Error{Code: problem.InvalidRequest, Detail: "the fault is not valid: " + err.Error()}
 			if ptr := scenario.Pointer(err.Error(), true); ptr != "" {
 				e.Errors = []problem.FieldError{{Pointer: ptr, Message: err.Error()}}
 			}
-			return e
+			return reply{}, e
 		}
 		rule := worldOf(r).Faults().Add("api", f)
-		return s.writeJSON(w, http.StatusCreated, faultViews([]faults.Rule{rule})[0])
+		return reply{status: http.StatusCreated, body: faultViews([]faults.Rule{rule})[0]}, nil
 	}
 }
 
-func (s *Server) clearFaults() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) clearFaults() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		faults := worldOf(r).Faults()
 		faults.RemoveSource("api")
 		if q, _ := query(r); q.Get("source") == "all" {
 			faults.RemoveSource("scenario")
 		}
-		w.WriteHeader(http.StatusNoContent)
-		return nil
+		return noContent, nil
 	}
 }
 
-func (s *Server) deleteFault() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) deleteFault() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		id := pathVar(r, "id")
 		if !worldOf(r).Faults().Remove(id) {
-			return problem.New(problem.NotFound, "no fault %q", id)
+			return reply{}, problem.New(problem.NotFound, "no fault %q", id)
 		}
-		w.WriteHeader(http.StatusNoContent)
-		return nil
+		return noContent, nil
 	}
 }
 
-func (s *Server) listAccounts() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		return s.writeJSON(w, http.StatusOK, api.List[api.Balance]{Data: worldOf(r).Ledger().Balances()})
+func (s *Server) listAccounts() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
+		return reply{status: http.StatusOK, body: api.List[api.Balance]{Data: worldOf(r).Ledger().Balances()}}, nil
 	}
 }
 
 // putAccount sets what an account can spend: {"credits": 500}. Held and charged credits stay.
-func (s *Server) putAccount() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) putAccount() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		id := pathVar(r, "account")
-		body, err := s.decodeBody(w, r, bodyRequired)
+		body, _, err := s.decodeBody(w, r)
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		n, ok := body["credits"].(json.Number)
 		credits, err := n.Int64()
 		if !ok || err != nil || credits < 0 || credits > catalog.MaxAccountCredits || len(body) != 1 {
-			return &problem.Error{Code: problem.InvalidRequest, Detail: fmt.Sprintf(`send {"credits": <integer from 0 to %d>}`, int64(catalog.MaxAccountCredits)),
+			return reply{}, &problem.Error{Code: problem.InvalidRequest, Detail: fmt.Sprintf(`send {"credits": <integer from 0 to %d>}`, int64(catalog.MaxAccountCredits)),
 				Errors: []problem.FieldError{{Pointer: "/credits", Message: fmt.Sprintf("must be an integer from 0 to %d", int64(catalog.MaxAccountCredits))}}}
 		}
 		b, err := worldOf(r).SetCredits(id, credits)
 		if errors.Is(err, ledger.ErrNoAccount) {
-			return problem.New(problem.AccountNotFound, "no account %q", id)
+			return reply{}, problem.New(problem.AccountNotFound, "no account %q", id)
 		}
 		if err != nil {
-			return err
+			return reply{}, err
 		}
-		return s.writeJSON(w, http.StatusOK, b)
+		return reply{status: http.StatusOK, body: b}, nil
 	}
 }
 
 // forceJob ends a job now: complete makes it succeed (with real outputs), fail makes it fail
 // with {"code", "message"} (default generation_failed).
-func (s *Server) forceJob(status jobs.Status) handlerFunc {
-	failure := envelope{fields: map[string]string{"code": "string", "message": "string"}}
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) forceJob(status jobs.Status) replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		var jerr *jobs.Error
 		if status == jobs.Failed {
-			body, err := s.decodeBody(w, r, bodyOptional)
-			if err != nil {
-				return err
+			body, err := s.readBody(w, r)
+			if err == nil && len(bytes.TrimSpace(body)) > 0 {
+				var f api.JobFailure
+				err = strictly(body, &f)
+				code := cmp.Or(f.Code, "generation_failed")
+				jerr = &jobs.Error{Code: code, Message: cmp.Or(f.Message, scenario.DefaultMessage(code))}
 			}
-			if body != nil {
-				if err := failure.check(body); err != nil {
-					return err
-				}
-				jerr = &jobs.Error{Code: "generation_failed", Message: scenario.DefaultMessage("generation_failed")}
-				if c, ok := body["code"].(string); ok {
-					jerr.Code, jerr.Message = c, scenario.DefaultMessage(c)
-				}
-				if m, ok := body["message"].(string); ok {
-					jerr.Message = m
-				}
+			if err != nil {
+				return reply{}, err
 			}
 		}
 		v, err := worldOf(r).Force(pathVar(r, "id"), status, jerr)
 		if err != nil {
-			return err
+			return reply{}, err
 		}
-		return s.writeJSON(w, http.StatusOK, s.jobBody(r, v))
+		return reply{status: http.StatusOK, body: s.jobBody(r, v)}, nil
 	}
 }
 
 // controlJob shows any account's job, with its account and plan, for tests that check a job
 // their client made.
-func (s *Server) controlJob() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) controlJob() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		v, err := worldOf(r).JobAny(pathVar(r, "id"))
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		j := s.controlJobBody(r, v)
 		j.Plan = planOf(v)
-		return s.writeJSON(w, http.StatusOK, j)
+		return reply{status: http.StatusOK, body: j}, nil
 	}
 }
 
-func (s *Server) listTenants() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) listTenants() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		infos := s.tenants.List()
 		out := make([]api.Tenant, len(infos))
 		for i, t := range infos {
 			out[i] = api.Tenant{Name: t.Name, CreatedAt: timestamp(t.Created), LastUsedAt: timestamp(t.LastUsed), Jobs: t.Jobs,
 				Clock: api.TenantClock{Mode: t.Clock.String(), Now: timestamp(t.Now)}}
 		}
-		return s.writeJSON(w, http.StatusOK, api.List[api.Tenant]{Data: out})
+		return reply{status: http.StatusOK, body: api.List[api.Tenant]{Data: out}}, nil
 	}
 }
 
-func (s *Server) deleteTenant() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) deleteTenant() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		if err := s.tenants.Delete(pathVar(r, "name")); err != nil {
-			return err
+			return reply{}, err
 		}
-		w.WriteHeader(http.StatusNoContent)
-		return nil
+		return noContent, nil
 	}
 }
 
 // awaitWaiting answers once the tenant has at least count wait=true generations waiting for
 // their job, or after timeout (real time, default 10 s, at most --max-wait) with reached false.
-func (s *Server) awaitWaiting() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) awaitWaiting() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		count := int64(1)
 		if v, ok, err := queryValue(r, "count"); err != nil {
-			return err
+			return reply{}, err
 		} else if ok {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 0 || n > 1_000_000 {
-				return paramError("count", "count must be an integer from 0 to 1000000")
+				return reply{}, paramError("count", "count must be an integer from 0 to 1000000")
 			}
 			count = n
 		}
 		timeout := 10 * time.Second
 		if v, ok, err := queryValue(r, "timeout"); err != nil {
-			return err
+			return reply{}, err
 		} else if ok {
 			d, err := parseAdvance(v)
 			if err != nil || d > worldOf(r).MaxWait() {
-				return paramError("timeout", "timeout must be a duration such as 5s, at most %s (--max-wait)", worldOf(r).MaxWait())
+				return reply{}, paramError("timeout", "timeout must be a duration such as 5s, at most %s (--max-wait)", worldOf(r).MaxWait())
 			}
 			timeout = d
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
 		n, reached := worldOf(r).AwaitWaiting(ctx, count, s.closing)
-		return s.writeJSON(w, http.StatusOK, api.Waiting{Reached: reached, Waiting: n})
+		return reply{status: http.StatusOK, body: api.Waiting{Reached: reached, Waiting: n}}, nil
 	}
 }

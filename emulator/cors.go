@@ -79,20 +79,18 @@ func (s *Server) cors(router *mux.Router, framed http.Handler) http.Handler {
 	if p == nil {
 		return framed
 	}
-	preflight := s.frame(s.handle(func(w http.ResponseWriter, r *http.Request) error {
+	preflight := s.frame(s.handle(func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		allowed := allowedMethods(router, r)
 		if len(allowed) == 0 {
-			return problem.New(problem.NotFound, "no endpoint at %s", r.URL.Path)
+			return reply{}, problem.New(problem.NotFound, "no endpoint at %s", r.URL.Path)
 		}
-		h := w.Header()
-		h.Set("Allow", joinMethods(append(allowed, http.MethodOptions)))
-		if h.Get("Access-Control-Allow-Origin") != "" {
-			h.Set("Access-Control-Allow-Methods", corsAllowMethods)
-			h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
-			h.Set("Access-Control-Max-Age", corsMaxAge)
+		rep := reply{status: http.StatusNoContent, header: http.Header{"Allow": {strings.Join(append(allowed, http.MethodOptions), ", ")}}}
+		if w.Header().Get("Access-Control-Allow-Origin") != "" {
+			rep.header["Access-Control-Allow-Methods"] = []string{corsAllowMethods}
+			rep.header["Access-Control-Allow-Headers"] = []string{corsAllowHeaders}
+			rep.header["Access-Control-Max-Age"] = []string{corsMaxAge}
 		}
-		w.WriteHeader(http.StatusNoContent)
-		return nil
+		return rep, nil
 	}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !corsPath(r.URL.Path) {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evolve"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 )
@@ -25,17 +24,7 @@ func evolveJob(r *http.Request, v jobs.View, body *jobJSON) {
 	if !strings.HasPrefix(r.URL.Path, "/v1/") || !world.Preparing(v) {
 		return
 	}
-	body.Status, body.StartedAt, body.Progress = evolve.Status, nil, 0
-	world.Coverage().Hit(evidence.EvolutionStatus)
-}
-
-// evolvedModel is the model of an undocumented output type, when the mode lists it.
-func evolvedModel(r *http.Request) *catalog.Model {
-	m := worldOf(r).EvolvedModel()
-	if m != nil {
-		worldOf(r).Coverage().Hit(evidence.EvolutionOutputType)
-	}
-	return m
+	body.Status, body.StartedAt, body.Progress = evolve.Status, nil, 0 // Preparing counted it
 }
 
 // withEvolved adds the model of an undocumented output type to a list of matches, last, when

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evolve"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 )
@@ -338,6 +339,28 @@ func TestEvolutionRefusedInline(t *testing.T) {
 		p := decode[problemJSON](t, rec)
 		if rec.Code != 422 || p.Code != "invalid_request" || len(p.Errors) != 1 || p.Errors[0].Pointer != want.Pointer || p.Errors[0].Message != want.Message {
 			t.Errorf("%s: %d %s", body, rec.Code, rec.Body)
+		}
+	}
+}
+
+// TestEvolutionStatusCountsOncePerJobShown: coverage counts a job shown as preparing once per
+// time it is shown, as it counts every other case.
+func TestEvolutionStatusCountsOncePerJobShown(t *testing.T) {
+	t.Parallel()
+	s := flowServer(t)
+	putScenario(t, s, map[string]any{"name": "preparing", "evolution": map[string]any{"status": true}})
+	input := map[string]any{"prompt": "a red fox"}
+	q := decode[map[string]any](t, call(t, s, "POST", "/v1/quotes", "key_a", map[string]any{"model": "test/pixel", "input": input}))
+	job := decode[map[string]any](t, call(t, s, "POST", "/v1/generate", "key_a",
+		map[string]any{"model": "test/pixel", "input": input, "quote_id": q["quote_id"]}, "Idempotency-Key", "once"))
+	advance(t, s, "100ms") // test/pixel queues 100ms, then prepares for the first 225ms of its run
+	if j := decode[map[string]any](t, call(t, s, "GET", "/v1/jobs/"+job["id"].(string), "key_a", nil)); j["status"] != evolve.Status {
+		t.Fatalf("the job shows %v, not %s", j["status"], evolve.Status)
+	}
+	cov := decode[api.Coverage](t, control(t, s, "GET", "/_emulator/coverage", nil))
+	for _, c := range cov.Cases {
+		if c.ID == "evolution status" && c.Count != 1 {
+			t.Errorf("evolution status counted %d times for one job shown once", c.Count)
 		}
 	}
 }

@@ -22,42 +22,39 @@ const fileCacheBytes = 256 << 20
 // serveFile serves an output without authentication, as the service's file URLs are: the job
 // id in the path is the secret (and the tenant's name, for a tenant's files). Ranges, HEAD and
 // conditional requests come from ServeContent.
-func (s *Server) serveFile() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) serveFile() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		vars := infoOf(r).vars
 		world := worldOf(r)
 		f, err := world.File(vars["job"], vars["name"])
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		link, err := world.CheckLink(f, r.URL.Query(), r.Header.Get("Authorization") != "")
-		if rec := infoOf(r).rec; rec != nil {
-			rec.link = link
-		}
 		if refused, ok := err.(*sim.LinkRefusal); ok {
-			writeStorageError(w, r, refused)
-			return nil
+			return linkRefused(r, refused, link), nil
 		}
-		h := w.Header()
-		h.Set("Content-Type", f.Output.ContentType)
-		h.Set("ETag", fmt.Sprintf(`"%016x-%d"`, f.Output.Seed, len(f.Data)))
-		h.Set("Cache-Control", "private, max-age="+strconv.Itoa(int(f.ExpiresAt.Sub(f.Now).Seconds())))
-		if f.Download != nil && f.Download.Shapes() {
-			// The scenario's shape for this model's files: slow, cut or mislabelled, ranges and all.
-			shaped := download.New(w, r, *f.Download, s.sleep)
-			s.serveContent(shaped, r, f.Finished, f.Data)
-			shaped.Finish()
-			return nil
+		rep := reply{facts: facts{link: link}, header: http.Header{"Content-Type": {f.Output.ContentType},
+			"Etag":          {fmt.Sprintf(`"%016x-%d"`, f.Output.Seed, len(f.Data))},
+			"Cache-Control": {"private, max-age=" + strconv.Itoa(int(f.ExpiresAt.Sub(f.Now).Seconds()))}}}
+		rep.stream = func(w http.ResponseWriter) {
+			if f.Download != nil && f.Download.Shapes() {
+				// The scenario's shape for this model's files: slow, cut or mislabelled, ranges and all.
+				shaped := download.New(w, r, *f.Download, s.sleep)
+				s.serveContent(shaped, r, f.Finished, f.Data)
+				shaped.Finish()
+				return
+			}
+			s.serveContent(w, r, f.Finished, f.Data)
 		}
-		s.serveContent(w, r, f.Finished, f.Data)
-		return nil
+		return rep, nil
 	}
 }
 
-// writeStorageError answers a refused link as the storage service behind real output links
+// linkRefused answers a refused link as the storage service behind real output links
 // does, S3 here: an XML error body, not the API's problem JSON, which a client must not expect
 // from a file URL.
-func writeStorageError(w http.ResponseWriter, r *http.Request, e *sim.LinkRefusal) {
+func linkRefused(r *http.Request, e *sim.LinkRefusal, link sim.LinkFacts) reply {
 	var b bytes.Buffer
 	b.WriteString(xml.Header)
 	b.WriteString("<Error><Code>" + e.Code + "</Code><Message>")
@@ -69,11 +66,7 @@ func writeStorageError(w http.ResponseWriter, r *http.Request, e *sim.LinkRefusa
 	b.WriteString("<RequestId>")
 	_ = xml.EscapeText(&b, []byte(requestID(r)))
 	b.WriteString("</RequestId></Error>")
-	h := w.Header()
-	h.Set("Content-Type", "application/xml")
-	h.Set("Content-Length", strconv.Itoa(b.Len()))
-	w.WriteHeader(e.Status)
-	_, _ = w.Write(b.Bytes())
+	return reply{status: e.Status, raw: b.Bytes(), contentType: "application/xml", facts: facts{link: link}}
 }
 
 // serveContent serves bytes whose Content-Type and ETag are set, with the ranges, HEAD and
@@ -111,7 +104,7 @@ func (fe *fileErrors) WriteHeader(status int) {
 	}
 	fe.written = true
 	fe.Header().Del("X-Content-Type-Options")
-	fe.s.writeError(fe.ResponseWriter, fe.r, err)
+	fe.s.answer(fe.ResponseWriter, fe.r, reply{}, err)
 }
 
 // Write drops ServeContent's plain-text error once a problem has gone out.

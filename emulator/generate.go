@@ -26,21 +26,24 @@ const (
 
 func (s *Server) createQuote() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
-		body, err := s.decodeBody(w, r, bodyRequired)
-		if err != nil {
-			return reply{}, err
+		body, sent, err := s.decodeBody(w, r)
+		rep := reply{facts: facts{sent: sent}}
+		if err == nil {
+			err = quoteEnvelope.check(body)
 		}
-		if err := quoteEnvelope.check(body); err != nil {
-			return reply{}, err
+		if err != nil {
+			return rep, err
 		}
 		model := body["model"].(string)
-		announce(w, r, model)
+		rep.facts.model = model
+		rep.announce(r, model)
 		q, err := worldOf(r).Quote(keyOf(r).Account, model, body["input"].(map[string]any))
 		if err != nil {
-			return reply{facts: facts{model: model}}, err
+			return rep, err
 		}
-		return reply{status: http.StatusOK, body: api.Quote{QuoteID: q.ID, Model: q.Model, Credits: q.Credits, ExpiresAt: sim.Timestamp(q.ExpiresAt)},
-			facts: facts{model: model, quoteID: q.ID, quoteExpires: q.ExpiresAt}}, nil
+		rep.status, rep.body = http.StatusOK, api.Quote{QuoteID: q.ID, Model: q.Model, Credits: q.Credits, ExpiresAt: sim.Timestamp(q.ExpiresAt)}
+		rep.facts.quoteID, rep.facts.quoteExpires = q.ID, q.ExpiresAt
+		return rep, nil
 	}
 }
 
@@ -57,15 +60,16 @@ func (s *Server) generate() replyFunc {
 		if err != nil {
 			return reply{}, err
 		}
-		body, err := s.decodeBody(w, r, bodyRequired)
+		body, sent, err := s.decodeBody(w, r)
+		if err == nil {
+			err = generateEnvelope.check(body)
+		}
 		if err != nil {
-			return reply{}, err
+			return reply{facts: facts{sent: sent}}, err
 		}
-		if err := generateEnvelope.check(body); err != nil {
-			return reply{}, err
-		}
-		announce(w, r, body["model"].(string))
-		asked := facts{model: body["model"].(string), quoteID: body["quote_id"].(string), inputDigest: evidence.Digest(jsonvalue.Canonical(body["input"]))}
+		asked := reply{facts: facts{model: body["model"].(string), quoteID: body["quote_id"].(string),
+			inputDigest: evidence.Digest(jsonvalue.Canonical(body["input"])), sent: sent}}
+		asked.announce(r, asked.facts.model)
 		world := worldOf(r)
 		view, replayed, err := world.Generate(r.Context(), sim.Generation{
 			Account:        keyOf(r).Account,
@@ -79,23 +83,22 @@ func (s *Server) generate() replyFunc {
 			Outcome:        r.Header.Get(headerOutcome),
 		})
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return reply{facts: asked}, nil // the client left while its duplicate was decided; there is no one to answer
+			return asked, nil // the client left while its duplicate was decided; there is no one to answer
 		}
 		if err != nil {
-			return reply{facts: asked}, err
+			return asked, err
 		}
 		if replayed {
-			w.Header().Set("Idempotent-Replayed", "true")
+			asked.setHeader("Idempotent-Replayed", "true")
+			asked.facts.replayed = true
 		}
-		rep := s.respondJob(w, r, world, view, wait)
-		rep.facts.model, rep.facts.quoteID, rep.facts.inputDigest, rep.facts.replayed = asked.model, asked.quoteID, asked.inputDigest, replayed
-		return rep, nil
+		return s.respondJob(w, r, world, view, wait, asked), nil
 	}
 }
 
-// respondJob answers with a job: at once, or with wait=true once it is terminal or the wait
-// runs out. 200 when terminal, 202 with Location otherwise.
-func (s *Server) respondJob(w http.ResponseWriter, r *http.Request, world *sim.World, view jobs.View, wait bool) reply {
+// respondJob answers with a job, in rep: at once, or with wait=true once it is terminal or the
+// wait runs out. 200 when terminal, 202 with Location otherwise.
+func (s *Server) respondJob(w http.ResponseWriter, r *http.Request, world *sim.World, view jobs.View, wait bool, rep reply) reply {
 	switch {
 	case !wait || view.Status.Terminal():
 	case world.ClockMode() == clock.Skip:
@@ -107,15 +110,19 @@ func (s *Server) respondJob(w http.ResponseWriter, r *http.Request, world *sim.W
 		}
 	case s.park(w, r, world, view):
 		// Answered later, when the job ends or the wait runs out; the answer waits until this
-		// request's handlers have returned, so the facts are in place by then.
-		return reply{parked: true, facts: facts{jobID: view.ID}}
+		// request's handlers have returned, so the facts and the reply's headers are in place
+		// by then.
+		rep.parked, rep.facts.jobID = true, view.ID
+		return rep
 	default:
 		view = world.Wait(r.Context(), view, s.closing)
 	}
-	status := http.StatusOK
+	rep.status = http.StatusOK
 	if !view.Status.Terminal() {
-		status = http.StatusAccepted
-		w.Header().Set("Location", "/v1/jobs/"+view.ID)
+		rep.status = http.StatusAccepted
+		rep.location = "/v1/jobs/" + view.ID
 	}
-	return reply{status: status, body: s.jobBody(r, view), facts: facts{jobID: view.ID, jobStatus: string(view.Status), waitedOut: wait && !view.Status.Terminal()}}
+	rep.body = s.jobBody(r, view)
+	rep.facts.jobID, rep.facts.jobStatus, rep.facts.waitedOut = view.ID, string(view.Status), wait && !view.Status.Terminal()
+	return rep
 }

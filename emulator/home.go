@@ -35,7 +35,7 @@ var homePage = template.Must(template.New("home").Parse(`<!doctype html>
 
 // home answers GET / for a person: a short HTML page of where things are, or the same as JSON
 // when the client prefers application/json.
-func (s *Server) home() handlerFunc {
+func (s *Server) home() replyFunc {
 	keyNote := "needs an API key as Authorization: Bearer KEY"
 	if _, ok := s.catalog.Key("mg_test_all"); ok {
 		keyNote = "needs an API key: send Authorization: Bearer mg_test_all"
@@ -51,28 +51,30 @@ func (s *Server) home() handlerFunc {
 		panic(err) // the template and its data are fixed: a failure is a bug found by any test
 	}
 	html := page.Bytes()
-	return func(w http.ResponseWriter, r *http.Request) error {
-		h := w.Header()
-		h.Set("Vary", "Accept")
+	vary := http.Header{"Vary": {"Accept"}}
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		if prefersJSON(r.Header.Values("Accept")) {
-			return s.writeJSON(w, http.StatusOK, index)
+			return reply{status: http.StatusOK, header: vary, body: index}, nil
 		}
-		h.Set("Content-Type", "text/html; charset=utf-8")
-		h.Set("Content-Length", strconv.Itoa(len(html)))
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(html)
-		return nil
+		return reply{status: http.StatusOK, header: vary, raw: html, contentType: "text/html; charset=utf-8"}, nil
 	}
 }
 
 // prefersJSON reports whether an Accept header ranks application/json above text/html. Ties,
 // wildcards alone and an absent header choose HTML.
 func prefersJSON(accept []string) bool {
-	jsonQ, htmlQ := -1.0, -1.0
+	q := acceptQ(accept, "application/json")
+	return q > 0 && q > acceptQ(accept, "text/html")
+}
+
+// acceptQ is the quality an Accept header gives a media type named exactly, or -1 when it
+// does not name it.
+func acceptQ(accept []string, mediaType string) float64 {
+	best := -1.0
 	for _, line := range accept {
 		for _, part := range strings.Split(line, ",") {
 			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err != nil {
+			if err != nil || mt != mediaType {
 				continue
 			}
 			q := 1.0
@@ -81,13 +83,8 @@ func prefersJSON(accept []string) bool {
 					q = f
 				}
 			}
-			switch mt {
-			case "application/json":
-				jsonQ = max(jsonQ, q)
-			case "text/html":
-				htmlQ = max(htmlQ, q)
-			}
+			best = max(best, q)
 		}
 	}
-	return jsonQ > 0 && jsonQ > htmlQ
+	return best
 }

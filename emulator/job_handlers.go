@@ -72,28 +72,26 @@ func (s *Server) getJob() replyFunc {
 		if err != nil {
 			return reply{}, err
 		}
-		announce(w, r, v.Model)
-		return reply{status: http.StatusOK, body: s.jobBody(r, v), facts: facts{jobID: v.ID, jobStatus: string(v.Status)}}, nil
+		return s.jobReply(r, v), nil
 	}
 }
 
-func (s *Server) listJobs() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) listJobs() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		p, err := parsePage(r)
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		f, err := jobFilter(r, false)
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		views, total := worldOf(r).ListJobs(keyOf(r).Account, f, p.offset, p.limit)
 		items, err := encodeEach(views, func(v jobs.View) any { return s.jobBody(r, v) })
 		if err != nil {
-			return err
+			return reply{}, err
 		}
-		writeList(w, items, total, p)
-		return nil
+		return listReply(items, total, p), nil
 	}
 }
 
@@ -103,9 +101,15 @@ func (s *Server) cancelJob() replyFunc {
 		if err != nil {
 			return reply{}, err
 		}
-		announce(w, r, v.Model)
-		return reply{status: http.StatusOK, body: s.jobBody(r, v), facts: facts{jobID: v.ID, jobStatus: string(v.Status)}}, nil
+		return s.jobReply(r, v), nil
 	}
+}
+
+// jobReply answers a job as /v1 shows it, with its model's deprecation.
+func (s *Server) jobReply(r *http.Request, v jobs.View) reply {
+	rep := reply{status: http.StatusOK, body: s.jobBody(r, v), facts: facts{jobID: v.ID, jobStatus: string(v.Status)}}
+	rep.announce(r, v.Model)
+	return rep
 }
 
 // jobFilter reads the status and model filters of a job listing. With emptyIsAny, status= with

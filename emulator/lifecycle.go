@@ -9,15 +9,20 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
-// announce puts a deprecated model's Deprecation, Sunset and Link headers on the answer about
+// announce puts a deprecated model's Deprecation, Sunset and Link headers on the reply about
 // it, and returns its phase.
-func announce(w http.ResponseWriter, r *http.Request, model string) scenario.Phase {
+func (rep *reply) announce(r *http.Request, model string) scenario.Phase {
 	world := worldOf(r)
 	if world == nil || model == "" {
 		return scenario.Phase{}
 	}
 	p := world.Phase(model)
-	p.Headers(w.Header())
+	if p.Deprecated {
+		if rep.header == nil {
+			rep.header = make(http.Header, 3)
+		}
+		p.Headers(rep.header)
+	}
 	return p
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -14,7 +15,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gorilla/mux"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/download"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evolve"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/observe"
@@ -43,8 +48,11 @@ type reqInfo struct {
 	query  url.Values
 	qerr   error
 	vars   map[string]string // the variables of the matched route's path
-	// rec is the frame's recorder, the one place the journal and the log learn what the
-	// request was about and how it was answered.
+	route  string            // the matched route's method and path template, for coverage
+	// peeked is the model found before routing, for rules that match models.
+	peeked *catalog.Model
+	// rec is the frame's recorder, which answer tells what the request was about and how it
+	// was answered.
 	rec *recorder
 }
 
@@ -89,8 +97,11 @@ func validRequestID(id string) bool {
 	return true
 }
 
-// recorder remembers what the journal and the log want to know of an answer: its status and
-// problem code, and what the request turned out to be about.
+// recorder is the frame's writer: it remembers what the journal and the log want to know of
+// an answer, its status and the facts of the request, and makes its journal entry as the answer
+// starts. Its fields are written in this file alone, by the frame, its traffic layer and the
+// recorder's own methods, which answer (note) and park call; handlers and the layers between
+// return what they learn.
 type recorder struct {
 	http.ResponseWriter
 	status   int
@@ -101,12 +112,7 @@ type recorder struct {
 	// Content-Length known. Both sit in what would be padding.
 	evolving bool
 	held     uint16
-	code     string        // the problem code, when the answer was an error
-	link     sim.LinkFacts // a download's signed link (files.go), for its note
-
-	account, fault, faultKind string
-	facts                     facts
-	peeked                    *catalog.Model // the model found before routing, for rules that match models
+	facts    facts // what the request turned out to be about, and how it was answered
 	// arrival and received are when the request came in, among the tenant's events and on its
 	// clock; ctx ends when the client hangs up, and left says a parked one did.
 	arrival  uint64
@@ -115,10 +121,9 @@ type recorder struct {
 	left     atomic.Bool
 
 	// keepBody asks for the answer's body (its first write, which is all of a JSON answer) in
-	// body, and for what the request body reader read in sent, for the journal.
+	// body, for the journal.
 	keepBody bool
 	body     []byte
-	sent     []byte
 
 	// info is what the frame settled about the request; the request's context points here.
 	info  reqInfo
@@ -131,8 +136,6 @@ type recorder struct {
 	journaled                       bool
 	method, path, rawQuery, idemKey string
 	header                          http.Header // read only when the entry is made
-	// route is the matched route's method and path template, for coverage of error answers.
-	route string
 
 	// parked, once a wait=true generation has taken over the connection to answer later, is
 	// what the answer needs; until then nothing is journaled or logged for the request.
@@ -228,21 +231,27 @@ func (rec *recorder) sending() {
 		f := &rec.facts
 		e := evidence.Entry{
 			Time: world.Now(), ReceivedAt: rec.received, Method: rec.method, Path: rec.path, Query: rec.rawQuery,
-			Status: rec.status, Code: rec.code, Account: rec.account, Model: f.model, JobID: f.jobID,
-			RequestID: rec.info.id, IdempotencyKey: rec.idemKey, Fault: rec.fault, FaultKind: rec.faultKind,
+			Status: rec.status, Code: f.code, Account: f.account, Model: f.model, JobID: f.jobID,
+			RequestID: rec.info.id, IdempotencyKey: rec.idemKey, Fault: f.fault, FaultKind: f.faultKind,
 			ClientLeft: rec.left.Load() || (rec.parked == nil && rec.ctx != nil && rec.ctx.Err() != nil),
 			QuoteID:    f.quoteID, QuoteExpiresAt: f.quoteExpires, JobStatus: f.jobStatus, InputDigest: f.inputDigest,
 			DurationMS:  math.Round(float64(time.Since(rec.start).Microseconds())) / 1000,
-			RequestBody: rec.sent, ResponseBody: rec.body, // the journal caps both
+			RequestBody: f.sent, ResponseBody: rec.body, // the journal caps both
 			Wall: world.SkipWall(rec.start),
 		}
-		e.RetryAfter, e.RetryAt = rec.retryAfter()
+		if rec.status == http.StatusTooManyRequests || rec.status == http.StatusServiceUnavailable {
+			e.RetryAfter, e.RetryAt = int(f.retryAfter), f.retryAt // the report judges whether the client waited
+		}
 		world.Journal().AddRequest(e, rec.header, rec.arrival)
 		// Coverage learns what happened here too, from the same facts. A gateway fault's page
 		// has no code: the fault's own case counts it.
 		cov := world.Coverage()
-		if rec.status >= 400 && (rec.code != "" || rec.fault == "") {
-			cov.Error(rec.route, rec.status, rec.code)
+		if rec.status >= 400 && (f.code != "" || f.fault == "") {
+			route := f.route
+			if route == "" {
+				route = rec.info.route
+			}
+			cov.Error(route, rec.status, f.code)
 		}
 		if f.replayed {
 			cov.Hit(evidence.Replay)
@@ -250,61 +259,45 @@ func (rec *recorder) sending() {
 		if f.waitedOut {
 			cov.Hit(evidence.WaitTimedOut)
 		}
+		if f.evolvedType {
+			cov.Hit(evidence.EvolutionOutputType)
+		}
 	}
-}
-
-// retryAfter is the Retry-After the answer carries, in seconds, or 0, and when it is an
-// HTTP-date, that instant: the report judges whether the client waited it out, to the second
-// the date names.
-func (rec *recorder) retryAfter() (int, time.Time) {
-	if rec.status != http.StatusTooManyRequests && rec.status != http.StatusServiceUnavailable {
-		return 0, time.Time{}
-	}
-	h := rec.Header()
-	v := h.Get("Retry-After")
-	if n, err := strconv.Atoi(v); err == nil {
-		return max(n, 0), time.Time{}
-	}
-	at, err := http.ParseTime(v)
-	if err != nil {
-		return 0, time.Time{}
-	}
-	return max(retryAfterDate(h), 0), at
 }
 
 // Unwrap lets http.ResponseController reach the connection (flush, deadlines, hijack).
 func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
 
-// keepSent leaves what was read of a request's body for the journal, when it wants it.
-func keepSent(r *http.Request, body []byte) {
-	if rec := infoOf(r).rec; rec != nil && rec.keepBody {
-		rec.sent = body
-	}
-}
-
-// facts are what the core decided about a request, which the journal keeps for the report:
-// the model it named, the quote it made or used and that quote's expiry, the job it made or
-// showed and its status, and a generation's input digest.
+// facts are what a request turned out to be about, which the journal keeps for the report and
+// coverage counts: the account its key named, the model, the quote it made or used and that
+// quote's expiry, the job it made or showed and its status, a generation's input digest, the
+// body as read, a download's signed link, and how it was answered (its problem code, the fault
+// that answered it and the route it took).
 type facts struct {
-	model, quoteID, jobID, jobStatus, inputDigest string
-	quoteExpires                                  time.Time
-	// replayed and waitedOut are flows coverage counts: an idempotent replay, and a wait=true
-	// generation answered 202.
-	replayed, waitedOut bool
+	account, model, quoteID, jobID, jobStatus, inputDigest string
+	code, fault, faultKind, route                          string
+	quoteExpires                                           time.Time
+	sent                                                   []byte
+	link                                                   sim.LinkFacts
+	retryAt                                                time.Time
+	// retryAfter is the Retry-After the answer asks for, in seconds, sent as a date (retryAt)
+	// when retryDate says so. replayed, waitedOut and evolvedType are flows coverage counts: an
+	// idempotent replay, a wait=true generation answered 202, and an answer that shows the
+	// model of an undocumented output type. These sit together, in 8 bytes, so that the
+	// recorder keeps within its allocation size class.
+	retryAfter                                  int32
+	replayed, waitedOut, evolvedType, retryDate bool
 }
 
-// about notes the facts of a request, for the journal; fields left empty keep what an earlier
-// note said.
-func about(r *http.Request, f facts) {
-	rec := infoOf(r).rec
-	if rec == nil {
-		return
-	}
+// note adds what f says to the request's facts; what f leaves empty keeps what an earlier note
+// said.
+func (rec *recorder) note(f *facts) {
 	g := &rec.facts
 	for _, p := range [...]struct {
 		to *string
 		v  string
-	}{{&g.model, f.model}, {&g.quoteID, f.quoteID}, {&g.jobID, f.jobID}, {&g.jobStatus, f.jobStatus}, {&g.inputDigest, f.inputDigest}} {
+	}{{&g.account, f.account}, {&g.model, f.model}, {&g.quoteID, f.quoteID}, {&g.jobID, f.jobID}, {&g.jobStatus, f.jobStatus},
+		{&g.inputDigest, f.inputDigest}, {&g.code, f.code}, {&g.fault, f.fault}, {&g.faultKind, f.faultKind}, {&g.route, f.route}} {
 		if p.v != "" {
 			*p.to = p.v
 		}
@@ -312,7 +305,16 @@ func about(r *http.Request, f facts) {
 	if !f.quoteExpires.IsZero() {
 		g.quoteExpires = f.quoteExpires
 	}
-	g.replayed, g.waitedOut = g.replayed || f.replayed, g.waitedOut || f.waitedOut
+	if f.sent != nil {
+		g.sent = f.sent
+	}
+	if f.link != (sim.LinkFacts{}) {
+		g.link = f.link
+	}
+	if f.retryAfter > 0 {
+		g.retryAfter, g.retryDate, g.retryAt = f.retryAfter, f.retryDate, f.retryAt
+	}
+	g.replayed, g.waitedOut, g.evolvedType = g.replayed || f.replayed, g.waitedOut || f.waitedOut, g.evolvedType || f.evolvedType
 }
 
 // frame wraps every request, routed or not: it assigns the request id, finds the tenant, sets
@@ -330,7 +332,7 @@ func (s *Server) frame(next http.Handler) http.Handler {
 		if watch := observe.Hook; watch != nil { // the package's tests check every answer against the OpenAPI document
 			var answered func(fault string, evolved bool)
 			rec.ResponseWriter, answered = watch(w, r)
-			defer func() { answered(rec.fault, rec.evolving) }()
+			defer func() { answered(rec.facts.fault, rec.evolving) }()
 		}
 		t, token, terr := s.tenantOf(r)
 		// A tenant dropped between being found and being entered is found again, which makes
@@ -375,7 +377,7 @@ func (s *Server) frame(next http.Handler) http.Handler {
 				s.log.Error("panic", slog.String("request_id", id), slog.String("path", r.URL.Path),
 					slog.String("panic", fmt.Sprint(v)), slog.String("stack", string(debug.Stack())))
 				if rec.status == 0 {
-					s.writeError(rec, r, problem.New(problem.Internal, "the emulator hit an unexpected condition; see its log for request %s", id))
+					s.answer(rec, r, reply{}, problem.New(problem.Internal, "the emulator hit an unexpected condition; see its log for request %s", id))
 				}
 			}
 			if rec.parked == nil { // a parked answer logs itself when it goes out
@@ -383,11 +385,119 @@ func (s *Server) frame(next http.Handler) http.Handler {
 			}
 		}()
 		if terr != nil {
-			s.writeError(rec, r, terr)
+			s.answer(rec, r, reply{}, terr)
 			return
 		}
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// isAPI reports whether a path is part of the emulated service (journaled, rate limited and
+// open to faults), as opposed to the control API.
+func isAPI(path string) bool { return strings.HasPrefix(path, "/v1/") || path == "/v1" }
+
+// traffic runs an API or file request through the scenario in force around its handler: the
+// fault it fires, the latency it draws, and the facts it learns before the handler (the body
+// it read, the fault, the account the key names). /v1 requests are journaled once answered;
+// downloads noted once over.
+func (s *Server) traffic(router *mux.Router, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		onAPI, rec := isAPI(r.URL.Path), infoOf(r).rec
+		if rec == nil || (!onAPI && !strings.HasPrefix(r.URL.Path, "/files/")) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		world := rec.info.world
+		if onAPI {
+			// The entry is recorded as the answer starts (see recorder.sending); an answer that
+			// never starts (a reset) is recorded last.
+			rec.keepBody, rec.journaled = true, true
+			rec.method, rec.path, rec.rawQuery = r.Method, r.URL.Path, r.URL.RawQuery
+			rec.idemKey, rec.header = r.Header.Get("Idempotency-Key"), r.Header
+			defer rec.sending()
+		} else {
+			defer rec.download(r)
+		}
+		sc := s.stage(router, r, world, onAPI)
+		rec.info.peeked = sc.peeked
+		rec.note(&sc.facts)
+		if sc.facts.fault != "" {
+			world.Coverage().Fault(sc.fault.Action)
+			if rep, err, answered := s.injectFault(r, sc.fault); answered {
+				s.answer(w, r, rep, err)
+				return
+			}
+			if sc.fault.Action == api.FaultDownload {
+				s.delayAnswer(r, world)
+				shaped := download.New(w, r, *sc.fault.Download, s.sleep)
+				next.ServeHTTP(shaped, r)
+				shaped.Finish()
+				return
+			}
+		}
+		s.delayAnswer(r, world)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// download records a download of an output file in the tenant's log, once it is over: what
+// it was answered, which bytes of the file the answer held and how many reached the client.
+// HEAD fetches nothing; an answer that names no file of the tenant (404) or refuses the request
+// itself (a bad range) is not the client's use of a job.
+func (rec *recorder) download(r *http.Request) {
+	world, code := rec.info.world, rec.facts.code
+	switch {
+	case rec.status == http.StatusPartialContent:
+		world.Coverage().Hit(evidence.RangedDownload)
+	case code == string(problem.OutputExpired):
+		world.Coverage().Hit(evidence.ExpiredDownload)
+	}
+	job := rec.info.vars["job"]
+	// A refused link is the client's use of a job too: one it stored, or sent its key with.
+	refused := (rec.status == http.StatusForbidden || rec.status == http.StatusBadRequest) && code == ""
+	if r.Method != http.MethodGet || job == "" || rec.status == 0 || (rec.status >= 400 && rec.status != http.StatusGone && !refused) {
+		return
+	}
+	n := evidence.Note{Kind: evidence.Download, Time: rec.received, Job: job, File: r.URL.Path, Status: rec.status,
+		Ranged: r.Header.Get("Range") != "", Sent: int64(rec.bytes), Authorized: r.Header.Get("Authorization") != "",
+		LinkExpires: rec.facts.link.Expires, LinkExpired: rec.facts.link.Expired}
+	h := rec.Header()
+	switch rec.status {
+	case http.StatusOK:
+		n.Size, _ = strconv.ParseInt(h.Get("Content-Length"), 10, 64)
+		n.Size = max(n.Size, 1) // a length not sent: the file counts as whole when any byte went
+	case http.StatusPartialContent:
+		// bytes FIRST-LAST/SIZE: a multipart answer has no Content-Range and counts as part.
+		var last int64
+		if _, err := fmt.Sscanf(h.Get("Content-Range"), "bytes %d-%d/%d", &n.Start, &last, &n.Size); err != nil {
+			n.Start, n.Size = 0, 1<<62
+		}
+		n.Sent = min(n.Sent, last-n.Start+1)
+	}
+	if rec.writeErr || (rec.ctx != nil && rec.ctx.Err() != nil) {
+		n.Sent = min(n.Sent, max(n.Size-1, 0)) // the client did not get the end
+	}
+	world.Journal().AddNote(n, rec.arrival)
+}
+
+// takeOver hands the answer to a parked generation, which writes it on the connection later.
+func (rec *recorder) takeOver(p *parking) {
+	rec.ResponseWriter = hijacked{}
+	rec.info.query, rec.info.vars = nil, nil // read by the handler, which is done with them
+	rec.parked = p
+}
+
+// hungUp notes that the client of a parked generation gave up on its wait.
+func (rec *recorder) hungUp() { rec.left.Store(true) }
+
+// parkedAnswer journals the answer a parked generation is about to write: its status, its body
+// and the job's status as the answer shows it.
+func (rec *recorder) parkedAnswer(status int, body []byte, jobStatus string) {
+	rec.status, rec.body = status, body
+	rec.facts.jobStatus = jobStatus // as the answer shows the job, not as it was parked
+	rec.facts.waitedOut = rec.facts.waitedOut || status == http.StatusAccepted
+	rec.parked = nil
+	rec.sending()
 }
 
 // evolveAnswer readies a /v1 answer for the forward-compatibility mode: the undocumented
@@ -508,66 +618,55 @@ func bearer(auth string) string {
 	return strings.TrimSpace(token)
 }
 
-// handlerFunc is an endpoint that returns its error instead of writing it.
-type handlerFunc func(w http.ResponseWriter, r *http.Request) error
-
-// handle adapts a handlerFunc, writing any error it returns as problem+json.
-func (s *Server) handle(h handlerFunc) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := h(w, r); err != nil {
-			s.writeError(w, r, err)
+// requireKey authenticates the bearer key and checks it holds a permission and is within the
+// scenario's rate limits; the reply carries the key's account and the X-RateLimit-* headers of
+// the tightest limit, refused or not.
+func (s *Server) requireKey(perm catalog.Permission, next replyFunc) replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
+		if r.Header.Get("Authorization") == "" {
+			return reply{}, problem.New(problem.Unauthenticated, "send your API key as 'Authorization: Bearer <key>'")
 		}
-	})
-}
-
-// requireKey authenticates the bearer key and checks it holds a permission.
-func (s *Server) requireKey(perm catalog.Permission, next handlerFunc) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		auth := r.Header.Get("Authorization")
-		if auth == "" {
-			return problem.New(problem.Unauthenticated, "send your API key as 'Authorization: Bearer <key>'")
+		info := infoOf(r)
+		if info.token == "" {
+			return reply{}, problem.New(problem.Unauthenticated, "the Authorization header must be 'Bearer <key>'")
 		}
-		token := infoOf(r).token
-		if token == "" {
-			return problem.New(problem.Unauthenticated, "the Authorization header must be 'Bearer <key>'")
-		}
-		key, ok := s.catalog.Key(token)
+		key, ok := s.catalog.Key(info.token)
 		if !ok {
-			return problem.New(problem.Unauthenticated, "the API key is not known")
+			return reply{}, problem.New(problem.Unauthenticated, "the API key is not known")
 		}
 		if !key.Can(perm) {
-			return &problem.Error{Code: problem.PermissionDenied,
+			return reply{}, &problem.Error{Code: problem.PermissionDenied,
 				Detail: fmt.Sprintf("this key lacks the %q permission", perm),
 				Extra:  map[string]any{"permission": string(perm)}}
 		}
-		var peeked *catalog.Model
-		if rec := infoOf(r).rec; rec != nil {
-			rec.account = key.Account
-			peeked = rec.peeked
+		limits, err := rateLimit(info.world, r, key, info.peeked)
+		if err != nil {
+			return reply{header: limits, facts: facts{account: key.Account}}, err
 		}
-		if err := s.rateLimit(w, r, key, peeked); err != nil {
-			return err
+		info.key = key // set once, before the handler runs; no copy of the request for it
+		rep, err := next(w, r)
+		rep.facts.account = key.Account
+		if limits != nil { // a reply's header may be shared: the limits' own is fresh
+			maps.Copy(limits, rep.header)
+			rep.header = limits
 		}
-		infoOf(r).key = key // set once, before the handler runs; no copy of the request for it
-		return next(w, r)
+		return rep, err
 	}
 }
 
-// rateLimit asks the world whether the request is within the scenario's limits. The
-// X-RateLimit-* headers describe the tightest limit.
-func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request, key *catalog.Key, m *catalog.Model) error {
-	d := worldOf(r).RateLimit(r.Method, r.URL.Path, key, m)
+// rateLimit asks the world whether the request is within the scenario's limits, and answers
+// the X-RateLimit-* headers of the tightest one (nil when none applies).
+func rateLimit(world *sim.World, r *http.Request, key *catalog.Key, m *catalog.Model) (http.Header, error) {
+	d := world.RateLimit(r.Method, r.URL.Path, key, m)
 	if d == nil {
-		return nil
+		return nil, nil
 	}
 	reset := int(math.Ceil(d.Reset.Seconds()))
-	h := w.Header()
-	h.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
-	h.Set("X-RateLimit-Remaining", strconv.Itoa(d.Remaining))
-	h.Set("X-RateLimit-Reset", strconv.Itoa(reset))
+	h := http.Header{"X-Ratelimit-Limit": {strconv.Itoa(d.Limit)}, "X-Ratelimit-Remaining": {strconv.Itoa(d.Remaining)},
+		"X-Ratelimit-Reset": {strconv.Itoa(reset)}}
 	if !d.Allowed {
-		return &problem.Error{Code: problem.RateLimited, RetryAfter: max(reset, 1), RetryAfterDate: d.RetryAfterDate,
+		return h, &problem.Error{Code: problem.RateLimited, RetryAfter: max(reset, 1), RetryAfterDate: d.RetryAfterDate,
 			Detail: fmt.Sprintf("this key may make %d such requests per window; the next window opens in %ds", d.Limit, reset)}
 	}
-	return nil
+	return h, nil
 }

@@ -26,8 +26,11 @@ type parking struct {
 	conn net.Conn
 	// head is the answer's header lines as the handler left them, less those the answer sets:
 	// a few hundred bytes where a cloned http.Header costs twice that.
-	head  []byte
-	start time.Time
+	head []byte
+	// header is what the reply adds to the answer's header (a deprecation, a rate limit), set
+	// before released is closed.
+	header http.Header
+	start  time.Time
 	// What the answer's body (the outputs' base URL) and its log line need of the request.
 	method, path, host, id string
 	tls                    *tls.ConnectionState
@@ -73,8 +76,6 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, world *sim.World, 
 	// the body (both reach them). A request pipelined behind this one is not read; the answer
 	// closes the connection.
 	_ = brw
-	rec.ResponseWriter = hijacked{}
-	rec.info.query, rec.info.vars = nil, nil // read by the handler, which is done with them
 	r.Body = http.NoBody
 	p := &parking{s: s, rec: rec, conn: conn, head: bytes.Clone(head.Bytes()), start: time.Now(),
 		method: r.Method, path: r.URL.Path, host: r.Host, tenant: infoOf(r).tenant, id: requestID(r),
@@ -82,7 +83,7 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, world *sim.World, 
 	// The request holds its tenant, so only a DELETE of it can have dropped it meanwhile;
 	// then there is no idle time to hold off.
 	p.entered = p.tenant.Enter()
-	rec.parked = p
+	rec.takeOver(p)
 	wt := world.WaitThen(view, p.answer)
 	s.parkedMu.Lock()
 	stopping := s.stopping
@@ -90,7 +91,7 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, world *sim.World, 
 		s.parked[p] = wt
 		// A client that hangs up is answered at once, so its socket goes (the job goes on).
 		p.unwatch = s.hangups.watch(conn, func() {
-			rec.left.Store(true) // the report learns the client gave up on the wait
+			rec.hungUp() // the report learns the client gave up on the wait
 			wt.End()
 		})
 	}
@@ -147,21 +148,18 @@ func (s *Server) answerParked(r *http.Request, p *parking, v jobs.View) {
 	if !v.Status.Terminal() {
 		status = http.StatusAccepted
 		h.Set("Location", "/v1/jobs/"+v.ID)
-		rec.facts.waitedOut = true
 	}
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	h.Set("Connection", "close")
-	rec.status, rec.body = status, body[:len(body)-1]
-	rec.facts.jobStatus = string(v.Status) // as the answer shows the job, not as it was parked
-	rec.parked = nil
-	rec.sending()
+	rec.parkedAnswer(status, body[:len(body)-1], string(v.Status))
 	s.logRequest(r, p.tenant.Name(), status, p.start, p.id)
 
 	var out bytes.Buffer
 	out.Grow(64 + len(p.head) + 128 + len(body))
 	out.WriteString("HTTP/1.1 " + strconv.Itoa(status) + " " + http.StatusText(status) + "\r\n")
 	out.Write(p.head)
+	_ = p.header.WriteSubset(&out, answerSet)
 	_ = h.Write(&out)
 	out.WriteString("\r\n")
 	out.Write(body)

@@ -298,3 +298,41 @@ func TestParkWhileStopping(t *testing.T) {
 		t.Fatal("Close never returned: an answer was still counted as to come")
 	}
 }
+
+// TestParkedAnswerCarriesTheReplyHeaders: what the layers of a parked generation's request
+// added to its answer — the rate limit's X-RateLimit-* headers, the model's Deprecation, Sunset
+// and Link — reach the client with the answer written later, as they do on an answer written at
+// once.
+func TestParkedAnswerCarriesTheReplyHeaders(t *testing.T) {
+	s, err := NewServer(Config{CatalogFile: "../testdata/catalogs/small.yaml", ManualClock: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() { hs.Close(); _ = s.Close() })
+	c := wire{t: t, base: hs.URL, key: "key_a"}
+	sc := map[string]any{"name": "limited", "lifecycle": lifecycleScenario["lifecycle"],
+		"rate_limits": []any{map[string]any{"match": map[string]any{"path": "/v1/generate"}, "limit": 5, "per": "1h"}}}
+	c.must(200, "PUT", "/_emulator/scenario", map[string]any{"scenario": sc})
+	c.must(200, "POST", "/_emulator/clock", map[string]any{"advance": "90m"}) // deprecated, not yet retired
+	input := map[string]any{"prompt": "x"}
+	q := c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})
+	done := make(chan http.Header, 1)
+	go func() {
+		status, out, h := c.do("POST", "/v1/generate?wait=true", map[string]any{"model": "test/pixel", "input": input, "quote_id": q["quote_id"]},
+			"Idempotency-Key", "parked-headers")
+		if status != 200 {
+			t.Errorf("parked generation: %d %v", status, out)
+		}
+		done <- h
+	}()
+	if w := c.must(200, "GET", "/_emulator/waiting?count=1&timeout=20s", nil); w["reached"] != true {
+		t.Fatalf("the wait never began: %v", w)
+	}
+	c.must(200, "POST", "/_emulator/clock", map[string]any{"advance": "5s"})
+	h := <-done
+	if h.Get("X-Ratelimit-Limit") != "5" || h.Get("X-Ratelimit-Remaining") != "4" || h.Get("Deprecation") != "@1767229200" ||
+		h.Get("Sunset") != "Thu, 01 Jan 2026 02:00:00 GMT" || h.Get("Link") == "" {
+		t.Errorf("parked answer's headers: %v", h)
+	}
+}

@@ -2,7 +2,6 @@ package emulator
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
@@ -10,15 +9,15 @@ import (
 
 // getReport judges the client's behaviour: GET /_emulator/report?scope=tenant|run, as JSON, or
 // as markdown with format=markdown or Accept: text/markdown.
-func (s *Server) getReport() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) getReport() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		scope, err := scopeOf(r)
 		if err != nil {
-			return err
+			return reply{}, err
 		}
-		markdown, err := wantsMarkdown(r)
+		asMarkdown, err := wantsMarkdown(r)
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		var rep api.Report
 		if scope == "run" {
@@ -27,19 +26,14 @@ func (s *Server) getReport() handlerFunc {
 			n, findings := worldOf(r).Judge()
 			rep = evidence.TenantReport(infoOf(r).tenant.Name(), n, findings)
 		}
-		if markdown {
-			writeMarkdown(w, evidence.ReportMarkdown(rep))
-			return nil
+		if asMarkdown {
+			return markdown(evidence.ReportMarkdown(rep)), nil
 		}
-		return s.writeJSON(w, http.StatusOK, rep)
+		return reply{status: http.StatusOK, body: rep}, nil
 	}
 }
 
-// writeMarkdown sends a document as text/markdown.
-func writeMarkdown(w http.ResponseWriter, doc string) {
-	h := w.Header()
-	h.Set("Content-Type", "text/markdown; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(len(doc)))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write([]byte(doc))
+// markdown answers a document as text/markdown.
+func markdown(doc string) reply {
+	return reply{status: http.StatusOK, raw: []byte(doc), contentType: "text/markdown; charset=utf-8"}
 }

@@ -67,9 +67,10 @@ var kinds = map[problem.Code]struct {
 	problem.InvalidSnapshot:         {422, "Invalid snapshot"},
 }
 
-// writeError sends err as problem+json. Unclassified errors are logged and sent as an
-// internal_error that reveals nothing of them.
-func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+// problemOf is the problem+json answer of err, beside what rep had. Unclassified errors are
+// logged and answered as an internal_error that reveals nothing of them. The headers it needs
+// are set on h.
+func (s *Server) problemOf(h http.Header, r *http.Request, rep reply, err error) reply {
 	pe := problem.As(err)
 	if pe == nil {
 		s.log.Error("internal error", slog.String("request_id", requestID(r)), slog.String("path", r.URL.Path), slog.Any("error", err))
@@ -85,35 +86,15 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			kind.title = http.StatusText(pe.Status)
 		}
 	}
-	body := api.Problem{
-		Type:      "about:blank",
-		Title:     kind.title,
-		Status:    kind.status,
-		Detail:    pe.Detail,
-		Code:      string(pe.Code),
-		RequestID: requestID(r),
-		Errors:    pe.Errors,
-	}
-	b := encodeProblem(body, pe.Extra)
-	h := w.Header()
-	if pe.RetryAfter > 0 {
-		now := time.Now()
-		if world := infoOf(r).world; world != nil && pe.RetryAfterDate {
-			now = world.Now()
-		}
-		setRetryAfter(h, pe.RetryAfter, pe.RetryAfterDate, now)
-	}
 	if pe.Code == problem.Unauthenticated {
 		h.Set("WWW-Authenticate", `Bearer realm="mediagen"`)
 	}
-	if rec := infoOf(r).rec; rec != nil {
-		rec.code = string(pe.Code)
-	}
-	h.Set("Content-Type", "application/problem+json")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
 	h.Del("ETag")
-	w.WriteHeader(kind.status)
-	_, _ = w.Write(b)
+	rep.raw = encodeProblem(api.Problem{Type: "about:blank", Title: kind.title, Status: kind.status, Detail: pe.Detail,
+		Code: string(pe.Code), RequestID: requestID(r), Errors: pe.Errors}, pe.Extra)
+	rep.status, rep.contentType, rep.body, rep.stream, rep.parked = kind.status, "application/problem+json", nil, nil, false
+	rep.facts.code, rep.facts.retryAfter, rep.facts.retryDate = string(pe.Code), int32(min(pe.RetryAfter, math.MaxInt32)), pe.RetryAfterDate
+	return rep
 }
 
 // encodeProblem writes the body without HTML escaping (details quote things like <key>) and
@@ -140,34 +121,15 @@ func encodeProblem(body api.Problem, extra map[string]any) []byte {
 	return out.Bytes()
 }
 
-// writeJSON sends a value as JSON with a status.
-func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	writeLine(w, status, append(b, '\n'))
-	return nil
-}
-
-// writeRaw sends already encoded JSON that the caller may share (a model's detail, say),
-// followed by a newline.
-func writeRaw(w http.ResponseWriter, status int, b []byte) {
-	line := make([]byte, len(b)+1)
-	copy(line, b)
-	line[len(b)] = '\n'
-	writeLine(w, status, line)
-}
-
-// writeLine sends encoded JSON that ends in a newline in one write: the answer then leaves in
-// as few system calls as it can, where a second write for the newline cost one more.
-func writeLine(w http.ResponseWriter, status int, line []byte) {
+// send writes a whole body of a content type with its length, in one write: the answer then
+// leaves in as few system calls as it can.
+func send(w http.ResponseWriter, status int, contentType string, body []byte) {
 	// Both values share one allocation; the names are already canonical.
-	vs := [...]string{"application/json", strconv.Itoa(len(line))}
+	vs := [...]string{contentType, strconv.Itoa(len(body))}
 	h := w.Header()
 	h["Content-Type"], h["Content-Length"] = vs[0:1:1], vs[1:2:2]
 	w.WriteHeader(status)
-	_, _ = w.Write(line)
+	_, _ = w.Write(body)
 }
 
 // timestamp formats an instant as the API does: RFC 3339, UTC, Z.
@@ -183,58 +145,125 @@ func nullableTime(t time.Time) *string {
 }
 
 // setRetryAfter sends Retry-After as seconds, or as an HTTP-date (RFC 9110 §10.2.3) that many
-// seconds after the answer's Date. Date follows the emulator's clock (see the frame), so the
-// date is on the same timeline as the rate-limit windows and every timestamp in a body.
-func setRetryAfter(h http.Header, seconds int, date bool, now time.Time) {
+// seconds after the answer's Date, and returns that date. Date follows the emulator's clock (see
+// the frame), so the date is on the same timeline as the rate-limit windows and every timestamp
+// in a body.
+func setRetryAfter(h http.Header, r *http.Request, seconds int, date bool) time.Time {
 	if !date {
 		h.Set("Retry-After", strconv.Itoa(seconds))
-		return
+		return time.Time{}
 	}
 	sent, err := http.ParseTime(h.Get("Date"))
 	if err != nil {
+		now := time.Now()
+		if world := infoOf(r).world; world != nil {
+			now = world.Now()
+		}
 		sent = now.UTC().Truncate(time.Second)
 		h.Set("Date", sent.Format(http.TimeFormat))
 	}
-	h.Set("Retry-After", sent.Add(time.Duration(seconds)*time.Second).Format(http.TimeFormat))
+	at := sent.Add(time.Duration(seconds) * time.Second)
+	h.Set("Retry-After", at.Format(http.TimeFormat))
+	return at
 }
 
-// retryAfterDate reads a Retry-After sent as an HTTP-date as seconds after the answer's Date;
-// -1 when it is not one.
-func retryAfterDate(h http.Header) int {
-	at, err := http.ParseTime(h.Get("Retry-After"))
-	if err != nil {
-		return -1
-	}
-	sent, err := http.ParseTime(h.Get("Date"))
-	if err != nil {
-		return -1
-	}
-	return int(math.Ceil(at.Sub(sent).Seconds()))
-}
-
-// reply is what an API handler answers: the status, the body, and the facts the journal keeps
-// for the report, which one adapter notes and writes; parked says a wait=true generation took
-// the connection over, to answer later. A handler that fails returns, beside its error, the
-// facts it learned before (the model a refused quote named, say).
+// reply is what a handler answers: the status, the headers beside those every answer has, the
+// body (a value encoded as JSON, bytes already encoded, or a writer for what is streamed or
+// served with ranges), and the facts the evidence keeps. A handler that fails returns, beside
+// its error, the facts and headers it had (the model a refused quote named, the deprecation
+// of a retired model).
 type reply struct {
 	status int
-	body   any
+	header http.Header
+	// location is the Location header, apart from header so that a 202, the most common
+	// answer with a header of its own, makes no map for it.
+	location string
+	body     any    // encoded as a JSON line
+	raw      []byte // the body as it goes, of contentType ("" is JSON)
+	// contentType is raw's media type.
+	contentType string
+	// stream writes the whole answer itself: a file, an event stream, a fault's broken answer.
+	stream func(w http.ResponseWriter)
 	facts  facts
+	// parked says a wait=true generation took the connection over, to answer later.
 	parked bool
 }
 
-// replyFunc is an API handler that returns its reply.
+// setHeader sets a header of the reply; name is canonical.
+func (rep *reply) setHeader(name, value string) {
+	if rep.header == nil {
+		rep.header = make(http.Header, 1)
+	}
+	rep.header[name] = []string{value}
+}
+
+// replyFunc is a handler that returns its reply, or its error, for answer to write.
 type replyFunc func(w http.ResponseWriter, r *http.Request) (reply, error)
 
-// replying adapts a replyFunc: the reply's facts go to the journal, then the reply or the error
-// is written.
-func (s *Server) replying(h replyFunc) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+// handle makes a route's handler of h.
+func (s *Server) handle(h replyFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rep, err := h(w, r)
-		about(r, rep.facts)
-		if err != nil || rep.parked || rep.status == 0 {
-			return err
+		s.answer(w, r, rep, err)
+	})
+}
+
+// answer writes a reply, or err as problem+json beside the reply's headers and facts, and
+// tells the frame's recorder the facts: the one place an answer is written and what the
+// evidence learns of it noted.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, rep reply, err error) {
+	h := w.Header()
+	for name, v := range rep.header {
+		h[name] = v
+		if v == nil { // a header of no values is one the answer leaves out
+			delete(h, name)
 		}
-		return s.writeJSON(w, rep.status, rep.body)
 	}
+	if rep.location != "" {
+		h["Location"] = []string{rep.location}
+	}
+	if err != nil {
+		rep = s.problemOf(h, r, rep, err)
+	}
+	if rep.facts.retryAfter > 0 {
+		rep.facts.retryAt = setRetryAfter(h, r, int(rep.facts.retryAfter), rep.facts.retryDate)
+	}
+	rec := infoOf(r).rec
+	if rec != nil {
+		rec.note(&rep.facts)
+	}
+	switch {
+	case rep.parked:
+		if rec != nil && rec.parked != nil {
+			rec.parked.header = rep.header // the connection is the parked answer's now
+		}
+	case rep.stream != nil:
+		rep.stream(w)
+	case rep.body != nil:
+		b, err := json.Marshal(rep.body)
+		if err != nil {
+			s.answer(w, r, reply{}, err)
+			return
+		}
+		send(w, rep.status, "application/json", append(b, '\n'))
+	case rep.raw != nil:
+		ct := rep.contentType
+		if ct == "" {
+			ct = "application/json"
+		}
+		send(w, rep.status, ct, rep.raw)
+	case rep.status != 0:
+		w.WriteHeader(rep.status)
+	}
+}
+
+// noContent is the reply of a change with nothing to show.
+var noContent = reply{status: http.StatusNoContent}
+
+// jsonLine is encoded JSON with the newline every JSON answer ends in, in a copy of its own.
+func jsonLine(b []byte) []byte {
+	line := make([]byte, len(b)+1)
+	copy(line, b)
+	line[len(b)] = '\n'
+	return line
 }

@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"net/http"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -35,11 +36,11 @@ func (s *Server) router() *mux.Router {
 	r.Handle("/v1/models", s.handle(s.requireKey(read, s.listModels()))).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/v1/models/categories", s.handle(s.requireKey(read, s.listCategories()))).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/v1/models/{model:.+}", s.handle(s.requireKey(read, s.getModel()))).Methods(http.MethodGet, http.MethodHead)
-	r.Handle("/v1/quotes", s.handle(s.requireKey(gen, s.replying(s.createQuote())))).Methods(http.MethodPost)
-	r.Handle("/v1/generate", s.handle(s.requireKey(gen, s.replying(s.generate())))).Methods(http.MethodPost)
+	r.Handle("/v1/quotes", s.handle(s.requireKey(gen, (s.createQuote())))).Methods(http.MethodPost)
+	r.Handle("/v1/generate", s.handle(s.requireKey(gen, (s.generate())))).Methods(http.MethodPost)
 	r.Handle("/v1/jobs", s.handle(s.requireKey(gen, s.listJobs()))).Methods(http.MethodGet, http.MethodHead)
-	r.Handle("/v1/jobs/{id}", s.handle(s.requireKey(gen, s.replying(s.getJob())))).Methods(http.MethodGet, http.MethodHead)
-	r.Handle("/v1/jobs/{id}/cancel", s.handle(s.requireKey(gen, s.replying(s.cancelJob())))).Methods(http.MethodPost)
+	r.Handle("/v1/jobs/{id}", s.handle(s.requireKey(gen, (s.getJob())))).Methods(http.MethodGet, http.MethodHead)
+	r.Handle("/v1/jobs/{id}/cancel", s.handle(s.requireKey(gen, (s.cancelJob())))).Methods(http.MethodPost)
 
 	r.Handle("/files/{job}/{name}", s.handle(s.serveFile())).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/files/{tenant}/{job}/{name}", s.handle(s.serveFile())).Methods(http.MethodGet, http.MethodHead)
@@ -83,13 +84,13 @@ func (s *Server) router() *mux.Router {
 	r.Handle("/_emulator/ui", s.handle(s.dashboardRedirect())).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/_emulator/ui/{file:.*}", s.handle(s.dashboard())).Methods(http.MethodGet, http.MethodHead)
 
-	r.NotFoundHandler = s.handle(func(w http.ResponseWriter, req *http.Request) error {
-		return problem.New(problem.NotFound, "no endpoint at %s %s", req.Method, req.URL.Path)
+	r.NotFoundHandler = s.handle(func(w http.ResponseWriter, req *http.Request) (reply, error) {
+		return reply{}, problem.New(problem.NotFound, "no endpoint at %s %s", req.Method, req.URL.Path)
 	})
-	r.MethodNotAllowedHandler = s.handle(func(w http.ResponseWriter, req *http.Request) error {
-		allowed := allowedMethods(r, req)
-		w.Header().Set("Allow", joinMethods(allowed))
-		return problem.New(problem.MethodNotAllowed, "%s does not answer %s; it answers %s", req.URL.Path, req.Method, joinMethods(allowed))
+	r.MethodNotAllowedHandler = s.handle(func(w http.ResponseWriter, req *http.Request) (reply, error) {
+		allowed := strings.Join(allowedMethods(r, req), ", ")
+		return reply{header: http.Header{"Allow": {allowed}}},
+			problem.New(problem.MethodNotAllowed, "%s does not answer %s; it answers %s", req.URL.Path, req.Method, allowed)
 	})
 	return r
 }
@@ -122,10 +123,7 @@ func dispatch(r *mux.Router) http.Handler {
 			}
 		}
 		info := infoOf(req)
-		info.vars = hit.vars // shared by every request to the path: only read
-		if info.rec != nil {
-			info.rec.route = hit.route
-		}
+		info.vars, info.route = hit.vars, hit.route // shared by every request to the path: only read
 		hit.handler.ServeHTTP(w, req)
 	})
 }
@@ -161,11 +159,7 @@ func routeName(r *mux.Router, req *http.Request, match *mux.RouteMatch) string {
 	route := match.Route
 	if match.MatchErr == mux.ErrMethodMismatch {
 		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
-			probe := req.Clone(req.Context())
-			probe.Method = m
-			var found mux.RouteMatch
-			if r.Match(probe, &found) && found.MatchErr == nil {
-				route = found.Route
+			if route = routeFor(r, req, m); route != nil {
 				break
 			}
 		}
@@ -211,23 +205,20 @@ var routeVar = regexp.MustCompile(`\{(\w+):[^}]*\}`)
 func allowedMethods(r *mux.Router, req *http.Request) []string {
 	var out []string
 	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-		probe := req.Clone(req.Context())
-		probe.Method = m
-		var match mux.RouteMatch
-		if r.Match(probe, &match) && match.MatchErr == nil {
+		if routeFor(r, req, m) != nil {
 			out = append(out, m)
 		}
 	}
 	return out
 }
 
-func joinMethods(ms []string) string {
-	out := ""
-	for i, m := range ms {
-		if i > 0 {
-			out += ", "
-		}
-		out += m
+// routeFor is the route that answers the request's path with method m, or nil.
+func routeFor(r *mux.Router, req *http.Request, m string) *mux.Route {
+	probe := req.Clone(req.Context())
+	probe.Method = m
+	var found mux.RouteMatch
+	if r.Match(probe, &found) && found.MatchErr == nil {
+		return found.Route
 	}
-	return out
+	return nil
 }

@@ -127,7 +127,7 @@ func (s *Server) finishLoading(cat *catalog.Catalog, err error) {
 	if err != nil {
 		s.log.Error("cannot load the embedded catalog", "error", err)
 		s.handler = s.frame(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			s.writeError(w, r, errors.New("the embedded catalog failed to load"))
+			s.answer(w, r, reply{}, errors.New("the embedded catalog failed to load"))
 		}))
 		return
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -26,14 +25,14 @@ import (
 const snapshotReserve = 16 << 20
 
 // getSnapshot answers the tenant's whole world as one document; ?journal=true adds the journal.
-func (s *Server) getSnapshot() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) getSnapshot() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		withJournal, err := parseBool(r, "journal")
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		doc := s.snapshotOf(infoOf(r).tenant, withJournal)
-		return s.writeJSON(w, http.StatusOK, doc)
+		return reply{status: http.StatusOK, body: doc}, nil
 	}
 }
 
@@ -45,13 +44,10 @@ func (s *Server) snapshotOf(t *sim.Tenant, withJournal bool) api.Snapshot {
 }
 
 // putSnapshot replaces the tenant's world with the snapshot sent, at once, or changes nothing.
-func (s *Server) putSnapshot() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		if ct := r.Header.Get("Content-Type"); ct != "" {
-			mt, _, err := mime.ParseMediaType(ct)
-			if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-				return problem.New(problem.UnsupportedMediaType, "send the snapshot as application/json, not %q", ct)
-			}
+func (s *Server) putSnapshot() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
+		if err := jsonContent(r, "the snapshot"); err != nil {
+			return reply{}, err
 		}
 		limit := s.cfg.MaxSnapshotBytes
 		// The body's bytes are reserved while they are read, decoded and restored, so uploads
@@ -61,24 +57,24 @@ func (s *Server) putSnapshot() handlerFunc {
 		body, err := readAll(rr, r.ContentLength, limit, snapshotReserve)
 		if err != nil {
 			if errors.Is(err, errUploadsFull) {
-				return s.uploads.full()
+				return reply{}, s.uploads.full()
 			}
 			if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
-				return problem.New(problem.PayloadTooLarge, "the snapshot is over the limit of %d bytes for this route", limit)
+				return reply{}, problem.New(problem.PayloadTooLarge, "the snapshot is over the limit of %d bytes for this route", limit)
 			}
-			return problem.New(problem.InvalidJSON, "the body could not be read to its end")
+			return reply{}, problem.New(problem.InvalidJSON, "the body could not be read to its end")
 		}
 		doc, err := decodeSnapshot(body)
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		t := infoOf(r).tenant
 		world, err := t.Restore(doc)
 		if err != nil {
-			return err
+			return reply{}, err
 		}
-		return s.writeJSON(w, http.StatusOK, api.SnapshotResult{Status: "restored", Tenant: t.Name(), Now: timestamp(world.Now()),
-			Jobs: world.Jobs(), Quotes: world.Quotes()})
+		return reply{status: http.StatusOK, body: api.SnapshotResult{Status: "restored", Tenant: t.Name(), Now: timestamp(world.Now()),
+			Jobs: world.Jobs(), Quotes: world.Quotes()}}, nil
 	}
 }
 

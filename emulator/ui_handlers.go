@@ -46,101 +46,107 @@ var defaultStreams = streamLimits{minGap: 100 * time.Millisecond, heartbeat: 15 
 // carries {"version", "now", "mode", "tenant", "changed", "next_due"}: changed lists the parts
 // of the state that changed since the previous event, so readers fetch only those. It ends when
 // the client leaves, stops reading, or the server shuts down.
-func (s *Server) events(lim streamLimits) handlerFunc {
+func (s *Server) events(lim streamLimits) replyFunc {
 	var open atomic.Int64 // streams open in this server, which a process has one of
-	return func(w http.ResponseWriter, r *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		if open.Add(1) > lim.max {
 			open.Add(-1)
-			return &problem.Error{Code: problem.TooManyStreams, RetryAfter: 5,
+			return reply{}, &problem.Error{Code: problem.TooManyStreams, RetryAfter: 5,
 				Detail: fmt.Sprintf("%d event streams are open, the most this emulator serves; close some dashboards", lim.max)}
 		}
-		defer open.Add(-1)
 		tenant, world := infoOf(r).tenant, worldOf(r)
-		rc := http.NewResponseController(w)
-		h := w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
-		h.Set("X-Accel-Buffering", "no")
-		w.WriteHeader(http.StatusOK)
+		return reply{header: eventHeader, stream: func(w http.ResponseWriter) {
+			defer open.Add(-1)
+			s.stream(w, r, lim, tenant, world)
+		}}, nil
+	}
+}
 
-		write := func(b []byte) error {
-			// Not every connection supports deadlines (a recorder in tests); the rest are bounded.
-			_ = rc.SetWriteDeadline(time.Now().Add(lim.writeTimeout))
-			if _, err := w.Write(b); err != nil {
-				return err
-			}
-			return rc.Flush()
+// eventHeader is the header of an event stream.
+var eventHeader = http.Header{"Content-Type": {"text/event-stream"}, "Cache-Control": {"no-cache"}, "X-Accel-Buffering": {"no"}}
+
+// stream writes the events of a tenant's world, as events describes them.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, lim streamLimits, tenant *sim.Tenant, world *sim.World) {
+	rc := http.NewResponseController(w)
+	w.WriteHeader(http.StatusOK)
+
+	write := func(b []byte) error {
+		// Not every connection supports deadlines (a recorder in tests); the rest are bounded.
+		_ = rc.SetWriteDeadline(time.Now().Add(lim.writeTimeout))
+		if _, err := w.Write(b); err != nil {
+			return err
 		}
-		send := func(event string, changed sim.Part) error {
-			b, _ := json.Marshal(map[string]any{"version": world.Version(), "tenant": tenant.Name(),
-				"now": timestamp(world.Now()), "mode": world.ClockMode().String(), "changed": changed.Names(),
-				"next_due": s.clockBody(world).NextDue})
-			var buf bytes.Buffer
-			buf.WriteString("event: " + event + "\ndata: ")
-			buf.Write(b)
-			buf.WriteString("\n\n")
-			return write(buf.Bytes())
-		}
-		seen, changed := world.Changes()
-		if send("hello", sim.PartAll) != nil {
-			return nil
-		}
-		beat := time.NewTicker(lim.heartbeat)
-		defer beat.Stop()
-		var lastSent time.Time
-		for {
-			select {
-			case <-changed:
-			case <-beat.C:
-				if write([]byte(": keep-alive\n\n")) != nil {
-					return nil
-				}
-				continue
-			case <-world.Gone():
-				cur, ok := s.tenants.Lookup(tenant.Name())
-				if !ok || cur != tenant || cur.World() == world {
-					if !s.isClosing() {
-						_ = send("gone", 0)
-					}
-					return nil
-				}
-				world = cur.World()
-				seen, changed = world.Changes()
-				if send("reset", sim.PartAll) != nil {
-					return nil
-				}
-				lastSent = time.Now()
-				continue
-			case <-r.Context().Done():
-				return nil
-			case <-s.closing:
-				return nil
+		return rc.Flush()
+	}
+	send := func(event string, changed sim.Part) error {
+		b, _ := json.Marshal(map[string]any{"version": world.Version(), "tenant": tenant.Name(),
+			"now": timestamp(world.Now()), "mode": world.ClockMode().String(), "changed": changed.Names(),
+			"next_due": s.clockBody(world).NextDue})
+		var buf bytes.Buffer
+		buf.WriteString("event: " + event + "\ndata: ")
+		buf.Write(b)
+		buf.WriteString("\n\n")
+		return write(buf.Bytes())
+	}
+	seen, changed := world.Changes()
+	if send("hello", sim.PartAll) != nil {
+		return
+	}
+	beat := time.NewTicker(lim.heartbeat)
+	defer beat.Stop()
+	var lastSent time.Time
+	for {
+		select {
+		case <-changed:
+		case <-beat.C:
+			if write([]byte(": keep-alive\n\n")) != nil {
+				return
 			}
-			// Coalesce: a burst of changes becomes one event per minGap.
-			if wait := lim.minGap - time.Since(lastSent); wait > 0 {
-				t := time.NewTimer(wait)
-				select {
-				case <-t.C:
-				case <-r.Context().Done():
-					t.Stop()
-					return nil
-				case <-s.closing:
-					t.Stop()
-					return nil
+			continue
+		case <-world.Gone():
+			cur, ok := s.tenants.Lookup(tenant.Name())
+			if !ok || cur != tenant || cur.World() == world {
+				if !s.isClosing() {
+					_ = send("gone", 0)
 				}
+				return
 			}
-			var now sim.Marks
-			now, changed = world.Changes()
-			parts := now.Since(seen)
-			if parts == 0 {
-				continue
-			}
-			seen = now
-			if send("change", parts) != nil {
-				return nil
+			world = cur.World()
+			seen, changed = world.Changes()
+			if send("reset", sim.PartAll) != nil {
+				return
 			}
 			lastSent = time.Now()
+			continue
+		case <-r.Context().Done():
+			return
+		case <-s.closing:
+			return
 		}
+		// Coalesce: a burst of changes becomes one event per minGap.
+		if wait := lim.minGap - time.Since(lastSent); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				t.Stop()
+				return
+			case <-s.closing:
+				t.Stop()
+				return
+			}
+		}
+		var now sim.Marks
+		now, changed = world.Changes()
+		parts := now.Since(seen)
+		if parts == 0 {
+			continue
+		}
+		seen = now
+		if send("change", parts) != nil {
+			return
+		}
+		lastSent = time.Now()
 	}
 }
 
@@ -222,32 +228,31 @@ func planOf(v jobs.View) *planJSON {
 
 // listAllJobs lists the jobs of every account in the tenant, newest first, in the /v1 list
 // envelope; status and model filter as on /v1/jobs.
-func (s *Server) listAllJobs() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) listAllJobs() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		p, err := parsePage(r)
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		f, err := jobFilter(r, true)
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		views, total := worldOf(r).ListAllJobs(f, p.offset, p.limit)
 		items, err := encodeEach(views, func(v jobs.View) any {
 			return s.controlJobBody(r, v)
 		})
 		if err != nil {
-			return err
+			return reply{}, err
 		}
-		writeList(w, items, total, p)
-		return nil
+		return listReply(items, total, p), nil
 	}
 }
 
 // touching marks the world's scenario changed once a control call that changes it has
 // answered, for the state (fault rules) that has no change hook of its own.
-func (s *Server) touching(next handlerFunc) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) touching(next replyFunc) replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		defer worldOf(r).Changed(sim.PartScenario)
 		return next(w, r)
 	}
@@ -300,15 +305,15 @@ const uiPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-s
 // dashboard serves the dashboard's static files. They hold no state, so they are served even
 // when the control API is off or needs a token: the page then says how to turn it on, or asks
 // for the token, instead of failing blankly.
-func (s *Server) dashboard() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) dashboard() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		name := strings.TrimPrefix(r.URL.Path, "/_emulator/ui/")
 		if name == "" {
 			name = "index.html"
 		}
 		f, ok := uiFiles()[name]
 		if !ok {
-			return problem.New(problem.NotFound, "no endpoint at %s %s", r.Method, r.URL.Path)
+			return reply{}, problem.New(problem.NotFound, "no endpoint at %s %s", r.Method, r.URL.Path)
 		}
 		data, etag := f.data, f.etag
 		if name == "index.html" {
@@ -318,15 +323,9 @@ func (s *Server) dashboard() handlerFunc {
 			data = bytes.Replace(data, []byte(`data-control="on"`), []byte(`data-control="`+state+`"`), 1)
 			etag = strings.TrimSuffix(etag, `"`) + "-" + state + `"`
 		}
-		h := w.Header()
-		h.Set("Content-Type", f.contentType)
-		h.Set("Cache-Control", "no-cache")
-		h.Set("ETag", etag)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("Content-Security-Policy", uiPolicy)
-		s.serveContent(w, r, time.Time{}, data)
-		return nil
+		return reply{header: http.Header{"Content-Type": {f.contentType}, "Cache-Control": {"no-cache"}, "Etag": {etag},
+			"X-Content-Type-Options": {"nosniff"}, "Referrer-Policy": {"no-referrer"}, "Content-Security-Policy": {uiPolicy}},
+			stream: func(w http.ResponseWriter) { s.serveContent(w, r, time.Time{}, data) }}, nil
 	}
 }
 
@@ -344,9 +343,8 @@ func (s *Server) controlState() string {
 
 // dashboardRedirect sends /_emulator/ui to the page's address with its slash, so the page's
 // relative links resolve.
-func (s *Server) dashboardRedirect() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		http.Redirect(w, r, "/_emulator/ui/", http.StatusMovedPermanently)
-		return nil
+func (s *Server) dashboardRedirect() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
+		return reply{stream: func(w http.ResponseWriter) { http.Redirect(w, r, "/_emulator/ui/", http.StatusMovedPermanently) }}, nil
 	}
 }

@@ -1,10 +1,9 @@
 package emulator
 
 import (
-	"mime"
+	"bytes"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
@@ -17,11 +16,15 @@ const maxRequire = 100
 
 // readPattern decodes and checks the request pattern a body holds.
 func (s *Server) readPattern(w http.ResponseWriter, r *http.Request) (*evidence.Pattern, error) {
-	body, err := s.decodeBody(w, r, bodyOptional)
+	body, err := s.readBody(w, r)
+	var obj map[string]any // a pattern left out, however it was sent, matches every request
+	if err == nil && len(bytes.TrimSpace(body)) > 0 {
+		obj, err = parseObject(body)
+	}
 	if err != nil {
 		return nil, err
 	}
-	p, errs := evidence.Parse(body)
+	p, errs := evidence.Parse(obj)
 	if errs != nil {
 		return nil, &problem.Error{Code: problem.InvalidRequest, Detail: "the request pattern has " + strconv.Itoa(len(errs)) + " problem(s); see errors", Errors: errs}
 	}
@@ -30,21 +33,21 @@ func (s *Server) readPattern(w http.ResponseWriter, r *http.Request) (*evidence.
 
 // verifyRequests counts the journal entries that match a pattern and, when none does, shows
 // the closest. A client that leaves ends the scan.
-func (s *Server) verifyRequests() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) verifyRequests() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		p, err := s.readPattern(w, r)
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		v, err := worldOf(r).Journal().Verify(r.Context(), p)
 		if err != nil {
-			return nil // the client has gone: no one to answer
+			return reply{}, nil // the client has gone: no one to answer
 		}
 		tenant := infoOf(r).tenant.Name()
 		for i := range v.NearMisses {
 			v.NearMisses[i].Entry.Tenant = tenant
 		}
-		return s.writeJSON(w, http.StatusOK, v)
+		return reply{status: http.StatusOK, body: v}, nil
 	}
 }
 
@@ -57,48 +60,47 @@ func expectedList(ps []*evidence.Pattern) api.ExpectedErrors {
 	return out
 }
 
-func (s *Server) addExpectedError() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) addExpectedError() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		p, err := s.readPattern(w, r)
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		all, err := worldOf(r).Expect(p)
 		if err != nil {
-			return err
+			return reply{}, err
 		}
-		return s.writeJSON(w, http.StatusCreated, expectedList(all))
+		return reply{status: http.StatusCreated, body: expectedList(all)}, nil
 	}
 }
 
-func (s *Server) listExpectedErrors() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		return s.writeJSON(w, http.StatusOK, expectedList(worldOf(r).Expected()))
+func (s *Server) listExpectedErrors() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
+		return reply{status: http.StatusOK, body: expectedList(worldOf(r).Expected())}, nil
 	}
 }
 
-func (s *Server) clearExpectedErrors() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) clearExpectedErrors() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		worldOf(r).ClearExpected()
-		w.WriteHeader(http.StatusNoContent)
-		return nil
+		return noContent, nil
 	}
 }
 
 // listUnexpected lists the error answers of the tenant that no expected pattern covers. A
 // client that leaves ends the scan.
-func (s *Server) listUnexpected() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) listUnexpected() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		world := worldOf(r)
 		u, err := world.Journal().Unexpected(r.Context(), world.Expected())
 		if err != nil {
-			return nil // the client has gone: no one to answer
+			return reply{}, nil // the client has gone: no one to answer
 		}
 		tenant := infoOf(r).tenant.Name()
 		for i := range u.Data {
 			u.Data[i].Entry.Tenant = tenant
 		}
-		return s.writeJSON(w, http.StatusOK, u)
+		return reply{status: http.StatusOK, body: u}, nil
 	}
 }
 
@@ -118,25 +120,25 @@ func scopeOf(r *http.Request) (string, error) {
 
 // getCoverage answers which of the contract's cases happened, in the tenant or over the run,
 // as JSON or as markdown.
-func (s *Server) getCoverage() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) getCoverage() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		scope, err := scopeOf(r)
 		if err != nil {
-			return err
+			return reply{}, err
 		}
-		markdown, err := wantsMarkdown(r)
+		asMarkdown, err := wantsMarkdown(r)
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		q, _ := query(r) // queryValue has refused a query that does not parse
 		require := q["require"]
 		if len(require) > maxRequire {
-			return paramError("require", "give at most %d require patterns", maxRequire)
+			return reply{}, paramError("require", "give at most %d require patterns", maxRequire)
 		}
 		globs := make([]evidence.Glob, len(require))
 		for i, g := range require {
 			if msg := glob.Check(g); g == "" || msg != "" {
-				return paramError("require", "a require pattern is 1 to %d characters; * matches within a segment, ** across", glob.MaxLen)
+				return reply{}, paramError("require", "a require pattern is 1 to %d characters; * matches within a segment, ** across", glob.MaxLen)
 			}
 			globs[i] = evidence.NewGlob(g)
 		}
@@ -145,11 +147,10 @@ func (s *Server) getCoverage() handlerFunc {
 			counts, tenant = s.tenants.RunCoverage(), ""
 		}
 		report := evidence.CoverageReport(scope, tenant, counts, globs)
-		if !markdown {
-			return s.writeJSON(w, http.StatusOK, report)
+		if !asMarkdown {
+			return reply{status: http.StatusOK, body: report}, nil
 		}
-		writeMarkdown(w, evidence.CoverageMarkdown(report))
-		return nil
+		return markdown(evidence.CoverageMarkdown(report)), nil
 	}
 }
 
@@ -168,13 +169,5 @@ func wantsMarkdown(r *http.Request) (bool, error) {
 		}
 		return false, paramError("format", "format must be json or markdown")
 	}
-	for _, line := range r.Header.Values("Accept") {
-		for _, part := range strings.Split(line, ",") {
-			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err == nil && mt == "text/markdown" && params["q"] != "0" {
-				return true, nil
-			}
-		}
-	}
-	return false, nil
+	return acceptQ(r.Header.Values("Accept"), "text/markdown") > 0, nil
 }

@@ -1,7 +1,6 @@
 package emulator
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -69,53 +68,45 @@ func webhooksBody(w *sim.World) api.Webhooks {
 	return out
 }
 
-func (s *Server) getWebhooks() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		return s.writeJSON(w, http.StatusOK, webhooksBody(worldOf(r)))
+func (s *Server) getWebhooks() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
+		return reply{status: http.StatusOK, body: webhooksBody(worldOf(r))}, nil
 	}
 }
 
 // putWebhooks puts the tenant's webhook in force: {"url", "secret", "events", "audit",
 // "chaos"}, replacing any other.
-func (s *Server) putWebhooks() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		body, err := s.decodeBody(w, r, bodyRequired)
-		if err != nil {
-			return err
-		}
-		raw, _ := json.Marshal(body)
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
+func (s *Server) putWebhooks() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		var in api.WebhookConfig
-		if err := dec.Decode(&in); err != nil {
-			return problem.New(problem.InvalidRequest, `send {"url": "http://127.0.0.1:PORT/...", "secret": "whsec_...", "events": [...], "audit": false, "chaos": {...}}; %s`, jsonMessage(err))
+		if err := s.decodeInto(w, r, &in); err != nil {
+			return reply{}, err
 		}
 		cfg, err := webhooks.Parse(in, true)
 		if err != nil {
-			return err
+			return reply{}, err
 		}
 		cfg.Source = "control"
 		world := worldOf(r)
 		world.SeenBase(baseURL(r))
 		world.SetWebhook(cfg)
-		return s.writeJSON(w, http.StatusOK, webhooksBody(world))
+		return reply{status: http.StatusOK, body: webhooksBody(world)}, nil
 	}
 }
 
 // deleteWebhooks turns the tenant's webhook off; deliveries still due are dropped.
-func (s *Server) deleteWebhooks() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) deleteWebhooks() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		worldOf(r).SetWebhook(nil)
-		w.WriteHeader(http.StatusNoContent)
-		return nil
+		return noContent, nil
 	}
 }
 
 // listWebhookDeliveries is GET /_emulator/webhooks/deliveries: every attempt logged, oldest
 // first.
-func (s *Server) listWebhookDeliveries() handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) listWebhookDeliveries() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		data, dropped := worldOf(r).Webhooks().Log()
-		return s.writeJSON(w, http.StatusOK, api.WebhookDeliveries{Data: data, Dropped: dropped})
+		return reply{status: http.StatusOK, body: api.WebhookDeliveries{Data: data, Dropped: dropped}}, nil
 	}
 }

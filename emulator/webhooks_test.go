@@ -28,8 +28,8 @@ func TestWebhookControl(t *testing.T) {
 		{map[string]any{"url": "http://127.0.0.1:9/", "secret": "plain"}, "[/secret]"},
 		{map[string]any{"url": "javascript:alert(1)", "secret": hookSecret, "events": []string{"job.done"}}, "[/url /events/0]"},
 		{map[string]any{"url": "http://127.0.0.1:9/", "secret": hookSecret, "chaos": map[string]any{"duplicate": 3}}, "[/chaos/duplicate]"},
-		{map[string]any{"url": "http://127.0.0.1:9/", "secret": hookSecret, "extra": 1}, "[]"},
-		{map[string]any{"url": 12, "secret": hookSecret}, "[]"},
+		{map[string]any{"url": "http://127.0.0.1:9/", "secret": hookSecret, "extra": 1}, "[/extra]"},
+		{map[string]any{"url": 12, "secret": hookSecret}, "[/url]"},
 		{`[1]`, "[]"},
 	} {
 		rec := call(t, s, http.MethodPut, "/_emulator/webhooks", "", tc.body)
