@@ -87,12 +87,16 @@ func (s *Server) clearExpectedErrors() replyFunc {
 	}
 }
 
-// listUnexpected lists the error answers of the tenant that no expected pattern covers. A
-// client that leaves ends the scan.
+// listUnexpected lists the error answers of the tenant that no expected pattern covers, a page
+// at a time. A client that leaves ends the scan.
 func (s *Server) listUnexpected() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
+		p, err := parsePage(r)
+		if err != nil {
+			return reply{}, err
+		}
 		world := worldOf(r)
-		u, err := world.Journal().Unexpected(r.Context(), world.Expected())
+		u, err := world.Journal().Unexpected(r.Context(), world.Expected(), p.offset, p.limit)
 		if err != nil {
 			return reply{}, nil // the client has gone: no one to answer
 		}

@@ -179,7 +179,15 @@ func TestExpectedAndUnexpectedErrors(t *testing.T) {
 	if u := unexpected(); u.Total != 2 || len(u.Data) != 2 || u.Data[0].Entry.Status != 402 || u.Data[0].Detail == "" {
 		t.Fatalf("before expecting: %+v", u)
 	}
-	rec := call(t, s, "POST", "/_emulator/expected-errors", "", map[string]any{"status": 402, "code": "insufficient_credits"})
+	// The listing pages as every paged list does.
+	rec := call(t, s, "GET", "/_emulator/unexpected?limit=1&offset=1", "", nil)
+	if u := decode[api.UnexpectedErrors](t, rec); rec.Code != 200 || u.Total != 2 || len(u.Data) != 1 || u.Limit != 1 || u.Offset != 1 || u.HasMore || u.Data[0].Entry.Code != "job_not_found" {
+		t.Errorf("second page: %d %s", rec.Code, rec.Body)
+	}
+	if rec := call(t, s, "GET", "/_emulator/unexpected?limit=0", "", nil); rec.Code != 400 || decode[api.Problem](t, rec).Code != "invalid_parameter" {
+		t.Errorf("limit=0: %d %s", rec.Code, rec.Body)
+	}
+	rec = call(t, s, "POST", "/_emulator/expected-errors", "", map[string]any{"status": 402, "code": "insufficient_credits"})
 	if rec.Code != 201 || len(decode[api.ExpectedErrors](t, rec).Data) != 1 {
 		t.Fatalf("expect: %d %s", rec.Code, rec.Body)
 	}

@@ -851,12 +851,21 @@ export interface UnexpectedError {
   detail: string;
 }
 
-/** The answer of `GET /_emulator/unexpected`. */
+/**
+ * The answer of `GET /_emulator/unexpected`: a page of the list, in the envelope every paged list
+ * has.
+ */
 export interface UnexpectedErrorList {
-  /** The first 100, oldest first. */
+  /** Unexpected errors, oldest first. */
   data: UnexpectedError[];
-  /** How many there are. */
+  /** How many items match the filters, on every page. */
   total: number;
+  /** The page size asked for (or the default). */
+  limit: number;
+  /** How many matches this page skips. */
+  offset: number;
+  /** Whether items follow this page. */
+  has_more: boolean;
 }
 
 /** Which of the contract's cases happened, and how often. */

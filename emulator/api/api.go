@@ -505,12 +505,9 @@ type UnexpectedError struct {
 	Detail string       `json:"detail"`
 }
 
-// UnexpectedErrors is the answer of GET /_emulator/unexpected: the first 100, oldest first, and
-// how many there are.
-type UnexpectedErrors struct {
-	Data  []UnexpectedError `json:"data"`
-	Total int               `json:"total"`
-}
+// UnexpectedErrors is the answer of GET /_emulator/unexpected: a page of them, oldest first, in
+// the envelope every paged list has.
+type UnexpectedErrors = Page[UnexpectedError]
 
 // Coverage is the answer of GET /_emulator/coverage: every case of the contract with how often
 // it happened, in the tenant (Scope "tenant") or in every tenant since the emulator started

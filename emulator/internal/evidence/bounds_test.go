@@ -97,14 +97,36 @@ func TestUnexpectedShortCircuits(t *testing.T) {
 		expected = append(expected, wide(t, MaxPatternMembers-1))
 	}
 	var u api.UnexpectedErrors
-	n := allocated(func() { u, _ = j.Unexpected(context.Background(), expected) })
-	if u.Total != 2000 || len(u.Data) != MaxUnexpected {
+	n := allocated(func() { u, _ = j.Unexpected(context.Background(), expected, 0, 100) })
+	if u.Total != 2000 || len(u.Data) != 100 || !u.HasMore {
 		t.Fatalf("%d unexpected, %d listed", u.Total, len(u.Data))
 	}
 	// 100 listed entries in their listed form are about 100 KB; every pattern's misses of every
 	// entry would be over 100 MB.
 	if n > 4<<20 {
 		t.Errorf("an unexpected listing of 2,000 entries against 10 patterns allocated %d bytes", n)
+	}
+}
+
+// TestUnexpectedPages: the listing is a page of the same envelope as every paged list, the
+// entries of [offset, offset+limit) in the journal's order, with the total of them all.
+func TestUnexpectedPages(t *testing.T) {
+	j := errorLog(250)
+	all, _ := j.Unexpected(context.Background(), nil, 0, 500)
+	if all.Total != 250 || len(all.Data) != 250 || all.HasMore {
+		t.Fatalf("the whole listing: total %d, %d listed, has_more %v", all.Total, len(all.Data), all.HasMore)
+	}
+	for _, tc := range []struct{ offset, limit, n int }{{0, 100, 100}, {200, 100, 50}, {240, 5, 5}, {250, 10, 0}, {900, 10, 0}} {
+		u, _ := j.Unexpected(context.Background(), nil, tc.offset, tc.limit)
+		if u.Total != 250 || len(u.Data) != tc.n || u.Offset != tc.offset || u.Limit != tc.limit || u.HasMore != (tc.offset+tc.n < 250) {
+			t.Errorf("offset %d limit %d: total %d, %d listed, offset %d, limit %d, has_more %v", tc.offset, tc.limit, u.Total, len(u.Data), u.Offset, u.Limit, u.HasMore)
+			continue
+		}
+		for i, e := range u.Data {
+			if want := all.Data[tc.offset+i].Entry.Seq; e.Entry.Seq != want {
+				t.Errorf("offset %d: item %d is seq %d; want %d", tc.offset, i, e.Entry.Seq, want)
+			}
+		}
 	}
 }
 
@@ -117,7 +139,7 @@ func TestScansStopWhenTheClientLeaves(t *testing.T) {
 	if _, err := j.Verify(ctx, p); err == nil {
 		t.Error("verify went on")
 	}
-	if _, err := j.Unexpected(ctx, []*Pattern{p}); err == nil {
+	if _, err := j.Unexpected(ctx, []*Pattern{p}, 0, 100); err == nil {
 		t.Error("unexpected went on")
 	}
 	if _, _, err := j.List(ctx, p, 0, 10); err == nil {

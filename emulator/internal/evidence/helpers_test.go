@@ -21,7 +21,7 @@ func verifyIn(p *Pattern, entries []api.JournalEntry) api.Verification {
 }
 
 func unexpectedIn(expected []*Pattern, entries []api.JournalEntry) api.UnexpectedErrors {
-	u, _ := logOf(entries).Unexpected(context.Background(), expected)
+	u, _ := logOf(entries).Unexpected(context.Background(), expected, 0, 100)
 	return u
 }
 

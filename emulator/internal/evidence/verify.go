@@ -28,8 +28,6 @@ const (
 	MaxMatches = 100
 	// MaxNearMisses is the most near misses a verification lists.
 	MaxNearMisses = 5
-	// MaxUnexpected is the most unexpected errors listed at once.
-	MaxUnexpected = 100
 	// MaxPatternBytes bounds a pattern's text (its path, header values and the JSON of its body
 	// and pointers), so that matching a full journal stays cheap.
 	MaxPatternBytes = 64 << 10
@@ -573,10 +571,11 @@ func (j *Journal) Verify(ctx context.Context, p *Pattern) (api.Verification, err
 }
 
 // Unexpected lists the error answers (status 400 and up) in the journal, oldest first, that no
-// expected pattern matches: the first MaxUnexpected, and how many there are. Each entry's body
-// is decoded at most once, whatever the patterns; it stops, with ctx's error, once ctx is done.
-func (j *Journal) Unexpected(ctx context.Context, expected []*Pattern) (api.UnexpectedErrors, error) {
-	out := api.UnexpectedErrors{Data: []api.UnexpectedError{}}
+// expected pattern matches: the page of [offset, offset+limit) of them, and how many there are.
+// Each entry's body is decoded at most once, whatever the patterns; it stops, with ctx's error,
+// once ctx is done.
+func (j *Journal) Unexpected(ctx context.Context, expected []*Pattern, offset, limit int) (api.UnexpectedErrors, error) {
+	out := api.UnexpectedErrors{Data: []api.UnexpectedError{}, Offset: offset, Limit: limit}
 	for i, s := range j.slots(true) {
 		if i%checkEvery == 0 && ctx.Err() != nil {
 			return api.UnexpectedErrors{}, ctx.Err()
@@ -589,11 +588,12 @@ func (j *Journal) Unexpected(ctx context.Context, expected []*Pattern) (api.Unex
 			continue
 		}
 		out.Total++
-		if len(out.Data) < MaxUnexpected {
+		if out.Total > offset && len(out.Data) < limit {
 			e := s.listed()
 			out.Data = append(out.Data, api.UnexpectedError{Entry: e, Detail: detail(e.ResponseBody)})
 		}
 	}
+	out.HasMore = offset+len(out.Data) < out.Total
 	return out, nil
 }
 

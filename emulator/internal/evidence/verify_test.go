@@ -191,7 +191,7 @@ func TestUnexpected(t *testing.T) {
 	for i := range 150 {
 		many = append(many, api.JournalEntry{Seq: uint64(i + 1), Status: 500})
 	}
-	if u := unexpectedIn(nil, many); u.Total != 150 || len(u.Data) != MaxUnexpected || u.Data[0].Entry.Seq != 1 {
+	if u := unexpectedIn(nil, many); u.Total != 150 || len(u.Data) != 100 || u.Data[0].Entry.Seq != 1 {
 		t.Errorf("many: total %d, %d listed", u.Total, len(u.Data))
 	}
 }

@@ -807,12 +807,20 @@ class UnexpectedError(TypedDict):
 
 
 class UnexpectedErrorList(TypedDict):
-    """The answer of `GET /_emulator/unexpected`."""
+    """The answer of `GET /_emulator/unexpected`: a page of the list, in the envelope every
+    paged list has.
+    """
 
-    #: The first 100, oldest first.
+    #: Unexpected errors, oldest first.
     data: List[UnexpectedError]
-    #: How many there are.
+    #: How many items match the filters, on every page.
     total: int
+    #: The page size asked for (or the default).
+    limit: int
+    #: How many matches this page skips.
+    offset: int
+    #: Whether items follow this page.
+    has_more: bool
 
 
 class _CoverageRequired(TypedDict):
