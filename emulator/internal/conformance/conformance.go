@@ -201,7 +201,7 @@ func (l *loader) deref(v any, where string) (map[string]any, string, error) {
 		if !ok {
 			return nil, where, fmt.Errorf("%s: $ref %q leaves the document", where, ref)
 		}
-		target, err := Resolve(l.root, ptr)
+		target, err := schema.Lookup(l.root, ptr)
 		if err != nil {
 			return nil, where, fmt.Errorf("%s: $ref %q: %w", where, ref, err)
 		}
@@ -243,7 +243,7 @@ func (l *loader) response(v any, where string) (*response, error) {
 }
 
 func (l *loader) schema(ptr string) (*jsonschema.Schema, error) {
-	if _, err := Resolve(l.root, ptr); err != nil {
+	if _, err := schema.Lookup(l.root, ptr); err != nil {
 		return nil, err
 	}
 	var frag strings.Builder
@@ -436,37 +436,6 @@ func (p *pathItem) match(segs []string) (int, bool) {
 		}
 	}
 	return literals, len(segs) == len(p.segments)
-}
-
-// Resolve follows a JSON Pointer ("/components/schemas/Job") into a decoded document.
-func Resolve(doc any, ptr string) (any, error) {
-	if ptr == "" {
-		return doc, nil
-	}
-	if !strings.HasPrefix(ptr, "/") {
-		return nil, fmt.Errorf("%q is not a JSON Pointer", ptr)
-	}
-	v := doc
-	for _, tok := range strings.Split(ptr[1:], "/") {
-		tok = schema.UnescapePointer(tok)
-		switch n := v.(type) {
-		case map[string]any:
-			next, ok := n[tok]
-			if !ok {
-				return nil, fmt.Errorf("%s: no %q", ptr, tok)
-			}
-			v = next
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(n) {
-				return nil, fmt.Errorf("%s: no item %q", ptr, tok)
-			}
-			v = n[i]
-		default:
-			return nil, fmt.Errorf("%s: %q is inside a scalar", ptr, tok)
-		}
-	}
-	return v, nil
 }
 
 func isJSON(mediaType string) bool {

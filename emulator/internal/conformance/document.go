@@ -50,7 +50,7 @@ func CheckDocument(doc []byte) []error {
 			errs = append(errs, fmt.Errorf("$ref %q at %s leaves the document", ref, refs[ref][0]))
 			continue
 		}
-		if _, err := Resolve(root, ptr); err != nil {
+		if _, err := schema.Lookup(root, ptr); err != nil {
 			errs = append(errs, fmt.Errorf("$ref %q at %s does not resolve: %v", ref, refs[ref][0], err))
 		}
 	}
@@ -176,7 +176,7 @@ func pathParams(root map[string]any, list any) ([]string, error) {
 	for _, it := range items {
 		p, ok := it.(map[string]any)
 		if ref, isRef := p["$ref"].(string); ok && isRef {
-			target, err := Resolve(root, strings.TrimPrefix(ref, "#"))
+			target, err := schema.Lookup(root, strings.TrimPrefix(ref, "#"))
 			if err != nil {
 				return nil, fmt.Errorf("parameter $ref %q: %v", ref, err)
 			}
