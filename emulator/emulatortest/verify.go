@@ -219,29 +219,15 @@ func (q *quietTB) Fatalf(format string, args ...any) {
 // doText reads a text answer of the control API.
 func (e *Emulator) doText(path string, out *string) {
 	e.t.Helper()
-	req, err := http.NewRequest(http.MethodGet, e.URL+path, nil)
-	if err != nil {
+	status, data, err := e.roundTrip(http.MethodGet, path, nil)
+	switch {
+	case err != nil:
 		e.t.Fatalf("emulatortest: GET %s: %v", path, err)
-		return
+	case status != http.StatusOK:
+		e.t.Fatalf("emulatortest: GET %s: %s", path, describeRefusal(status, http.StatusOK, data))
+	default:
+		*out = string(data)
 	}
-	if e.adminToken != "" {
-		req.Header.Set("X-Emulator-Admin-Token", e.adminToken)
-	}
-	if e.TenantName != "" {
-		req.Header.Set("X-Emulator-Tenant", e.TenantName)
-	}
-	resp, err := e.client.Do(req)
-	if err != nil {
-		e.t.Fatalf("emulatortest: GET %s: %v", path, err)
-		return
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		e.t.Fatalf("emulatortest: GET %s: status %d: %.200s", path, resp.StatusCode, data)
-		return
-	}
-	*out = string(data)
 }
 
 // CoverageMarkdown reads the coverage as the markdown document the emulator renders, for a CI
