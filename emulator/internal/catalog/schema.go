@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 )
 
@@ -86,9 +86,7 @@ func compileSchema(r *Reporter, m *Model, n *yaml.Node, cache *schemaCache, trus
 		return true
 	}
 	var root map[string]any
-	dec := json.NewDecoder(bytes.NewReader(doc.Raw))
-	dec.UseNumber()
-	if err := dec.Decode(&root); err != nil {
+	if err := jsonvalue.Decode(doc.Raw, &root); err != nil {
 		r.Node(n, "model %q: input_schema must be a mapping", m.ID)
 		return false
 	}

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
@@ -348,10 +349,8 @@ func (r *response) checkBody(a Answer) error {
 }
 
 func validate(sch *jsonschema.Schema, body []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
+	if err := jsonvalue.Decode(body, &v); err != nil {
 		return fmt.Errorf("the body is not JSON: %v", err)
 	}
 	if err := sch.Validate(v); err != nil {

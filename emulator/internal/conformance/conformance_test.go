@@ -70,6 +70,8 @@ func TestCheck(t *testing.T) {
 		{"an injected malformed body", Answer{Method: "GET", Path: "/v1/models", Status: 200, Header: jsonCT, Body: []byte(`{"data":[{"id":"` + "\x00,"), Fault: "fault_1"}, ""},
 		{"a malformed body nobody injected", Answer{Method: "GET", Path: "/v1/models", Status: 200, Header: jsonCT, Body: []byte(`{"data":[`)},
 			"not JSON"},
+		{"a job followed by more", Answer{Method: "GET", Path: "/v1/jobs/x", Status: 200, Header: jsonCT, Body: []byte(job + `{}`)},
+			"more than one JSON value"},
 		{"a problem without request_id", Answer{Method: "GET", Path: "/v1/jobs/x", Status: 404, Header: problemCT,
 			Body: []byte(strings.Replace(problemBody, `,"request_id":"req_1"`, "", 1))}, "request_id"},
 		{"a problem as application/json", Answer{Method: "GET", Path: "/v1/jobs/x", Status: 404, Header: jsonCT, Body: []byte(problemBody)},

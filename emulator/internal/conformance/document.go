@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
@@ -33,9 +34,7 @@ var oas31Files = map[string]string{
 // declared (and no undeclared one), and every operationId is unique.
 func CheckDocument(doc []byte) []error {
 	var root map[string]any
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.UseNumber()
-	if err := dec.Decode(&root); err != nil {
+	if err := jsonvalue.Decode(doc, &root); err != nil {
 		return []error{fmt.Errorf("the document is not a JSON object: %v", err)}
 	}
 	var errs []error

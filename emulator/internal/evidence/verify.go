@@ -5,7 +5,6 @@
 package evidence
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -419,13 +418,8 @@ func orNull(s string) any {
 
 // decode reads a recorded body as a JSON value.
 func decode(raw json.RawMessage) (any, bool) {
-	if len(raw) == 0 {
-		return nil, false
-	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
 	var v any
-	if d.Decode(&v) != nil {
+	if len(raw) == 0 || jsonvalue.Decode(raw, &v) != nil {
 		return nil, false
 	}
 	return v, true

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 	"gopkg.in/yaml.v3"
 )
@@ -312,9 +313,7 @@ func (n *node) write(b *bytes.Buffer) {
 // inputs.
 func (n *node) value() any {
 	var v any
-	dec := json.NewDecoder(bytes.NewReader(n.marshal()))
-	dec.UseNumber()
-	_ = dec.Decode(&v)
+	_ = jsonvalue.Decode(n.marshal(), &v)
 	return v
 }
 
