@@ -354,23 +354,24 @@ func validate(sch *jsonschema.Schema, body []byte) error {
 	if err := jsonvalue.Decode(body, &v); err != nil {
 		return fmt.Errorf("the body is not JSON: %v", err)
 	}
-	if err := sch.Validate(v); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return fmt.Errorf("the body does not match the schema:\n%s", leaves(ve))
-		}
-		return err
-	}
-	return nil
+	return conforms(sch, v, "the body does not match the schema")
 }
 
-// leaves lists the innermost causes of a validation error, one a line.
-func leaves(ve *jsonschema.ValidationError) string {
+// conforms validates v against sch. A failure lists the innermost causes, one a line, after
+// what (a line of its own), or alone when what is "".
+func conforms(sch *jsonschema.Schema, v any, what string) error {
+	var ve *jsonschema.ValidationError
+	if err := sch.Validate(v); !errors.As(err, &ve) {
+		return err
+	}
 	var out []string
 	for _, e := range schema.Leaves(ve) {
 		out = append(out, fmt.Sprintf("  at %q: %s (%s)", e.InstanceLocation, e.Message, e.KeywordLocation))
 	}
-	return strings.Join(out, "\n")
+	if what == "" {
+		return errors.New(strings.TrimSpace(strings.Join(out, "\n")))
+	}
+	return fmt.Errorf("%s:\n%s", what, strings.Join(out, "\n"))
 }
 
 func (h *header) check(v string) error {
@@ -382,14 +383,7 @@ func (h *header) check(v string) error {
 	case err == nil && (h.integer || h.numeric):
 		value = json.Number(v)
 	}
-	if err := h.schema.Validate(value); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return errors.New(strings.TrimSpace(leaves(ve)))
-		}
-		return err
-	}
-	return nil
+	return conforms(h.schema, value, "")
 }
 
 // find returns the operation that takes a request, and the path template it matched; nil when

@@ -12,7 +12,6 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
-	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
 // oas31 holds the OpenAPI Initiative's JSON Schemas of OpenAPI 3.1 documents (see its README).
@@ -85,14 +84,7 @@ func validOpenAPI(root map[string]any) error {
 	if err != nil {
 		return fmt.Errorf("the OpenAPI 3.1 schema does not compile: %v", err)
 	}
-	if err := sch.Validate(any(root)); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return fmt.Errorf("not valid OpenAPI 3.1:\n%s", leaves(ve))
-		}
-		return err
-	}
-	return nil
+	return conforms(sch, any(root), "not valid OpenAPI 3.1")
 }
 
 // collectRefs finds every $ref string, by where it first occurs.
