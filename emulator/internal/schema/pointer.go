@@ -40,19 +40,12 @@ func ParsePointer(s string) ([]string, error) {
 }
 
 // ArrayIndex reads a reference token as an index into an array of n items. RFC 6901 writes an
-// index as "0" or digits without a leading zero (so "01", "+1" and "-0" name nothing), and "-"
-// names the item after the last, which never exists; an index past the end names nothing either.
+// index in decimal without a leading zero or a sign (so "01", "+1" and "-0" name nothing), and
+// "-" names the item after the last, which never exists; an index past the end names nothing
+// either.
 func ArrayIndex(tok string, n int) (int, bool) {
-	if tok == "" || len(tok) > 1 && tok[0] == '0' {
-		return 0, false
-	}
-	for i := 0; i < len(tok); i++ {
-		if tok[i] < '0' || tok[i] > '9' {
-			return 0, false
-		}
-	}
 	i, err := strconv.Atoi(tok)
-	if err != nil || i >= n {
+	if err != nil || i < 0 || i >= n || strconv.Itoa(i) != tok {
 		return 0, false
 	}
 	return i, true
