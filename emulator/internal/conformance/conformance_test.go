@@ -214,3 +214,30 @@ func TestCheckDocumentFindsProblems(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckDocumentFollowsParameterRefs: a path parameter reached through two $refs counts as
+// declared, as the loader follows references; one that does not resolve is named.
+func TestCheckDocumentFollowsParameterRefs(t *testing.T) {
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(docs.OpenAPI), &doc); err != nil {
+		t.Fatal(err)
+	}
+	params := doc["components"].(map[string]any)["parameters"].(map[string]any)
+	params["JobIdAgain"] = map[string]any{"$ref": "#/components/parameters/JobId"}
+	item := doc["paths"].(map[string]any)["/v1/jobs/{id}"].(map[string]any)
+	list := item["parameters"].([]any)
+	list[0] = map[string]any{"$ref": "#/components/parameters/JobIdAgain"}
+	twice, _ := json.Marshal(doc)
+	if errs := CheckDocument(twice); len(errs) > 0 {
+		t.Errorf("a parameter behind two $refs: %v", errs)
+	}
+	list[0] = map[string]any{"$ref": "#/components/parameters/Nope"}
+	broken, _ := json.Marshal(doc)
+	var msgs []string
+	for _, err := range CheckDocument(broken) {
+		msgs = append(msgs, err.Error())
+	}
+	if all := strings.Join(msgs, "\n"); !strings.Contains(all, `/v1/jobs/{id}: parameter 0: $ref "#/components/parameters/Nope"`) {
+		t.Errorf("an unresolved parameter $ref; got:\n%s", all)
+	}
+}

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
@@ -163,18 +163,12 @@ func checkOperations(root map[string]any) []error {
 // required, as OpenAPI demands.
 func pathParams(root map[string]any, list any) ([]string, error) {
 	items, _ := list.([]any)
+	l := loader{root: root}
 	var names []string
-	for _, it := range items {
-		p, ok := it.(map[string]any)
-		if ref, isRef := p["$ref"].(string); ok && isRef {
-			target, err := schema.Lookup(root, strings.TrimPrefix(ref, "#"))
-			if err != nil {
-				return nil, fmt.Errorf("parameter $ref %q: %v", ref, err)
-			}
-			p, ok = target.(map[string]any)
-		}
-		if !ok {
-			return nil, errors.New("a parameter is not an object")
+	for i, it := range items {
+		p, _, err := l.deref(it, "parameter "+strconv.Itoa(i))
+		if err != nil {
+			return nil, err
 		}
 		if p["in"] != "path" {
 			continue
