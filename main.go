@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator"
+	"github.com/mediagen/mediagen-emulator/internal/atomicfile"
 )
 
 func main() {
@@ -316,17 +317,15 @@ func checkStateTarget(path string) error {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return fmt.Errorf("its folder %s does not exist", dir)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return fmt.Errorf("its folder %s is not writable: %v", dir, errors.Unwrap(err))
 	}
-	f.Close()
-	return os.Remove(f.Name())
+	return f.Discard()
 }
 
-// writeState writes the default tenant's snapshot to a file, whole or not at all: to a file
-// beside it first, synced to the disk, which then takes its name. A path that has become
-// something other than a regular file since the start is left alone.
+// writeState writes the default tenant's snapshot to a file, whole or not at all. A path that
+// has become something other than a regular file since the start is left alone.
 func writeState(srv *emulator.Server, path string) error {
 	fail := func(err error) error { return fmt.Errorf("mediagen-emulator: --state-on-exit %s: %w", path, err) }
 	data, err := srv.Snapshot("", true)
@@ -336,32 +335,8 @@ func writeState(srv *emulator.Server, path string) error {
 	if err := regularOrAbsent(path, os.Lstat, true); err != nil {
 		return fail(err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
+	if err := atomicfile.Write(path, append(data, '\n'), 0o644); err != nil {
 		return fail(err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(append(data, '\n'))
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return fail(err)
-	}
-	// The rename is made durable too, where the folder can be synced.
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		_ = d.Sync()
-		d.Close()
 	}
 	return nil
 }

@@ -18,27 +18,10 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator"
+	"github.com/mediagen/mediagen-emulator/internal/syncbuf"
 )
 
 const smallCatalog = "testdata/catalogs/small.yaml"
-
-// syncBuffer is a bytes.Buffer safe for the server's goroutines to write while a test reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // env returns a getenv over a fixed map, so the machine's own MEDIAGEN_* never leak in.
 func env(vars map[string]string) func(string) string {
@@ -58,7 +41,7 @@ func runSync(t *testing.T, vars map[string]string, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, args, env(vars), &stdout, &stderr) }()
 	var err error
@@ -77,7 +60,7 @@ var listeningLine = regexp.MustCompile(`^listening on http://((?:127\.0\.0\.1|0\
 // instance is a serving run.
 type instance struct {
 	addr   string
-	stderr *syncBuffer
+	stderr *syncbuf.Buffer
 	cancel context.CancelFunc
 	done   chan error
 	once   sync.Once
@@ -90,7 +73,7 @@ func serve(t testing.TB, vars map[string]string, args ...string) *instance {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	in := &instance{stderr: &syncBuffer{}, cancel: cancel, done: make(chan error, 1)}
+	in := &instance{stderr: &syncbuf.Buffer{}, cancel: cancel, done: make(chan error, 1)}
 	go func() {
 		err := run(ctx, args, env(vars), pw, in.stderr)
 		pw.Close()

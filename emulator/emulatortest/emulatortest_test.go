@@ -12,13 +12,13 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator"
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/emulatortest"
+	"github.com/mediagen/mediagen-emulator/internal/syncbuf"
 )
 
 const model = "fal-ai/flux/dev"
@@ -638,7 +638,7 @@ func TestOptions(t *testing.T) {
 // TestWithLogger reads the log once the emulator is shut down, so every line is written.
 func TestWithLogger(t *testing.T) {
 	t.Parallel()
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	t.Run("serve", func(t *testing.T) {
 		emu := emulatortest.Start(t, emulatortest.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
 		newClient(t, emu, emu.Keys.All).call(http.MethodGet, "/v1/models/categories", nil)
@@ -646,23 +646,6 @@ func TestWithLogger(t *testing.T) {
 	if !strings.Contains(buf.String(), "/v1/models/categories") {
 		t.Errorf("log does not mention the request:\n%s", buf.String())
 	}
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // fakeTB records Fatalf and stops the caller with a panic, as FailNow stops a test.

@@ -48,3 +48,16 @@ func TestAssertNoFindingsFailsOnChosenRules(t *testing.T) {
 		}
 	}
 }
+
+// TestCoverageMarkdownRefused: a refused markdown coverage ends the test with the problem's code
+// and detail, as every other control call does.
+func TestCoverageMarkdownRefused(t *testing.T) {
+	emu := emulatortest.Start(t).Tenant(t)
+	refused := &fatalTB{T: t}
+	if md := emu.CoverageMarkdown(refused, "nowhere"); md != "" {
+		t.Errorf("a refused coverage returned %q", md)
+	}
+	if !strings.Contains(refused.fatal, "GET /_emulator/coverage") || !strings.Contains(refused.fatal, "400 invalid_parameter: scope must be tenant or run") {
+		t.Errorf("the check reported %q", refused.fatal)
+	}
+}

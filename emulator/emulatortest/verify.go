@@ -184,8 +184,7 @@ func (e *Emulator) main(m Runner, out io.Writer, summary string, require []strin
 	c := e.Coverage(&tb, "run", require...)
 	fmt.Fprint(out, ShortCoverage(c))
 	if summary != "" {
-		var md string
-		e.For(&tb).doText(coveragePath("run", "markdown", require), &md)
+		md := e.CoverageMarkdown(&tb, "run", require...)
 		if f, err := os.OpenFile(summary, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
 			_, _ = io.WriteString(f, md+"\n")
 			_ = f.Close()
@@ -216,39 +215,19 @@ func (q *quietTB) Fatalf(format string, args ...any) {
 	panic(stopped{})
 }
 
-// doText reads a text answer of the control API.
-func (e *Emulator) doText(path string, out *string) {
-	e.t.Helper()
-	req, err := http.NewRequest(http.MethodGet, e.URL+path, nil)
-	if err != nil {
-		e.t.Fatalf("emulatortest: GET %s: %v", path, err)
-		return
-	}
-	if e.adminToken != "" {
-		req.Header.Set("X-Emulator-Admin-Token", e.adminToken)
-	}
-	if e.TenantName != "" {
-		req.Header.Set("X-Emulator-Tenant", e.TenantName)
-	}
-	resp, err := e.client.Do(req)
-	if err != nil {
-		e.t.Fatalf("emulatortest: GET %s: %v", path, err)
-		return
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		e.t.Fatalf("emulatortest: GET %s: status %d: %.200s", path, resp.StatusCode, data)
-		return
-	}
-	*out = string(data)
-}
-
 // CoverageMarkdown reads the coverage as the markdown document the emulator renders, for a CI
 // job's summary; scope and require are as for Coverage.
 func (e *Emulator) CoverageMarkdown(t TB, scope string, require ...string) string {
 	t.Helper()
-	var md string
-	e.For(t).doText(coveragePath(scope, "markdown", require), &md)
-	return md
+	path := coveragePath(scope, "markdown", require)
+	status, data, err := e.roundTrip(http.MethodGet, path, nil)
+	switch {
+	case err != nil:
+		t.Fatalf("emulatortest: GET %s: %v", path, err)
+	case status != http.StatusOK:
+		t.Fatalf("emulatortest: GET %s: %s", path, describeRefusal(status, http.StatusOK, data))
+	default:
+		return string(data)
+	}
+	return ""
 }

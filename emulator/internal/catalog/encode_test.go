@@ -28,32 +28,12 @@ func collectTestRefs(v any, at string, out map[string]string) {
 	}
 }
 
-// resolve follows a "#/..." JSON Pointer inside doc.
+// resolveTestPointer follows a "#/..." JSON Pointer inside doc.
 func resolveTestPointer(doc any, ref string) (any, error) {
 	if !strings.HasPrefix(ref, "#/") {
 		return nil, fmt.Errorf("%q is not a JSON Pointer fragment", ref)
 	}
-	cur := doc
-	for _, tok := range strings.Split(ref[2:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch x := cur.(type) {
-		case map[string]any:
-			next, ok := x[tok]
-			if !ok {
-				return nil, fmt.Errorf("%q: no member %q", ref, tok)
-			}
-			cur = next
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(x) {
-				return nil, fmt.Errorf("%q: no item %q", ref, tok)
-			}
-			cur = x[i]
-		default:
-			return nil, fmt.Errorf("%q: cannot step into a scalar at %q", ref, tok)
-		}
-	}
-	return cur, nil
+	return schema.Lookup(doc, ref[1:])
 }
 
 // checkOpenAPI checks a model's OpenAPI document: 3.1, one path with one operation whose

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalogtest"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/golden"
 )
 
@@ -33,18 +34,6 @@ func parseDefaultCatalog(t testing.TB) *catalog.Catalog {
 		t.Fatalf("Parse(default.yaml):\n%v", err)
 	}
 	return c
-}
-
-// decodeJSONInput decodes an input the way the server does: numbers stay json.Number.
-func decodeJSONInput(t testing.TB, src []byte) map[string]any {
-	t.Helper()
-	dec := json.NewDecoder(bytes.NewReader(src))
-	dec.UseNumber()
-	var input map[string]any
-	if err := dec.Decode(&input); err != nil {
-		t.Fatalf("decode %s: %v", src, err)
-	}
-	return input
 }
 
 // checkGolden compares got, encoded as indented JSON, with testdata/golden/name, or rewrites the
@@ -433,7 +422,7 @@ func TestPlanOutputs(t *testing.T) {
 			if !ok {
 				t.Fatalf("no model %q", tc.model)
 			}
-			input := decodeJSONInput(t, []byte(tc.input))
+			input := catalogtest.Input(t, []byte(tc.input))
 			if err := m.Validate(input); err != nil {
 				t.Fatalf("the test input %s is not valid for %s: %v", tc.input, tc.model, err)
 			}
@@ -508,7 +497,7 @@ func TestGoldenOutputs(t *testing.T) {
 			t.Errorf("%s has no examples", m.ID)
 		}
 		for i, ex := range m.Examples {
-			specs := m.PlanOutputs(decodeJSONInput(t, ex))
+			specs := m.PlanOutputs(catalogtest.Input(t, ex))
 			outs := make([]goldenOutput, len(specs))
 			for j, s := range specs {
 				outs[j] = goldenOutput(s)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalogtest"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/pricing"
 )
 
@@ -20,7 +21,7 @@ func TestGoldenPrices(t *testing.T) {
 	got := map[string][]int64{}
 	for _, m := range c.Models {
 		for _, ex := range m.Examples {
-			got[m.ID] = append(got[m.ID], pricing.Credits(m, decodeJSONInput(t, ex)))
+			got[m.ID] = append(got[m.ID], pricing.Credits(m, catalogtest.Input(t, ex)))
 		}
 	}
 	checkGolden(t, "prices.json", got)
@@ -28,7 +29,7 @@ func TestGoldenPrices(t *testing.T) {
 	// Pricing the same inputs again, decoded afresh, gives the same credits.
 	for _, m := range c.Models {
 		for i, ex := range m.Examples {
-			if again := pricing.Credits(m, decodeJSONInput(t, ex)); again != got[m.ID][i] {
+			if again := pricing.Credits(m, catalogtest.Input(t, ex)); again != got[m.ID][i] {
 				t.Errorf("%s example %d: credits %d, then %d", m.ID, i, got[m.ID][i], again)
 			}
 		}
@@ -54,7 +55,7 @@ func TestDefaultPricesPlausible(t *testing.T) {
 			continue
 		}
 		for i, ex := range m.Examples {
-			credits := pricing.Credits(m, decodeJSONInput(t, ex))
+			credits := pricing.Credits(m, catalogtest.Input(t, ex))
 			if credits < r[0] || credits > r[1] {
 				outside = append(outside, fmt.Sprintf("%s (%s) example %d %s: %d credits; want %d..%d",
 					m.ID, m.OutputType, i, ex, credits, r[0], r[1]))

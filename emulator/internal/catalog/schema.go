@@ -1,18 +1,17 @@
 package catalog
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"maps"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 )
 
@@ -87,9 +86,7 @@ func compileSchema(r *Reporter, m *Model, n *yaml.Node, cache *schemaCache, trus
 		return true
 	}
 	var root map[string]any
-	dec := json.NewDecoder(bytes.NewReader(doc.Raw))
-	dec.UseNumber()
-	if err := dec.Decode(&root); err != nil {
+	if err := jsonvalue.Decode(doc.Raw, &root); err != nil {
 		r.Node(n, "model %q: input_schema must be a mapping", m.ID)
 		return false
 	}
@@ -107,7 +104,8 @@ func compileSchema(r *Reporter, m *Model, n *yaml.Node, cache *schemaCache, trus
 	}
 	refs := map[string]string{}
 	for _, ptr := range refPlaces {
-		refs[ptr], _ = lookup(root, ptr).(string)
+		ref, _ := schema.Lookup(root, ptr)
+		refs[ptr], _ = ref.(string)
 	}
 	m.SchemaJSON, m.openAPISchema = doc.Raw, doc.Raw
 	if len(refs) > 0 {
@@ -174,29 +172,6 @@ func relocatedRefs(r *Reporter, m *Model, n *yaml.Node, refs map[string]string) 
 		return doc.Raw
 	}
 	return m.SchemaJSON
-}
-
-// lookup follows a JSON Pointer ("" or "/a/0/b") through decoded JSON.
-func lookup(v any, ptr string) any {
-	if ptr == "" {
-		return v
-	}
-	for _, tok := range strings.Split(ptr[1:], "/") {
-		tok = schema.UnescapePointer(tok)
-		switch x := v.(type) {
-		case map[string]any:
-			v = x[tok]
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(x) {
-				return nil
-			}
-			v = x[i]
-		default:
-			return nil
-		}
-	}
-	return v
 }
 
 // checkRefs refuses every reference that leaves the schema, and $id, walking only where
@@ -280,5 +255,6 @@ func resolveLocal(root map[string]any, ref string) any {
 	if !strings.HasPrefix(ref, "#/") {
 		return nil
 	}
-	return lookup(root, ref[1:])
+	target, _ := schema.Lookup(root, ref[1:])
+	return target
 }

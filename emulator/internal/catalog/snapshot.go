@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 )
 
 // A snapshot is a catalog as loading leaves it, written at build time (go generate) so that the
@@ -123,9 +125,8 @@ func LoadSnapshot(snapshot, source []byte) (*Catalog, error) {
 		return nil, errors.New("the catalog snapshot is cut short")
 	}
 	var f snapshotFile
-	dec := json.NewDecoder(bytes.NewReader(head))
-	dec.UseNumber() // defaults and enums keep their numbers exactly, as the YAML loader keeps them
-	if err := dec.Decode(&f); err != nil {
+	// Defaults and enums keep their numbers exactly, as the YAML loader keeps them.
+	if err := jsonvalue.Decode(head, &f); err != nil {
 		return nil, fmt.Errorf("the catalog snapshot does not decode: %w", err)
 	}
 	sum := sha256.Sum256(source)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalogtest"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 	"github.com/mediagen/mediagen-emulator/fixtures"
 )
@@ -96,7 +97,7 @@ func compareCatalogs(t *testing.T, want, got *Catalog) {
 			t.Errorf("Model(%q) does not find it", w.ID)
 		}
 		for _, input := range append(append([]string{}, rawStrings(w.Examples)...), `{}`, `{"prompt": 5}`, `{"num_images": 1e1000001}`) {
-			we, ge := w.Validate(decodeInput(t, input)), g.Validate(decodeInput(t, input))
+			we, ge := w.Validate(catalogtest.Input(t, input)), g.Validate(catalogtest.Input(t, input))
 			if !reflect.DeepEqual(violationsOrNil(ge), violationsOrNil(we)) {
 				t.Errorf("model %s, input %s: %v; want %v", w.ID, input, ge, we)
 			}
@@ -159,17 +160,6 @@ const modelsOnlyYAML = `models:
         short: {type: array, maxItems: 2, items: {type: integer}}
       examples: [{prompt: "a fox"}]
 `
-
-func decodeInput(t testing.TB, src string) any {
-	t.Helper()
-	dec := json.NewDecoder(strings.NewReader(src))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("decode %.80s: %v", src, err)
-	}
-	return v
-}
 
 func ids(ms []*Model) []string {
 	var out []string

@@ -1,4 +1,4 @@
-// Package catalogtest generates catalogs for the emulator's tests and benchmarks.
+// Package catalogtest makes catalogs and model inputs for the emulator's tests and benchmarks.
 package catalogtest
 
 import (

@@ -367,10 +367,6 @@ func (c *Clock) Pending() int {
 	return c.timers.Len()
 }
 
-// NewRealAt returns a clock that follows wall time from the instant at: a real clock restored
-// from a snapshot goes on from where it stood.
-func NewRealAt(at time.Time) *Clock { return NewAt(Real, at) }
-
 // Hold stops callbacks from running until the returned release is called, so a reader sees
 // everything the clock drives stand still (a snapshot is taken under it).
 func (c *Clock) Hold() (release func()) {

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
@@ -201,7 +203,7 @@ func (l *loader) deref(v any, where string) (map[string]any, string, error) {
 		if !ok {
 			return nil, where, fmt.Errorf("%s: $ref %q leaves the document", where, ref)
 		}
-		target, err := Resolve(l.root, ptr)
+		target, err := schema.Lookup(l.root, ptr)
 		if err != nil {
 			return nil, where, fmt.Errorf("%s: $ref %q: %w", where, ref, err)
 		}
@@ -243,7 +245,7 @@ func (l *loader) response(v any, where string) (*response, error) {
 }
 
 func (l *loader) schema(ptr string) (*jsonschema.Schema, error) {
-	if _, err := Resolve(l.root, ptr); err != nil {
+	if _, err := schema.Lookup(l.root, ptr); err != nil {
 		return nil, err
 	}
 	var frag strings.Builder
@@ -348,29 +350,28 @@ func (r *response) checkBody(a Answer) error {
 }
 
 func validate(sch *jsonschema.Schema, body []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
+	if err := jsonvalue.Decode(body, &v); err != nil {
 		return fmt.Errorf("the body is not JSON: %v", err)
 	}
-	if err := sch.Validate(v); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return fmt.Errorf("the body does not match the schema:\n%s", leaves(ve))
-		}
-		return err
-	}
-	return nil
+	return conforms(sch, v, "the body does not match the schema")
 }
 
-// leaves lists the innermost causes of a validation error, one a line.
-func leaves(ve *jsonschema.ValidationError) string {
+// conforms validates v against sch. A failure lists the innermost causes, one a line, after
+// what (a line of its own), or alone when what is "".
+func conforms(sch *jsonschema.Schema, v any, what string) error {
+	var ve *jsonschema.ValidationError
+	if err := sch.Validate(v); !errors.As(err, &ve) {
+		return err
+	}
 	var out []string
 	for _, e := range schema.Leaves(ve) {
 		out = append(out, fmt.Sprintf("  at %q: %s (%s)", e.InstanceLocation, e.Message, e.KeywordLocation))
 	}
-	return strings.Join(out, "\n")
+	if what == "" {
+		return errors.New(strings.TrimSpace(strings.Join(out, "\n")))
+	}
+	return fmt.Errorf("%s:\n%s", what, strings.Join(out, "\n"))
 }
 
 func (h *header) check(v string) error {
@@ -382,14 +383,7 @@ func (h *header) check(v string) error {
 	case err == nil && (h.integer || h.numeric):
 		value = json.Number(v)
 	}
-	if err := h.schema.Validate(value); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return errors.New(strings.TrimSpace(leaves(ve)))
-		}
-		return err
-	}
-	return nil
+	return conforms(h.schema, value, "")
 }
 
 // find returns the operation that takes a request, and the path template it matched; nil when
@@ -438,48 +432,10 @@ func (p *pathItem) match(segs []string) (int, bool) {
 	return literals, len(segs) == len(p.segments)
 }
 
-// Resolve follows a JSON Pointer ("/components/schemas/Job") into a decoded document.
-func Resolve(doc any, ptr string) (any, error) {
-	if ptr == "" {
-		return doc, nil
-	}
-	if !strings.HasPrefix(ptr, "/") {
-		return nil, fmt.Errorf("%q is not a JSON Pointer", ptr)
-	}
-	v := doc
-	for _, tok := range strings.Split(ptr[1:], "/") {
-		tok = schema.UnescapePointer(tok)
-		switch n := v.(type) {
-		case map[string]any:
-			next, ok := n[tok]
-			if !ok {
-				return nil, fmt.Errorf("%s: no %q", ptr, tok)
-			}
-			v = next
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(n) {
-				return nil, fmt.Errorf("%s: no item %q", ptr, tok)
-			}
-			v = n[i]
-		default:
-			return nil, fmt.Errorf("%s: %q is inside a scalar", ptr, tok)
-		}
-	}
-	return v, nil
-}
-
 func isJSON(mediaType string) bool {
 	return mediaType == "application/json" || strings.HasSuffix(mediaType, "+json")
 }
 
 func str(v any) string { s, _ := v.(string); return s }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

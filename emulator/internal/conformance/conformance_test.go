@@ -70,6 +70,8 @@ func TestCheck(t *testing.T) {
 		{"an injected malformed body", Answer{Method: "GET", Path: "/v1/models", Status: 200, Header: jsonCT, Body: []byte(`{"data":[{"id":"` + "\x00,"), Fault: "fault_1"}, ""},
 		{"a malformed body nobody injected", Answer{Method: "GET", Path: "/v1/models", Status: 200, Header: jsonCT, Body: []byte(`{"data":[`)},
 			"not JSON"},
+		{"a job followed by more", Answer{Method: "GET", Path: "/v1/jobs/x", Status: 200, Header: jsonCT, Body: []byte(job + `{}`)},
+			"more than one JSON value"},
 		{"a problem without request_id", Answer{Method: "GET", Path: "/v1/jobs/x", Status: 404, Header: problemCT,
 			Body: []byte(strings.Replace(problemBody, `,"request_id":"req_1"`, "", 1))}, "request_id"},
 		{"a problem as application/json", Answer{Method: "GET", Path: "/v1/jobs/x", Status: 404, Header: jsonCT, Body: []byte(problemBody)},
@@ -210,5 +212,32 @@ func TestCheckDocumentFindsProblems(t *testing.T) {
 		if !strings.Contains(all, want) {
 			t.Errorf("no problem mentions %q; got:\n%s", want, all)
 		}
+	}
+}
+
+// TestCheckDocumentFollowsParameterRefs: a path parameter reached through two $refs counts as
+// declared, as the loader follows references; one that does not resolve is named.
+func TestCheckDocumentFollowsParameterRefs(t *testing.T) {
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(docs.OpenAPI), &doc); err != nil {
+		t.Fatal(err)
+	}
+	params := doc["components"].(map[string]any)["parameters"].(map[string]any)
+	params["JobIdAgain"] = map[string]any{"$ref": "#/components/parameters/JobId"}
+	item := doc["paths"].(map[string]any)["/v1/jobs/{id}"].(map[string]any)
+	list := item["parameters"].([]any)
+	list[0] = map[string]any{"$ref": "#/components/parameters/JobIdAgain"}
+	twice, _ := json.Marshal(doc)
+	if errs := CheckDocument(twice); len(errs) > 0 {
+		t.Errorf("a parameter behind two $refs: %v", errs)
+	}
+	list[0] = map[string]any{"$ref": "#/components/parameters/Nope"}
+	broken, _ := json.Marshal(doc)
+	var msgs []string
+	for _, err := range CheckDocument(broken) {
+		msgs = append(msgs, err.Error())
+	}
+	if all := strings.Join(msgs, "\n"); !strings.Contains(all, `/v1/jobs/{id}: parameter 0: $ref "#/components/parameters/Nope"`) {
+		t.Errorf("an unresolved parameter $ref; got:\n%s", all)
 	}
 }

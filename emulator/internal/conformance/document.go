@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
-	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
 // oas31 holds the OpenAPI Initiative's JSON Schemas of OpenAPI 3.1 documents (see its README).
@@ -33,9 +33,7 @@ var oas31Files = map[string]string{
 // declared (and no undeclared one), and every operationId is unique.
 func CheckDocument(doc []byte) []error {
 	var root map[string]any
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.UseNumber()
-	if err := dec.Decode(&root); err != nil {
+	if err := jsonvalue.Decode(doc, &root); err != nil {
 		return []error{fmt.Errorf("the document is not a JSON object: %v", err)}
 	}
 	var errs []error
@@ -50,7 +48,7 @@ func CheckDocument(doc []byte) []error {
 			errs = append(errs, fmt.Errorf("$ref %q at %s leaves the document", ref, refs[ref][0]))
 			continue
 		}
-		if _, err := Resolve(root, ptr); err != nil {
+		if _, err := schema.Lookup(root, ptr); err != nil {
 			errs = append(errs, fmt.Errorf("$ref %q at %s does not resolve: %v", ref, refs[ref][0], err))
 		}
 	}
@@ -86,14 +84,7 @@ func validOpenAPI(root map[string]any) error {
 	if err != nil {
 		return fmt.Errorf("the OpenAPI 3.1 schema does not compile: %v", err)
 	}
-	if err := sch.Validate(any(root)); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return fmt.Errorf("not valid OpenAPI 3.1:\n%s", leaves(ve))
-		}
-		return err
-	}
-	return nil
+	return conforms(sch, any(root), "not valid OpenAPI 3.1")
 }
 
 // collectRefs finds every $ref string, by where it first occurs.
@@ -172,18 +163,12 @@ func checkOperations(root map[string]any) []error {
 // required, as OpenAPI demands.
 func pathParams(root map[string]any, list any) ([]string, error) {
 	items, _ := list.([]any)
+	l := loader{root: root}
 	var names []string
-	for _, it := range items {
-		p, ok := it.(map[string]any)
-		if ref, isRef := p["$ref"].(string); ok && isRef {
-			target, err := Resolve(root, strings.TrimPrefix(ref, "#"))
-			if err != nil {
-				return nil, fmt.Errorf("parameter $ref %q: %v", ref, err)
-			}
-			p, ok = target.(map[string]any)
-		}
-		if !ok {
-			return nil, errors.New("a parameter is not an object")
+	for i, it := range items {
+		p, _, err := l.deref(it, "parameter "+strconv.Itoa(i))
+		if err != nil {
+			return nil, err
 		}
 		if p["in"] != "path" {
 			continue

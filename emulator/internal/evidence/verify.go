@@ -5,7 +5,6 @@
 package evidence
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -155,7 +154,7 @@ func Parse(obj map[string]any) (*Pattern, []api.FieldError) {
 			members += len(m)
 			p.src.Pointers = m
 			for _, k := range slices.Sorted(maps.Keys(m)) {
-				tokens, err := parsePointer(k)
+				tokens, err := schema.ParsePointer(k)
 				if err != nil {
 					bad(at+"/"+schema.EscapePointer(k), err.Error())
 					continue
@@ -249,26 +248,6 @@ func validToken(s string) bool {
 		}
 	}
 	return true
-}
-
-// parsePointer splits an RFC 6901 JSON Pointer into its unescaped tokens.
-func parsePointer(s string) ([]string, error) {
-	if s == "" {
-		return nil, nil
-	}
-	if s[0] != '/' {
-		return nil, fmt.Errorf(`is not a JSON Pointer: it must be empty or start with "/"`)
-	}
-	tokens := strings.Split(s[1:], "/")
-	for i, t := range tokens {
-		for j := 0; j < len(t); j++ {
-			if t[j] == '~' && (j+1 == len(t) || (t[j+1] != '0' && t[j+1] != '1')) {
-				return nil, fmt.Errorf(`is not a JSON Pointer: "~" must be followed by 0 or 1`)
-			}
-		}
-		tokens[i] = schema.UnescapePointer(t)
-	}
-	return tokens, nil
 }
 
 // subject is one request as patterns read it: its entry, its headers as sent (nil for an entry
@@ -415,11 +394,12 @@ func (p *Pattern) bodyMisses(s *subject, m *missList) {
 		subset("/body", p.src.Body, got, m)
 	}
 	for _, ptr := range p.pointers {
-		got, ok := resolve(body, hasBody, ptr.tokens)
+		var got any
+		ok := false
+		if hasBody {
+			got, ok = schema.Resolve(body, ptr.tokens)
+		}
 		if !ok || !jsonvalue.Equal(ptr.want, got) {
-			if !ok {
-				got = nil
-			}
 			if m.miss() {
 				m.add("/pointers/"+schema.EscapePointer(ptr.text), ptr.want, got)
 			}
@@ -436,13 +416,8 @@ func orNull(s string) any {
 
 // decode reads a recorded body as a JSON value.
 func decode(raw json.RawMessage) (any, bool) {
-	if len(raw) == 0 {
-		return nil, false
-	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
 	var v any
-	if d.Decode(&v) != nil {
+	if len(raw) == 0 || jsonvalue.Decode(raw, &v) != nil {
 		return nil, false
 	}
 	return v, true
@@ -475,31 +450,6 @@ func subset(at string, want map[string]any, got any, m *missList) {
 			}
 		}
 	}
-}
-
-// resolve finds the value a pointer names in a body.
-func resolve(v any, present bool, tokens []string) (any, bool) {
-	if !present {
-		return nil, false
-	}
-	for _, t := range tokens {
-		switch c := v.(type) {
-		case map[string]any:
-			var ok bool
-			if v, ok = c[t]; !ok {
-				return nil, false
-			}
-		case []any:
-			i, err := strconv.Atoi(t)
-			if err != nil || i < 0 || i >= len(c) || (len(t) > 1 && t[0] == '0') {
-				return nil, false
-			}
-			v = c[i]
-		default:
-			return nil, false
-		}
-	}
-	return v, true
 }
 
 // Verify matches a pattern against the journal's entries, oldest first. When none matches it

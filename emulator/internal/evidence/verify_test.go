@@ -36,7 +36,7 @@ func object(t *testing.T, src string) map[string]any {
 var generation = api.JournalEntry{
 	Seq: 7, Method: "POST", Path: "/v1/generate", Status: 402, Code: "insufficient_credits",
 	RequestHeaders: map[string]string{"Idempotency-Key": "k1", "Content-Type": "application/json"},
-	RequestBody:    json.RawMessage(`{"model":"fal-ai/flux/schnell","input":{"prompt":"a cat","n":2,"tags":["a","b"]},"quote_id":"q1"}`),
+	RequestBody:    json.RawMessage(`{"model":"fal-ai/flux/schnell","input":{"prompt":"a cat","n":2,"tags":["a","b"]},"quote_id":"q1","webhook_url":null}`),
 }
 
 func TestMisses(t *testing.T) {
@@ -68,6 +68,9 @@ func TestMisses(t *testing.T) {
 		{`{"pointers":{"/input/tags/2":"c"}}`, []string{"/pointers/~1input~1tags~12"}},
 		{`{"pointers":{"/input/tags/01":"b"}}`, []string{"/pointers/~1input~1tags~101"}},
 		{`{"pointers":{"":{"model":"x"}}}`, []string{"/pointers/"}},
+		{`{"pointers":{"/input/tags/+1":"b","/input/tags/-":"b"}}`, []string{"/pointers/~1input~1tags~1+1", "/pointers/~1input~1tags~1-"}},
+		{`{"pointers":{"/webhook_url":null}}`, nil},                         // present with null
+		{`{"pointers":{"/missing":null}}`, []string{"/pointers/~1missing"}}, // absent is not null
 	}
 	for _, c := range cases {
 		var got []string

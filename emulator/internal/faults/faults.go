@@ -4,6 +4,7 @@
 package faults
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -121,25 +122,17 @@ func (s *Set) List() []Rule {
 func (s *Set) Remove(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i, r := range s.rules {
-		if r.ID == id {
-			s.rules = append(s.rules[:i], s.rules[i+1:]...)
-			return true
-		}
+	i := slices.IndexFunc(s.rules, func(r *Rule) bool { return r.ID == id })
+	if i < 0 {
+		return false
 	}
-	return false
+	s.rules = slices.Delete(s.rules, i, i+1)
+	return true
 }
 
 // RemoveSource deletes every rule from one source.
 func (s *Set) RemoveSource(source string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	kept := s.rules[:0]
-	for _, r := range s.rules {
-		if r.Source != source {
-			kept = append(kept, r)
-		}
-	}
-	clear(s.rules[len(kept):])
-	s.rules = kept
+	s.rules = slices.DeleteFunc(s.rules, func(r *Rule) bool { return r.Source == source })
 }

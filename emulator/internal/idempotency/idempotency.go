@@ -123,10 +123,7 @@ func (s *Store) pruneLocked() {
 		if len(s.order)-s.head <= s.limit && now.Before(f.until) {
 			break
 		}
-		if s.entries[f.key] == f.entry {
-			delete(s.entries, f.key)
-			s.bytes -= entrySize(f.key)
-		}
+		s.forgetLocked(f.key, f.entry)
 		s.order[s.head] = finished{}
 		s.head++
 	}
@@ -140,11 +137,16 @@ func (s *Store) pruneLocked() {
 func (s *Store) Abort(account, idemKey string, e *Entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if k := (key{account, idemKey}); s.entries[k] == e {
+	s.forgetLocked(key{account, idemKey}, e)
+	close(e.done)
+}
+
+// forgetLocked drops key k unless a later request has taken it since e. Callers hold s.mu.
+func (s *Store) forgetLocked(k key, e *Entry) {
+	if s.entries[k] == e {
 		delete(s.entries, k)
 		s.bytes -= entrySize(k)
 	}
-	close(e.done)
 }
 
 // Len counts the keys held.

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/glob"
+	"github.com/mediagen/mediagen-emulator/internal/atomicfile"
 )
 
 // KeyVariable is the environment variable that holds the live key when --key is not given.
@@ -117,17 +117,16 @@ func Main(ctx context.Context, command string, args []string, getenv func(string
 		return 0
 	}
 	// An --out that cannot be written is found before the service is read, not after.
-	var file *os.File
+	var file *atomicfile.File
 	if out != "-" {
 		if fi, err := os.Stat(out); err == nil && !fi.Mode().IsRegular() {
 			return fail("--out %s: not a regular file", out)
 		}
-		f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*")
+		f, err := atomicfile.Create(out)
 		if err != nil {
 			return fail("--out: %v", err)
 		}
-		defer os.Remove(f.Name())
-		defer f.Close()
+		defer f.Discard()
 		file = f
 	}
 	res, err := Import(ctx, o)
@@ -137,7 +136,8 @@ func Main(ctx context.Context, command string, args []string, getenv func(string
 	if file == nil {
 		_, err = stdout.Write(res.YAML)
 	} else {
-		err = replaceWith(file, out, res.YAML)
+		// A failed import never leaves half a catalog behind.
+		err = file.Commit(res.YAML, 0o644)
 	}
 	if err != nil {
 		return fail("%v", err)
@@ -155,19 +155,4 @@ func Redact(s string, keys ...string) string {
 		}
 	}
 	return s
-}
-
-// replaceWith writes data to tmp and only then moves it over path, so a failed import never
-// leaves half a catalog behind.
-func replaceWith(tmp *os.File, path string, data []byte) error {
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

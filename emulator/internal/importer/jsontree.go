@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 	"gopkg.in/yaml.v3"
 )
@@ -242,25 +243,22 @@ func (n *node) count() int {
 	return c
 }
 
-// pointer follows a JSON Pointer ("" or "/a/0/b").
+// pointer follows a JSON Pointer ("" or "/a/0/b"); nil when it names nothing.
 func (n *node) pointer(ptr string) *node {
-	if ptr == "" {
-		return n
-	}
-	if !strings.HasPrefix(ptr, "/") {
+	tokens, err := schema.ParsePointer(ptr)
+	if err != nil {
 		return nil
 	}
 	cur := n
-	for _, tok := range strings.Split(ptr[1:], "/") {
-		tok = schema.UnescapePointer(tok)
+	for _, tok := range tokens {
 		switch {
 		case cur == nil:
 			return nil
 		case cur.kind == kObject:
 			cur = cur.get(tok)
 		case cur.kind == kArray:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(cur.vals) {
+			i, ok := schema.ArrayIndex(tok, len(cur.vals))
+			if !ok {
 				return nil
 			}
 			cur = cur.vals[i]
@@ -315,9 +313,7 @@ func (n *node) write(b *bytes.Buffer) {
 // inputs.
 func (n *node) value() any {
 	var v any
-	dec := json.NewDecoder(bytes.NewReader(n.marshal()))
-	dec.UseNumber()
-	_ = dec.Decode(&v)
+	_ = jsonvalue.Decode(n.marshal(), &v)
 	return v
 }
 

@@ -5,11 +5,27 @@ package jsonvalue
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"math/big"
 	"slices"
 	"strconv"
 	"strings"
 )
+
+// Decode reads data, which must hold one JSON value and nothing after it but white space, into
+// v, with numbers as json.Number so that they stay exact.
+func Decode(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("more than one JSON value")
+	}
+	return nil
+}
 
 // Canonical writes v (as decoded with json.Decoder.UseNumber) in one fixed form: object keys
 // sorted, numbers exact in one spelling, strings escaped the same way every time.

@@ -2,7 +2,6 @@ package jsonvalue_test
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
@@ -11,13 +10,30 @@ import (
 // decode reads JSON the way the server does: numbers stay json.Number, exact.
 func decode(t *testing.T, src string) any {
 	t.Helper()
-	dec := json.NewDecoder(strings.NewReader(src))
-	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
+	if err := jsonvalue.Decode([]byte(src), &v); err != nil {
 		t.Fatalf("decode %s: %v", src, err)
 	}
 	return v
+}
+
+// TestDecode: numbers keep their spelling, white space may follow the value, anything else that
+// follows it is refused.
+func TestDecode(t *testing.T) {
+	t.Parallel()
+	var v map[string]any
+	if err := jsonvalue.Decode([]byte(" {\"n\": 1.50, \"big\": 12345678901234567890}\n\t"), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v["n"] != json.Number("1.50") || v["big"] != json.Number("12345678901234567890") {
+		t.Errorf("numbers decoded as %#v, %#v; want json.Number with their text", v["n"], v["big"])
+	}
+	for _, src := range []string{"", "{", `{} {}`, `{}x`, `{}]`, `1 2`, `"a" "b"`} {
+		var v any
+		if err := jsonvalue.Decode([]byte(src), &v); err == nil {
+			t.Errorf("Decode(%q) = %v, want an error", src, v)
+		}
+	}
 }
 
 func TestEqual(t *testing.T) {

@@ -1,19 +1,19 @@
 package linewriter
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
+
+	"github.com/mediagen/mediagen-emulator/internal/syncbuf"
 )
 
 // TestKeepsOrderAndFlushes: every line arrives, in order, by the time Close returns,
 // and a line written after Close is written directly.
 func TestKeepsOrderAndFlushes(t *testing.T) {
 	t.Parallel()
-	var out syncBuffer
+	var out syncbuf.Buffer
 	lw := New(&out, 1<<10)
 	var want strings.Builder
 	for i := range 1000 {
@@ -41,7 +41,7 @@ func TestKeepsOrderAndFlushes(t *testing.T) {
 func TestWritesAtOnceWhenQuiet(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		var out syncBuffer
+		var out syncbuf.Buffer
 		lw := New(&out, 1<<10)
 		defer lw.Close()
 		_, _ = lw.Write([]byte("one\n"))
@@ -56,13 +56,13 @@ func TestWritesAtOnceWhenQuiet(t *testing.T) {
 type blockedWriter struct {
 	release chan struct{}
 	writes  int // read once the writer is closed
-	syncBuffer
+	syncbuf.Buffer
 }
 
 func (bw *blockedWriter) Write(p []byte) (int, error) {
 	<-bw.release
 	bw.writes++ // only the line writer's goroutine writes
-	return bw.syncBuffer.Write(p)
+	return bw.Buffer.Write(p)
 }
 
 // TestBoundsWhatWaits: while the output is stuck, lines queue up to the limit and
@@ -106,22 +106,4 @@ func TestBoundsWhatWaits(t *testing.T) {
 			t.Errorf("%d writes for 4 lines, 2 of which waited together; want at most 3", out.writes)
 		}
 	})
-}
-
-// syncBuffer is a bytes.Buffer safe for the writer's goroutine to write while a test reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

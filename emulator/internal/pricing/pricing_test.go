@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalogtest"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/pricing"
 )
 
@@ -265,18 +266,6 @@ func parsePricingCatalog(t testing.TB) *catalog.Catalog {
 	return c
 }
 
-// decodeInput decodes an input the way the server does: numbers stay json.Number.
-func decodeInput(t testing.TB, src string) map[string]any {
-	t.Helper()
-	dec := json.NewDecoder(strings.NewReader(src))
-	dec.UseNumber()
-	var input map[string]any
-	if err := dec.Decode(&input); err != nil {
-		t.Fatalf("decode %s: %v", src, err)
-	}
-	return input
-}
-
 func TestCredits(t *testing.T) {
 	t.Parallel()
 	c := parsePricingCatalog(t)
@@ -355,7 +344,7 @@ func TestCredits(t *testing.T) {
 			if !ok {
 				t.Fatalf("no model %q", tc.model)
 			}
-			input := decodeInput(t, tc.input)
+			input := catalogtest.Input(t, tc.input)
 			if err := m.Validate(input); err != nil {
 				t.Fatalf("the test input %s is not valid for %s: %v", tc.input, tc.model, err)
 			}
@@ -388,7 +377,7 @@ func TestCreditsNumberSpelling(t *testing.T) {
 			m, _ := c.Model(tc.model)
 			want := int64(-1)
 			for _, src := range tc.spellings {
-				input := decodeInput(t, src)
+				input := catalogtest.Input(t, src)
 				if err := m.Validate(input); err != nil {
 					t.Fatalf("the test input %s is not valid: %v", src, err)
 				}
@@ -422,7 +411,7 @@ func TestCreditsFloat64Input(t *testing.T) {
 		if err := json.Unmarshal([]byte(tc.input), &plain); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := pricing.Credits(m, plain), pricing.Credits(m, decodeInput(t, tc.input)); got != want {
+		if got, want := pricing.Credits(m, plain), pricing.Credits(m, catalogtest.Input(t, tc.input)); got != want {
 			t.Errorf("Credits(%s, %s) with float64 numbers = %d; with json.Number = %d", tc.model, tc.input, got, want)
 		}
 	}
@@ -435,7 +424,7 @@ func TestCreditsDoesNotModifyInput(t *testing.T) {
 	c := parsePricingCatalog(t)
 	for _, m := range c.Models {
 		for _, ex := range m.Examples {
-			input := decodeInput(t, string(ex))
+			input := catalogtest.Input(t, ex)
 			pricing.Credits(m, input)
 			after, err := json.Marshal(input)
 			if err != nil {
@@ -455,13 +444,13 @@ func TestCreditsRepeatable(t *testing.T) {
 	c := parsePricingCatalog(t)
 	m, _ := c.Model("t/multipliers")
 	src := `{"quality": "hd", "speed": "fast"}`
-	want := pricing.Credits(m, decodeInput(t, src))
+	want := pricing.Credits(m, catalogtest.Input(t, src))
 	done := make(chan int64)
 	for range 16 {
 		go func() {
 			var last int64
 			for range 200 {
-				last = pricing.Credits(m, decodeInput(t, src))
+				last = pricing.Credits(m, catalogtest.Input(t, src))
 				if last != want {
 					break
 				}
@@ -508,12 +497,12 @@ func TestCreditsHugeValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, _ := c.Model("t/unbounded")
-	if got := pricing.Credits(m, decodeInput(t, `{"duration": 1e9}`)); got != 8e9 {
+	if got := pricing.Credits(m, catalogtest.Input(t, `{"duration": 1e9}`)); got != 8e9 {
 		t.Fatalf("Credits(duration 1e9) = %d; want 8e9", got)
 	}
 	floor := int64(pricing.MaxCredits)
 	for _, src := range []string{`{"duration": 1.5e18}`, `{"duration": 1e30}`, `{"duration": 1e400}`} {
-		input := decodeInput(t, src)
+		input := catalogtest.Input(t, src)
 		if err := m.Validate(input); err != nil {
 			t.Fatalf("%s is not valid: %v", src, err)
 		}
@@ -539,7 +528,7 @@ func BenchmarkCredits(b *testing.B) {
 	if !ok || len(m.Examples) == 0 {
 		b.Fatalf("no model %s with examples in the default catalog", id)
 	}
-	input := decodeInput(b, string(m.Examples[1]))
+	input := catalogtest.Input(b, m.Examples[1])
 	b.ReportAllocs()
 	for b.Loop() {
 		pricing.Credits(m, input)

@@ -363,39 +363,24 @@ func (s *Store) Release(account, id, job string) {
 }
 
 // Len counts the live quotes, markers aside.
-func (s *Store) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for id := range s.accounts {
-		if a := s.touch(id); a != nil {
-			n += a.live.Len()
-		}
-	}
-	return n
-}
+func (s *Store) Len() int { return total(s, func(a *account) int { return a.live.Len() }) }
 
 // Markers counts the markers, live quotes aside.
-func (s *Store) Markers() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for id := range s.accounts {
-		if a := s.touch(id); a != nil {
-			n += a.marks.Len()
-		}
-	}
-	return n
-}
+func (s *Store) Markers() int { return total(s, func(a *account) int { return a.marks.Len() }) }
 
 // Bytes is what the quotes held and the markers count against the memory budget, as of now.
 func (s *Store) Bytes() int64 {
+	return total(s, func(a *account) int64 { return a.liveBytes + a.markBytes })
+}
+
+// total sums what count says of each account, as of now.
+func total[N int | int64](s *Store, count func(*account) N) N {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var n int64
+	var n N
 	for id := range s.accounts {
 		if a := s.touch(id); a != nil {
-			n += a.liveBytes + a.markBytes
+			n += count(a)
 		}
 	}
 	return n

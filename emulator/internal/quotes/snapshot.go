@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/hex"
-	"encoding/json"
 	"slices"
 	"strconv"
 	"time"
@@ -79,9 +78,7 @@ func (s *Store) Import(qs []api.SnapshotQuote, report func(ptr, msg string)) {
 			credits: q.Credits, created: created.UTC(), usedBy: q.UsedBy}
 		if len(q.Input) > 0 && !bytes.Equal(q.Input, []byte("null")) {
 			var v any
-			d := json.NewDecoder(bytes.NewReader(q.Input))
-			d.UseNumber()
-			if err := d.Decode(&v); err != nil {
+			if err := jsonvalue.Decode(q.Input, &v); err != nil {
 				bad("input", "not JSON")
 				continue
 			}

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalogtest"
 )
 
 // boundsSchema has integer, number, array and nested fields, with maxItems written directly,
@@ -32,17 +34,6 @@ func mustCompile(t testing.TB, src string) *Schema {
 		t.Fatalf("Compile(%.80s): %v", src, err)
 	}
 	return s
-}
-
-func decodeInput(t testing.TB, src string) any {
-	t.Helper()
-	dec := json.NewDecoder(strings.NewReader(src))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("decode %.80s: %v", src, err)
-	}
-	return v
 }
 
 // TestValidateHostileNumbers: numbers the schema library cannot hold, or holds only at great
@@ -73,7 +64,7 @@ func TestValidateHostileNumbers(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := m.Validate(decodeInput(t, tc.input))
+			err := m.Validate(catalogtest.Input(t, tc.input))
 			if err == nil {
 				t.Fatal("Validate accepted the input")
 			}
@@ -82,7 +73,7 @@ func TestValidateHostileNumbers(t *testing.T) {
 			}
 		})
 	}
-	if err := m.Validate(decodeInput(t, `{"prompt": "x", "num_images": 4e0, "guidance": 1e1, "tags": [1e400, 2]}`)); err != nil {
+	if err := m.Validate(catalogtest.Input(t, `{"prompt": "x", "num_images": 4e0, "guidance": 1e1, "tags": [1e400, 2]}`)); err != nil {
 		t.Errorf("a valid input with exponents is refused: %v", err)
 	}
 }
@@ -92,11 +83,11 @@ func TestViolationsAreCapped(t *testing.T) {
 	t.Parallel()
 	m := mustCompile(t, boundsSchema)
 	items := strings.TrimSuffix(strings.Repeat("5,", 3*MaxViolations), ",")
-	if got := len(Violations(m.Validate(decodeInput(t, `{"scores": [`+items+`]}`)))); got != MaxViolations {
+	if got := len(Violations(m.Validate(catalogtest.Input(t, `{"scores": [`+items+`]}`)))); got != MaxViolations {
 		t.Errorf("%d violations reported; want %d", got, MaxViolations)
 	}
 	huge := strings.TrimSuffix(strings.Repeat("1e1000001,", 3*MaxViolations), ",")
-	if got := len(Violations(m.Validate(decodeInput(t, `{"scores": [`+huge+`]}`)))); got != MaxViolations {
+	if got := len(Violations(m.Validate(catalogtest.Input(t, `{"scores": [`+huge+`]}`)))); got != MaxViolations {
 		t.Errorf("%d violations for huge numbers; want %d", got, MaxViolations)
 	}
 }
@@ -107,11 +98,11 @@ func TestValidateTooManyValues(t *testing.T) {
 	m := mustCompile(t, boundsSchema)
 	items := strings.TrimSuffix(strings.Repeat("0.5,", MaxInputValues), ",")
 	want := []Violation{{"", tooManyValues}}
-	if got := Violations(m.Validate(decodeInput(t, `{"scores": [`+items+`]}`))); !reflect.DeepEqual(got, want) {
+	if got := Violations(m.Validate(catalogtest.Input(t, `{"scores": [`+items+`]}`))); !reflect.DeepEqual(got, want) {
 		t.Errorf("violations = %q; want %q", got, want)
 	}
 	items = strings.TrimSuffix(strings.Repeat("0.5,", MaxInputValues-2), ",")
-	if err := m.Validate(decodeInput(t, `{"scores": [`+items+`]}`)); err != nil {
+	if err := m.Validate(catalogtest.Input(t, `{"scores": [`+items+`]}`)); err != nil {
 		t.Errorf("an input of exactly %d values is refused: %v", MaxInputValues, err)
 	}
 }
@@ -171,7 +162,7 @@ func FuzzValidate(f *testing.F) {
 func BenchmarkValidateWorstCase(b *testing.B) {
 	m := mustCompile(b, boundsSchema)
 	items := strings.TrimSuffix(strings.Repeat("9e400,", MaxInputValues-2), ",")
-	input := decodeInput(b, `{"scores": [`+items+`]}`)
+	input := catalogtest.Input(b, `{"scores": [`+items+`]}`)
 	b.ReportAllocs()
 	for b.Loop() {
 		if m.Validate(input) == nil {

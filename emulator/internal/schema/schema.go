@@ -149,16 +149,6 @@ func OrRoot(ptr string) string {
 	return ptr
 }
 
-// EscapePointer writes s as one JSON Pointer reference token (RFC 6901).
-func EscapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
-
-// UnescapePointer reads one JSON Pointer reference token back into the key it names.
-func UnescapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
-}
-
 // Holding says what a schema keyword's value holds, for walks that must visit subschemas and
 // nothing else (in data such as examples, enum or default, "$ref" is just a key).
 type Holding int
