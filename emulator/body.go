@@ -36,13 +36,30 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request) (map[string]
 
 // decodeInto reads a body that must be one JSON object (as decodeBody does) into a wire type
 // strictly: a member unknown, given twice or of the wrong type is an invalid_request problem
-// with a JSON Pointer to it.
-func (s *Server) decodeInto(w http.ResponseWriter, r *http.Request, v any) error {
+// with a JSON Pointer to it. The members named in nonEmpty are strings that, when sent, must
+// say something: an empty one or null is refused at its pointer rather than read as left out,
+// which would change what the request asks (an "advance" of "" beside a "set").
+func (s *Server) decodeInto(w http.ResponseWriter, r *http.Request, v any, nonEmpty ...string) error {
 	body, err := s.readBody(w, r)
 	if err != nil {
 		return err
 	}
-	return strictly(body, v)
+	if err := strictly(body, v); err != nil || len(nonEmpty) == 0 {
+		return err
+	}
+	obj, _ := parseObject(body) // strictly has parsed it
+	var errs []problem.FieldError
+	for _, name := range nonEmpty {
+		if m, sent := obj[name]; sent {
+			if str, ok := m.(string); !ok || str == "" {
+				errs = append(errs, problem.FieldError{Pointer: "/" + schema.EscapePointer(name), Message: "must be a non-empty string"})
+			}
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return &problem.Error{Code: problem.InvalidRequest, Detail: fmt.Sprintf("the request has %d problem(s); see errors", len(errs)), Errors: errs}
 }
 
 // strictly decodes a body as decodeInto does.

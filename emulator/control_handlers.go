@@ -91,7 +91,7 @@ func (s *Server) setClock() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		world := worldOf(r)
 		var c api.ClockChange
-		if err := s.decodeInto(w, r, &c); err != nil {
+		if err := s.decodeInto(w, r, &c, "advance", "set", "mode"); err != nil {
 			return reply{}, err
 		}
 		advance, set, name := c.Advance, c.Set, c.Mode
@@ -180,7 +180,7 @@ func (s *Server) putScenario() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		world := worldOf(r)
 		var c api.ScenarioChange
-		if err := s.decodeInto(w, r, &c); err != nil {
+		if err := s.decodeInto(w, r, &c, "name"); err != nil {
 			return reply{}, err
 		}
 		if (c.Name == "") == (c.Scenario == nil) {

@@ -542,6 +542,10 @@ func TestClockControl(t *testing.T) {
 		{map[string]any{"advance": "1s", "set": "2027-01-01T00:00:00Z"}, 400, "conflicting_control_input"},
 		{map[string]any{}, 400, "conflicting_control_input"},
 		{map[string]any{"jump": "1s"}, 422, "invalid_request"},
+		// An empty or null member is refused, not read as left out: the clock must not move.
+		{map[string]any{"advance": "", "set": "2027-01-01T00:00:00Z"}, 422, "invalid_request"},
+		{map[string]any{"mode": "manual", "advance": nil}, 422, "invalid_request"},
+		{map[string]any{"mode": ""}, 422, "invalid_request"},
 		{"[]", 400, "invalid_json"},
 	} {
 		rec := control(t, s, "POST", "/_emulator/clock", c.body)
@@ -619,6 +623,8 @@ func TestScenarioSwitching(t *testing.T) {
 		{map[string]any{"scenario": map[string]any{"defaults": map[string]any{"failure_rate": 2}}}, 422, ""},
 		{map[string]any{"scenario": map[string]any{"bogus": 1}}, 422, ""},
 		{map[string]any{}, 422, ""},
+		{map[string]any{"name": ""}, 422, ""},
+		{map[string]any{"name": nil, "scenario": map[string]any{"name": "z"}}, 422, ""},
 	} {
 		rec := control(t, s, "PUT", "/_emulator/scenario", c.body)
 		if rec.Code != c.status {
