@@ -163,8 +163,8 @@ func TestConcurrencySnapshotKeepsTheLine(t *testing.T) {
 	call(t, a, "POST", "/v1/jobs/"+ids[1]+"/cancel", "key_a", nil)
 	advance(t, a, "500ms")
 	doc := snapshotOf(t, a, "", "")
-	if !bytes.Contains(doc, []byte(`"slot":{"group":"concurrency[0] account acct_a","limit":1,"admitted_at":"2026-01-01T00:00:00Z"}`)) ||
-		!bytes.Contains(doc, []byte(`"slot":{"group":"concurrency[0] account acct_a","limit":1}`)) {
+	if !bytes.Contains(doc, []byte(`"slot":{"group":"concurrency[every model] account acct_a","limit":1,"admitted_at":"2026-01-01T00:00:00Z"}`)) ||
+		!bytes.Contains(doc, []byte(`"slot":{"group":"concurrency[every model] account acct_a","limit":1}`)) {
 		t.Fatalf("the snapshot lacks the slots: %s", doc)
 	}
 	b := simServer(t, Config{CatalogFile: "../testdata/catalogs/small.yaml", Seeded: true, Seed: 3})
@@ -189,7 +189,9 @@ func TestConcurrencySnapshotKeepsTheLine(t *testing.T) {
 	for _, bad := range []struct{ from, to, pointer string }{
 		{`"limit":1}`, `"limit":0}`, "/slot/limit"},
 		{`"limit":1,"admitted_at":"2026-01-01T00:00:00Z"}`, `"limit":1,"admitted_at":"2025-12-31T00:00:00Z"}`, "/slot/admitted_at"},
-		{`"group":"concurrency[0] account acct_a"`, `"group":""`, "/slot/group"},
+		// A slot held from after the snapshot's now would hold it, unused, until then.
+		{`"limit":1,"admitted_at":"2026-01-01T00:00:00Z"}`, `"limit":1,"admitted_at":"2030-01-01T00:00:00Z"}`, "/slot/admitted_at"},
+		{`"group":"concurrency[every model] account acct_a"`, `"group":""`, "/slot/group"},
 	} {
 		rec := restore(t, b, "bad", bytes.Replace(doc, []byte(bad.from), []byte(bad.to), 1))
 		if rec.Code != 422 || !strings.Contains(rec.Body.String(), bad.pointer) {

@@ -230,8 +230,10 @@ func (e *Engine) release(j *job, at int64) {
 	}
 	g := l.group
 	if l.waiting {
+		// The job behind it may be let in now: the line's first job decides its limit, and
+		// the new first one's may be higher (a scenario changed it).
 		g.unlink(j)
-		e.forget(g)
+		e.admit(g, at)
 		return
 	}
 	if i := slices.Index(g.holders, j); i >= 0 {

@@ -101,6 +101,27 @@ func TestSlotsCancelMovesUp(t *testing.T) {
 	}
 }
 
+// TestSlotsLeavingLetsTheNextIn: the line's first job decides its limit, so when a waiting
+// job leaves and the new first job's limit is higher (a scenario raised it), it gets a free
+// slot at once rather than waiting for an unrelated job to come or go.
+func TestSlotsLeavingLetsTheNextIn(t *testing.T) {
+	w := newWorld(t, retention)
+	w.create(limited("a", "acct", 1, 0, time.Minute))
+	w.create(limited("b", "acct", 1, 0, time.Minute))
+	w.create(limited("c", "acct", 3, 0, time.Minute))
+	w.advance(0)
+	if got, want := w.line("a", "b", "c"), "a:running/0 b:queued/1 c:queued/2 "; got != want {
+		t.Fatalf("before: %s, want %s", got, want)
+	}
+	if _, err := w.engine.Cancel(account, "b"); err != nil {
+		t.Fatal(err)
+	}
+	w.advance(0)
+	if got, want := w.line("a", "b", "c"), "a:running/0 b:canceled/0 c:running/0 "; got != want {
+		t.Errorf("after b left: %s, want %s", got, want)
+	}
+}
+
 // TestSlotsGroupsApart: each group has its own slots: a job of one never waits for another's.
 func TestSlotsGroupsApart(t *testing.T) {
 	w := newWorld(t, retention)

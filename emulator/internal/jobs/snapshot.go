@@ -100,12 +100,13 @@ func (e *Engine) Import(in []api.SnapshotJob, remade [][]Output, prefix string, 
 	var done []*job
 	ended := make(map[int]bool, len(in))
 	live := 0
+	now := e.clock.Now().UnixNano()
 	for i, sj := range in {
 		at := "/" + strconv.Itoa(i)
 		j, field, msg := decodeJob(sj, prefix)
 		admitted := int64(unset)
 		if j != nil && !j.status.Terminal() {
-			admitted, field, msg = decodeSlot(j, sj.Slot)
+			admitted, field, msg = decodeSlot(j, sj.Slot, now)
 			if msg != "" {
 				j = nil
 			}
@@ -143,7 +144,6 @@ func (e *Engine) Import(in []api.SnapshotJob, remade [][]Output, prefix string, 
 		j.live.At = nextStep(j)
 		e.live.Push(&j.live)
 	}
-	now := e.clock.Now().UnixNano()
 	for _, g := range e.groups {
 		e.admit(g, now) // a document edited by hand may leave a slot free before a line
 	}
@@ -172,9 +172,9 @@ func nextStep(j *job) int64 {
 	return queuedStep(j, j.start())
 }
 
-// decodeSlot reads a live job's slot into it: when it got one, or unset while it waits; a
-// problem is given as decodeJob gives one.
-func decodeSlot(j *job, s *api.SnapshotSlot) (int64, string, string) {
+// decodeSlot reads a live job's slot into it: when it got one (by now, the snapshot's time),
+// or unset while it waits; a problem is given as decodeJob gives one.
+func decodeSlot(j *job, s *api.SnapshotSlot, now int64) (int64, string, string) {
 	if s == nil {
 		return unset, "", ""
 	}
@@ -197,6 +197,9 @@ func decodeSlot(j *job, s *api.SnapshotSlot) (int64, string, string) {
 	}
 	if t.UnixNano() < j.createdAt {
 		return 0, "/slot/admitted_at", "a job gets its slot after it is created"
+	}
+	if t.UnixNano() > now {
+		return 0, "/slot/admitted_at", "a job holds its slot from an instant the clock has reached, not a later one"
 	}
 	return t.UnixNano(), "", ""
 }

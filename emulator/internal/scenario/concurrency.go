@@ -3,7 +3,7 @@ package scenario
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"strconv"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -43,15 +43,27 @@ func (s *Scenario) ConcurrencyFor(m *catalog.Model) (int, *Concurrency, bool) {
 	return 0, nil, false
 }
 
-// Slot is the slot group a job of the rule at index i counts against, made by an account
-// through a key. A key is named by a digest, so that snapshots and logs never hold it.
-func (c *Concurrency) Slot(i int, account, key string) jobs.Slot {
+// Slot is the slot group a job of the rule counts against, made by an account through a key.
+// The group is named by what the rule selects and whose jobs it counts, so that a scenario
+// switched to another rule never puts its jobs in the line of a different selection, while the
+// same rule with a new limit keeps its line. A key is named by a digest, so that snapshots and
+// logs never hold it.
+func (c *Concurrency) Slot(account, key string) jobs.Slot {
+	var sel []string
+	for _, f := range [...]struct{ name, v string }{{"model", c.Match.Model}, {"category", c.Match.Category}, {"output_type", c.Match.OutputType}} {
+		if f.v != "" {
+			sel = append(sel, f.name+"="+f.v)
+		}
+	}
+	if len(sel) == 0 {
+		sel = append(sel, "every model")
+	}
 	who := "account " + account
 	if c.Scope == ScopeKey {
 		sum := sha256.Sum256([]byte(key))
 		who = "key " + hex.EncodeToString(sum[:6])
 	}
-	return jobs.Slot{Group: "concurrency[" + strconv.Itoa(i) + "] " + who, Limit: c.Limit}
+	return jobs.Slot{Group: "concurrency[" + strings.Join(sel, " ") + "] " + who, Limit: c.Limit}
 }
 
 // checkConcurrency checks the concurrency rules and fills in their defaults.

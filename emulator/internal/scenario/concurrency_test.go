@@ -25,16 +25,27 @@ concurrency:
 	if !ok || i != 0 || c.Over != OverReject {
 		t.Fatalf("video: %d %+v %v", i, c, ok)
 	}
-	one, two := c.Slot(i, "acct", "sk_1"), c.Slot(i, "acct", "sk_2")
-	if !strings.HasPrefix(one.Group, "concurrency[0] key ") || strings.Contains(one.Group, "sk_1") || one.Limit != 1 || one == two || one != c.Slot(i, "other", "sk_1") {
+	one, two := c.Slot("acct", "sk_1"), c.Slot("acct", "sk_2")
+	if !strings.HasPrefix(one.Group, "concurrency[model=acme/video/**] key ") || strings.Contains(one.Group, "sk_1") || one.Limit != 1 || one == two || one != c.Slot("other", "sk_1") {
 		t.Errorf("video slots %+v and %+v: want one group per key, named without the key", one, two)
 	}
 	i, c, ok = sc.ConcurrencyFor(image)
 	if !ok || i != 1 || c.Scope != ScopeAccount || c.Over != OverQueue {
 		t.Fatalf("image (the defaults filled in): %d %+v %v", i, c, ok)
 	}
-	if got, want := c.Slot(i, "acct", "sk_1"), (jobs.Slot{Group: "concurrency[1] account acct", Limit: 2}); got != want {
+	if got, want := c.Slot("acct", "sk_1"), (jobs.Slot{Group: "concurrency[every model] account acct", Limit: 2}); got != want {
 		t.Errorf("image slot %+v, want %+v", got, want)
+	}
+	// A group is named by what its rule selects, not by the rule's place: another selection at
+	// the same place has a line of its own, and the same selection with a new limit keeps its.
+	other := Concurrency{Match: ModelMatch{OutputType: "image", Category: "text-to-image"}, Limit: 1, Scope: ScopeAccount}
+	if got := other.Slot("acct", "sk_1").Group; got != "concurrency[category=text-to-image output_type=image] account acct" {
+		t.Errorf("a selection's group is %q", got)
+	}
+	wider := *c
+	wider.Limit = 5
+	if wider.Slot("acct", "sk_1").Group != c.Slot("acct", "sk_1").Group {
+		t.Error("a new limit for the same selection made a new line")
 	}
 	if got := sc.Describe()["concurrency"]; got != 2 {
 		t.Errorf("Describe counts %v rules, want 2", got)

@@ -280,7 +280,7 @@ func FuzzParse(f *testing.F) {
 			if p := sc.PhaseOf(in.Model, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)); p.Retired && !p.Deprecated {
 				t.Fatalf("retired, not deprecated, from %q: %+v", text, p)
 			}
-			if i, c, ok := sc.ConcurrencyFor(in.Model); ok && (c.Limit < 1 || c.Slot(i, "a", "k").Group == "" || (c.Scope != ScopeAccount && c.Scope != ScopeKey)) {
+			if _, c, ok := sc.ConcurrencyFor(in.Model); ok && (c.Limit < 1 || c.Slot("a", "k").Group == "" || (c.Scope != ScopeAccount && c.Scope != ScopeKey)) {
 				t.Fatalf("a concurrency rule from %q is not sound: %+v", text, c)
 			}
 		}

@@ -142,7 +142,7 @@ func concurrencySlot(sc *scenario.Scenario, m *catalog.Model, account, key strin
 	if c.Over != scenario.OverReject {
 		c = nil
 	}
-	return sc.Concurrency[i].Slot(i, account, key), c
+	return sc.Concurrency[i].Slot(account, key), c
 }
 
 // concurrencyLimited refuses a generation over a concurrency limit that rejects: 429, with a
