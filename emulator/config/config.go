@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/fixtures"
 )
 
@@ -107,7 +108,7 @@ const (
 	DefaultJobRetention     = 24 * time.Hour
 	DefaultMaxBodyBytes     = 1 << 20
 	DefaultMaxSnapshotBytes = 64 << 20
-	DefaultMaxJobs          = 100_000
+	DefaultMaxJobs          = jobs.DefaultMaxJobs // the engine's own bound for a zero Options
 	DefaultMaxTenants       = 1000
 	DefaultTenantIdle       = time.Hour
 	// DefaultMemoryBudget is 1 GiB of counted bytes. Resident memory runs about 2.3 times what
