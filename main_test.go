@@ -712,6 +712,35 @@ func rawRequest(t *testing.T, addr, head, partialBody string) net.Conn {
 	return conn
 }
 
+// servedRequest is rawRequest for a request the server is known to be serving when it returns:
+// the head asks for "100 Continue", which net/http sends once the handler first reads the body,
+// and only then does the first part of the body go out.
+func servedRequest(t *testing.T, addr, head, partialBody string) net.Conn {
+	t.Helper()
+	head, ok := strings.CutSuffix(head, "\r\n\r\n")
+	if !ok {
+		t.Fatalf("head %q does not end with an empty line", head)
+	}
+	conn := rawRequest(t, addr, head+"\r\nExpect: 100-continue\r\n\r\n", "")
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	// Byte by byte, so that nothing the server sends after the interim answer is taken from
+	// what answerOf reads.
+	var got []byte
+	for b := make([]byte, 1); !bytes.HasSuffix(got, []byte("\r\n\r\n")); got = append(got, b[0]) {
+		if _, err := io.ReadFull(conn, b); err != nil {
+			t.Fatalf("no interim answer: read %q, then %v", got, err)
+		}
+	}
+	if string(got) != "HTTP/1.1 100 Continue\r\n\r\n" {
+		t.Fatalf("the interim answer is %q; want 100 Continue", got)
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+	if _, err := io.WriteString(conn, partialBody); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
 // answerOf reads what the server sends until it closes the connection; a generous bound
 // fails the test only when the server would otherwise never answer.
 func answerOf(t *testing.T, conn net.Conn) string {
@@ -755,10 +784,7 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 func TestStopAnswersWhatIsInFlight(t *testing.T) {
 	t.Parallel()
 	in := serve(t, nil, "--addr", "127.0.0.1:0", "--catalog", smallCatalog, "--clock", "manual", "--body-timeout", "1h")
-	// The slow request is sent first: the server accepts connections in order, so by the time
-	// the generation below is waiting, the slow one is being served (and a body that only
-	// starts arriving after the stop is cut too).
-	slow := rawRequest(t, in.addr, slowHead, `{"model":`)
+	slow := servedRequest(t, in.addr, slowHead, `{"model":`)
 	answer := startWait(t, in)
 	stopped := make(chan error, 1)
 	go func() { stopped <- in.stop(t) }()

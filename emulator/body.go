@@ -18,6 +18,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 )
@@ -196,14 +197,11 @@ func parseObject(body []byte) (map[string]any, error) {
 	if depth(body) > maxDepth {
 		return nil, problem.New(problem.InvalidJSON, "the body nests deeper than %d levels", maxDepth)
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, problem.New(problem.InvalidJSON, "the body is not valid JSON: %s", jsonMessage(err))
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	if err := jsonvalue.Decode(body, &v); errors.Is(err, jsonvalue.ErrMoreValues) {
 		return nil, problem.New(problem.InvalidJSON, "the body holds more than one JSON value")
+	} else if err != nil {
+		return nil, problem.New(problem.InvalidJSON, "the body is not valid JSON: %s", jsonMessage(err))
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {

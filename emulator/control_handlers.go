@@ -19,6 +19,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/faults"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
@@ -195,9 +196,7 @@ func (s *Server) putScenario() replyFunc {
 			// with its members in order, so each problem's line points into the document as
 			// printed back in the answer.
 			var inline any
-			d := json.NewDecoder(bytes.NewReader(c.Scenario))
-			d.UseNumber()
-			_ = d.Decode(&inline) // it decoded once already
+			_ = jsonvalue.Decode(c.Scenario, &inline) // it decoded once already
 			raw, _ := json.MarshalIndent(inline, "", "  ")
 			var err error
 			if sc, err = scenario.Parse("request body", raw); err != nil {

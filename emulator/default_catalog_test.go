@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mediagen/mediagen-emulator/emulator"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 )
 
 // defaultModelIDs reads every model id of the embedded default catalog from its source file,
@@ -149,18 +150,18 @@ func checkOpenAPIDocument(t *testing.T, raw, inputSchema json.RawMessage) {
 			body, _ := op.(map[string]any)["requestBody"].(map[string]any)
 			content, _ := body["content"].(map[string]any)
 			media, _ := content["application/json"].(map[string]any)
-			schema, _ := media["schema"].(map[string]any)
-			if schema["type"] != "object" {
-				t.Errorf("%s %s: requestBody.content[application/json].schema = %v; want type object", method, path, schema)
+			bodySchema, _ := media["schema"].(map[string]any)
+			if bodySchema["type"] != "object" {
+				t.Errorf("%s %s: requestBody.content[application/json].schema = %v; want type object", method, path, bodySchema)
 			}
 			if _, ok := op.(map[string]any)["responses"].(map[string]any); !ok {
 				t.Errorf("%s %s has no responses (required by OpenAPI)", method, path)
 			}
-			schemaPtr = "#/paths/" + pointerEscape(path) + "/" + method + "/requestBody/content/application~1json/schema"
+			schemaPtr = "#/paths/" + schema.EscapePointer(path) + "/" + method + "/requestBody/content/application~1json/schema"
 			// The request body schema is the input schema, its local references moved with it.
 			var input any
 			_ = json.Unmarshal(bytes.ReplaceAll(inputSchema, []byte(`"$ref":"#`), []byte(`"$ref":"`+schemaPtr)), &input)
-			if !jsonEqual(schema, input) {
+			if !jsonEqual(bodySchema, input) {
 				t.Errorf("the request body schema is not the model's input schema")
 			}
 		}
@@ -185,7 +186,7 @@ func checkExamples(t *testing.T, inputSchema json.RawMessage, examples []json.Ra
 	if err := c.AddResource("https://example.test/input.json", bytes.NewReader(inputSchema)); err != nil {
 		t.Fatal(err)
 	}
-	schema, err := c.Compile("https://example.test/input.json")
+	compiled, err := c.Compile("https://example.test/input.json")
 	if err != nil {
 		t.Fatalf("the input schema does not compile: %v", err)
 	}
@@ -203,14 +204,10 @@ func checkExamples(t *testing.T, inputSchema json.RawMessage, examples []json.Ra
 		if err := dec.Decode(&v); err != nil {
 			t.Fatal(err)
 		}
-		if err := schema.Validate(v); err != nil {
+		if err := compiled.Validate(v); err != nil {
 			t.Errorf("example %d %s does not validate: %v", i, ex, err)
 		}
 	}
-}
-
-func pointerEscape(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
 func collectRefs(v any, at string, out map[string]string) {
@@ -220,7 +217,7 @@ func collectRefs(v any, at string, out map[string]string) {
 			if s, ok := child.(string); ok && k == "$ref" {
 				out[at] = s
 			}
-			collectRefs(child, at+"/"+pointerEscape(k), out)
+			collectRefs(child, at+"/"+schema.EscapePointer(k), out)
 		}
 	case []any:
 		for i, child := range x {
@@ -231,33 +228,12 @@ func collectRefs(v any, at string, out map[string]string) {
 
 // resolvePointer follows a "#/..." JSON Pointer inside doc.
 func resolvePointer(doc any, ref string) error {
-	if ref != "#" && !strings.HasPrefix(ref, "#/") {
+	ptr, local := strings.CutPrefix(ref, "#")
+	if !local {
 		return fmt.Errorf("%q is not a JSON Pointer inside the document", ref)
 	}
-	cur := doc
-	for _, tok := range strings.Split(strings.TrimPrefix(strings.TrimPrefix(ref, "#"), "/"), "/") {
-		if ref == "#" {
-			break
-		}
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch x := cur.(type) {
-		case map[string]any:
-			next, ok := x[tok]
-			if !ok {
-				return fmt.Errorf("%q: no member %q", ref, tok)
-			}
-			cur = next
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(x) {
-				return fmt.Errorf("%q: no item %q", ref, tok)
-			}
-			cur = x[i]
-		default:
-			return fmt.Errorf("%q: %q steps into a scalar", ref, tok)
-		}
-	}
-	return nil
+	_, err := schema.Lookup(doc, ptr)
+	return err
 }
 
 func jsonEqual(a, b any) bool {

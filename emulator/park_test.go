@@ -13,29 +13,17 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mediagen/mediagen-emulator/internal/syncbuf"
 )
 
-// lockedBuffer is a log destination the server's goroutines may share.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) lines() []map[string]any {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+// logLines reads the JSON log lines the server wrote into logs.
+func logLines(logs *syncbuf.Buffer) []map[string]any {
 	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(b.buf.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
 		var m map[string]any
 		if json.Unmarshal([]byte(line), &m) == nil {
 			out = append(out, m)
@@ -74,7 +62,7 @@ func (c *watchedConn) Write(b []byte) (int, error) {
 // other answer's do, and are written before the answer goes out, so a client that has read it
 // finds them.
 func TestParkedAnswerKeepsWhatTheRequestSaid(t *testing.T) {
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	s, err := NewServer(Config{CatalogFile: "../testdata/catalogs/small.yaml", ManualClock: true,
 		Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	if err != nil {
@@ -89,7 +77,7 @@ func TestParkedAnswerKeepsWhatTheRequestSaid(t *testing.T) {
 			return
 		}
 		answerWrites.Add(1)
-		for _, l := range logs.lines() {
+		for _, l := range logLines(logs) {
 			if l["msg"] == "request" && l["path"] == "/v1/generate" {
 				loggedFirst.Add(1)
 			}
@@ -165,7 +153,7 @@ func TestParkedAnswerKeepsWhatTheRequestSaid(t *testing.T) {
 	}
 
 	var quoteLine, parkedLine map[string]any
-	for _, l := range logs.lines() {
+	for _, l := range logLines(logs) {
 		switch {
 		case l["msg"] == "request" && l["path"] == "/v1/quotes":
 			quoteLine = l

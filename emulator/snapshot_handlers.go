@@ -1,7 +1,6 @@
 package emulator
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
@@ -142,9 +142,7 @@ var snapshotUnmarshalers = jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(
 		if err != nil {
 			return err
 		}
-		d := json.NewDecoder(bytes.NewReader(raw))
-		d.UseNumber()
-		return d.Decode(v)
+		return jsonvalue.Decode(raw, v)
 	}),
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *json.RawMessage) error {
 		raw, err := dec.ReadValue()

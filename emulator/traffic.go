@@ -78,9 +78,7 @@ func sentFacts(sent []byte, f facts) facts {
 		QuoteID string         `json:"quote_id"`
 		Input   map[string]any `json:"input"`
 	}
-	d := json.NewDecoder(bytes.NewReader(sent))
-	d.UseNumber()
-	if d.Decode(&g) != nil || g.Input == nil {
+	if jsonvalue.Decode(sent, &g) != nil || g.Input == nil {
 		return f
 	}
 	f.model, f.quoteID, f.inputDigest = g.Model, g.QuoteID, evidence.Digest(jsonvalue.Canonical(g.Input))

@@ -4,6 +4,8 @@
 package ids
 
 import (
+	crand "crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"hash/fnv"
@@ -62,6 +64,18 @@ func (g *Generator) Uint64(parts ...string) uint64 {
 // Float64 returns a draw named by parts in [0, 1).
 func (g *Generator) Float64(parts ...string) float64 {
 	return float64(g.Uint64(parts...)>>11) / (1 << 53)
+}
+
+// Secret returns a 32-byte key for purpose: under a seed a function of the seed and purpose,
+// so runs of the same seed share it; otherwise random and unguessable.
+func (g *Generator) Secret(purpose string) []byte {
+	if g.seeded {
+		sum := sha256.Sum256([]byte("mediagen-emulator/" + purpose + "/" + strconv.FormatInt(g.seed, 10)))
+		return sum[:]
+	}
+	key := make([]byte, sha256.Size)
+	_, _ = crand.Read(key) // crypto/rand.Read never fails
+	return key
 }
 
 // Seeded reports whether ids are reproducible.

@@ -1,6 +1,7 @@
 package ids
 
 import (
+	"bytes"
 	"regexp"
 	"sync"
 	"testing"
@@ -151,5 +152,21 @@ func TestConcurrentRequestIDs(t *testing.T) {
 		if id := serial.RequestID(); !seen[id] {
 			t.Fatalf("serial id %s not among the concurrent ones", id)
 		}
+	}
+}
+
+// TestSecret: a seeded run's secret for a purpose is the same in every run of that seed and
+// differs between purposes and seeds; an unseeded run's is new each time.
+func TestSecret(t *testing.T) {
+	t.Parallel()
+	a := NewSeeded(42).Secret("output-links")
+	if len(a) != 32 || !bytes.Equal(a, NewSeeded(42).Secret("output-links")) {
+		t.Errorf("seed 42: %x, then %x; want the same 32 bytes", a, NewSeeded(42).Secret("output-links"))
+	}
+	if bytes.Equal(a, NewSeeded(43).Secret("output-links")) || bytes.Equal(a, NewSeeded(42).Secret("other")) {
+		t.Error("another seed or purpose gives the same secret")
+	}
+	if r := NewRandom(); len(r.Secret("x")) != 32 || bytes.Equal(r.Secret("x"), r.Secret("x")) {
+		t.Error("an unseeded secret repeats")
 	}
 }

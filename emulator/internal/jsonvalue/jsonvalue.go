@@ -13,6 +13,9 @@ import (
 	"strings"
 )
 
+// ErrMoreValues is Decode's error when data holds something after its one value.
+var ErrMoreValues = errors.New("more than one JSON value")
+
 // Decode reads data, which must hold one JSON value and nothing after it but white space, into
 // v, with numbers as json.Number so that they stay exact.
 func Decode(data []byte, v any) error {
@@ -22,7 +25,7 @@ func Decode(data []byte, v any) error {
 		return err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("more than one JSON value")
+		return ErrMoreValues
 	}
 	return nil
 }

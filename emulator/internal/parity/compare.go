@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/importer"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 )
 
 // MaxBody is how much of an answer's body is read: problem documents are far smaller, and a
@@ -114,10 +115,8 @@ func document(a Answer) (map[string]any, string) {
 	case strings.TrimSpace(a.Body) == "":
 		return nil, "no body"
 	}
-	dec := json.NewDecoder(strings.NewReader(a.Body))
-	dec.UseNumber()
 	var doc map[string]any
-	if err := dec.Decode(&doc); err != nil || doc == nil || dec.More() {
+	if err := jsonvalue.Decode([]byte(a.Body), &doc); err != nil || doc == nil {
 		if json.Valid([]byte(a.Body)) {
 			return nil, "JSON, not an object"
 		}

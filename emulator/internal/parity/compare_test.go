@@ -47,6 +47,7 @@ func TestCompare(t *testing.T) {
 		{"retry-after", with(func(a *Answer) { a.Header["Retry-After"] = "3" }), []string{"/headers/Retry-After"}},
 		{"allow", with(func(a *Answer) { a.Header["Allow"] = "GET" }), []string{"/headers/Allow"}},
 		{"not JSON", body(`<html>`), []string{"/body"}},
+		{"brace after the object", body(base.Body + "}"), []string{"/body"}},
 		{"cut", with(func(a *Answer) { a.Cut = true }), []string{"/body"}},
 	} {
 		var paths []string

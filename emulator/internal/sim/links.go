@@ -2,7 +2,6 @@ package sim
 
 import (
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
@@ -28,19 +27,10 @@ const (
 	linkSignature = "signature"
 )
 
-// newLinkKey is the run's secret for signing links: under a seed a function of the seed, so the
-// same seed gives the same links; otherwise random. Every tenant signs with it and names itself
-// in the path it signs, so a restored snapshot's links verify within the run, and across runs of
-// the same seed.
-func newLinkKey(seeded bool, seed int64) []byte {
-	if seeded {
-		sum := sha256.Sum256([]byte("mediagen-emulator/output-links/" + strconv.FormatInt(seed, 10)))
-		return sum[:]
-	}
-	key := make([]byte, 32)
-	_, _ = rand.Read(key) // crypto/rand.Read never fails
-	return key
-}
+// linkSecret names the run's secret for signing links (ids.Generator.Secret): under a seed the
+// same seed gives the same links. Every tenant signs with it and names itself in the path it
+// signs, so a restored snapshot's links verify within the run, and across runs of the same seed.
+const linkSecret = "output-links"
 
 // signer is an HMAC with the run's secret, to sign one read's links with.
 func (w *World) signer() hash.Hash { return hmac.New(sha256.New, w.cfg.linkKey) }

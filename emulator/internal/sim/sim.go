@@ -58,7 +58,7 @@ type Config struct {
 	JournalMax int
 
 	maker   *media.Maker // made from Media by complete, shared by every world
-	linkKey []byte       // the run's secret for signed output links (links.go)
+	linkKey []byte       // the run's secret for signed output links (links.go), from NewTenants' ids
 }
 
 // clockMode is the mode a new world's clock starts in.
@@ -86,6 +86,5 @@ func (c Config) complete() Config {
 		c.Coverage = evidence.NewCounts(nil)
 	}
 	c.maker = media.NewMaker(c.Media)
-	c.linkKey = newLinkKey(c.Seeded, c.Seed)
 	return c
 }

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -21,6 +20,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
@@ -420,9 +420,7 @@ func expectedFrom(in []api.RequestPattern, report func(ptr, msg string)) []*evid
 		raw, err := json.Marshal(rp)
 		var obj map[string]any
 		if err == nil {
-			d := json.NewDecoder(bytes.NewReader(raw))
-			d.UseNumber()
-			err = d.Decode(&obj)
+			err = jsonvalue.Decode(raw, &obj)
 		}
 		if err != nil {
 			report(at, "not a request pattern")

@@ -226,6 +226,7 @@ func tooManyTenants(max int) error {
 // NewTenants builds the tenant set with its default tenant.
 func NewTenants(cfg Config, g *ids.Generator, files *media.Cache) *Tenants {
 	cfg = cfg.complete()
+	cfg.linkKey = g.Secret(linkSecret)
 	ts := &Tenants{cfg: cfg, ids: g, files: files, wall: cfg.Wall, byName: map[string]*Tenant{}, run: evidence.NewRun()}
 	if ts.wall == nil {
 		ts.wall, ts.ownWall = clock.NewReal(), true
