@@ -205,7 +205,7 @@ func parseObject(body []byte) (map[string]any, error) {
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, problem.New(problem.InvalidJSON, "the body must be a JSON object, not %s", jsonType(v))
+		return nil, problem.New(problem.InvalidJSON, "the body must be a JSON object, not %s", withArticle(jsonvalue.Type(v)))
 	}
 	return obj, nil
 }
@@ -242,24 +242,6 @@ func jsonMessage(err error) string {
 		return "it ends too early"
 	}
 	return "it could not be parsed"
-}
-
-func jsonType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	case json.Number:
-		return "a number"
-	case string:
-		return "a string"
-	case []any:
-		return "an array"
-	case map[string]any:
-		return "an object"
-	}
-	return "another value"
 }
 
 // envelope checks a request envelope: each field's JSON type, required fields, and no others.
@@ -324,4 +306,16 @@ func (e envelope) fits(body map[string]any) bool {
 		}
 	}
 	return true
+}
+
+// withArticle puts "a" or "an" before a JSON type's name, as a message reads it; null takes
+// none.
+func withArticle(name string) string {
+	switch name {
+	case "null":
+		return name
+	case "array", "object":
+		return "an " + name
+	}
+	return "a " + name
 }

@@ -1,11 +1,11 @@
 package importer
 
 import (
-	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 )
 
@@ -31,7 +31,7 @@ func (s Shape) add(v any, ptr string, depth int) {
 			}
 			s[ptr] = map[string]bool{}
 		}
-		s[ptr][typeOf(v)] = true
+		s[ptr][jsonvalue.Type(v)] = true
 	}
 	if depth >= MaxShapeDepth {
 		return
@@ -66,21 +66,4 @@ func ShapePaths(a, b Shape) []string {
 	paths := slices.AppendSeq(slices.Collect(maps.Keys(a)), maps.Keys(b))
 	slices.Sort(paths)
 	return slices.Compact(paths)
-}
-
-// typeOf names the JSON type of a decoded value.
-func typeOf(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case json.Number:
-		return "number"
-	case string:
-		return "string"
-	case []any:
-		return "array"
-	}
-	return "object"
 }

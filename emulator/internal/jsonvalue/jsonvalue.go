@@ -155,3 +155,21 @@ func appendCanonicalInt(dst []byte, s string) ([]byte, bool) {
 
 // Equal reports whether two decoded JSON values are the same value.
 func Equal(a, b any) bool { return bytes.Equal(Canonical(a), Canonical(b)) }
+
+// Type names the JSON type of a value Decode made: null, boolean, number, string, array or
+// object.
+func Type(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case json.Number, float64:
+		return "number"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	}
+	return "object"
+}

@@ -36,6 +36,15 @@ func TestDecode(t *testing.T) {
 	}
 }
 
+// TestType: every kind of value Decode makes has its JSON type's name.
+func TestType(t *testing.T) {
+	for doc, want := range map[string]string{`null`: "null", `true`: "boolean", `1.5`: "number", `"x"`: "string", `[]`: "array", `{}`: "object"} {
+		if got := jsonvalue.Type(decode(t, doc)); got != want {
+			t.Errorf("Type(%s) = %q, want %q", doc, got, want)
+		}
+	}
+}
+
 func TestEqual(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
