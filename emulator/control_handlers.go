@@ -156,16 +156,16 @@ func parseAdvance(v string) (time.Duration, error) {
 	return d, nil
 }
 
-func (s *Server) scenarioBody(world *sim.World) map[string]any {
+// scenarioBody is the scenario in force as the control API shows it.
+func (s *Server) scenarioBody(world *sim.World) api.Scenario {
 	body := world.Scenario().Describe()
-	body["available"] = scenarioNames(s.scenarios)
-	active := 0
+	body.Available = scenarioNames(s.scenarios)
+	body.Faults = 0 // those still in force: DELETE /_emulator/faults?source=all removes them
 	for _, r := range world.Faults().List() {
 		if r.Source == "scenario" {
-			active++
+			body.Faults++
 		}
 	}
-	body["faults"] = active // those still in force: DELETE /_emulator/faults?source=all removes them
 	return body
 }
 

@@ -38,6 +38,11 @@ var schemaTypes = map[string]reflect.Type{
 	"Waiting":             reflect.TypeFor[api.Waiting](),
 	"CreditsChange":       reflect.TypeFor[api.CreditsChange](),
 	"ProblemCode":         reflect.TypeFor[string](),
+	"Scenario":            reflect.TypeFor[api.Scenario](),
+	"StreamEvent":         reflect.TypeFor[api.StreamEvent](),
+	"ControlJob":          reflect.TypeFor[api.ControlJob](),
+	"ControlJobPage":      reflect.TypeFor[api.Page[api.ControlJob]](),
+	"JobPlan":             reflect.TypeFor[api.JobPlan](),
 }
 
 // TestOpenAPIExamplesAreTheAPITypes: every example of a schema in docs/openapi.json is valid
