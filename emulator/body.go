@@ -63,6 +63,35 @@ func (s *Server) decodeInto(w http.ResponseWriter, r *http.Request, v any, nonEm
 	return &problem.Error{Code: problem.InvalidRequest, Detail: fmt.Sprintf("the request has %d problem(s); see errors", len(errs)), Errors: errs}
 }
 
+// decodeRequest reads a /v1 body into req, an api request type, in one strict pass, and its
+// input into a map whose numbers stay exact; holds reports whether req is what env asks (its
+// strings non-empty, its input an object). A body that does not decode or hold is read again
+// as env checks it, so a refusal words its problems as env always has; one that env passes but
+// the strict pass did not (a member given twice, text that is not UTF-8) is taken as env reads
+// it, one value per member. It returns what was read, for the journal, even of a body refused.
+func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request, req any, input *json.RawMessage, holds func() bool, env envelope) (map[string]any, []byte, error) {
+	sent, err := s.readBody(w, r)
+	if err != nil {
+		return nil, sent, err
+	}
+	var in map[string]any
+	if depth(sent) <= maxDepth && jsonv2.Unmarshal(sent, req, jsonv2.RejectUnknownMembers(true)) == nil &&
+		holds() && jsonvalue.Decode(*input, &in) == nil && in != nil {
+		return in, sent, nil
+	}
+	obj, err := parseObject(sent)
+	if err == nil {
+		err = env.check(obj)
+	}
+	if err != nil {
+		return nil, sent, err
+	}
+	reflect.ValueOf(req).Elem().SetZero()
+	clean, _ := json.Marshal(obj) // exact numbers, valid UTF-8: it decodes
+	_ = jsonv2.Unmarshal(clean, req)
+	return obj["input"].(map[string]any), sent, nil
+}
+
 // strictly decodes a body as decodeInto does.
 func strictly(body []byte, v any) error {
 	if _, err := parseObject(body); err != nil {

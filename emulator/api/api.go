@@ -55,6 +55,21 @@ type ProductMode struct {
 	OutputType string `json:"output_type"`
 }
 
+// QuoteRequest is what POST /v1/quotes is sent: the model to price and its input, a JSON
+// object whose schema is the model's own. Unknown members are refused.
+type QuoteRequest struct {
+	Model string          `json:"model"`
+	Input json.RawMessage `json:"input"`
+}
+
+// GenerateRequest is what POST /v1/generate is sent: the model, its input and a quote for
+// exactly that model and input (inputs compare as JSON values). Unknown members are refused.
+type GenerateRequest struct {
+	Model   string          `json:"model"`
+	Input   json.RawMessage `json:"input"`
+	QuoteID string          `json:"quote_id"`
+}
+
 // Quote is the body of POST /v1/quotes: a price held for a model and input until ExpiresAt.
 type Quote struct {
 	QuoteID   string `json:"quote_id"`

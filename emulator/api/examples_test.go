@@ -43,6 +43,8 @@ var schemaTypes = map[string]reflect.Type{
 	"ControlJob":          reflect.TypeFor[api.ControlJob](),
 	"ControlJobPage":      reflect.TypeFor[api.Page[api.ControlJob]](),
 	"JobPlan":             reflect.TypeFor[api.JobPlan](),
+	"QuoteRequest":        reflect.TypeFor[api.QuoteRequest](),
+	"GenerateRequest":     reflect.TypeFor[api.GenerateRequest](),
 }
 
 // TestOpenAPIExamplesAreTheAPITypes: every example of a schema in docs/openapi.json is valid
