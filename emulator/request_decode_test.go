@@ -2,8 +2,12 @@ package emulator
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 )
 
 // TestRequestBodiesAnswerAsTheEnvelopeSays: POST /v1/quotes and /v1/generate decode into the
@@ -70,5 +74,67 @@ func TestRequestBodiesAnswerAsTheEnvelopeSays(t *testing.T) {
 				t.Errorf("detail %q errors %s; want %q %s", p.Detail, p.Errors, tc.detail, tc.errors)
 			}
 		})
+	}
+}
+
+// TestPutAccountTakesCreditsAlone: PUT /_emulator/accounts/{id} decodes strictly into
+// api.CreditsChange with credits required, and whatever is wrong with a body that is a JSON
+// object gets the one answer that says what to send; a body that is not one is invalid JSON.
+func TestPutAccountTakesCreditsAlone(t *testing.T) {
+	t.Parallel()
+	s := simServer(t, Config{})
+	const most = catalog.MaxAccountCredits
+	send := fmt.Sprintf(`send {"credits": <integer from 0 to %d>}`, most)
+	must := fmt.Sprintf(`[{"pointer":"/credits","message":"must be an integer from 0 to %d"}]`, most)
+	for _, tc := range []struct {
+		body      string
+		status    int
+		available int64  // with 200
+		code      string // with 400
+	}{
+		{`{"credits":5}`, 200, 5, ""},
+		{`{"credits":0}`, 200, 0, ""},
+		{`{"credits":-0}`, 200, 0, ""},
+		{fmt.Sprintf(`{"credits":%d}`, most), 200, most, ""},
+		{`{}`, 422, 0, ""},
+		{`{"credits":null}`, 422, 0, ""},
+		{`{"credits":"5"}`, 422, 0, ""},
+		{`{"credits":5,"x":1}`, 422, 0, ""},
+		{`{"x":1}`, 422, 0, ""},
+		{`{"credits":1.5}`, 422, 0, ""},
+		{`{"credits":1e2}`, 422, 0, ""},
+		{`{"credits":-1}`, 422, 0, ""},
+		{fmt.Sprintf(`{"credits":%d}`, most+1), 422, 0, ""},
+		{`{"credits":9223372036854775808}`, 422, 0, ""},
+		{`{"credits":[5]}`, 422, 0, ""},
+		{`{"credits":1,"credits":2}`, 422, 0, ""},
+		{`[5]`, 400, 0, "invalid_json"},
+		{`{"credits":5} {}`, 400, 0, "invalid_json"},
+		{` `, 400, 0, "invalid_json"},
+	} {
+		rec := control(t, s, "PUT", "/_emulator/accounts/acct_all", tc.body)
+		if rec.Code != tc.status {
+			t.Errorf("%s: %d %s; want %d", tc.body, rec.Code, rec.Body, tc.status)
+			continue
+		}
+		switch tc.status {
+		case 200:
+			if b := decode[api.Balance](t, rec); b.Available != tc.available {
+				t.Errorf("%s: available %d, want %d", tc.body, b.Available, tc.available)
+			}
+		case 422:
+			type answer struct {
+				Code   string          `json:"code"`
+				Detail string          `json:"detail"`
+				Errors json.RawMessage `json:"errors"`
+			}
+			if p := decode[answer](t, rec); p.Code != "invalid_request" || p.Detail != send || string(p.Errors) != must {
+				t.Errorf("%s: %s", tc.body, rec.Body)
+			}
+		default:
+			if p := decode[problemJSON](t, rec); p.Code != tc.code {
+				t.Errorf("%s: %s; want %s", tc.body, rec.Body, tc.code)
+			}
+		}
 	}
 }
