@@ -19,7 +19,7 @@ var schemaTypes = map[string]reflect.Type{
 	"Quote":               reflect.TypeFor[api.Quote](),
 	"Job":                 reflect.TypeFor[api.Job](),
 	"JobPage":             reflect.TypeFor[api.Page[api.Job]](),
-	"ModelPage":           reflect.TypeFor[api.Page[json.RawMessage]](),
+	"ModelPage":           reflect.TypeFor[api.Page[api.ModelSummary]](),
 	"ProductPage":         reflect.TypeFor[api.Page[api.Product]](),
 	"JournalPage":         reflect.TypeFor[api.Page[api.JournalEntry]](),
 	"UnexpectedErrorList": reflect.TypeFor[api.UnexpectedErrors](),
@@ -45,6 +45,9 @@ var schemaTypes = map[string]reflect.Type{
 	"JobPlan":             reflect.TypeFor[api.JobPlan](),
 	"QuoteRequest":        reflect.TypeFor[api.QuoteRequest](),
 	"GenerateRequest":     reflect.TypeFor[api.GenerateRequest](),
+	"ModelSummary":        reflect.TypeFor[api.ModelSummary](),
+	"ModelDetail":         reflect.TypeFor[api.ModelDetail](),
+	"RequestMatch":        reflect.TypeFor[api.FaultMatch](),
 }
 
 // TestOpenAPIExamplesAreTheAPITypes: every example of a schema in docs/openapi.json is valid
