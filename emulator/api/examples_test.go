@@ -48,6 +48,16 @@ var schemaTypes = map[string]reflect.Type{
 	"ModelSummary":        reflect.TypeFor[api.ModelSummary](),
 	"ModelDetail":         reflect.TypeFor[api.ModelDetail](),
 	"RequestMatch":        reflect.TypeFor[api.FaultMatch](),
+	"Verification":        reflect.TypeFor[api.Verification](),
+	"ExpectedErrorList":   reflect.TypeFor[api.ExpectedErrors](),
+	"Report":              reflect.TypeFor[api.Report](),
+	"Coverage":            reflect.TypeFor[api.Coverage](),
+	"HomeIndex":           reflect.TypeFor[api.HomeIndex](),
+	"Webhooks":            reflect.TypeFor[api.Webhooks](),
+	"ResetResult":         reflect.TypeFor[api.ResetResult](),
+	"ClockChange":         reflect.TypeFor[api.ClockChange](),
+	"ScenarioChange":      reflect.TypeFor[api.ScenarioChange](),
+	"JobFailure":          reflect.TypeFor[api.JobFailure](),
 }
 
 // TestOpenAPIExamplesAreTheAPITypes: every example of a schema in docs/openapi.json is valid
