@@ -23,36 +23,37 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 )
 
-// decodeBody reads a body that must be one JSON object, as every JSON route takes it (see
-// readBody), into a map whose numbers stay exact (json.Number); it returns what was read too,
-// for the journal, even of a body refused.
-func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request) (map[string]any, []byte, error) {
-	body, err := s.readBody(w, r)
-	if err != nil {
-		return nil, body, err
-	}
-	obj, err := parseObject(body)
-	return obj, body, err
+// members names the members of a body decodeInto checks beyond what their Go type can say.
+type members struct {
+	// required must be sent, and not as null: a Go zero value cannot tell 0 from left out.
+	required []string
+	// nonEmpty are strings that, when sent, must say something: an empty one or null is
+	// refused at its pointer rather than read as left out, which would change what the request
+	// asks (an "advance" of "" beside a "set").
+	nonEmpty []string
 }
 
-// decodeInto reads a body that must be one JSON object (as decodeBody does) into a wire type
-// strictly: a member unknown, given twice or of the wrong type is an invalid_request problem
-// with a JSON Pointer to it. The members named in nonEmpty are strings that, when sent, must
-// say something: an empty one or null is refused at its pointer rather than read as left out,
-// which would change what the request asks (an "advance" of "" beside a "set").
-func (s *Server) decodeInto(w http.ResponseWriter, r *http.Request, v any, nonEmpty ...string) error {
+// decodeInto reads a body that must be one JSON object, as every JSON route takes it (see
+// readBody and parseObject), into a wire type strictly: a member unknown, given twice or of the wrong type is an invalid_request problem
+// with a JSON Pointer to it, as is a member m names that is left out or empty.
+func (s *Server) decodeInto(w http.ResponseWriter, r *http.Request, v any, m members) error {
 	body, err := s.readBody(w, r)
 	if err != nil {
 		return err
 	}
-	if err := strictly(body, v); err != nil || len(nonEmpty) == 0 {
+	if err := strictly(body, v); err != nil || len(m.required)+len(m.nonEmpty) == 0 {
 		return err
 	}
 	obj, _ := parseObject(body) // strictly has parsed it
 	var errs []problem.FieldError
-	for _, name := range nonEmpty {
-		if m, sent := obj[name]; sent {
-			if str, ok := m.(string); !ok || str == "" {
+	for _, name := range m.required {
+		if obj[name] == nil {
+			errs = append(errs, problem.FieldError{Pointer: "/" + schema.EscapePointer(name), Message: "is required"})
+		}
+	}
+	for _, name := range m.nonEmpty {
+		if v, sent := obj[name]; sent {
+			if str, ok := v.(string); !ok || str == "" {
 				errs = append(errs, problem.FieldError{Pointer: "/" + schema.EscapePointer(name), Message: "must be a non-empty string"})
 			}
 		}
@@ -61,6 +62,35 @@ func (s *Server) decodeInto(w http.ResponseWriter, r *http.Request, v any, nonEm
 		return nil
 	}
 	return &problem.Error{Code: problem.InvalidRequest, Detail: fmt.Sprintf("the request has %d problem(s); see errors", len(errs)), Errors: errs}
+}
+
+// decodeRequest reads a /v1 body into req, an api request type, in one strict pass, and its
+// input into a map whose numbers stay exact; holds reports whether req is what env asks (its
+// strings non-empty, its input an object). A body that does not decode or hold is read again
+// as env checks it, so a refusal words its problems as env always has; one that env passes but
+// the strict pass did not (a member given twice, text that is not UTF-8) is taken as env reads
+// it, one value per member. It returns what was read, for the journal, even of a body refused.
+func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request, req any, input *json.RawMessage, holds func() bool, env envelope) (map[string]any, []byte, error) {
+	sent, err := s.readBody(w, r)
+	if err != nil {
+		return nil, sent, err
+	}
+	var in map[string]any
+	if depth(sent) <= maxDepth && jsonv2.Unmarshal(sent, req, jsonv2.RejectUnknownMembers(true)) == nil &&
+		holds() && jsonvalue.Decode(*input, &in) == nil && in != nil {
+		return in, sent, nil
+	}
+	obj, err := parseObject(sent)
+	if err == nil {
+		err = env.check(obj)
+	}
+	if err != nil {
+		return nil, sent, err
+	}
+	reflect.ValueOf(req).Elem().SetZero()
+	clean, _ := json.Marshal(obj) // exact numbers, valid UTF-8: it decodes
+	_ = jsonv2.Unmarshal(clean, req)
+	return obj["input"].(map[string]any), sent, nil
 }
 
 // strictly decodes a body as decodeInto does.

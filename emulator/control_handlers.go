@@ -92,7 +92,7 @@ func (s *Server) setClock() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		world := worldOf(r)
 		var c api.ClockChange
-		if err := s.decodeInto(w, r, &c, "advance", "set", "mode"); err != nil {
+		if err := s.decodeInto(w, r, &c, members{nonEmpty: []string{"advance", "set", "mode"}}); err != nil {
 			return reply{}, err
 		}
 		advance, set, name := c.Advance, c.Set, c.Mode
@@ -156,16 +156,16 @@ func parseAdvance(v string) (time.Duration, error) {
 	return d, nil
 }
 
-func (s *Server) scenarioBody(world *sim.World) map[string]any {
+// scenarioBody is the scenario in force as the control API shows it.
+func (s *Server) scenarioBody(world *sim.World) api.Scenario {
 	body := world.Scenario().Describe()
-	body["available"] = scenarioNames(s.scenarios)
-	active := 0
+	body.Available = scenarioNames(s.scenarios)
+	body.Faults = 0 // those still in force: DELETE /_emulator/faults?source=all removes them
 	for _, r := range world.Faults().List() {
 		if r.Source == "scenario" {
-			active++
+			body.Faults++
 		}
 	}
-	body["faults"] = active // those still in force: DELETE /_emulator/faults?source=all removes them
 	return body
 }
 
@@ -181,7 +181,7 @@ func (s *Server) putScenario() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		world := worldOf(r)
 		var c api.ScenarioChange
-		if err := s.decodeInto(w, r, &c, "name"); err != nil {
+		if err := s.decodeInto(w, r, &c, members{nonEmpty: []string{"name"}}); err != nil {
 			return reply{}, err
 		}
 		if (c.Name == "") == (c.Scenario == nil) {
@@ -299,7 +299,7 @@ func faultViews(rules []faults.Rule) []api.Fault {
 func (s *Server) addFault() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		var f api.FaultRule
-		if err := s.decodeInto(w, r, &f); err != nil {
+		if err := s.decodeInto(w, r, &f, members{}); err != nil {
 			return reply{}, err
 		}
 		if err := scenario.CheckFault(&f); err != nil {
@@ -345,17 +345,17 @@ func (s *Server) listAccounts() replyFunc {
 func (s *Server) putAccount() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		id := pathVar(r, "account")
-		body, _, err := s.decodeBody(w, r)
-		if err != nil {
-			return reply{}, err
-		}
-		n, ok := body["credits"].(json.Number)
-		credits, err := n.Int64()
-		if !ok || err != nil || credits < 0 || credits > catalog.MaxAccountCredits || len(body) != 1 {
+		var c api.CreditsChange
+		err := s.decodeInto(w, r, &c, members{required: []string{"credits"}})
+		// Whatever is wrong with a body that is a JSON object, one answer says what to send.
+		if pe := problem.As(err); pe != nil && pe.Code == problem.InvalidRequest || err == nil && (c.Credits < 0 || c.Credits > catalog.MaxAccountCredits) {
 			return reply{}, &problem.Error{Code: problem.InvalidRequest, Detail: fmt.Sprintf(`send {"credits": <integer from 0 to %d>}`, int64(catalog.MaxAccountCredits)),
 				Errors: []problem.FieldError{{Pointer: "/credits", Message: fmt.Sprintf("must be an integer from 0 to %d", int64(catalog.MaxAccountCredits))}}}
 		}
-		b, err := worldOf(r).SetCredits(id, credits)
+		if err != nil {
+			return reply{}, err
+		}
+		b, err := worldOf(r).SetCredits(id, c.Credits)
 		if errors.Is(err, ledger.ErrNoAccount) {
 			return reply{}, problem.New(problem.AccountNotFound, "no account %q", id)
 		}

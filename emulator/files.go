@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/download"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
@@ -55,18 +56,12 @@ func (s *Server) serveFile() replyFunc {
 // does, S3 here: an XML error body, not the API's problem JSON, which a client must not expect
 // from a file URL.
 func linkRefused(r *http.Request, e *sim.LinkRefusal, link sim.LinkFacts) reply {
-	var b bytes.Buffer
-	b.WriteString(xml.Header)
-	b.WriteString("<Error><Code>" + e.Code + "</Code><Message>")
-	_ = xml.EscapeText(&b, []byte(e.Message))
-	b.WriteString("</Message>")
+	body := api.StorageError{Code: e.Code, Message: e.Message, RequestID: requestID(r)}
 	if e.Expired {
-		b.WriteString("<Expires>" + e.Expires.UTC().Format(time.RFC3339) + "</Expires><ServerTime>" + e.Now.UTC().Format(time.RFC3339) + "</ServerTime>")
+		body.Expires, body.ServerTime = e.Expires.UTC().Format(time.RFC3339), e.Now.UTC().Format(time.RFC3339)
 	}
-	b.WriteString("<RequestId>")
-	_ = xml.EscapeText(&b, []byte(requestID(r)))
-	b.WriteString("</RequestId></Error>")
-	return reply{status: e.Status, raw: b.Bytes(), contentType: "application/xml", facts: facts{link: link}}
+	b, _ := xml.Marshal(body) // strings alone: it cannot fail
+	return reply{status: e.Status, raw: append([]byte(xml.Header), b...), contentType: "application/xml", facts: facts{link: link}}
 }
 
 // serveContent serves bytes whose Content-Type and ETag are set, with the ranges, HEAD and

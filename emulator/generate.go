@@ -26,18 +26,15 @@ const (
 
 func (s *Server) createQuote() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
-		body, sent, err := s.decodeBody(w, r)
+		var req api.QuoteRequest
+		input, sent, err := s.decodeRequest(w, r, &req, &req.Input, func() bool { return req.Model != "" }, quoteEnvelope)
 		rep := reply{facts: facts{sent: sent}}
-		if err == nil {
-			err = quoteEnvelope.check(body)
-		}
 		if err != nil {
 			return rep, err
 		}
-		model := body["model"].(string)
-		rep.facts.model = model
-		rep.announce(r, model)
-		q, err := worldOf(r).Quote(keyOf(r).Account, model, body["input"].(map[string]any))
+		rep.facts.model = req.Model
+		rep.announce(r, req.Model)
+		q, err := worldOf(r).Quote(keyOf(r).Account, req.Model, input)
 		if err != nil {
 			return rep, err
 		}
@@ -60,25 +57,23 @@ func (s *Server) generate() replyFunc {
 		if err != nil {
 			return reply{}, err
 		}
-		body, sent, err := s.decodeBody(w, r)
-		if err == nil {
-			err = generateEnvelope.check(body)
-		}
+		var req api.GenerateRequest
+		input, sent, err := s.decodeRequest(w, r, &req, &req.Input, func() bool { return req.Model != "" && req.QuoteID != "" }, generateEnvelope)
 		if err != nil {
 			return reply{facts: facts{sent: sent}}, err
 		}
-		asked := reply{facts: facts{model: body["model"].(string), quoteID: body["quote_id"].(string),
-			inputDigest: evidence.Digest(jsonvalue.Canonical(body["input"])), sent: sent}}
+		asked := reply{facts: facts{model: req.Model, quoteID: req.QuoteID,
+			inputDigest: evidence.Digest(jsonvalue.Canonical(input)), sent: sent}}
 		asked.announce(r, asked.facts.model)
 		world := worldOf(r)
 		view, replayed, err := world.Generate(r.Context(), sim.Generation{
 			Account:        keyOf(r).Account,
 			Key:            keyOf(r).Key,
 			IdempotencyKey: idemKey,
-			Model:          body["model"].(string),
-			QuoteID:        body["quote_id"].(string),
-			Input:          body["input"].(map[string]any),
-			Fingerprint:    jsonvalue.Canonical(body),
+			Model:          req.Model,
+			QuoteID:        req.QuoteID,
+			Input:          input,
+			Fingerprint:    jsonvalue.Canonical(map[string]any{"input": input, "model": req.Model, "quote_id": req.QuoteID}),
 			Scenario:       r.Header.Get(headerScenario),
 			Outcome:        r.Header.Get(headerOutcome),
 		})

@@ -53,12 +53,16 @@ func fetch(t *testing.T, rawURL string, headers ...string) fetched {
 // storageError reads an S3-style error body.
 func storageError(t *testing.T, f fetched) (code, message string) {
 	t.Helper()
-	var e struct{ Code, Message, Expires, RequestId string }
+	var e api.StorageError
 	if f.ctype != "application/xml" || xml.Unmarshal(f.body, &e) != nil || !bytes.HasPrefix(f.body, []byte("<?xml")) {
 		t.Fatalf("not a storage error: %d %s %s", f.status, f.ctype, f.body)
 	}
-	if e.RequestId == "" {
+	if e.RequestID == "" {
 		t.Errorf("no RequestId: %s", f.body)
+	}
+	// The body is api.StorageError and nothing more: written back, it is the same bytes.
+	if again, _ := xml.Marshal(e); xml.Header+string(again) != string(f.body) {
+		t.Errorf("the body is not api.StorageError's:\n%s\nnot\n%s%s", f.body, xml.Header, again)
 	}
 	return e.Code, e.Message
 }

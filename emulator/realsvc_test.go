@@ -402,3 +402,39 @@ func TestRefusalsAndFilteringAreSeeded(t *testing.T) {
 		t.Errorf("at rates of ½, some of each: %v", a)
 	}
 }
+
+// TestModelAnswersAreTheAPITypes: the catalog writes models from bytes made at load, not from
+// api.ModelSummary and api.ModelDetail; every listed model and its detail, deprecated or not,
+// decodes into those types with no member unknown to them, so the types say what is sent.
+func TestModelAnswersAreTheAPITypes(t *testing.T) {
+	t.Parallel()
+	s := flowServer(t)
+	putScenario(t, s, lifecycleScenario)
+	strict := func(rec *httptest.ResponseRecorder, v any) {
+		t.Helper()
+		dec := json.NewDecoder(rec.Body)
+		dec.DisallowUnknownFields()
+		if rec.Code != 200 || dec.Decode(v) != nil {
+			t.Fatalf("%d %s does not decode into %T", rec.Code, rec.Body, v)
+		}
+	}
+	for _, when := range []string{"before the deprecation", "deprecated"} {
+		var list api.Page[api.ModelSummary]
+		strict(call(t, s, "GET", "/v1/models?limit=500", "key_a", nil), &list)
+		deprecated := 0
+		for _, m := range list.Data {
+			var d api.ModelDetail
+			strict(call(t, s, "GET", "/v1/models/"+m.ID, "key_a", nil), &d)
+			if d.ModelSummary != m || len(d.InputSchema) == 0 || len(d.OpenAPI) == 0 {
+				t.Errorf("%s: %s is listed as %+v, detailed as %+v", when, m.ID, m, d)
+			}
+			if m.Deprecated {
+				deprecated++
+			}
+		}
+		if want := map[string]int{"deprecated": 1}[when]; len(list.Data) == 0 || deprecated != want {
+			t.Errorf("%s: %d models, %d deprecated; want some, %d deprecated", when, len(list.Data), deprecated, want)
+		}
+		advance(t, s, "1h")
+	}
+}

@@ -73,15 +73,12 @@ func (s *Server) stage(router *mux.Router, r *http.Request, world *sim.World, on
 // sentFacts adds the model, quote and input digest of a generation a fault answers, which
 // no handler reads: the report then knows a retry of it for the same generation.
 func sentFacts(sent []byte, f facts) facts {
-	var g struct {
-		Model   string         `json:"model"`
-		QuoteID string         `json:"quote_id"`
-		Input   map[string]any `json:"input"`
-	}
-	if jsonvalue.Decode(sent, &g) != nil || g.Input == nil {
+	var g api.GenerateRequest
+	var input map[string]any
+	if jsonvalue.Decode(sent, &g) != nil || jsonvalue.Decode(g.Input, &input) != nil || input == nil {
 		return f
 	}
-	f.model, f.quoteID, f.inputDigest = g.Model, g.QuoteID, evidence.Digest(jsonvalue.Canonical(g.Input))
+	f.model, f.quoteID, f.inputDigest = g.Model, g.QuoteID, evidence.Digest(jsonvalue.Canonical(input))
 	return f
 }
 

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
@@ -79,9 +80,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, lim streamLimits
 		return rc.Flush()
 	}
 	send := func(event string, changed sim.Part) error {
-		b, _ := json.Marshal(map[string]any{"version": world.Version(), "tenant": tenant.Name(),
-			"now": timestamp(world.Now()), "mode": world.ClockMode().String(), "changed": changed.Names(),
-			"next_due": s.clockBody(world).NextDue})
+		b, _ := json.Marshal(api.StreamEvent{Version: world.Version(), Tenant: tenant.Name(),
+			Now: timestamp(world.Now()), Mode: world.ClockMode().String(), Changed: changed.Names(),
+			NextDue: s.clockBody(world).NextDue})
 		var buf bytes.Buffer
 		buf.WriteString("event: " + event + "\ndata: ")
 		buf.Write(b)
@@ -160,21 +161,9 @@ func (s *Server) isClosing() bool {
 	}
 }
 
-// controlJobJSON is a job as the control API shows it: the /v1 body with its account, and in
-// the single-job view its plan.
-type controlJobJSON struct {
-	jobJSON
-	Account string `json:"account"`
-	// OutputType is the model's kind of output (image, video, audio), so a list can show it.
-	OutputType string    `json:"output_type,omitempty"`
-	Plan       *planJSON `json:"plan,omitempty"`
-	// ModelPhase is "deprecated" or "retired" when the scenario's lifecycle says so now.
-	ModelPhase string `json:"model_phase,omitempty"`
-}
-
 // controlJobBody renders a job as the control API shows it.
-func (s *Server) controlJobBody(r *http.Request, v jobs.View) controlJobJSON {
-	out := controlJobJSON{jobJSON: s.jobBody(r, v), Account: v.Account}
+func (s *Server) controlJobBody(r *http.Request, v jobs.View) api.ControlJob {
+	out := api.ControlJob{Job: s.jobBody(r, v), Account: v.Account}
 	if m, ok := s.catalog.Model(v.Model); ok {
 		out.OutputType = m.OutputType
 	}
@@ -186,31 +175,10 @@ func (s *Server) controlJobBody(r *http.Request, v jobs.View) controlJobJSON {
 	return out
 }
 
-// planJSON is the course a job was given when it was created, durations as text ("1.5s").
-type planJSON struct {
-	Queue        string  `json:"queue"`
-	Run          string  `json:"run"`
-	QueueTimeout *string `json:"queue_timeout"` // null: no limit
-	Ending       struct {
-		Status  jobs.Status `json:"status"`
-		Code    string      `json:"code,omitempty"`
-		Message string      `json:"message,omitempty"`
-		At      float64     `json:"at,omitempty"`
-		InQueue bool        `json:"in_queue,omitempty"`
-	} `json:"ending"`
-	// DecidedBy is "directive" when the request forced the outcome (Directive names it), or
-	// "draw" when the scenario's rates decided it.
-	DecidedBy string `json:"decided_by"`
-	Directive string `json:"directive,omitempty"`
-	// EndedByControl is set when the control API forced the job's end, whatever the plan said.
-	EndedByControl bool `json:"ended_by_control"`
-	// Filtered is how many outputs the plan filters out (a partial result).
-	Filtered int `json:"filtered,omitempty"`
-}
-
-func planOf(v jobs.View) *planJSON {
+// planOf is the course a job was given, as the control API shows it.
+func planOf(v jobs.View) *api.JobPlan {
 	p := v.Plan
-	out := &planJSON{Queue: p.Queue.String(), Run: p.Run.String(), DecidedBy: "draw", Directive: p.Forced, EndedByControl: v.Forced, Filtered: p.Filtered}
+	out := &api.JobPlan{Queue: p.Queue.String(), Run: p.Run.String(), DecidedBy: "draw", Directive: p.Forced, EndedByControl: v.Forced, Filtered: p.Filtered}
 	if p.QueueTimeout > 0 {
 		t := p.QueueTimeout.String()
 		out.QueueTimeout = &t
@@ -219,7 +187,7 @@ func planOf(v jobs.View) *planJSON {
 		out.DecidedBy = "directive"
 	}
 	e := p.Ending
-	out.Ending.Status, out.Ending.Code, out.Ending.Message, out.Ending.InQueue = e.Status, e.Code, e.Message, e.InQueue
+	out.Ending.Status, out.Ending.Code, out.Ending.Message, out.Ending.InQueue = string(e.Status), e.Code, e.Message, e.InQueue
 	if e.Status == jobs.Failed && !e.InQueue {
 		out.Ending.At = e.At
 	}

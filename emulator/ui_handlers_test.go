@@ -15,6 +15,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
@@ -130,34 +131,6 @@ func TestDashboardFilesAreServedWhateverTheControlAPIsState(t *testing.T) {
 	})
 }
 
-// controlJob is a job as the control API lists it.
-type controlJob struct {
-	jobJSON
-	Account string `json:"account"`
-	Plan    *struct {
-		Queue        string  `json:"queue"`
-		Run          string  `json:"run"`
-		QueueTimeout *string `json:"queue_timeout"`
-		Ending       struct {
-			Status  string  `json:"status"`
-			Code    string  `json:"code"`
-			At      float64 `json:"at"`
-			InQueue bool    `json:"in_queue"`
-		} `json:"ending"`
-		DecidedBy      string `json:"decided_by"`
-		Directive      string `json:"directive"`
-		EndedByControl bool   `json:"ended_by_control"`
-	} `json:"plan"`
-}
-
-type controlJobList struct {
-	Data    []controlJob `json:"data"`
-	Total   int          `json:"total"`
-	Limit   int          `json:"limit"`
-	Offset  int          `json:"offset"`
-	HasMore bool         `json:"has_more"`
-}
-
 func TestControlJobsListEveryAccountNewestFirst(t *testing.T) {
 	t.Parallel()
 	s := simServer(t, Config{CatalogFile: "../testdata/catalogs/small.yaml", Seeded: true, Seed: 3})
@@ -175,7 +148,7 @@ func TestControlJobsListEveryAccountNewestFirst(t *testing.T) {
 		}
 		ids = append(ids, decode[jobJSON](t, rec).ID)
 	}
-	list := decode[controlJobList](t, control(t, s, "GET", "/_emulator/jobs", nil))
+	list := decode[api.Page[api.ControlJob]](t, control(t, s, "GET", "/_emulator/jobs", nil))
 	if list.Total != 5 || len(list.Data) != 5 || list.HasMore {
 		t.Fatalf("list: total %d, %d items, has_more %v", list.Total, len(list.Data), list.HasMore)
 	}
@@ -199,7 +172,7 @@ func TestControlJobsListEveryAccountNewestFirst(t *testing.T) {
 		{"?status=", []string{ids[4], ids[3], ids[2], ids[1], ids[0]}, 5},
 		{"?offset=9", nil, 5},
 	} {
-		got := decode[controlJobList](t, control(t, s, "GET", "/_emulator/jobs"+tc.query, nil))
+		got := decode[api.Page[api.ControlJob]](t, control(t, s, "GET", "/_emulator/jobs"+tc.query, nil))
 		var gotIDs []string
 		for _, j := range got.Data {
 			gotIDs = append(gotIDs, j.ID)
@@ -215,7 +188,7 @@ func TestControlJobsListEveryAccountNewestFirst(t *testing.T) {
 	}
 	// Another tenant sees none of them.
 	other := call(t, s, "GET", "/_emulator/jobs", "", nil, "X-Emulator-Tenant", "elsewhere")
-	if got := decode[controlJobList](t, other); got.Total != 0 {
+	if got := decode[api.Page[api.ControlJob]](t, other); got.Total != 0 {
 		t.Errorf("another tenant lists %d jobs", got.Total)
 	}
 }
@@ -232,11 +205,11 @@ func TestControlJobShowsItsPlanAndClockWhatIsDue(t *testing.T) {
 		t.Errorf("clock next_due = %v; want the first job leaving queued", clk["next_due"])
 	}
 
-	d := decode[controlJob](t, control(t, s, "GET", "/_emulator/jobs/"+drawn.ID, nil))
+	d := decode[api.ControlJob](t, control(t, s, "GET", "/_emulator/jobs/"+drawn.ID, nil))
 	if d.Plan == nil || d.Plan.DecidedBy != "draw" || d.Plan.Directive != "" || d.Plan.Ending.Status != "succeeded" || d.Plan.Run == "" || d.Plan.EndedByControl || d.Account != "acct_a" {
 		t.Errorf("drawn job's plan: %+v, account %q", d.Plan, d.Account)
 	}
-	f := decode[controlJob](t, control(t, s, "GET", "/_emulator/jobs/"+forced.ID, nil))
+	f := decode[api.ControlJob](t, control(t, s, "GET", "/_emulator/jobs/"+forced.ID, nil))
 	if f.Plan == nil || f.Plan.DecidedBy != "directive" || f.Plan.Directive != "fail" || f.Plan.Ending.Status != "failed" || f.Plan.Ending.Code == "" {
 		t.Errorf("forced job's plan: %+v", f.Plan)
 	}
@@ -247,7 +220,7 @@ func TestControlJobShowsItsPlanAndClockWhatIsDue(t *testing.T) {
 	if rec := control(t, s, "POST", "/_emulator/jobs/"+drawn.ID+"/fail", nil); rec.Code != 200 {
 		t.Fatalf("force fail: %d %s", rec.Code, rec.Body)
 	}
-	d = decode[controlJob](t, control(t, s, "GET", "/_emulator/jobs/"+drawn.ID, nil))
+	d = decode[api.ControlJob](t, control(t, s, "GET", "/_emulator/jobs/"+drawn.ID, nil))
 	if !d.Plan.EndedByControl || d.Plan.Ending.Status != "succeeded" || d.Status != "failed" {
 		t.Errorf("after a forced failure: status %s, plan %+v; want failed, ended by control, the plan kept", d.Status, d.Plan)
 	}

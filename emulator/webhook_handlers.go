@@ -79,7 +79,7 @@ func (s *Server) getWebhooks() replyFunc {
 func (s *Server) putWebhooks() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		var in api.WebhookConfig
-		if err := s.decodeInto(w, r, &in); err != nil {
+		if err := s.decodeInto(w, r, &in, members{}); err != nil {
 			return reply{}, err
 		}
 		cfg, err := webhooks.Parse(in, true)

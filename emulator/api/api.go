@@ -39,6 +39,35 @@ type FieldError struct {
 	Message   string `json:"message"`
 }
 
+// ModelSummary is a model as GET /v1/models lists it. The emulator writes it from bytes
+// made once when the catalog loads, so this type documents the shape for a client.
+type ModelSummary struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Category    string `json:"category"`
+	OutputType  string `json:"output_type"` // image, video, audio
+	Status      string `json:"status"`      // ready, or another word for a model that takes no quotes
+	Product     string `json:"product"`
+	Mode        string `json:"mode"`
+	// Deprecated and the members after it appear from the model's deprecation in the tenant
+	// scenario's lifecycle; SunsetAt and Replacement when the rule gives them.
+	Deprecated   bool   `json:"deprecated,omitempty"`
+	DeprecatedAt string `json:"deprecated_at,omitempty"`
+	SunsetAt     string `json:"sunset_at,omitempty"`
+	Replacement  string `json:"replacement,omitempty"`
+}
+
+// ModelDetail is a model as GET /v1/models/{model} shows it: the summary with the JSON Schema
+// its input must satisfy, example inputs (null for none) and an OpenAPI document with one
+// operation whose request body is that input. Like ModelSummary it documents the shape.
+type ModelDetail struct {
+	ModelSummary
+	InputSchema json.RawMessage   `json:"input_schema"`
+	Examples    []json.RawMessage `json:"examples"`
+	OpenAPI     json.RawMessage   `json:"openapi"`
+}
+
 // Product is one product in GET /v1/models?grouped=true: the models that are its modes.
 type Product struct {
 	Product     string        `json:"product"`
@@ -53,6 +82,21 @@ type ProductMode struct {
 	Model      string `json:"model"`
 	Category   string `json:"category"`
 	OutputType string `json:"output_type"`
+}
+
+// QuoteRequest is what POST /v1/quotes is sent: the model to price and its input, a JSON
+// object whose schema is the model's own. Unknown members are refused.
+type QuoteRequest struct {
+	Model string          `json:"model"`
+	Input json.RawMessage `json:"input"`
+}
+
+// GenerateRequest is what POST /v1/generate is sent: the model, its input and a quote for
+// exactly that model and input (inputs compare as JSON values). Unknown members are refused.
+type GenerateRequest struct {
+	Model   string          `json:"model"`
+	Input   json.RawMessage `json:"input"`
+	QuoteID string          `json:"quote_id"`
 }
 
 // Quote is the body of POST /v1/quotes: a price held for a model and input until ExpiresAt.

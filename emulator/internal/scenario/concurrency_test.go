@@ -47,7 +47,7 @@ concurrency:
 	if wider.Slot("acct", "sk_1").Group != c.Slot("acct", "sk_1").Group {
 		t.Error("a new limit for the same selection made a new line")
 	}
-	if got := sc.Describe()["concurrency"]; got != 2 {
+	if got := sc.Describe().Concurrency; got != 2 {
 		t.Errorf("Describe counts %v rules, want 2", got)
 	}
 	if _, _, ok := (&Scenario{}).ConcurrencyFor(image); ok {

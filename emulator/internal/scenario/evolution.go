@@ -1,19 +1,15 @@
 package scenario
 
-import "gopkg.in/yaml.v3"
+import (
+	"gopkg.in/yaml.v3"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+)
 
 // Evolution turns on the forward-compatibility mode: answers carry what a later version of the
 // API might add. `evolution: true` turns every kind on; a mapping turns on the kinds it names.
-type Evolution struct {
-	// Members adds an undocumented member to every JSON object a /v1 answer holds.
-	Members bool `yaml:"members" json:"members"`
-	// Headers adds an undocumented header to every /v1 answer.
-	Headers bool `yaml:"headers" json:"headers"`
-	// Status passes running jobs through an undocumented status first.
-	Status bool `yaml:"status" json:"status"`
-	// OutputType lists a model of an undocumented output type.
-	OutputType bool `yaml:"output_type" json:"output_type"`
-}
+// Its kinds are the control API's, declared once in api.
+type Evolution api.Evolution
 
 // UnmarshalYAML reads true, false or a mapping of the kinds.
 func (e *Evolution) UnmarshalYAML(n *yaml.Node) error {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 )
@@ -186,22 +187,17 @@ func (r Rule) message(code string) string {
 	return DefaultMessage(code)
 }
 
-// Describe summarises a scenario for the control API.
-func (s *Scenario) Describe() map[string]any {
-	d := map[string]any{
-		"name":        s.Name,
-		"description": s.Description,
-		"source":      s.Source,
-		"overrides":   len(s.Overrides),
-		"rate_limits": len(s.RateLimits),
-		"faults":      len(s.Faults),
-		"latency":     len(s.Latency),
-	}
-	if len(s.Concurrency) > 0 {
-		d["concurrency"] = len(s.Concurrency) // present only when set, as evolution is
+// Describe summarises a scenario for the control API; Available is left for the server, which
+// knows the embedded scenarios, and Faults counts the scenario's own, in force or not.
+func (s *Scenario) Describe() api.Scenario {
+	d := api.Scenario{
+		Name: s.Name, Description: s.Description, Source: s.Source, Overrides: len(s.Overrides),
+		RateLimits: len(s.RateLimits), Faults: len(s.Faults), Latency: len(s.Latency),
+		Concurrency: len(s.Concurrency), // present only when set, as evolution is
 	}
 	if ev := s.Evolves(); ev.Any() {
-		d["evolution"] = ev // present only when on, so a scenario without it reads as before
+		e := api.Evolution(ev)
+		d.Evolution = &e // present only when on, so a scenario without it reads as before
 	}
 	return d
 }
