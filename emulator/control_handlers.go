@@ -383,11 +383,12 @@ func (s *Server) forceJob(status jobs.Status) replyFunc {
 				return reply{}, err
 			}
 		}
-		v, err := worldOf(r).Force(pathVar(r, "id"), status, jerr)
+		world := worldOf(r)
+		v, err := world.Force(pathVar(r, "id"), status, jerr)
 		if err != nil {
 			return reply{}, err
 		}
-		return reply{status: http.StatusOK, body: s.jobBody(r, v)}, nil
+		return reply{status: http.StatusOK, body: world.PresentJob(v, baseURL(r), sim.Documented)}, nil
 	}
 }
 
@@ -395,12 +396,13 @@ func (s *Server) forceJob(status jobs.Status) replyFunc {
 // their client made.
 func (s *Server) controlJob() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
-		v, err := worldOf(r).JobAny(pathVar(r, "id"))
+		world := worldOf(r)
+		v, err := world.JobAny(pathVar(r, "id"))
 		if err != nil {
 			return reply{}, err
 		}
-		j := s.controlJobBody(r, v)
-		j.Plan = planOf(v)
+		j := world.PresentControlJob(v, baseURL(r))
+		j.Plan = sim.PresentPlan(v)
 		return reply{status: http.StatusOK, body: j}, nil
 	}
 }

@@ -202,13 +202,13 @@ func TestDashboardInBrowser(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
-	gen := func(key, idem, model string, input map[string]any, headers ...string) jobJSON {
+	gen := func(key, idem, model string, input map[string]any, headers ...string) api.Job {
 		t.Helper()
 		rec := startGeneration(t, s, key, idem, model, input, headers...)
 		if rec.Code != 202 {
 			t.Fatalf("generate: %d %s", rec.Code, rec.Body)
 		}
-		return decode[jobJSON](t, rec)
+		return decode[api.Job](t, rec)
 	}
 	row := func(id string) string {
 		return fmt.Sprintf(`document.querySelector('#jobs-table tr[data-id="%s"]')`, id)
@@ -224,7 +224,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		return fmt.Sprintf(`(() => { const r = %s; return !!r && r.cells[5].textContent === %q })()`, row(id), status)
 	}
 
-	var picture jobJSON
+	var picture api.Job
 	t.Run("a generated job appears live", func(t *testing.T) {
 		b := top.in(t)
 		picture = gen("key_a", "pic", "test/pixel", map[string]any{"prompt": "a lighthouse", "num_images": 2})
@@ -267,7 +267,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		if rec := control(t, s, "POST", "/_emulator/clock", map[string]any{"advance": "1m"}); rec.Code != 200 {
 			t.Fatal(rec.Body)
 		}
-		done := decode[jobJSON](t, control(t, s, "GET", "/_emulator/jobs/"+voice.ID, nil))
+		done := decode[api.Job](t, control(t, s, "GET", "/_emulator/jobs/"+voice.ID, nil))
 		if done.Status != "succeeded" || len(done.Outputs) != 1 || done.Outputs[0].Duration <= 0 {
 			t.Fatalf("voice job: %s, outputs %+v", done.Status, done.Outputs)
 		}
@@ -291,7 +291,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.do(chromedp.SetValue(chromedp.CSS(`#fail-code`), "provider_timeout"),
 			chromedp.Click(chromedp.CSS(`#force-fail`)))
 		b.waitFor("the table shows the failure", statusIs(j.ID, "failed"))
-		got := decode[jobJSON](t, control(t, s, "GET", "/_emulator/jobs/"+j.ID, nil))
+		got := decode[api.Job](t, control(t, s, "GET", "/_emulator/jobs/"+j.ID, nil))
 		if got.Status != "failed" || got.CreditStatus != "refunded" || got.Error == nil || got.Error.Code != "provider_timeout" {
 			t.Errorf("job after the page failed it: %s, %s, %+v", got.Status, got.CreditStatus, got.Error)
 		}
@@ -458,7 +458,7 @@ func TestDashboardInBrowser(t *testing.T) {
 			if rec.Code != 202 {
 				t.Fatalf("generate %s: %d %s", model, rec.Code, rec.Body)
 			}
-			ids = append(ids, decode[jobJSON](t, rec).ID)
+			ids = append(ids, decode[api.Job](t, rec).ID)
 		}
 		control(t, s, "POST", "/_emulator/faults", map[string]any{"match": map[string]any{"path": "/v1/models"}, "status": 422, "code": "idempotency_key_reused", "count": 1})
 		call(t, s, "GET", "/v1/models", "mg_test_all", nil)

@@ -4,13 +4,14 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 )
 
 func TestControlBodiesAreCheckedLikeFiles(t *testing.T) {
@@ -110,7 +111,7 @@ func TestHugeScalesAreClamped(t *testing.T) {
 	s := simServer(t, Config{})
 	control(t, s, "PUT", "/_emulator/scenario", map[string]any{"scenario": map[string]any{
 		"defaults": map[string]any{"queue": map[string]any{"scale": 1e308}, "run": map[string]any{"scale": 1e308}}}})
-	id := decode[jobJSON](t, startGeneration(t, s, "mg_test_all", "huge", schnellID, schnell)).ID
+	id := decode[api.Job](t, startGeneration(t, s, "mg_test_all", "huge", schnellID, schnell)).ID
 	control(t, s, "POST", "/_emulator/clock", map[string]any{"advance": "1m"})
 	if job := jobOf(t, s, id); job.Status != "queued" {
 		t.Errorf("a job with an astronomical queue time is %s after a minute", job.Status)
@@ -128,7 +129,7 @@ func TestReplayIgnoresDirectives(t *testing.T) {
 	body := map[string]any{"model": schnellID, "input": schnell, "quote_id": q.QuoteID}
 	first := call(t, s, "POST", "/v1/generate", "mg_test_all", body, "Idempotency-Key", "k")
 	again := call(t, s, "POST", "/v1/generate", "mg_test_all", body, "Idempotency-Key", "k", "X-Emulator-Outcome", "bogus")
-	if again.Code != 202 || decode[jobJSON](t, again).ID != decode[jobJSON](t, first).ID {
+	if again.Code != 202 || decode[api.Job](t, again).ID != decode[api.Job](t, first).ID {
 		t.Errorf("replay with a bad directive: %d %s", again.Code, again.Body)
 	}
 	// Without a key, the missing key is reported before a bad query.
@@ -144,7 +145,7 @@ func TestForceFailReadsBodiesLikeEveryEndpoint(t *testing.T) {
 	t.Parallel()
 	s := flowServer(t)
 	q := quote(t, s, "key_a", "test/pixel", map[string]any{"prompt": "x"})
-	job := decode[jobJSON](t, generate(t, s, "key_a", "k", q, map[string]any{"prompt": "x"}, ""))
+	job := decode[api.Job](t, generate(t, s, "key_a", "k", q, map[string]any{"prompt": "x"}, ""))
 
 	req := httptest.NewRequest("POST", "/_emulator/jobs/"+job.ID+"/fail", strings.NewReader(`{"code":"provider_timeout"}`))
 	req.Header.Set("Content-Type", "text/plain")
@@ -171,7 +172,7 @@ func TestForceFailReadsBodiesLikeEveryEndpoint(t *testing.T) {
 	if resp.StatusCode != 400 || !strings.Contains(string(body), `"invalid_json"`) {
 		t.Errorf("malformed chunked body: %d %s", resp.StatusCode, body)
 	}
-	if v := decode[jobJSON](t, call(t, s, "GET", "/v1/jobs/"+job.ID, "key_a", nil)); v.Status != "queued" {
+	if v := decode[api.Job](t, call(t, s, "GET", "/v1/jobs/"+job.ID, "key_a", nil)); v.Status != "queued" {
 		t.Errorf("a refused fail changed the job: %s", v.Status)
 	}
 }

@@ -8,24 +8,10 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/evolve"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 )
 
 // The forward-compatibility mode (a scenario's evolution) beyond the frame, which adds the
-// member and the header to every /v1 answer (middleware.go): the status a job shows first when
-// it runs, and the model of an undocumented output type in the catalog's answers.
-
-// evolveJob shows a job in the first part of its run with the mode's undocumented status: not
-// yet started, no progress. Only how /v1 shows the job changes; the control API and the
-// dashboard show its documented status.
-func evolveJob(r *http.Request, v jobs.View, body *jobJSON) {
-	world := worldOf(r)
-	if !strings.HasPrefix(r.URL.Path, "/v1/") || !world.Preparing(v) {
-		return
-	}
-	body.Status, body.StartedAt, body.Progress = evolve.Status, nil, 0 // Preparing counted it
-}
+// member and the header to every /v1 answer (middleware.go): and the model of an undocumented output type in the catalog's answers.
 
 // withEvolved adds the model of an undocumented output type to a list of matches, last, when
 // the mode lists it and it matches the search and category as a catalog model would.

@@ -220,10 +220,10 @@ func TestEvolutionOnTheSkipClockAndThroughASnapshot(t *testing.T) {
 	input := map[string]any{"prompt": "x"}
 	q := decode[quoteBody](t, call(t, s, "POST", "/v1/quotes", "key_a", map[string]any{"model": "test/pixel", "input": input}, tenant...))
 	rec := call(t, s, "POST", "/v1/generate", "key_a", map[string]any{"model": "test/pixel", "input": input, "quote_id": q.QuoteID}, append([]string{"Idempotency-Key", "s1"}, tenant...)...)
-	id := decode[jobJSON](t, rec).ID
+	id := decode[api.Job](t, rec).ID
 	var seen []string
 	for range 4 {
-		seen = append(seen, decode[jobJSON](t, call(t, s, "GET", "/v1/jobs/"+id, "key_a", nil, tenant...)).Status)
+		seen = append(seen, decode[api.Job](t, call(t, s, "GET", "/v1/jobs/"+id, "key_a", nil, tenant...)).Status)
 	}
 	if strings.Join(seen, " ") != "preparing running succeeded succeeded" {
 		t.Errorf("polls on a skipping clock saw %v", seen)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 )
 
 func TestFilesOverHTTP(t *testing.T) {
@@ -16,9 +18,9 @@ func TestFilesOverHTTP(t *testing.T) {
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 	q := quote(t, s, "key_a", "test/reel", map[string]any{"prompt": "waves", "duration": "5", "resolution": "480p"})
-	job := decode[jobJSON](t, generate(t, s, "key_a", "reel", q, map[string]any{"prompt": "waves", "duration": "5", "resolution": "480p"}, ""))
+	job := decode[api.Job](t, generate(t, s, "key_a", "reel", q, map[string]any{"prompt": "waves", "duration": "5", "resolution": "480p"}, ""))
 	_ = s.world().Advance(10 * time.Second)
-	job = decode[jobJSON](t, call(t, s, "GET", "/v1/jobs/"+job.ID, "key_a", nil))
+	job = decode[api.Job](t, call(t, s, "GET", "/v1/jobs/"+job.ID, "key_a", nil))
 	if job.Status != "succeeded" || len(job.Outputs) != 1 {
 		t.Fatalf("job = %+v", job)
 	}
@@ -118,9 +120,9 @@ func TestFileErrorsAreProblems(t *testing.T) {
 	t.Parallel()
 	s := flowServer(t)
 	q := quote(t, s, "key_a", "test/pixel", map[string]any{"prompt": "x"})
-	job := decode[jobJSON](t, generate(t, s, "key_a", "px", q, map[string]any{"prompt": "x"}, ""))
+	job := decode[api.Job](t, generate(t, s, "key_a", "px", q, map[string]any{"prompt": "x"}, ""))
 	_ = s.world().Advance(10 * time.Second)
-	job = decode[jobJSON](t, call(t, s, "GET", "/v1/jobs/"+job.ID, "key_a", nil))
+	job = decode[api.Job](t, call(t, s, "GET", "/v1/jobs/"+job.ID, "key_a", nil))
 	path := strings.TrimPrefix(job.Outputs[0].URL, "http://example.com")
 
 	rec := call(t, s, "GET", path, "", nil, "Range", "bytes=999999999-")

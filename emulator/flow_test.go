@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 )
 
 // flowServer is an emulator over the small test catalog on a manual clock.
@@ -123,7 +125,7 @@ func TestGenerateLifecycleWithPolling(t *testing.T) {
 	if rec.Code != 202 {
 		t.Fatalf("generate: %d %s", rec.Code, rec.Body)
 	}
-	job := decode[jobJSON](t, rec)
+	job := decode[api.Job](t, rec)
 	if rec.Header().Get("Location") != "/v1/jobs/"+job.ID {
 		t.Errorf("Location = %q", rec.Header().Get("Location"))
 	}
@@ -147,7 +149,7 @@ func TestGenerateLifecycleWithPolling(t *testing.T) {
 			t.Fatal(err)
 		}
 		rec := call(t, s, "GET", "/v1/jobs/"+job.ID, "key_a", nil)
-		got := decode[jobJSON](t, rec)
+		got := decode[api.Job](t, rec)
 		if string(got.Status) != step.status || got.Progress != step.progress {
 			t.Fatalf("after %v: status %s progress %v, want %s %v", step.advance, got.Status, got.Progress, step.status, step.progress)
 		}
@@ -207,7 +209,7 @@ func TestWaitReturnsWhenTheJobTurnsTerminal(t *testing.T) {
 	body, _ := json.Marshal(map[string]any{"model": q.Model, "input": map[string]any{"text": "Hello there"}, "quote_id": q.QuoteID})
 	type result struct {
 		status int
-		job    jobJSON
+		job    api.Job
 		err    error
 	}
 	done := make(chan result, 1)
@@ -221,7 +223,7 @@ func TestWaitReturnsWhenTheJobTurnsTerminal(t *testing.T) {
 			return
 		}
 		defer resp.Body.Close()
-		var j jobJSON
+		var j api.Job
 		err = json.NewDecoder(resp.Body).Decode(&j)
 		done <- result{resp.StatusCode, j, err}
 	}()
@@ -264,7 +266,7 @@ func TestWaitRunsOutAt202AndDisconnectKeepsTheJob(t *testing.T) {
 	if rec.Code != 202 || rec.Header().Get("Location") == "" {
 		t.Fatalf("ran-out wait: %d %s", rec.Code, rec.Body)
 	}
-	job := decode[jobJSON](t, rec)
+	job := decode[api.Job](t, rec)
 	if job.Status != "running" {
 		t.Errorf("status = %s, want running", job.Status)
 	}
@@ -285,7 +287,7 @@ func TestWaitRunsOutAt202AndDisconnectKeepsTheJob(t *testing.T) {
 	<-left
 	waitUntilWaiting(t, s, 0)
 	_ = s.world().Advance(time.Minute)
-	got := decode[jobJSON](t, call(t, s, "GET", "/v1/jobs/"+job.ID, "key_a", nil))
+	got := decode[api.Job](t, call(t, s, "GET", "/v1/jobs/"+job.ID, "key_a", nil))
 	if got.Status != "succeeded" {
 		t.Errorf("after the client left: %s, want succeeded", got.Status)
 	}
@@ -302,7 +304,7 @@ func TestIdempotencyReplaysAndRefusesADifferentBody(t *testing.T) {
 	if again.Code != 202 || again.Header().Get("Idempotent-Replayed") != "true" {
 		t.Fatalf("replay: %d %s", again.Code, again.Body)
 	}
-	if decode[jobJSON](t, first).ID != decode[jobJSON](t, again).ID {
+	if decode[api.Job](t, first).ID != decode[api.Job](t, again).ID {
 		t.Error("replay made another job")
 	}
 	other := generate(t, s, "key_a", "same", q, map[string]any{"prompt": "something else"}, "")
@@ -331,7 +333,7 @@ func TestConcurrentDuplicatesMakeOneJobAndOneHold(t *testing.T) {
 			defer wg.Done()
 			rec := generate(t, s, "key_a", "dup", q, pixelInput, "")
 			codes[i] = rec.Code
-			ids[i] = decode[jobJSON](t, rec).ID
+			ids[i] = decode[api.Job](t, rec).ID
 		}()
 	}
 	wg.Wait()
@@ -492,10 +494,10 @@ func TestJobsListCancelAndIsolation(t *testing.T) {
 			input = map[string]any{"text": "hi"}
 		}
 		q := quote(t, s, "key_a", model, input)
-		ids = append(ids, decode[jobJSON](t, generate(t, s, "key_a", fmt.Sprint("list-", i), q, input, "")).ID)
+		ids = append(ids, decode[api.Job](t, generate(t, s, "key_a", fmt.Sprint("list-", i), q, input, "")).ID)
 	}
 	type list struct {
-		Data    []jobJSON `json:"data"`
+		Data    []api.Job `json:"data"`
 		Total   int       `json:"total"`
 		HasMore bool      `json:"has_more"`
 	}
@@ -522,7 +524,7 @@ func TestJobsListCancelAndIsolation(t *testing.T) {
 	}
 	// Cancel refunds; a second cancel is 409.
 	rec := call(t, s, "POST", "/v1/jobs/"+ids[0]+"/cancel", "key_a", nil)
-	if job := decode[jobJSON](t, rec); rec.Code != 200 || job.Status != "canceled" || job.CreditStatus != "refunded" {
+	if job := decode[api.Job](t, rec); rec.Code != 200 || job.Status != "canceled" || job.CreditStatus != "refunded" {
 		t.Errorf("cancel: %d %s", rec.Code, rec.Body)
 	}
 	if rec := call(t, s, "POST", "/v1/jobs/"+ids[0]+"/cancel", "key_a", nil); rec.Code != 409 || decode[problemJSON](t, rec).Code != "job_not_cancelable" {
@@ -542,10 +544,10 @@ func TestOutputsExpireAndJobsAreDropped(t *testing.T) {
 	}
 	defer s.Close()
 	q := quote(t, s, "key_a", "test/voice", map[string]any{"text": "bye"})
-	job := decode[jobJSON](t, generate(t, s, "key_a", "ttl", q, map[string]any{"text": "bye"}, ""))
+	job := decode[api.Job](t, generate(t, s, "key_a", "ttl", q, map[string]any{"text": "bye"}, ""))
 	clk := s.world()
 	_ = clk.Advance(time.Second)
-	job = decode[jobJSON](t, call(t, s, "GET", "/v1/jobs/"+job.ID, "key_a", nil))
+	job = decode[api.Job](t, call(t, s, "GET", "/v1/jobs/"+job.ID, "key_a", nil))
 	path := strings.TrimPrefix(job.Outputs[0].URL, "http://example.com")
 	if rec := call(t, s, "GET", path, "", nil); rec.Code != 200 {
 		t.Fatalf("file: %d", rec.Code)

@@ -6,7 +6,6 @@ import (
 	"net/http"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
@@ -96,14 +95,7 @@ func (s *Server) generate() replyFunc {
 func (s *Server) respondJob(w http.ResponseWriter, r *http.Request, world *sim.World, view jobs.View, wait bool, rep reply) reply {
 	switch {
 	case !wait || view.Status.Terminal():
-	case world.ClockMode() == clock.Skip:
-		// A skipping clock moves to the job's end, or to the wait's bound, before answering:
-		// there is nothing left to wait for.
-		world.SkipAhead("", view.ID, 0, world.Now().Add(world.MaxWait()))
-		if v, err := world.JobAny(view.ID); err == nil {
-			view = v
-		}
-	case s.park(w, r, world, view):
+	case world.Blocks(view) && s.park(w, r, world, view):
 		// Answered later, when the job ends or the wait runs out; the answer waits until this
 		// request's handlers have returned, so the facts and the reply's headers are in place
 		// by then.
@@ -117,7 +109,7 @@ func (s *Server) respondJob(w http.ResponseWriter, r *http.Request, world *sim.W
 		rep.status = http.StatusAccepted
 		rep.location = "/v1/jobs/" + view.ID
 	}
-	rep.body = s.jobBody(r, view)
+	rep.body = jobBody(r, view)
 	rep.facts.jobID, rep.facts.jobStatus, rep.facts.waitedOut = view.ID, string(view.Status), wait && !view.Status.Terminal()
 	return rep
 }

@@ -153,8 +153,8 @@ func TestPollingLimitPerJob(t *testing.T) {
 	// which name no job, from being counted.
 	putScenario(t, s, map[string]any{"rate_limits": []any{map[string]any{
 		"match": map[string]any{"method": "GET", "path": "/v1/**"}, "limit": 2, "per": "10s", "per_job": true}}})
-	a := decode[jobJSON](t, startGeneration(t, s, "mg_test_all", "a", schnellID, schnell)).ID
-	b := decode[jobJSON](t, startGeneration(t, s, "mg_test_all", "b", schnellID, schnell)).ID
+	a := decode[api.Job](t, startGeneration(t, s, "mg_test_all", "a", schnellID, schnell)).ID
+	b := decode[api.Job](t, startGeneration(t, s, "mg_test_all", "b", schnellID, schnell)).ID
 	poll := func(key, id string) int { return call(t, s, "GET", "/v1/jobs/"+id, key, nil).Code }
 	got := []int{poll("mg_test_all", a), poll("mg_test_all", a), poll("mg_test_all", a), poll("mg_test_all", b), poll("mg_test_generate", a)}
 	// Job a's third poll is limited; job b, and another key polling a (another account's job:
@@ -186,7 +186,7 @@ func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
 // finishedFile makes one schnell image and returns its URL on srv and its bytes, as served plainly.
 func finishedFile(t *testing.T, s *Server, srv *httptest.Server, idem string) (string, []byte) {
 	t.Helper()
-	id := decode[jobJSON](t, startGeneration(t, s, "mg_test_all", idem, schnellID, schnell)).ID
+	id := decode[api.Job](t, startGeneration(t, s, "mg_test_all", idem, schnellID, schnell)).ID
 	_ = s.world().Advance(10 * time.Second)
 	job := jobOf(t, s, id)
 	if job.Status != "succeeded" || len(job.Outputs) == 0 {

@@ -346,7 +346,7 @@ func BenchmarkJobRead(b *testing.B) {
 					"defaults": map[string]any{"download": map[string]any{"url_ttl": "15m"}}}})
 			}
 			rec := startGeneration(b, s, "mg_test_all", "k1", schnellID, map[string]any{"prompt": "a fox", "num_images": 4})
-			id := decode[jobJSON](b, rec).ID
+			id := decode[api.Job](b, rec).ID
 			control(b, s, "POST", "/_emulator/clock", map[string]any{"advance": "1m"})
 			if j := jobOf(b, s, id); len(j.Outputs) != 4 || (j.Outputs[0].URLExpiresAt != "") != signed {
 				b.Fatalf("job %+v", j)

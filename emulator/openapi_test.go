@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/mediagen/mediagen-emulator/docs"
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/conformance"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 )
@@ -327,11 +328,11 @@ func TestOpenAPIRareAnswers(t *testing.T) {
 	if replay.Header().Get("Idempotent-Replayed") != "true" || first.Header().Get("Idempotent-Replayed") != "" {
 		t.Errorf("Idempotent-Replayed: first %q, replay %q", first.Header().Get("Idempotent-Replayed"), replay.Header().Get("Idempotent-Replayed"))
 	}
-	job := decode[jobJSON](t, first)
+	job := decode[api.Job](t, first)
 	expect(call(t, s, "HEAD", "/v1/jobs/"+job.ID, "key_a", nil, tenant...), 200, "HEAD job")
 	expect(call(t, s, "HEAD", "/v1/jobs?status=queued", "key_a", nil, tenant...), 200, "HEAD jobs")
 	expect(call(t, s, "HEAD", "/v1/jobs/"+job.ID, "key_a", nil), 404, "HEAD job from the default tenant")
-	done := decode[jobJSON](t, expect(call(t, s, "POST", "/_emulator/jobs/"+job.ID+"/complete", "", nil, tenant...), 200, "complete"))
+	done := decode[api.Job](t, expect(call(t, s, "POST", "/_emulator/jobs/"+job.ID+"/complete", "", nil, tenant...), 200, "complete"))
 	expect(call(t, s, "GET", "/_emulator/jobs/"+job.ID, "", nil, tenant...), 200, "control job")
 	expect(call(t, s, "GET", "/_emulator/jobs/"+job.ID, "", nil), 404, "control job from the default tenant")
 

@@ -132,7 +132,7 @@ func (p *parking) answer(v jobs.View) {
 func (s *Server) answerParked(r *http.Request, p *parking, v jobs.View) {
 	<-p.released
 	rec := p.rec
-	body, err := json.Marshal(s.jobBodyAt(rec.info.world, baseURL(r), v))
+	body, err := json.Marshal(rec.info.world.PresentJob(v, baseURL(r), sim.ToClient))
 	if err != nil {
 		s.log.Error("cannot encode a job", "job", v.ID, "error", err)
 		s.logRequest(r, p.tenant.Name(), 0, p.start, p.id)

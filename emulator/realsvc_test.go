@@ -138,7 +138,7 @@ func TestPartialResultChargesWhatItReturns(t *testing.T) {
 	if rec.Code != 202 {
 		t.Fatalf("generate: %d %s", rec.Code, rec.Body)
 	}
-	id := decode[jobJSON](t, rec).ID
+	id := decode[api.Job](t, rec).ID
 	if raw := decode[map[string]any](t, rec); raw["filtered_outputs"] != nil || raw["credits_charged"] != nil {
 		t.Errorf("a live job already tells its filtering: %s", rec.Body)
 	}
@@ -152,7 +152,7 @@ func TestPartialResultChargesWhatItReturns(t *testing.T) {
 		h := []string{"X-Emulator-Tenant", tn}
 		advance(t, s, "5s", h...)
 		rec := call(t, s, "GET", "/v1/jobs/"+id, "key_a", nil, h...)
-		job := decode[jobJSON](t, rec)
+		job := decode[api.Job](t, rec)
 		kept := len(job.Outputs)
 		if job.Status != "succeeded" || kept < 1 || kept > 3 || job.FilteredOutputs != 4-kept || job.CreditsCharged == nil || *job.CreditsCharged != int64(3*kept) {
 			t.Fatalf("%s: partial job: %s", tn, rec.Body)
@@ -186,10 +186,10 @@ func TestFilterRate(t *testing.T) {
 	one := startGeneration(t, s, "key_a", "f1", "test/pixel", map[string]any{"prompt": "one", "num_images": 1})
 	two := startGeneration(t, s, "key_a", "f2", "test/pixel", map[string]any{"prompt": "two", "num_images": 2})
 	advance(t, s, "5s")
-	if j := keyAJob(t, s, decode[jobJSON](t, one).ID); len(j.Outputs) != 1 || j.FilteredOutputs != 0 || j.CreditsCharged != nil {
+	if j := keyAJob(t, s, decode[api.Job](t, one).ID); len(j.Outputs) != 1 || j.FilteredOutputs != 0 || j.CreditsCharged != nil {
 		t.Errorf("one output: %+v", j)
 	}
-	if j := keyAJob(t, s, decode[jobJSON](t, two).ID); len(j.Outputs) != 1 || j.FilteredOutputs != 1 || *j.CreditsCharged != 2 {
+	if j := keyAJob(t, s, decode[api.Job](t, two).ID); len(j.Outputs) != 1 || j.FilteredOutputs != 1 || *j.CreditsCharged != 2 {
 		t.Errorf("two outputs, filter_rate 1: %+v", j)
 	}
 	if cov := control(t, s, "GET", "/_emulator/coverage", nil).Body.String(); !strings.Contains(cov, `"partial result"`) {
@@ -197,13 +197,13 @@ func TestFilterRate(t *testing.T) {
 	}
 }
 
-func keyAJob(t testing.TB, s http.Handler, id string) jobJSON {
+func keyAJob(t testing.TB, s http.Handler, id string) api.Job {
 	t.Helper()
 	rec := call(t, s, "GET", "/v1/jobs/"+id, "key_a", nil)
 	if rec.Code != 200 {
 		t.Fatalf("get job: %d %s", rec.Code, rec.Body)
 	}
-	return decode[jobJSON](t, rec)
+	return decode[api.Job](t, rec)
 }
 
 // lifecycleScenario deprecates test/pixel an hour after the start and retires it an hour later.
@@ -255,7 +255,7 @@ func TestModelLifecycle(t *testing.T) {
 	if rec.Code != 202 || lifecycleHeaders(rec) != deprecatedHeaders {
 		t.Fatalf("deprecated generate: %d %v %s", rec.Code, rec.Header(), rec.Body)
 	}
-	id := decode[jobJSON](t, rec).ID
+	id := decode[api.Job](t, rec).ID
 	q2 := quote(t, s, "key_a", "test/pixel", input)
 
 	advance(t, s, "29s")
@@ -279,7 +279,7 @@ func TestModelLifecycle(t *testing.T) {
 	}
 	advance(t, s, "10m")
 	rec = call(t, s, "GET", "/v1/jobs/"+id, "key_a", nil)
-	if job := decode[jobJSON](t, rec); job.Status != "succeeded" || lifecycleHeaders(rec) != deprecatedHeaders {
+	if job := decode[api.Job](t, rec); job.Status != "succeeded" || lifecycleHeaders(rec) != deprecatedHeaders {
 		t.Errorf("the job made before the sunset: %v %s", rec.Header(), rec.Body)
 	}
 	// The control API (and so the dashboard) says where the job's model stands.
@@ -381,7 +381,7 @@ func TestRefusalsAndFilteringAreSeeded(t *testing.T) {
 				ids = append(ids, "refused")
 				continue
 			}
-			ids = append(ids, decode[jobJSON](t, rec).ID)
+			ids = append(ids, decode[api.Job](t, rec).ID)
 		}
 		advance(t, s, "5s")
 		var out []string

@@ -142,7 +142,6 @@ func (s *Server) finishLoading(cat *catalog.Catalog, err error) {
 		Webhook:       s.webhooks.config,
 		WebhookSecret: s.webhooks.secret,
 		WebhookSender: s.webhooks.transport,
-		WebhookRender: s.renderJob,
 	}
 	if s.wire != nil {
 		s.wire(&wiring)

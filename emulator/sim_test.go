@@ -58,13 +58,13 @@ func control(t testing.TB, s http.Handler, method, path string, body any) *httpt
 	return call(t, s, method, path, "", body)
 }
 
-func jobOf(t testing.TB, s http.Handler, id string) jobJSON {
+func jobOf(t testing.TB, s http.Handler, id string) api.Job {
 	t.Helper()
 	rec := call(t, s, "GET", "/v1/jobs/"+id, "mg_test_all", nil)
 	if rec.Code != 200 {
 		t.Fatalf("get job: %d %s", rec.Code, rec.Body)
 	}
-	return decode[jobJSON](t, rec)
+	return decode[api.Job](t, rec)
 }
 
 func TestForcedOutcomes(t *testing.T) {
@@ -102,7 +102,7 @@ func TestForcedOutcomes(t *testing.T) {
 			if rec.Code != 202 {
 				t.Fatalf("generate: %d %s", rec.Code, rec.Body)
 			}
-			id := decode[jobJSON](t, rec).ID
+			id := decode[api.Job](t, rec).ID
 			control(t, s, "POST", "/_emulator/clock", map[string]any{"advance": "1h"})
 			job := jobOf(t, s, id)
 			code := ""
@@ -134,7 +134,7 @@ func TestSlowOutcomeOutlastsTheWait(t *testing.T) {
 	if rec.Code != 202 {
 		t.Fatalf("slow wait: %d %s", rec.Code, rec.Body)
 	}
-	id := decode[jobJSON](t, rec).ID
+	id := decode[api.Job](t, rec).ID
 	control(t, s, "POST", "/_emulator/clock", map[string]any{"advance": "1m"})
 	if job := jobOf(t, s, id); job.Status != "running" {
 		t.Errorf("slow job before max-wait + 1m + its queue time: %s", job.Status)
@@ -175,8 +175,8 @@ func TestBadDirectives(t *testing.T) {
 func TestScenarioHeaderAppliesToOneGeneration(t *testing.T) {
 	t.Parallel()
 	s := simServer(t, Config{})
-	slow := decode[jobJSON](t, startGeneration(t, s, "mg_test_all", "one", schnellID, schnell, "X-Emulator-Scenario", "slow"))
-	fast := decode[jobJSON](t, startGeneration(t, s, "mg_test_all", "two", schnellID, schnell))
+	slow := decode[api.Job](t, startGeneration(t, s, "mg_test_all", "one", schnellID, schnell, "X-Emulator-Scenario", "slow"))
+	fast := decode[api.Job](t, startGeneration(t, s, "mg_test_all", "two", schnellID, schnell))
 	control(t, s, "POST", "/_emulator/clock", map[string]any{"advance": "10s"})
 	if got := jobOf(t, s, slow.ID); got.Status != "running" {
 		t.Errorf("job under slow: %s", got.Status)
@@ -195,7 +195,7 @@ func outcomes(t *testing.T, s *Server, model string, input map[string]any, n int
 		if rec.Code != 202 {
 			t.Fatalf("generate %d: %d %s", i, rec.Code, rec.Body)
 		}
-		ids = append(ids, decode[jobJSON](t, rec).ID)
+		ids = append(ids, decode[api.Job](t, rec).ID)
 	}
 	control(t, s, "POST", "/_emulator/clock", map[string]any{"advance": "24h"})
 	statuses, codes := map[string]int{}, map[string]int{}
@@ -216,7 +216,7 @@ func TestScenariosBehaveAsTheyClaim(t *testing.T) {
 		s := simServer(t, Config{Seeded: true, Seed: 1})
 		rec := startGeneration(t, s, "mg_test_all", "d", schnellID, schnell)
 		control(t, s, "POST", "/_emulator/clock", map[string]any{"advance": "2s"})
-		if job := jobOf(t, s, decode[jobJSON](t, rec).ID); job.Status != "succeeded" {
+		if job := jobOf(t, s, decode[api.Job](t, rec).ID); job.Status != "succeeded" {
 			t.Errorf("default: %s", job.Status)
 		}
 		statuses, _ := outcomes(t, s, speechID, speech, 50)
@@ -267,7 +267,7 @@ func TestScenariosBehaveAsTheyClaim(t *testing.T) {
 		}
 		input := exampleInput(t, s, video)
 		rec := startGeneration(t, s, "mg_test_all", "v", video, input, "X-Emulator-Outcome", "succeed")
-		id := decode[jobJSON](t, rec).ID
+		id := decode[api.Job](t, rec).ID
 		control(t, s, "POST", "/_emulator/clock", map[string]any{"advance": "40s"})
 		if job := jobOf(t, s, id); job.Status != "queued" && job.Status != "running" {
 			t.Errorf("realistic video done within 40s: %s", job.Status)
@@ -281,7 +281,7 @@ func TestScenariosBehaveAsTheyClaim(t *testing.T) {
 		t.Parallel()
 		s := simServer(t, Config{Scenario: "slow"})
 		rec := startGeneration(t, s, "mg_test_all", "s", schnellID, schnell)
-		id := decode[jobJSON](t, rec).ID
+		id := decode[api.Job](t, rec).ID
 		control(t, s, "POST", "/_emulator/clock", map[string]any{"advance": "180s"})
 		if job := jobOf(t, s, id); job.Status != "running" {
 			t.Errorf("slow job at the wait limit: %s", job.Status)
@@ -366,7 +366,7 @@ func transcript(t *testing.T, seed int64) string {
 		rec := call(t, s, "POST", "/v1/generate", "mg_test_all", map[string]any{"model": model, "input": input, "quote_id": decode[quoteBody](t, q).QuoteID}, "Idempotency-Key", fmt.Sprint("t", i))
 		record(rec)
 		if rec.Code == 202 {
-			ids = append(ids, decode[jobJSON](t, rec).ID)
+			ids = append(ids, decode[api.Job](t, rec).ID)
 		}
 	}
 	record(control(t, s, "POST", "/_emulator/clock", map[string]any{"advance": "1h"}))
@@ -376,7 +376,7 @@ func transcript(t *testing.T, seed int64) string {
 		if rec.Code != 200 {
 			continue // the flaky scenario injects faults here too
 		}
-		for _, o := range decode[jobJSON](t, rec).Outputs {
+		for _, o := range decode[api.Job](t, rec).Outputs {
 			file := call(t, s, "GET", strings.TrimPrefix(o.URL, "http://example.com"), "", nil)
 			sum := sha256.Sum256(file.Body.Bytes())
 			fmt.Fprintf(&out, "file %s %d %s\n", o.URL, file.Code, hex.EncodeToString(sum[:]))
@@ -521,7 +521,7 @@ func TestClockControl(t *testing.T) {
 	t.Parallel()
 	s := simServer(t, Config{})
 	rec := startGeneration(t, s, "mg_test_all", "c", schnellID, schnell)
-	id := decode[jobJSON](t, rec).ID
+	id := decode[api.Job](t, rec).ID
 	// The advance returns after the job's transitions have happened.
 	got := decode[map[string]string](t, control(t, s, "POST", "/_emulator/clock", map[string]any{"advance": "90s"}))
 	if got["now"] != "2026-01-01T00:01:30Z" || got["mode"] != "manual" {
@@ -578,7 +578,7 @@ func TestResetRestoresEverything(t *testing.T) {
 	t.Parallel()
 	s := simServer(t, Config{Scenario: "default"})
 	rec := startGeneration(t, s, "mg_test_all", "r", schnellID, schnell)
-	id := decode[jobJSON](t, rec).ID
+	id := decode[api.Job](t, rec).ID
 	control(t, s, "PUT", "/_emulator/scenario", map[string]any{"name": "outage"})
 	control(t, s, "PUT", "/_emulator/accounts/acct_poor", map[string]any{"credits": 5000})
 	control(t, s, "POST", "/_emulator/faults", map[string]any{"match": map[string]any{"path": "/v1/jobs"}, "status": 500})
@@ -640,7 +640,7 @@ func TestScenarioSwitching(t *testing.T) {
 	// "mine" fails every job.
 	rec := startGeneration(t, s, "mg_test_all", "m", schnellID, schnell)
 	control(t, s, "POST", "/_emulator/clock", map[string]any{"advance": "1m"})
-	if job := jobOf(t, s, decode[jobJSON](t, rec).ID); job.Status != "failed" {
+	if job := jobOf(t, s, decode[api.Job](t, rec).ID); job.Status != "failed" {
 		t.Errorf("under an inline scenario failing everything: %s", job.Status)
 	}
 }
@@ -673,13 +673,13 @@ func TestAccountsAndForcedJobOutcomes(t *testing.T) {
 		t.Errorf("accounts = %v", accounts)
 	}
 
-	a := decode[jobJSON](t, startGeneration(t, s, "mg_test_all", "a", schnellID, schnell, "X-Emulator-Outcome", "slow"))
-	b := decode[jobJSON](t, startGeneration(t, s, "mg_test_all", "b", schnellID, schnell))
-	done := decode[jobJSON](t, control(t, s, "POST", "/_emulator/jobs/"+a.ID+"/complete", nil))
+	a := decode[api.Job](t, startGeneration(t, s, "mg_test_all", "a", schnellID, schnell, "X-Emulator-Outcome", "slow"))
+	b := decode[api.Job](t, startGeneration(t, s, "mg_test_all", "b", schnellID, schnell))
+	done := decode[api.Job](t, control(t, s, "POST", "/_emulator/jobs/"+a.ID+"/complete", nil))
 	if done.Status != "succeeded" || len(done.Outputs) != 1 || done.Outputs[0].SizeBytes == 0 {
 		t.Errorf("forced complete: %+v", done)
 	}
-	failed := decode[jobJSON](t, control(t, s, "POST", "/_emulator/jobs/"+b.ID+"/fail", map[string]any{"code": "provider_timeout"}))
+	failed := decode[api.Job](t, control(t, s, "POST", "/_emulator/jobs/"+b.ID+"/fail", map[string]any{"code": "provider_timeout"}))
 	if failed.Status != "failed" || failed.Error.Code != "provider_timeout" || failed.CreditStatus != "refunded" {
 		t.Errorf("forced fail: %+v", failed)
 	}

@@ -46,7 +46,7 @@ func skipServer(t testing.TB, cfg Config) *Server {
 func TestSkipClockWaitAnswersTheTerminalJobAtOnce(t *testing.T) {
 	t.Parallel()
 	s := skipServer(t, Config{SkipClock: true})
-	other := decode[jobJSON](t, generate(t, s, "key_a", "other", quote(t, s, "key_a", "test/pixel", pixelInput), pixelInput, ""))
+	other := decode[api.Job](t, generate(t, s, "key_a", "other", quote(t, s, "key_a", "test/pixel", pixelInput), pixelInput, ""))
 	q := quote(t, s, "key_a", "test/pixel", pixelInput)
 	began := time.Now()
 	rec := generate(t, s, "key_a", "wait", q, pixelInput, "?wait=true")
@@ -54,7 +54,7 @@ func TestSkipClockWaitAnswersTheTerminalJobAtOnce(t *testing.T) {
 	if rec.Code != 200 {
 		t.Fatalf("wait=true: %d %s", rec.Code, rec.Body)
 	}
-	job := decode[jobJSON](t, rec)
+	job := decode[api.Job](t, rec)
 	if job.Status != "succeeded" || job.CreatedAt != "2026-01-01T00:00:00Z" || *job.StartedAt != "2026-01-01T00:00:30Z" || *job.FinishedAt != "2026-01-01T00:04:30Z" {
 		t.Fatalf("job = %s created %s started %v finished %v", job.Status, job.CreatedAt, *job.StartedAt, *job.FinishedAt)
 	}
@@ -66,7 +66,7 @@ func TestSkipClockWaitAnswersTheTerminalJobAtOnce(t *testing.T) {
 	if now := s.world().Now(); !now.Equal(ManualStart.Add(4*time.Minute + 30*time.Second)) {
 		t.Errorf("clock = %v; want the job's end", now)
 	}
-	got := decode[jobJSON](t, call(t, s, "GET", "/v1/jobs/"+other.ID, "key_a", nil))
+	got := decode[api.Job](t, call(t, s, "GET", "/v1/jobs/"+other.ID, "key_a", nil))
 	if got.Status != "succeeded" {
 		t.Errorf("the tenant's other job is %s after the jump; want succeeded", got.Status)
 	}
@@ -78,7 +78,7 @@ func TestSkipClockPollMovesTheJobOn(t *testing.T) {
 	t.Parallel()
 	s := skipServer(t, Config{SkipClock: true})
 	q := quote(t, s, "key_a", "test/pixel", pixelInput)
-	job := decode[jobJSON](t, generate(t, s, "key_a", "poll", q, pixelInput, ""))
+	job := decode[api.Job](t, generate(t, s, "key_a", "poll", q, pixelInput, ""))
 	if job.Status != "queued" {
 		t.Fatalf("new job %s", job.Status)
 	}
@@ -93,7 +93,7 @@ func TestSkipClockPollMovesTheJobOn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var v jobJSON
+		var v api.Job
 		err = json.NewDecoder(resp.Body).Decode(&v)
 		resp.Body.Close()
 		if err != nil {
@@ -112,7 +112,7 @@ func TestSkipClockPollMovesTheJobOn(t *testing.T) {
 	before := s.world().Now()
 	call(t, s, "GET", "/v1/jobs/"+job.ID, "key_a", nil)
 	q2 := quote(t, s, "key_a", "test/pixel", pixelInput)
-	job2 := decode[jobJSON](t, generate(t, s, "key_a", "poll-2", q2, pixelInput, ""))
+	job2 := decode[api.Job](t, generate(t, s, "key_a", "poll-2", q2, pixelInput, ""))
 	if rec := call(t, s, "GET", "/v1/jobs/"+job2.ID, "key_b", nil); rec.Code != 404 {
 		t.Fatalf("another account's poll: %d", rec.Code)
 	}
@@ -127,7 +127,7 @@ func TestSkipClockWaitStopsAtItsBound(t *testing.T) {
 	s := skipServer(t, Config{SkipClock: true, MaxWait: 2 * time.Minute})
 	q := quote(t, s, "key_a", "test/pixel", pixelInput)
 	rec := generate(t, s, "key_a", "bound", q, pixelInput, "?wait=true")
-	if rec.Code != 202 || decode[jobJSON](t, rec).Status != "running" {
+	if rec.Code != 202 || decode[api.Job](t, rec).Status != "running" {
 		t.Fatalf("wait=true past its bound: %d %s", rec.Code, rec.Body)
 	}
 	if now := s.world().Now(); !now.Equal(ManualStart.Add(2 * time.Minute)) {
@@ -140,9 +140,9 @@ func TestManualClockPollMovesNothing(t *testing.T) {
 	t.Parallel()
 	s := skipServer(t, Config{ManualClock: true})
 	q := quote(t, s, "key_a", "test/pixel", pixelInput)
-	job := decode[jobJSON](t, generate(t, s, "key_a", "still", q, pixelInput, ""))
+	job := decode[api.Job](t, generate(t, s, "key_a", "still", q, pixelInput, ""))
 	for range 3 {
-		if got := decode[jobJSON](t, call(t, s, "GET", "/v1/jobs/"+job.ID, "key_a", nil)); got.Status != "queued" {
+		if got := decode[api.Job](t, call(t, s, "GET", "/v1/jobs/"+job.ID, "key_a", nil)); got.Status != "queued" {
 			t.Fatalf("manual clock: poll saw %s", got.Status)
 		}
 	}
@@ -223,7 +223,7 @@ func TestSkipClockReportJudgesPollsInRealTime(t *testing.T) {
 	t.Parallel()
 	s := skipServer(t, Config{SkipClock: true})
 	q := quote(t, s, "key_a", "test/pixel", pixelInput)
-	job := decode[jobJSON](t, generate(t, s, "key_a", "fast", q, pixelInput, ""))
+	job := decode[api.Job](t, generate(t, s, "key_a", "fast", q, pixelInput, ""))
 	for range 4 {
 		call(t, s, "GET", "/v1/jobs/"+job.ID, "key_a", nil)
 	}

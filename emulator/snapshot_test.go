@@ -46,7 +46,7 @@ func busyTenant(t testing.TB, s *Server, tenant string) {
 		q := decode[quoteBody](t, do(200, "POST", "/v1/quotes", "mg_test_all", map[string]any{"model": schnellID, "input": input}))
 		rec := do(202, "POST", "/v1/generate", "mg_test_all", map[string]any{"model": schnellID, "input": input, "quote_id": q.QuoteID},
 			"Idempotency-Key", fmt.Sprint("busy-", i), "X-Emulator-Outcome", outcome)
-		ids = append(ids, decode[jobJSON](t, rec).ID)
+		ids = append(ids, decode[api.Job](t, rec).ID)
 		quoteIDs = append(quoteIDs, q.QuoteID)
 	}
 	do(200, "POST", "/v1/quotes", "mg_test_all", map[string]any{"model": schnellID, "input": map[string]any{"prompt": "unused"}})
@@ -63,7 +63,7 @@ func busyTenant(t testing.TB, s *Server, tenant string) {
 	do(200, "GET", "/v1/jobs/"+ids[1], "mg_test_all", nil)
 	do(409, "POST", "/v1/generate", "mg_test_all", map[string]any{"model": schnellID, "input": map[string]any{"prompt": "busy 1", "num_images": 2, "image_size": "square", "output_format": "png"},
 		"quote_id": quoteIDs[1]}, "Idempotency-Key", "busy-again")
-	var page struct{ Data []jobJSON }
+	var page struct{ Data []api.Job }
 	_ = json.Unmarshal(do(200, "GET", "/v1/jobs?limit=100", "mg_test_all", nil).Body.Bytes(), &page)
 	downloads := 0
 	for _, j := range page.Data {
@@ -98,7 +98,7 @@ func continuation(t testing.TB, s *Server, tenant string) string {
 			get(p, "")
 		}
 		jobs := get("/v1/jobs?limit=100", "mg_test_all")
-		var page struct{ Data []jobJSON }
+		var page struct{ Data []api.Job }
 		_ = json.Unmarshal(jobs.Body.Bytes(), &page)
 		for _, j := range page.Data {
 			get("/v1/jobs/"+j.ID, "mg_test_all")
@@ -231,7 +231,7 @@ func TestSnapshotKeepsOutputsNoSeedMakesAgain(t *testing.T) {
 	s := simServer(t, Config{})
 	input := map[string]any{"prompt": "unseeded", "num_images": 2}
 	q := decode[quoteBody](t, tenantCall(t, s, "one", "POST", "/v1/quotes", "mg_test_all", map[string]any{"model": schnellID, "input": input}))
-	job := decode[jobJSON](t, tenantCall(t, s, "one", "POST", "/v1/generate", "mg_test_all", map[string]any{"model": schnellID, "input": input, "quote_id": q.QuoteID},
+	job := decode[api.Job](t, tenantCall(t, s, "one", "POST", "/v1/generate", "mg_test_all", map[string]any{"model": schnellID, "input": input, "quote_id": q.QuoteID},
 		"Idempotency-Key", "k", "X-Emulator-Outcome", "succeed"))
 	tenantCall(t, s, "one", "POST", "/_emulator/clock", "", map[string]any{"advance": "1m"})
 	doc := snapshotOf(t, s, "one", "")
@@ -247,7 +247,7 @@ func TestSnapshotKeepsOutputsNoSeedMakesAgain(t *testing.T) {
 	}
 	answers := map[string]string{}
 	for _, tenant := range []string{"one", "two"} {
-		got := decode[jobJSON](t, tenantCall(t, s, tenant, "GET", "/v1/jobs/"+job.ID, "mg_test_all", nil))
+		got := decode[api.Job](t, tenantCall(t, s, tenant, "GET", "/v1/jobs/"+job.ID, "mg_test_all", nil))
 		var b strings.Builder
 		for _, o := range got.Outputs {
 			file := tenantCall(t, s, tenant, "GET", strings.TrimPrefix(o.URL, "http://example.com"), "", nil)

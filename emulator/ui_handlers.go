@@ -161,39 +161,6 @@ func (s *Server) isClosing() bool {
 	}
 }
 
-// controlJobBody renders a job as the control API shows it.
-func (s *Server) controlJobBody(r *http.Request, v jobs.View) api.ControlJob {
-	out := api.ControlJob{Job: s.jobBody(r, v), Account: v.Account}
-	if m, ok := s.catalog.Model(v.Model); ok {
-		out.OutputType = m.OutputType
-	}
-	if p := worldOf(r).Phase(v.Model); p.Retired {
-		out.ModelPhase = "retired"
-	} else if p.Deprecated {
-		out.ModelPhase = "deprecated"
-	}
-	return out
-}
-
-// planOf is the course a job was given, as the control API shows it.
-func planOf(v jobs.View) *api.JobPlan {
-	p := v.Plan
-	out := &api.JobPlan{Queue: p.Queue.String(), Run: p.Run.String(), DecidedBy: "draw", Directive: p.Forced, EndedByControl: v.Forced, Filtered: p.Filtered}
-	if p.QueueTimeout > 0 {
-		t := p.QueueTimeout.String()
-		out.QueueTimeout = &t
-	}
-	if p.Forced != "" {
-		out.DecidedBy = "directive"
-	}
-	e := p.Ending
-	out.Ending.Status, out.Ending.Code, out.Ending.Message, out.Ending.InQueue = string(e.Status), e.Code, e.Message, e.InQueue
-	if e.Status == jobs.Failed && !e.InQueue {
-		out.Ending.At = e.At
-	}
-	return out
-}
-
 // listAllJobs lists the jobs of every account in the tenant, newest first, in the /v1 list
 // envelope; status and model filter as on /v1/jobs.
 func (s *Server) listAllJobs() replyFunc {
@@ -206,10 +173,9 @@ func (s *Server) listAllJobs() replyFunc {
 		if err != nil {
 			return reply{}, err
 		}
-		views, total := worldOf(r).ListAllJobs(f, p.offset, p.limit)
-		items, err := encodeEach(views, func(v jobs.View) any {
-			return s.controlJobBody(r, v)
-		})
+		world, base := worldOf(r), baseURL(r)
+		views, total := world.ListAllJobs(f, p.offset, p.limit)
+		items, err := encodeEach(views, func(v jobs.View) any { return world.PresentControlJob(v, base) })
 		if err != nil {
 			return reply{}, err
 		}

@@ -146,7 +146,7 @@ func TestControlJobsListEveryAccountNewestFirst(t *testing.T) {
 		if rec.Code != 202 {
 			t.Fatalf("generate %d: %d %s", i, rec.Code, rec.Body)
 		}
-		ids = append(ids, decode[jobJSON](t, rec).ID)
+		ids = append(ids, decode[api.Job](t, rec).ID)
 	}
 	list := decode[api.Page[api.ControlJob]](t, control(t, s, "GET", "/_emulator/jobs", nil))
 	if list.Total != 5 || len(list.Data) != 5 || list.HasMore {
@@ -196,8 +196,8 @@ func TestControlJobsListEveryAccountNewestFirst(t *testing.T) {
 func TestControlJobShowsItsPlanAndClockWhatIsDue(t *testing.T) {
 	t.Parallel()
 	s := simServer(t, Config{CatalogFile: "../testdata/catalogs/small.yaml", Seeded: true, Seed: 3})
-	drawn := decode[jobJSON](t, startGeneration(t, s, "key_a", "d", "test/pixel", map[string]any{"prompt": "a"}))
-	forced := decode[jobJSON](t, startGeneration(t, s, "key_a", "f", "test/pixel", map[string]any{"prompt": "b"}, "X-Emulator-Outcome", "fail"))
+	drawn := decode[api.Job](t, startGeneration(t, s, "key_a", "d", "test/pixel", map[string]any{"prompt": "a"}))
+	forced := decode[api.Job](t, startGeneration(t, s, "key_a", "f", "test/pixel", map[string]any{"prompt": "b"}, "X-Emulator-Outcome", "fail"))
 
 	clk := decode[map[string]any](t, control(t, s, "GET", "/_emulator/clock", nil))
 	due, _ := clk["next_due"].(map[string]any)
@@ -235,7 +235,7 @@ func TestControlJobShowsItsPlanAndClockWhatIsDue(t *testing.T) {
 func TestAccountsShowRefunds(t *testing.T) {
 	t.Parallel()
 	s := simServer(t, Config{CatalogFile: "../testdata/catalogs/small.yaml"})
-	j := decode[jobJSON](t, startGeneration(t, s, "key_a", "r", "test/pixel", map[string]any{"prompt": "a", "num_images": 3}))
+	j := decode[api.Job](t, startGeneration(t, s, "key_a", "r", "test/pixel", map[string]any{"prompt": "a", "num_images": 3}))
 	if rec := control(t, s, "POST", "/_emulator/jobs/"+j.ID+"/fail", nil); rec.Code != 200 {
 		t.Fatal(rec.Body)
 	}

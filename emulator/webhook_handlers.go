@@ -1,12 +1,10 @@
 package emulator
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/webhooks"
@@ -48,11 +46,6 @@ func newWebhookRun(cfg Config) (webhookRun, error) {
 	}
 	run.transport = webhooks.NewTransport(guard, "mediagen-emulator/"+Version)
 	return run, nil
-}
-
-// renderJob is a delivery's data: the job exactly as GET /v1/jobs/{id} answers it.
-func (s *Server) renderJob(world *sim.World, base string, v jobs.View) ([]byte, error) {
-	return json.Marshal(s.jobBodyAt(world, base, v))
 }
 
 // webhooksBody is GET /_emulator/webhooks.

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/idempotency"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
@@ -291,7 +292,7 @@ func (w *World) startJob(account, key, quoteID string, m *catalog.Model, input m
 // left), the world is retired, or stop is closed (the server shuts down). Each wake-up comes
 // from a change, not a poll; it returns the job as it is then.
 func (w *World) Wait(ctx context.Context, view jobs.View, stop <-chan struct{}) jobs.View {
-	if view.Status.Terminal() {
+	if view = w.settle(view); view.Status.Terminal() || w.clock.Mode() == clock.Skip {
 		return view
 	}
 	w.addWaiting(1)
@@ -326,8 +327,10 @@ func (w *World) Wait(ctx context.Context, view jobs.View, stop <-chan struct{}) 
 	}
 }
 
-// Job returns an account's job.
+// Job is an account's job as a poll finds it: a poll waits on the job, so a skipping clock
+// first moves on to the job's next transition.
 func (w *World) Job(account, id string) (jobs.View, error) {
+	w.skipAhead(account, id, 1, clock.Latest)
 	v, ok := w.jobs.Get(account, id)
 	if !ok {
 		return jobs.View{}, problem.New(problem.JobNotFound, "no job %q for this account", id)
@@ -338,8 +341,15 @@ func (w *World) Job(account, id string) (jobs.View, error) {
 	return v, nil
 }
 
-// JobAny returns a job of any account, as the control API sees it.
-func (w *World) JobAny(id string) (jobs.View, error) { return w.Job("", id) }
+// JobAny returns a job of any account, as the control API sees it: looking, not waiting, so
+// no clock moves.
+func (w *World) JobAny(id string) (jobs.View, error) {
+	v, ok := w.jobs.Get("", id)
+	if !ok {
+		return jobs.View{}, problem.New(problem.JobNotFound, "no job %q for this account", id)
+	}
+	return v, nil
+}
 
 // ListJobs returns an account's jobs, newest first, that pass the filter, and how many match.
 func (w *World) ListJobs(account string, f jobs.Filter, offset, limit int) ([]jobs.View, int) {

@@ -29,12 +29,13 @@ type Waiter struct {
 // WaitThen calls then once, in a goroutine of its own, with the job as it stands when it turns
 // terminal, when the wait limit passes (on the world's clock or in real time, whichever comes
 // first), when the world is retired, or when End is called; it returns at once. A job that has
-// already ended is answered at once. The waiter counts among the world's waiting generations
+// already ended is answered at once, and so is one on a skipping clock, which first moves to
+// the job's end or the wait's bound. The waiter counts among the world's waiting generations
 // until then has been called.
 func (w *World) WaitThen(view jobs.View, then func(jobs.View)) *Waiter {
 	wt := &Waiter{w: w, id: view.ID, then: then}
 	w.addWaiting(1)
-	if view.Status.Terminal() {
+	if view = w.settle(view); view.Status.Terminal() || w.clock.Mode() == clock.Skip {
 		go wt.finish(view, true)
 		return wt
 	}

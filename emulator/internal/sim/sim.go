@@ -10,7 +10,6 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/webhooks"
@@ -40,9 +39,6 @@ type Config struct {
 	Webhook *webhooks.Config
 	// WebhookSender sends every world's deliveries; nil sends none.
 	WebhookSender webhooks.Sender
-	// WebhookRender is a job as GET /v1/jobs/{id} shows it to a client reaching the emulator
-	// at base, a delivery's data.
-	WebhookRender func(w *World, base string, v jobs.View) ([]byte, error)
 	// Budget is the memory bound itself, shared by every store; nil means one made from
 	// MemoryBudget.
 	Budget *budget.Budget

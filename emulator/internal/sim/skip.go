@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 )
 
 // SkipWall is a request's real arrival time while the clock skips, for the journal, else zero:
@@ -17,13 +18,13 @@ func (w *World) SkipWall(arrived time.Time) time.Time {
 	return arrived
 }
 
-// SkipAhead moves a skipping world's clock to the job's next transitions, one after another,
+// skipAhead moves a skipping world's clock to the job's next transitions, one after another,
 // so a request that waits on the job sees it move on at once: at most steps of them (0: as many
 // as come), never past limit, and no further once the job has ended. Everything else that
 // falls due on the way happens too, in order (other jobs, quote, output and key expiry), as if
 // the control API had advanced the clock. It does nothing unless the clock skips, or when the
 // job is not the account's (an empty account matches any) or has ended.
-func (w *World) SkipAhead(account, id string, steps int, limit time.Time) {
+func (w *World) skipAhead(account, id string, steps int, limit time.Time) {
 	for n := 0; steps <= 0 || n < steps; {
 		if w.clock.Mode() != clock.Skip {
 			return
@@ -54,4 +55,23 @@ func (w *World) SkipAhead(account, id string, steps int, limit time.Time) {
 		}
 		n++
 	}
+}
+
+// settle is a waited-on job once a skipping clock has moved to its end, or to the wait's
+// bound: on a skipping clock nothing is left to wait for. On other clocks it is view.
+func (w *World) settle(view jobs.View) jobs.View {
+	if view.Status.Terminal() || w.clock.Mode() != clock.Skip {
+		return view
+	}
+	w.skipAhead("", view.ID, 0, w.clock.Now().Add(w.cfg.MaxWait))
+	if v, ok := w.jobs.Get("", view.ID); ok {
+		return v
+	}
+	return view
+}
+
+// Blocks reports whether a wait on the job would block: it has not ended and the clock does
+// not skip. Only such a wait is worth the transport's parking.
+func (w *World) Blocks(view jobs.View) bool {
+	return !view.Status.Terminal() && w.clock.Mode() != clock.Skip
 }

@@ -2,7 +2,7 @@ package sim
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/webhooks"
@@ -22,14 +22,13 @@ func (w *World) newHub() *webhooks.Hub {
 	h := webhooks.New(webhooks.Options{
 		Clock: w.clock, Sender: sender, IDs: w.ids,
 		Render: func(v jobs.View) ([]byte, error) {
-			if w.cfg.WebhookRender == nil {
-				return nil, errNoRender
-			}
+			// A delivery's data is the job exactly as GET /v1/jobs/{id} shows it, less the
+			// evolution mode's status, on the address clients last reached the emulator by.
 			base, _ := w.base.Load().(string)
 			if base == "" {
 				base = DefaultBase
 			}
-			return w.cfg.WebhookRender(w, base, v)
+			return json.Marshal(w.PresentJob(v, base, Documented))
 		},
 		OnAttempt: func(kind, outcome string) {
 			w.coverage.Webhook(kind, outcome)
@@ -39,9 +38,6 @@ func (w *World) newHub() *webhooks.Hub {
 	h.Configure(w.cfg.Webhook)
 	return h
 }
-
-// errNoRender stops deliveries in a world built without a renderer (some package tests).
-var errNoRender = errors.New("no renderer for webhook deliveries")
 
 // nowhere is the sender of a world built without one: every attempt refused, nothing sent.
 type nowhere struct{}
