@@ -21,10 +21,8 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/download"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/evolve"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/observe"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
@@ -107,11 +105,8 @@ type recorder struct {
 	status   int
 	bytes    int
 	writeErr bool // a write to the connection failed: the client did not get every byte
-	// evolving says the forward-compatibility mode was on for the answer, in any of its kinds;
-	// held is the status WriteHeader holds back in it until the body is rewritten and its
-	// Content-Length known. Both sit in what would be padding.
+	// evolving says the forward-compatibility mode was on for the answer, in any of its kinds.
 	evolving bool
-	held     uint16
 	facts    facts // what the request turned out to be about, and how it was answered
 	// arrival and received are when the request came in, among the tenant's events and on its
 	// clock; ctx ends when the client hangs up, and left says a parked one did.
@@ -140,10 +135,6 @@ type recorder struct {
 	// parked, once a wait=true generation has taken over the connection to answer later, is
 	// what the answer needs; until then nothing is journaled or logged for the request.
 	parked *parking
-
-	// evolve, in the forward-compatibility mode, is the kit whose member every JSON object of
-	// the answer gains.
-	evolve *evolve.Kit
 }
 
 // WriteHeader remembers the first status written. Nothing reaches the client before the first
@@ -152,52 +143,7 @@ func (rec *recorder) WriteHeader(status int) {
 	if rec.status == 0 {
 		rec.status = status
 	}
-	if rec.evolve != nil && rec.held == 0 && rewritable(rec.Header(), status) {
-		rec.held = uint16(status)
-		return
-	}
 	rec.ResponseWriter.WriteHeader(status)
-}
-
-// rewritable reports whether an answer's body is JSON written whole (writeLine and writeError
-// give a Content-Length), so the forward-compatibility mode can add its member.
-func rewritable(h http.Header, status int) bool {
-	if status == http.StatusNotModified || status == http.StatusNoContent || h.Get("Content-Length") == "" {
-		return false
-	}
-	ct := h.Get("Content-Type")
-	return ct == "application/json" || ct == "application/problem+json"
-}
-
-// evolved lays the kit's member into every object of an answer held back by WriteHeader, sets
-// its Content-Length and sends the status. A body that is not the whole answer its
-// Content-Length announced goes as it is.
-func (rec *recorder) evolved(b []byte) []byte {
-	status := int(rec.held)
-	rec.held = 0
-	h := rec.Header()
-	if h.Get("Content-Length") == strconv.Itoa(len(b)) {
-		b = rec.withMember(b)
-		h["Content-Length"] = []string{strconv.Itoa(len(b))}
-	}
-	rec.ResponseWriter.WriteHeader(status)
-	return b
-}
-
-// withMember is a JSON answer with the kit's member laid into every object, counted for
-// coverage: the one place an answer's body gains it, written now or by a parked generation.
-func (rec *recorder) withMember(body []byte) []byte {
-	rec.info.world.Coverage().Hit(evidence.EvolutionMember)
-	return rec.evolve.AddMembers(make([]byte, 0, len(body)+len(body)/8+64), body)
-}
-
-// flushHeld sends a status held back for a body that never came.
-func (rec *recorder) flushHeld() {
-	if rec.held != 0 {
-		status := int(rec.held)
-		rec.held = 0
-		rec.ResponseWriter.WriteHeader(status)
-	}
 }
 
 // Write counts the bytes, notes an implicit 200, and journals the request as its answer starts
@@ -205,9 +151,6 @@ func (rec *recorder) flushHeld() {
 func (rec *recorder) Write(b []byte) (int, error) {
 	if rec.status == 0 {
 		rec.status = http.StatusOK
-	}
-	if rec.held != 0 {
-		b = rec.evolved(b)
 	}
 	if rec.journaled {
 		if rec.keepBody && rec.body == nil {
@@ -365,11 +308,14 @@ func (s *Server) frame(next http.Handler) http.Handler {
 		h["X-Request-Id"], h["X-Emulator-Version"], h["Date"] = vs[0:1:1], vs[1:2:2], vs[2:3:3]
 		if strings.HasPrefix(r.URL.Path, "/v1/") {
 			if ev, kit := world.Evolution(); ev.Any() {
-				evolveAnswer(rec, h, ev, kit)
+				rec.evolving = true
+				if ev.Headers {
+					h[kit.HeaderName] = []string{kit.HeaderValue}
+					world.Coverage().Hit(evidence.EvolutionHeader)
+				}
 			}
 		}
 		defer func() {
-			rec.flushHeld()
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
 					panic(v)
@@ -498,19 +444,6 @@ func (rec *recorder) parkedAnswer(status int, body []byte, jobStatus string) {
 	rec.facts.waitedOut = rec.facts.waitedOut || status == http.StatusAccepted
 	rec.parked = nil
 	rec.sending()
-}
-
-// evolveAnswer readies a /v1 answer for the forward-compatibility mode: the undocumented
-// header now, and the member once the body is written.
-func evolveAnswer(rec *recorder, h http.Header, ev scenario.Evolution, kit *evolve.Kit) {
-	rec.evolving = true
-	if ev.Headers {
-		h[kit.HeaderName] = []string{kit.HeaderValue}
-		rec.info.world.Coverage().Hit(evidence.EvolutionHeader)
-	}
-	if ev.Members {
-		rec.evolve = kit
-	}
 }
 
 // lastDate is the Date header last made, reused while the second lasts: every answer has one.

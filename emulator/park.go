@@ -139,10 +139,7 @@ func (s *Server) answerParked(r *http.Request, p *parking, v jobs.View) {
 		_ = p.conn.Close()
 		return
 	}
-	body = append(body, '\n')
-	if rec.evolve != nil {
-		body = rec.withMember(body)
-	}
+	body = evolved(rec.info.world, p.path, append(body, '\n'))
 	status := http.StatusOK
 	h := http.Header{}
 	if !v.Status.Terminal() {

@@ -9,9 +9,11 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
@@ -245,16 +247,35 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, rep reply, err e
 			s.answer(w, r, reply{}, err)
 			return
 		}
-		send(w, rep.status, "application/json", append(b, '\n'))
+		send(w, rep.status, "application/json", evolved(infoOf(r).world, r.URL.Path, append(b, '\n')))
 	case rep.raw != nil:
-		ct := rep.contentType
-		if ct == "" {
+		ct, raw := rep.contentType, rep.raw
+		switch ct {
+		case "":
 			ct = "application/json"
+			fallthrough
+		case "application/problem+json":
+			raw = evolved(infoOf(r).world, r.URL.Path, raw)
 		}
-		send(w, rep.status, ct, rep.raw)
+		send(w, rep.status, ct, raw)
 	case rep.status != 0:
 		w.WriteHeader(rep.status)
 	}
+}
+
+// evolved is a JSON answer's body as it goes to a client of /v1 at path: in the
+// forward-compatibility mode, with the mode's member laid into every object, counted for
+// coverage. It is the encoder's last step, and the only place an answer's bytes change.
+func evolved(world *sim.World, path string, body []byte) []byte {
+	if world == nil || !strings.HasPrefix(path, "/v1/") {
+		return body
+	}
+	ev, kit := world.Evolution()
+	if !ev.Members {
+		return body
+	}
+	world.Coverage().Hit(evidence.EvolutionMember)
+	return kit.AddMembers(make([]byte, 0, len(body)+len(body)/8+64), body)
 }
 
 // noContent is the reply of a change with nothing to show.
