@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/evolve"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 )
 
@@ -133,10 +132,6 @@ func encodeEach[T any](items []T, view func(T) any) ([]json.RawMessage, error) {
 }
 
 func (s *Server) listModels() replyFunc {
-	known := map[string]bool{}
-	for _, m := range s.catalog.Models {
-		known[m.Category] = true
-	}
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		p, err := parsePage(r)
 		if err != nil {
@@ -150,7 +145,8 @@ func (s *Server) listModels() replyFunc {
 		if err != nil {
 			return reply{}, err
 		}
-		if hasCategory && !known[category] && (worldOf(r).EvolvedModel() == nil || category != evolve.Category) {
+		world := worldOf(r)
+		if hasCategory && !world.KnownCategory(category) {
 			return reply{}, paramError("category", "unknown category %q; GET /v1/models/categories lists them", category)
 		}
 		search, _, err := queryValue(r, "search")
@@ -158,20 +154,15 @@ func (s *Server) listModels() replyFunc {
 			return reply{}, err
 		}
 		search = strings.ToLower(strings.TrimSpace(search))
-
-		matches := s.catalog.Find(search, category)
 		if grouped {
-			return s.grouped(matches, p)
+			return s.grouped(s.catalog.Find(search, category), p)
 		}
-		matches = withEvolved(r, matches, search, category)
-		from, to := p.window(len(matches))
-		items := make([]json.RawMessage, 0, to-from)
-		world, evolved := worldOf(r), false
-		for _, m := range matches[from:to] {
-			evolved = evolved || m.OutputType == evolve.OutputType
-			items = append(items, deprecatedRecord(m.ListItem, world.Phase(m.ID)))
+		models, total, evolved := world.PresentModels(search, category, p.offset, p.limit)
+		items := make([]json.RawMessage, len(models))
+		for i, m := range models {
+			items[i] = withMembers(m.Record, m.Lifecycle)
 		}
-		rep := listReply(items, len(matches), p)
+		rep := listReply(items, total, p)
 		rep.facts.evolvedType = evolved // counted as the answer shows it
 		return rep, nil
 	}
@@ -194,35 +185,20 @@ func (s *Server) grouped(models []*catalog.Model, p page) (reply, error) {
 
 func (s *Server) getModel() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
-		id := pathVar(r, "model")
-		m, ok := s.catalog.Model(id)
-		if em := worldOf(r).EvolvedModel(); !ok && em != nil && em.ID == id {
-			return reply{status: http.StatusOK, raw: em.Detail, facts: facts{evolvedType: true}}, nil
-		}
-		if !ok {
-			return reply{}, problem.New(problem.ModelNotFound, "no model %q; GET /v1/models lists them", id)
-		}
+		m, phase, evolved, err := worldOf(r).PresentModel(pathVar(r, "model"))
 		var rep reply
-		p := rep.announce(r, m.ID)
-		if err := worldOf(r).CheckRetired(m.ID); err != nil {
+		rep.deprecation(phase)
+		if err != nil {
 			return rep, err
 		}
-		rep.status, rep.raw = http.StatusOK, deprecatedRecord(m.Detail, p)
+		rep.status, rep.raw, rep.facts.evolvedType = http.StatusOK, withMembers(m.Record, m.Lifecycle), evolved
 		return rep, nil
 	}
 }
 
 func (s *Server) listCategories() replyFunc {
-	body, err := json.Marshal(api.List[api.Category]{Data: s.catalog.Categories()})
-	line := jsonLine(body)
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
-		if err != nil {
-			return reply{}, err
-		}
-		if em := worldOf(r).EvolvedModel(); em != nil {
-			b, err := evolvedCategories(s.catalog, em)
-			return reply{status: http.StatusOK, raw: jsonLine(b), facts: facts{evolvedType: true}}, err
-		}
-		return reply{status: http.StatusOK, raw: line}, nil
+		all, evolved := worldOf(r).PresentCategories()
+		return reply{status: http.StatusOK, body: api.List[api.Category]{Data: all}, facts: facts{evolvedType: evolved}}, nil
 	}
 }

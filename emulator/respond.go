@@ -278,6 +278,26 @@ func evolved(world *sim.World, path string, body []byte) []byte {
 	return kit.AddMembers(make([]byte, 0, len(body)+len(body)/8+64), body)
 }
 
+// withMembers is a record the catalog encoded, with the members of extra (a struct, whose
+// empty members are left out) laid in after its own; the record itself when extra is nil.
+func withMembers[T any](record []byte, extra *T) []byte {
+	if extra == nil {
+		return record
+	}
+	add, err := json.Marshal(extra)
+	trimmed := bytes.TrimRight(record, " \n")
+	if err != nil || len(add) <= 2 || len(trimmed) < 2 || trimmed[len(trimmed)-1] != '}' {
+		return record
+	}
+	out := make([]byte, 0, len(record)+len(add))
+	out = append(out, trimmed[:len(trimmed)-1]...)
+	if len(trimmed) > 2 {
+		out = append(out, ',')
+	}
+	out = append(out, add[1:]...)
+	return append(out, record[len(trimmed):]...)
+}
+
 // noContent is the reply of a change with nothing to show.
 var noContent = reply{status: http.StatusNoContent}
 

@@ -50,8 +50,12 @@ type ModelSummary struct {
 	Status      string `json:"status"`      // ready, or another word for a model that takes no quotes
 	Product     string `json:"product"`
 	Mode        string `json:"mode"`
-	// Deprecated and the members after it appear from the model's deprecation in the tenant
-	// scenario's lifecycle; SunsetAt and Replacement when the rule gives them.
+	ModelLifecycle
+}
+
+// ModelLifecycle is what a model's deprecation in the tenant scenario's lifecycle adds to its
+// record: nothing until it is deprecated; SunsetAt and Replacement when the rule gives them.
+type ModelLifecycle struct {
 	Deprecated   bool   `json:"deprecated,omitempty"`
 	DeprecatedAt string `json:"deprecated_at,omitempty"`
 	SunsetAt     string `json:"sunset_at,omitempty"`

@@ -1,11 +1,15 @@
 package sim
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evolve"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 )
 
 // The one place a job becomes the answer a client sees: /v1, the control API, the dashboard
@@ -101,4 +105,82 @@ func NullableTime(t time.Time) *string {
 	}
 	s := Timestamp(t)
 	return &s
+}
+
+// ModelRecord is a model as an answer shows it: the record the catalog encoded once when it
+// loaded, and the members the scenario in force adds after it (nil when it adds none), which
+// the encoder lays in.
+type ModelRecord struct {
+	Record    []byte
+	Lifecycle *api.ModelLifecycle
+}
+
+// lifecycleOf is what a phase adds to a model's record: nothing unless it is deprecated.
+func lifecycleOf(p scenario.Phase) *api.ModelLifecycle {
+	if !p.Deprecated {
+		return nil
+	}
+	lc := &api.ModelLifecycle{Deprecated: true, DeprecatedAt: Timestamp(p.DeprecatedAt), Replacement: p.Replacement}
+	if !p.Sunset.IsZero() {
+		lc.SunsetAt = Timestamp(p.Sunset)
+	}
+	return lc
+}
+
+// KnownCategory reports whether a category names models a listing can show: the catalog's,
+// and the undocumented output type's while the evolution mode lists it.
+func (w *World) KnownCategory(category string) bool {
+	if w.cfg.categories[category] {
+		return true
+	}
+	return w.EvolvedModel() != nil && category == evolve.Category
+}
+
+// PresentModels is a page of the models GET /v1/models lists for a lower-cased search and a
+// category (either empty for all), from offset, at most limit: their records, how many match,
+// and whether the page shows the model of an undocumented output type.
+func (w *World) PresentModels(search, category string, offset, limit int) (page []ModelRecord, total int, evolved bool) {
+	matches := w.cfg.Catalog.Find(search, category)
+	if m := w.EvolvedModel(); m != nil && (category == "" || category == m.Category) && (search == "" ||
+		strings.Contains(strings.ToLower(m.ID), search) || strings.Contains(strings.ToLower(m.Name), search) ||
+		strings.Contains(strings.ToLower(m.Description), search)) {
+		matches = append(matches[:len(matches):len(matches)], m) // listed last, as a catalog model would be
+	}
+	from := min(offset, len(matches))
+	to := min(from+limit, len(matches))
+	page = make([]ModelRecord, 0, to-from)
+	for _, m := range matches[from:to] {
+		evolved = evolved || m.OutputType == evolve.OutputType
+		page = append(page, ModelRecord{Record: m.ListItem, Lifecycle: lifecycleOf(w.Phase(m.ID))})
+	}
+	return page, len(matches), evolved
+}
+
+// PresentModel is a model's detail as GET /v1/models/{id} shows it, its phase (whose
+// deprecation the answer's headers announce, retired or not), and whether it is the model of
+// an undocumented output type. A retired model's error comes with its phase.
+func (w *World) PresentModel(id string) (ModelRecord, scenario.Phase, bool, error) {
+	m, ok := w.cfg.Catalog.Model(id)
+	if !ok {
+		if em := w.EvolvedModel(); em != nil && em.ID == id {
+			return ModelRecord{Record: em.Detail}, scenario.Phase{}, true, nil
+		}
+		return ModelRecord{}, scenario.Phase{}, false, problem.New(problem.ModelNotFound, "no model %q; GET /v1/models lists them", id)
+	}
+	p := w.phase(m)
+	if err := w.retiredErr(m); err != nil {
+		return ModelRecord{}, p, false, err
+	}
+	return ModelRecord{Record: m.Detail, Lifecycle: lifecycleOf(p)}, p, false, nil
+}
+
+// PresentCategories are the categories GET /v1/models/categories lists, and whether they show
+// the undocumented output type's, which comes last.
+func (w *World) PresentCategories() ([]api.Category, bool) {
+	all := w.cfg.Catalog.Categories()
+	m := w.EvolvedModel()
+	if m == nil {
+		return all, false
+	}
+	return append(slices.Clip(all), api.Category{ID: m.Category, OutputType: m.OutputType, ModelCount: 1}), true
 }

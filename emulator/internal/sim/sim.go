@@ -53,8 +53,11 @@ type Config struct {
 	// make it wrap around.
 	JournalMax int
 
-	maker   *media.Maker // made from Media by complete, shared by every world
-	linkKey []byte       // the run's secret for signed output links (links.go), from NewTenants' ids
+	maker *media.Maker // made from Media by complete, shared by every world
+	// categories are the catalog's categories, of every model listed or not, which a
+	// listing's category filter may name.
+	categories map[string]bool
+	linkKey    []byte // the run's secret for signed output links (links.go), from NewTenants' ids
 }
 
 // clockMode is the mode a new world's clock starts in.
@@ -82,5 +85,11 @@ func (c Config) complete() Config {
 		c.Coverage = evidence.NewCounts(nil)
 	}
 	c.maker = media.NewMaker(c.Media)
+	c.categories = map[string]bool{}
+	if c.Catalog != nil {
+		for _, m := range c.Catalog.Models {
+			c.categories[m.Category] = true
+		}
+	}
 	return c
 }
