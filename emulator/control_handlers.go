@@ -6,21 +6,17 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/faults"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
@@ -71,18 +67,9 @@ func (s *Server) resetState() replyFunc {
 	}
 }
 
-// clockBody is the clock as the control API shows it.
-func (s *Server) clockBody(world *sim.World) api.Clock {
-	c := api.Clock{Mode: world.ClockMode().String(), Now: timestamp(world.Now())}
-	if id, at, from, ok := world.NextDue(); ok {
-		c.NextDue = &api.NextDue{At: timestamp(at), JobID: id, Status: string(from)}
-	}
-	return c
-}
-
 func (s *Server) getClock() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
-		return reply{status: http.StatusOK, body: s.clockBody(worldOf(r))}, nil
+		return reply{status: http.StatusOK, body: worldOf(r).PresentClock()}, nil
 	}
 }
 
@@ -90,88 +77,21 @@ func (s *Server) getClock() replyFunc {
 // that fell due has happened: job transitions in order, quote, output and key expiry.
 func (s *Server) setClock() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
-		world := worldOf(r)
 		var c api.ClockChange
 		if err := s.decodeInto(w, r, &c, members{nonEmpty: []string{"advance", "set", "mode"}}); err != nil {
 			return reply{}, err
 		}
-		advance, set, name := c.Advance, c.Set, c.Mode
-		hasAdvance, hasSet, hasMode := advance != "", set != "", name != ""
-		mode, modeOK := clock.ParseMode(name)
-		switch {
-		case hasAdvance && hasSet || !hasAdvance && !hasSet && !hasMode:
-			return reply{}, problem.New(problem.ConflictingControlInput, `send {"mode": "real|manual|skip"}, {"advance": "90s"} or {"set": "<RFC 3339 time>"}; a mode may come with one of the others`)
-		case hasMode && !modeOK:
-			return reply{}, problem.New(problem.InvalidClockChange, "mode %q: want real, manual or skip", name)
+		clk, err := worldOf(r).ChangeClock(c)
+		if err != nil {
+			return reply{}, err
 		}
-		var err error
-		var d time.Duration
-		var t time.Time
-		if hasAdvance {
-			if d, err = parseAdvance(advance); err != nil {
-				return reply{}, problem.New(problem.InvalidClockChange, "advance %q: %v", advance, err)
-			}
-		}
-		if hasSet {
-			if t, err = time.Parse(time.RFC3339Nano, set); err != nil {
-				return reply{}, problem.New(problem.InvalidClockChange, "set %q is not an RFC 3339 time such as 2026-01-01T00:10:00Z", set)
-			}
-		}
-		if hasMode {
-			world.SetClockMode(mode)
-		}
-		switch {
-		case hasAdvance:
-			if err := world.Advance(d); err != nil {
-				return reply{}, problem.New(problem.InvalidClockChange, "advance %q: %v", advance, err)
-			}
-		case hasSet:
-			if err := world.SetTime(t); errors.Is(err, clock.ErrBackwards) {
-				return reply{}, problem.New(problem.InvalidClockChange, "set %s is before the emulator's time %s; the clock only moves forward (POST /_emulator/reset starts it over)", set, timestamp(world.Now()))
-			} else if err != nil {
-				return reply{}, problem.New(problem.InvalidClockChange, "set %s: %v", set, err)
-			}
-		}
-		return reply{status: http.StatusOK, body: s.clockBody(world)}, nil
+		return reply{status: http.StatusOK, body: clk}, nil
 	}
-}
-
-// parseAdvance reads a Go duration ("90s", "1h30m") or plain seconds ("90"); it must not be
-// negative and at most a year.
-func parseAdvance(v string) (time.Duration, error) {
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		secs, err2 := strconv.ParseFloat(v, 64)
-		if err2 != nil {
-			return 0, errors.New("want a duration such as 90s or 5m")
-		}
-		d = time.Duration(secs * float64(time.Second))
-	}
-	if d < 0 {
-		return 0, errors.New("the clock only moves forward")
-	}
-	if d > 366*24*time.Hour {
-		return 0, errors.New("advance at most a year at a time")
-	}
-	return d, nil
-}
-
-// scenarioBody is the scenario in force as the control API shows it.
-func (s *Server) scenarioBody(world *sim.World) api.Scenario {
-	body := world.Scenario().Describe()
-	body.Available = scenarioNames(s.scenarios)
-	body.Faults = 0 // those still in force: DELETE /_emulator/faults?source=all removes them
-	for _, r := range world.Faults().List() {
-		if r.Source == "scenario" {
-			body.Faults++
-		}
-	}
-	return body
 }
 
 func (s *Server) getScenario() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
-		return reply{status: http.StatusOK, body: s.scenarioBody(worldOf(r))}, nil
+		return reply{status: http.StatusOK, body: worldOf(r).PresentScenario()}, nil
 	}
 }
 
@@ -179,35 +99,15 @@ func (s *Server) getScenario() replyFunc {
 // {"scenario": {...}} with a whole scenario document inline.
 func (s *Server) putScenario() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
-		world := worldOf(r)
 		var c api.ScenarioChange
 		if err := s.decodeInto(w, r, &c, members{nonEmpty: []string{"name"}}); err != nil {
 			return reply{}, err
 		}
-		if (c.Name == "") == (c.Scenario == nil) {
-			return reply{}, problem.New(problem.InvalidRequest, `send {"name": "<embedded scenario>"} or {"scenario": {<scenario document>}}`)
+		sc, err := worldOf(r).ChangeScenario(c)
+		if err != nil {
+			return reply{}, err
 		}
-		sc, ok := s.scenarios[c.Name]
-		if c.Name != "" && !ok {
-			return reply{}, problem.New(problem.ScenarioNotFound, "no scenario %q (embedded: %s)", c.Name, strings.Join(scenarioNames(s.scenarios), ", "))
-		}
-		if c.Scenario != nil {
-			// JSON is YAML, so the inline document goes through the same strict loader; indented,
-			// with its members in order, so each problem's line points into the document as
-			// printed back in the answer.
-			var inline any
-			_ = jsonvalue.Decode(c.Scenario, &inline) // it decoded once already
-			raw, _ := json.MarshalIndent(inline, "", "  ")
-			var err error
-			if sc, err = scenario.Parse("request body", raw); err != nil {
-				return reply{}, invalidScenario(err)
-			}
-			if sc.Name == "request body" {
-				sc.Name = "inline"
-			}
-		}
-		world.UseScenario(sc)
-		return reply{status: http.StatusOK, body: s.scenarioBody(world)}, nil
+		return reply{status: http.StatusOK, body: sc}, nil
 	}
 }
 
@@ -259,41 +159,8 @@ func (s *Server) clearRequests() replyFunc {
 
 func (s *Server) listFaults() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
-		return reply{status: http.StatusOK, body: api.List[api.Fault]{Data: faultViews(worldOf(r).Faults().List())}}, nil
+		return reply{status: http.StatusOK, body: api.List[api.Fault]{Data: worldOf(r).PresentFaults()}}, nil
 	}
-}
-
-// invalidScenario reports the problems of a scenario sent in a request body, one entry each,
-// with the line of the body indented two spaces per level, and a JSON Pointer to the field
-// when the problem names one.
-func invalidScenario(err error) error {
-	e := &problem.Error{Code: problem.InvalidRequest, Detail: "the scenario is not valid: " + err.Error()}
-	var ps catalog.Problems
-	if errors.As(err, &ps) {
-		e.Detail = fmt.Sprintf("the scenario has %d problems; see errors (lines count in the body indented two spaces per level)", len(ps))
-		if len(ps) == 1 {
-			e.Detail = fmt.Sprintf("the scenario is not valid: line %d: %s (lines count in the body indented two spaces per level)", ps[0].Line, ps[0].Message)
-		}
-		for _, p := range ps {
-			fe := problem.FieldError{Message: fmt.Sprintf("line %d: %s", p.Line, p.Message)}
-			if ptr := scenario.Pointer(p.Message, false); ptr != "" {
-				fe.Pointer = "/scenario" + ptr
-			}
-			e.Errors = append(e.Errors, fe)
-		}
-	}
-	return e
-}
-
-// faultViews shows fault rules as the control API lists them.
-func faultViews(rules []faults.Rule) []api.Fault {
-	out := []api.Fault{}
-	for _, r := range rules {
-		v := r.Fault
-		v.Count = 0 // remaining says what is left of it
-		out = append(out, api.Fault{ID: r.ID, Source: r.Source, Remaining: r.Remaining, Fired: r.Fired, FaultRule: v})
-	}
-	return out
 }
 
 func (s *Server) addFault() replyFunc {
@@ -302,34 +169,26 @@ func (s *Server) addFault() replyFunc {
 		if err := s.decodeInto(w, r, &f, members{}); err != nil {
 			return reply{}, err
 		}
-		if err := scenario.CheckFault(&f); err != nil {
-			e := &problem.Error{Code: problem.InvalidRequest, Detail: "the fault is not valid: " + err.Error()}
-			if ptr := scenario.Pointer(err.Error(), true); ptr != "" {
-				e.Errors = []problem.FieldError{{Pointer: ptr, Message: err.Error()}}
-			}
-			return reply{}, e
+		fault, err := worldOf(r).AddFault(f)
+		if err != nil {
+			return reply{}, err
 		}
-		rule := worldOf(r).Faults().Add("api", f)
-		return reply{status: http.StatusCreated, body: faultViews([]faults.Rule{rule})[0]}, nil
+		return reply{status: http.StatusCreated, body: fault}, nil
 	}
 }
 
 func (s *Server) clearFaults() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
-		faults := worldOf(r).Faults()
-		faults.RemoveSource("api")
-		if q, _ := query(r); q.Get("source") == "all" {
-			faults.RemoveSource("scenario")
-		}
+		q, _ := query(r)
+		worldOf(r).RemoveFaults(q.Get("source") == "all")
 		return noContent, nil
 	}
 }
 
 func (s *Server) deleteFault() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
-		id := pathVar(r, "id")
-		if !worldOf(r).Faults().Remove(id) {
-			return reply{}, problem.New(problem.NotFound, "no fault %q", id)
+		if err := worldOf(r).RemoveFault(pathVar(r, "id")); err != nil {
+			return reply{}, err
 		}
 		return noContent, nil
 	}
@@ -337,7 +196,7 @@ func (s *Server) deleteFault() replyFunc {
 
 func (s *Server) listAccounts() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
-		return reply{status: http.StatusOK, body: api.List[api.Balance]{Data: worldOf(r).Ledger().Balances()}}, nil
+		return reply{status: http.StatusOK, body: api.List[api.Balance]{Data: worldOf(r).Balances()}}, nil
 	}
 }
 
@@ -356,9 +215,6 @@ func (s *Server) putAccount() replyFunc {
 			return reply{}, err
 		}
 		b, err := worldOf(r).SetCredits(id, c.Credits)
-		if errors.Is(err, ledger.ErrNoAccount) {
-			return reply{}, problem.New(problem.AccountNotFound, "no account %q", id)
-		}
 		if err != nil {
 			return reply{}, err
 		}
@@ -446,7 +302,7 @@ func (s *Server) awaitWaiting() replyFunc {
 		if v, ok, err := queryValue(r, "timeout"); err != nil {
 			return reply{}, err
 		} else if ok {
-			d, err := parseAdvance(v)
+			d, err := sim.ParseAdvance(v)
 			if err != nil || d > worldOf(r).MaxWait() {
 				return reply{}, paramError("timeout", "timeout must be a duration such as 5s, at most %s (--max-wait)", worldOf(r).MaxWait())
 			}

@@ -4,14 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/mediagen/mediagen-emulator/emulator/config"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 	"github.com/mediagen/mediagen-emulator/scenarios"
 )
 
@@ -59,7 +58,7 @@ func resolveScenario(known map[string]*scenario.Scenario, nameOrPath string) (*s
 		return sc, nil
 	}
 	if !strings.ContainsAny(nameOrPath, `/\`) && !strings.HasSuffix(nameOrPath, ".yaml") && !strings.HasSuffix(nameOrPath, ".yml") {
-		return nil, fmt.Errorf("no scenario %q (embedded: %s; or give a path to a YAML file)", nameOrPath, strings.Join(scenarioNames(known), ", "))
+		return nil, fmt.Errorf("no scenario %q (embedded: %s; or give a path to a YAML file)", nameOrPath, strings.Join(sim.ScenarioNames(known), ", "))
 	}
 	data, err := os.ReadFile(nameOrPath)
 	if err != nil {
@@ -69,8 +68,4 @@ func resolveScenario(known map[string]*scenario.Scenario, nameOrPath string) (*s
 		return nil, fmt.Errorf("%s: %w", nameOrPath, errors.Unwrap(err))
 	}
 	return scenario.Parse(nameOrPath, data)
-}
-
-func scenarioNames(known map[string]*scenario.Scenario) []string {
-	return slices.Sorted(maps.Keys(known))
 }

@@ -82,7 +82,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, lim streamLimits
 	send := func(event string, changed sim.Part) error {
 		b, _ := json.Marshal(api.StreamEvent{Version: world.Version(), Tenant: tenant.Name(),
 			Now: timestamp(world.Now()), Mode: world.ClockMode().String(), Changed: changed.Names(),
-			NextDue: s.clockBody(world).NextDue})
+			NextDue: world.PresentClock().NextDue})
 		var buf bytes.Buffer
 		buf.WriteString("event: " + event + "\ndata: ")
 		buf.Write(b)

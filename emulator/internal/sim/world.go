@@ -332,10 +332,11 @@ func (w *World) SetCredits(account string, credits int64) (ledger.Balance, error
 	w.gate.RLock()
 	defer w.gate.RUnlock()
 	b, err := w.ledger.SetAvailable(account, credits)
-	if err == nil {
-		w.journal.AddNote(evidence.Note{Kind: evidence.CreditsSet, Time: w.Now(), Account: account}, 0)
+	if err != nil {
+		return b, accountError(account, err)
 	}
-	return b, err
+	w.journal.AddNote(evidence.Note{Kind: evidence.CreditsSet, Time: w.Now(), Account: account}, 0)
+	return b, nil
 }
 
 // Judge judges the client's behaviour in this world from its log (see evidence.Judge): how

@@ -1,0 +1,214 @@
+package sim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/faults"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
+)
+
+// The control API's changes and answers, as the core makes them: the edge decodes a body, makes
+// one of these calls, and encodes what comes back.
+
+// PresentClock is the clock as the control API shows it, with the next job transition due.
+func (w *World) PresentClock() api.Clock {
+	c := api.Clock{Mode: w.clock.Mode().String(), Now: Timestamp(w.Now())}
+	if id, at, from, ok := w.NextDue(); ok {
+		c.NextDue = &api.NextDue{At: Timestamp(at), JobID: id, Status: string(from)}
+	}
+	return c
+}
+
+// ChangeClock changes the clock's mode, moves it (an advance or a set, not both), or both, and
+// answers the clock once everything that fell due has happened: job transitions in order,
+// quote, output and key expiry. Nothing changes when the change is refused.
+func (w *World) ChangeClock(c api.ClockChange) (api.Clock, error) {
+	hasAdvance, hasSet, hasMode := c.Advance != "", c.Set != "", c.Mode != ""
+	mode, modeOK := clock.ParseMode(c.Mode)
+	switch {
+	case hasAdvance && hasSet || !hasAdvance && !hasSet && !hasMode:
+		return api.Clock{}, problem.New(problem.ConflictingControlInput, `send {"mode": "real|manual|skip"}, {"advance": "90s"} or {"set": "<RFC 3339 time>"}; a mode may come with one of the others`)
+	case hasMode && !modeOK:
+		return api.Clock{}, problem.New(problem.InvalidClockChange, "mode %q: want real, manual or skip", c.Mode)
+	}
+	var d time.Duration
+	var t time.Time
+	var err error
+	if hasAdvance {
+		if d, err = ParseAdvance(c.Advance); err != nil {
+			return api.Clock{}, problem.New(problem.InvalidClockChange, "advance %q: %v", c.Advance, err)
+		}
+	}
+	if hasSet {
+		if t, err = time.Parse(time.RFC3339Nano, c.Set); err != nil {
+			return api.Clock{}, problem.New(problem.InvalidClockChange, "set %q is not an RFC 3339 time such as 2026-01-01T00:10:00Z", c.Set)
+		}
+	}
+	if hasMode {
+		w.SetClockMode(mode)
+	}
+	switch {
+	case hasAdvance:
+		if err := w.Advance(d); err != nil {
+			return api.Clock{}, problem.New(problem.InvalidClockChange, "advance %q: %v", c.Advance, err)
+		}
+	case hasSet:
+		if err := w.SetTime(t); errors.Is(err, clock.ErrBackwards) {
+			return api.Clock{}, problem.New(problem.InvalidClockChange, "set %s is before the emulator's time %s; the clock only moves forward (POST /_emulator/reset starts it over)", c.Set, Timestamp(w.Now()))
+		} else if err != nil {
+			return api.Clock{}, problem.New(problem.InvalidClockChange, "set %s: %v", c.Set, err)
+		}
+	}
+	return w.PresentClock(), nil
+}
+
+// ParseAdvance reads a Go duration ("90s", "1h30m") or plain seconds ("90"); it must not be
+// negative and at most a year.
+func ParseAdvance(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		secs, err2 := strconv.ParseFloat(v, 64)
+		if err2 != nil {
+			return 0, errors.New("want a duration such as 90s or 5m")
+		}
+		d = time.Duration(secs * float64(time.Second))
+	}
+	if d < 0 {
+		return 0, errors.New("the clock only moves forward")
+	}
+	if d > 366*24*time.Hour {
+		return 0, errors.New("advance at most a year at a time")
+	}
+	return d, nil
+}
+
+// PresentScenario is the scenario in force as the control API shows it, with the scenarios a
+// tenant may switch to and the scenario's faults still in force.
+func (w *World) PresentScenario() api.Scenario {
+	body := w.Scenario().Describe()
+	body.Available = ScenarioNames(w.cfg.Scenarios)
+	body.Faults = 0 // those still in force: DELETE /_emulator/faults?source=all removes them
+	for _, r := range w.faults.List() {
+		if r.Source == "scenario" {
+			body.Faults++
+		}
+	}
+	return body
+}
+
+// ChangeScenario puts in force an embedded scenario by name, or a whole scenario document
+// inline, and answers the scenario as PresentScenario shows it.
+func (w *World) ChangeScenario(c api.ScenarioChange) (api.Scenario, error) {
+	if (c.Name == "") == (c.Scenario == nil) {
+		return api.Scenario{}, problem.New(problem.InvalidRequest, `send {"name": "<embedded scenario>"} or {"scenario": {<scenario document>}}`)
+	}
+	sc, ok := w.cfg.Scenarios[c.Name]
+	if c.Name != "" && !ok {
+		return api.Scenario{}, problem.New(problem.ScenarioNotFound, "no scenario %q (embedded: %s)", c.Name, strings.Join(ScenarioNames(w.cfg.Scenarios), ", "))
+	}
+	if c.Scenario != nil {
+		// JSON is YAML, so the inline document goes through the same strict loader; indented,
+		// with its members in order, so each problem's line points into the document as
+		// printed back in the answer.
+		var inline any
+		_ = jsonvalue.Decode(c.Scenario, &inline) // the edge's strict decode has read it once
+
+		raw, _ := json.MarshalIndent(inline, "", "  ")
+		var err error
+		if sc, err = scenario.Parse("request body", raw); err != nil {
+			return api.Scenario{}, invalidScenario(err)
+		}
+		if sc.Name == "request body" {
+			sc.Name = "inline"
+		}
+	}
+	w.UseScenario(sc)
+	return w.PresentScenario(), nil
+}
+
+// invalidScenario reports the problems of a scenario sent in a request body, one entry each,
+// with the line of the body indented two spaces per level, and a JSON Pointer to the field
+// when the problem names one.
+func invalidScenario(err error) error {
+	e := &problem.Error{Code: problem.InvalidRequest, Detail: "the scenario is not valid: " + err.Error()}
+	var ps catalog.Problems
+	if errors.As(err, &ps) {
+		e.Detail = fmt.Sprintf("the scenario has %d problems; see errors (lines count in the body indented two spaces per level)", len(ps))
+		if len(ps) == 1 {
+			e.Detail = fmt.Sprintf("the scenario is not valid: line %d: %s (lines count in the body indented two spaces per level)", ps[0].Line, ps[0].Message)
+		}
+		for _, p := range ps {
+			fe := problem.FieldError{Message: fmt.Sprintf("line %d: %s", p.Line, p.Message)}
+			if ptr := scenario.Pointer(p.Message, false); ptr != "" {
+				fe.Pointer = "/scenario" + ptr
+			}
+			e.Errors = append(e.Errors, fe)
+		}
+	}
+	return e
+}
+
+// PresentFaults are the fault rules in force, as the control API lists them.
+func (w *World) PresentFaults() []api.Fault { return faultViews(w.faults.List()) }
+
+// faultViews shows fault rules as the control API lists them.
+func faultViews(rules []faults.Rule) []api.Fault {
+	out := []api.Fault{}
+	for _, r := range rules {
+		v := r.Fault
+		v.Count = 0 // remaining says what is left of it
+		out = append(out, api.Fault{ID: r.ID, Source: r.Source, Remaining: r.Remaining, Fired: r.Fired, FaultRule: v})
+	}
+	return out
+}
+
+// AddFault puts a fault rule of the control API's in force, once it is checked as a scenario's
+// would be.
+func (w *World) AddFault(f api.FaultRule) (api.Fault, error) {
+	if err := scenario.CheckFault(&f); err != nil {
+		e := &problem.Error{Code: problem.InvalidRequest, Detail: "the fault is not valid: " + err.Error()}
+		if ptr := scenario.Pointer(err.Error(), true); ptr != "" {
+			e.Errors = []problem.FieldError{{Pointer: ptr, Message: err.Error()}}
+		}
+		return api.Fault{}, e
+	}
+	return faultViews([]faults.Rule{w.faults.Add("api", f)})[0], nil
+}
+
+// RemoveFaults removes the control API's fault rules, and with all the scenario's too.
+func (w *World) RemoveFaults(all bool) {
+	w.faults.RemoveSource("api")
+	if all {
+		w.faults.RemoveSource("scenario")
+	}
+}
+
+// RemoveFault removes one fault rule.
+func (w *World) RemoveFault(id string) error {
+	if !w.faults.Remove(id) {
+		return problem.New(problem.NotFound, "no fault %q", id)
+	}
+	return nil
+}
+
+// Balances are every account's credits, as the control API lists them.
+func (w *World) Balances() []api.Balance { return w.ledger.Balances() }
+
+// accountError is a ledger's refusal as the control API answers it.
+func accountError(account string, err error) error {
+	if errors.Is(err, ledger.ErrNoAccount) {
+		return problem.New(problem.AccountNotFound, "no account %q", account)
+	}
+	return err
+}
