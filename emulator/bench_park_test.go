@@ -54,7 +54,7 @@ func parkedHeap(b *testing.B, n int) float64 {
 	}
 	conns := make([]net.Conn, n)
 	host := hs.Listener.Addr().String()
-	s.hangups.start() // its one goroutine, for every parked connection, is there before the count
+	s.hangups.Start() // its one goroutine, for every parked connection, is there before the count
 	goroutines := runtime.NumGoroutine()
 
 	before := heapAlloc()

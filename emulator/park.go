@@ -90,7 +90,7 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, world *sim.World, 
 	if !p.answered && !stopping {
 		s.parked[p] = wt
 		// A client that hangs up is answered at once, so its socket goes (the job goes on).
-		p.unwatch = s.hangups.watch(conn, func() {
+		p.unwatch = s.hangups.Watch(conn, func() {
 			rec.hungUp() // the report learns the client gave up on the wait
 			wt.End()
 		})

@@ -15,6 +15,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/config"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/budget"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/hangup"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
@@ -68,7 +69,7 @@ type Server struct {
 	parked   map[*parking]*sim.Waiter // wait=true generations answered later (park.go)
 	stopping bool
 	parkedWG sync.WaitGroup
-	hangups  hangups // notices parked clients that hang up
+	hangups  hangup.Watcher // notices parked clients that hang up
 }
 
 // NewServer loads the configuration and returns a ready emulator. A bad catalog or scenario
@@ -229,6 +230,6 @@ func (s *Server) Shutdown() {
 	s.stopOnce.Do(func() {
 		close(s.closing)
 		s.endParked()
-		s.hangups.stop()
+		s.hangups.Stop()
 	})
 }

@@ -1,6 +1,8 @@
 //go:build linux
 
-package emulator
+// Package hangup notices the clients of connections taken over from net/http (a parked
+// wait=true generation) that hang up, without a goroutine per connection.
+package hangup
 
 import (
 	"errors"
@@ -9,11 +11,11 @@ import (
 	"syscall"
 )
 
-// hangups notices parked connections whose clients hung up: all of them in one epoll set,
+// Watcher notices parked connections whose clients hung up: all of them in one epoll set,
 // waited on by one goroutine, so a parked generation still holds no goroutine of its own. A
 // client that closes its end (or half-closes it) while it waits is answered at once with its
 // job as it stands, and its socket goes, instead of lingering until --max-wait.
-type hangups struct {
+type Watcher struct {
 	once sync.Once
 	epfd int
 	wake [2]int // a pipe whose read end is in the set, so stop can end the wait
@@ -26,8 +28,8 @@ type hangups struct {
 	closed bool
 }
 
-// start makes the epoll set and its goroutine, once; it reports whether hang-ups are watched.
-func (h *hangups) start() bool {
+// Start makes the epoll set and its goroutine, once; it reports whether hang-ups are watched.
+func (h *Watcher) Start() bool {
 	h.once.Do(func() {
 		epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 		if err != nil {
@@ -50,12 +52,12 @@ func (h *hangups) start() bool {
 	return h.ok
 }
 
-// watch calls gone, in a goroutine of its own, once conn's client hangs up. The returned
+// Watch calls gone, in a goroutine of its own, once conn's client hangs up. The returned
 // unwatch ends the watch; call it before closing conn. A connection that is not a plain
 // socket (TLS, say) is not watched.
-func (h *hangups) watch(conn net.Conn, gone func()) (unwatch func()) {
+func (h *Watcher) Watch(conn net.Conn, gone func()) (unwatch func()) {
 	sc, ok := conn.(syscall.Conn)
-	if !ok || !h.start() {
+	if !ok || !h.Start() {
 		return func() {}
 	}
 	raw, err := sc.SyscallConn()
@@ -97,7 +99,7 @@ func (h *hangups) watch(conn net.Conn, gone func()) (unwatch func()) {
 }
 
 // loop waits for hang-ups and reports each, until stop.
-func (h *hangups) loop() {
+func (h *Watcher) loop() {
 	defer close(h.done)
 	events := make([]syscall.EpollEvent, 128)
 	for {
@@ -136,9 +138,9 @@ func (h *hangups) loop() {
 	}
 }
 
-// stop ends the watching for good, and returns once its goroutine has; connections still
+// Stop ends the watching for good, and returns once its goroutine has; connections still
 // watched are answered as usual.
-func (h *hangups) stop() {
+func (h *Watcher) Stop() {
 	h.once.Do(func() {}) // never started: never starts now
 	h.mu.Lock()
 	wake := h.ok && !h.closed
