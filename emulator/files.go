@@ -15,11 +15,6 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
-// fileCacheBytes bounds the memory that made output files really hold (their capacity, not only
-// their length); past it the least recently used are dropped and made again, identically, when
-// next requested.
-const fileCacheBytes = 256 << 20
-
 // serveFile serves an output without authentication, as the service's file URLs are: the job
 // id in the path is the secret (and the tenant's name, for a tenant's files). Ranges, HEAD and
 // conditional requests come from ServeContent.

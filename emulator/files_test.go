@@ -77,7 +77,7 @@ func TestFilesOverHTTP(t *testing.T) {
 	resp.Body.Close()
 
 	// Evicted from the cache, the file is made again, byte for byte.
-	s.files.Clear()
+	s.tenants.ClearFiles()
 	resp, _ = http.Get(url)
 	again, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()

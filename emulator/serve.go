@@ -14,6 +14,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/config"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/linewriter"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
 // What the command line needs to run the emulator as a process: its log, and an HTTP server
@@ -66,7 +67,7 @@ func millis(_ []string, a slog.Attr) slog.Attr {
 // what requests in flight hold before their stores count it. The command line sets the
 // garbage collector's soft memory limit to the budget plus this, so the heap is collected
 // harder as it nears that sum instead of growing to twice what is live.
-const MemoryOverhead = fileCacheBytes + 256<<20
+const MemoryOverhead = sim.FileCacheBytes + 256<<20
 
 // ServeLimits bound the connections Serve accepts. A limit at zero or below takes its default.
 type ServeLimits struct {

@@ -13,11 +13,8 @@ import (
 	"sync"
 
 	"github.com/mediagen/mediagen-emulator/emulator/config"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/budget"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/hangup"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 	"github.com/mediagen/mediagen-emulator/fixtures"
@@ -48,10 +45,8 @@ type Source = config.Source
 type Server struct {
 	cfg     Config
 	catalog *catalog.Catalog
-	ids     *ids.Generator
 	log     *slog.Logger
 	handler http.Handler
-	files   *media.Cache
 	tenants *sim.Tenants
 	uploads *uploadGate // bounds snapshot bodies in flight (uploads.go)
 
@@ -92,13 +87,8 @@ func newServer(cfg Config, wire func(*sim.Config)) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, files: media.NewCache(fileCacheBytes), parked: map[*parking]*sim.Waiter{},
+	s := &Server{cfg: cfg, log: cfg.Logger, parked: map[*parking]*sim.Waiter{},
 		closing: make(chan struct{}), ready: make(chan struct{}), scenarios: known, startScenario: start, webhooks: hooks, wire: wire}
-	if cfg.Seeded {
-		s.ids = ids.NewSeeded(cfg.Seed)
-	} else {
-		s.ids = ids.NewRandom()
-	}
 	if cfg.Catalog != nil {
 		cat, err := catalog.Parse(cfg.Catalog.Name, cfg.Catalog.Data)
 		if err != nil {
@@ -133,13 +123,11 @@ func (s *Server) finishLoading(cat *catalog.Catalog, err error) {
 		return
 	}
 	s.catalog = cat
-	s.uploads = &uploadGate{limit: uploadsInFlight * s.cfg.MaxSnapshotBytes, budget: budget.New(s.cfg.MemoryBudget)}
 	wiring := sim.Config{
 		Settings:      s.cfg,
 		Catalog:       cat,
 		Scenarios:     s.scenarios,
 		Scenario:      s.startScenario,
-		Budget:        s.uploads.budget,
 		Webhook:       s.webhooks.config,
 		WebhookSecret: s.webhooks.secret,
 		WebhookSender: s.webhooks.transport,
@@ -147,7 +135,8 @@ func (s *Server) finishLoading(cat *catalog.Catalog, err error) {
 	if s.wire != nil {
 		s.wire(&wiring)
 	}
-	s.tenants = sim.NewTenants(wiring, s.ids, s.files)
+	s.tenants = sim.New(wiring)
+	s.uploads = &uploadGate{limit: uploadsInFlight * s.cfg.MaxSnapshotBytes, budget: s.tenants.Budget()}
 	s.handler = s.routes()
 }
 

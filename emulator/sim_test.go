@@ -740,7 +740,7 @@ func TestZeroConfigHasTheDefaultBudget(t *testing.T) {
 	}
 	defer s.Close()
 	<-s.ready // the embedded catalog loads in the background
-	if got := s.uploads.budget.Limit(); got != config.DefaultMemoryBudget {
+	if got := s.tenants.Budget().Limit(); got != config.DefaultMemoryBudget {
 		t.Errorf("the memory budget of a zero Config is %d bytes; want the default %d", got, config.DefaultMemoryBudget)
 	}
 	// Every other setting is what the one applier makes of a zero Config, as main's flags are.

@@ -5,7 +5,6 @@ import (
 	"io"
 	"sync"
 
-	"github.com/mediagen/mediagen-emulator/emulator/internal/budget"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 )
 
@@ -32,7 +31,10 @@ type uploadGate struct {
 	mu     sync.Mutex
 	held   int64
 	limit  int64
-	budget *budget.Budget
+	budget interface { // the tenants' memory budget
+		Admit(n int64) bool
+		Add(n int64)
+	}
 }
 
 // take reserves n bytes, or reports that they do not fit the gate or the budget.

@@ -223,6 +223,28 @@ func tooManyTenants(max int) error {
 	return problem.New(problem.TooManyTenants, "%d tenants are live, the most this emulator keeps (--max-tenants); delete some with DELETE /_emulator/tenants/{name} or let them idle out", max)
 }
 
+// FileCacheBytes bounds the memory that made output files really hold (their capacity, not only
+// their length); past it the least recently used are dropped and made again, identically, when
+// next requested.
+const FileCacheBytes = 256 << 20
+
+// New makes a run's tenants from its configuration: ids seeded as the settings say (random
+// without a seed), and one cache of made files, FileCacheBytes large, that every tenant shares.
+func New(cfg Config) *Tenants {
+	g := ids.NewRandom()
+	if cfg.Seeded {
+		g = ids.NewSeeded(cfg.Seed)
+	}
+	return NewTenants(cfg, g, media.NewCache(FileCacheBytes))
+}
+
+// ClearFiles drops every made output file from the cache, as a full cache would; the next
+// request makes it again. Tests use it.
+func (ts *Tenants) ClearFiles() { ts.files.Clear() }
+
+// Budget is the memory bound every store of every tenant counts against.
+func (ts *Tenants) Budget() *budget.Budget { return ts.cfg.Budget }
+
 // NewTenants builds the tenant set with its default tenant.
 func NewTenants(cfg Config, g *ids.Generator, files *media.Cache) *Tenants {
 	cfg = cfg.complete()
