@@ -7,7 +7,6 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/glob"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 )
 
@@ -141,10 +140,9 @@ func (s *Server) getCoverage() replyFunc {
 		}
 		globs := make([]evidence.Glob, len(require))
 		for i, g := range require {
-			if msg := glob.Check(g); g == "" || msg != "" {
-				return reply{}, paramError("require", "a require pattern is 1 to %d characters; * matches within a segment, ** across", glob.MaxLen)
+			if globs[i], err = evidence.ParseGlob(g); err != nil {
+				return reply{}, paramError("require", "%s", err.Error())
 			}
-			globs[i] = evidence.NewGlob(g)
 		}
 		counts, tenant := worldOf(r).Coverage(), infoOf(r).tenant.Name()
 		if scope == "run" {

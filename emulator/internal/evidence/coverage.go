@@ -351,6 +351,15 @@ type Glob string
 // NewGlob makes a require pattern.
 func NewGlob(pattern string) Glob { return Glob(pattern) }
 
+// ParseGlob is a require pattern a client sent, checked: 1 to glob.MaxLen characters of the one
+// pattern language.
+func ParseGlob(pattern string) (Glob, error) {
+	if msg := glob.Check(pattern); pattern == "" || msg != "" {
+		return "", fmt.Errorf("a require pattern is 1 to %d characters; * matches within a segment, ** across", glob.MaxLen)
+	}
+	return Glob(pattern), nil
+}
+
 // Match reports whether a case id matches.
 func (g Glob) Match(id string) bool { return glob.Match(string(g), id) }
 
