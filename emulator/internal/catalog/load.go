@@ -333,7 +333,7 @@ func (c *Catalog) buildModel(r *Reporter, n *yaml.Node, cache *schemaCache, trus
 	}
 	// Unknown fields and values of the wrong type are reported, and the rest of the model is
 	// still checked, so one pass finds everything wrong with it.
-	checkFields(r, n, reflect.TypeOf(s), "")
+	Strict{}.Check(r, n, reflect.TypeOf(s))
 	if err := n.Decode(&s); err != nil {
 		r.YAMLError(err)
 	}

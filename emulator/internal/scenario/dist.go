@@ -41,11 +41,11 @@ func (d *Dist) UnmarshalYAML(n *yaml.Node) error {
 		return nil
 	}
 	if n.Kind != yaml.MappingNode {
-		return typeError(n, "want a duration such as 500ms or 2m, or a mapping with one of fixed, uniform, lognormal or scale, got %s", got(n))
+		return typeError(n, "want a duration such as 500ms or 2m, or a mapping with one of fixed, uniform, lognormal or scale, got %s", catalog.Got(n))
 	}
 	var shape distShape
 	r := &catalog.Reporter{}
-	if checkTypes(r, n, reflect.TypeOf(shape), ""); len(r.Problems) > 0 {
+	if strict().Check(r, n, reflect.TypeOf(shape)); len(r.Problems) > 0 {
 		te := &yaml.TypeError{}
 		for _, p := range r.Problems {
 			te.Errors = append(te.Errors, fmt.Sprintf("line %d: %s", p.Line, p.Message))

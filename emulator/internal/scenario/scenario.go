@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"path"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -235,10 +234,7 @@ func Parse(name string, data []byte) (*Scenario, error) {
 		return nil, r.Problems
 	}
 	s := &Scenario{}
-	if checkTypes(r, doc.Content[0], reflect.TypeOf(s), ""); len(r.Problems) > 0 {
-		return nil, r.Problems.Sorted()
-	}
-	if !catalog.DecodeStrict(r, doc.Content[0], s) {
+	if !strict().Decode(r, doc.Content[0], s) {
 		return nil, r.Problems.Sorted()
 	}
 	s.Source, s.Document = name, data
