@@ -47,8 +47,12 @@ type WebhookSummary struct {
 	Failures  int64 `json:"failures"` // attempts not answered 2xx
 }
 
-// WebhookAttempt is one attempt of a delivery (GET /_emulator/webhooks/deliveries).
+// WebhookAttempt is one attempt of a delivery (GET /_emulator/webhooks/deliveries), a note of
+// the tenant's journal.
 type WebhookAttempt struct {
+	// Seq is the attempt's number in the journal, shared with its requests: the report's webhook
+	// findings cite it.
+	Seq     uint64 `json:"seq"`
 	ID      string `json:"id"` // the webhook-id, the same on every attempt of a delivery
 	Event   string `json:"event"`
 	Job     string `json:"job"`
@@ -71,7 +75,7 @@ type WebhookAttempt struct {
 // WebhookDeliveries is GET /_emulator/webhooks/deliveries: attempts, oldest first.
 type WebhookDeliveries struct {
 	Data []WebhookAttempt `json:"data"`
-	// Dropped counts attempts the log's bounds let go, oldest first.
+	// Dropped counts attempts the journal's bounds let go, oldest first.
 	Dropped int64 `json:"dropped"`
 }
 

@@ -3,6 +3,10 @@ package sim
 import (
 	"context"
 	"errors"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/webhooks"
@@ -31,8 +35,9 @@ func (w *World) newHub() *webhooks.Hub {
 			}
 			return w.cfg.WebhookRender(w, base, v)
 		},
-		OnAttempt: func(kind, outcome string) {
-			w.coverage.Webhook(kind, outcome)
+		OnAttempt: func(at time.Time, a api.WebhookAttempt, audited bool) {
+			w.journal.AddNote(evidence.Note{Kind: evidence.WebhookAttempt, Time: at, Job: a.Job, Status: a.Status, Webhook: &a, Audited: audited}, 0)
+			w.coverage.Webhook(a.Kind, a.Outcome)
 			w.Changed(PartWebhooks)
 		},
 	})
