@@ -92,10 +92,11 @@ type Options struct {
 	IDs    *ids.Generator
 	// Render is the job as GET /v1/jobs/{id} shows it, the data of a delivery.
 	Render func(jobs.View) ([]byte, error)
-	// OnAttempt, when set, hears of every attempt once it is settled, outside the hub's lock:
-	// what happened, to log (the tenant's journal) and count (coverage), and whether the
-	// receiver audit was on, so the report judges the receiver by it. An attempt canceled by
-	// Close is not told: its tenant is gone.
+	// OnAttempt, when set, hears of every attempt as it is settled: what happened, to log (the
+	// tenant's journal) and count (coverage), and whether the receiver audit was on, so the
+	// report judges the receiver by it. An attempt canceled by Close is not told: its tenant is
+	// gone. It runs under the hub's lock, so attempts are told in the order they settle, and it
+	// must be quick.
 	OnAttempt func(at time.Time, a api.WebhookAttempt, audited bool)
 }
 
@@ -406,12 +407,9 @@ func (h *Hub) attempt(d *delivery, dueAt time.Time, url string, secret Secret, b
 		res = Result{Err: ErrCanceled, Latency: res.Latency}
 	}
 	h.mu.Lock()
-	entry, audited, told := h.settle(d, dueAt, at, res)
+	defer h.mu.Unlock()
+	h.settle(d, dueAt, at, res)
 	h.arm()
-	h.mu.Unlock()
-	if told && h.o.OnAttempt != nil {
-		h.o.OnAttempt(at, entry, audited)
-	}
 }
 
 // wrongKey is a key that is not the secret: every byte flipped.
@@ -423,10 +421,9 @@ func wrongKey(key []byte) []byte {
 	return out
 }
 
-// settle counts an attempt of d made at at and decides what follows: done, another attempt on
-// the schedule, or given up. It returns the attempt as listed, whether the audit judges it, and
-// whether it is told at all (not when canceled by Close). Callers hold h.mu.
-func (h *Hub) settle(d *delivery, dueAt, at time.Time, res Result) (api.WebhookAttempt, bool, bool) {
+// settle counts an attempt of d made at at, tells it, and decides what follows: done, another
+// attempt on the schedule, or given up. Callers hold h.mu.
+func (h *Hub) settle(d *delivery, dueAt, at time.Time, res Result) {
 	delete(h.flying, d)
 	d.attempts++
 	h.sum.Attempts++
@@ -437,7 +434,7 @@ func (h *Hub) settle(d *delivery, dueAt, at time.Time, res Result) (api.WebhookA
 		At: at.UTC().Format(time.RFC3339Nano), Status: res.Status, LatencyMS: math.Round(float64(res.Latency)/1e4) / 100, Error: res.Err}
 	if res.Err == ErrCanceled || h.closed {
 		h.forget(d)
-		return entry, false, false
+		return
 	}
 	switch {
 	case d.kind != KindDelivery:
@@ -469,7 +466,9 @@ func (h *Hub) settle(d *delivery, dueAt, at time.Time, res Result) (api.WebhookA
 		h.held = nil
 		h.release(held)
 	}
-	return entry, h.cfg != nil && h.cfg.Audit, true
+	if h.o.OnAttempt != nil {
+		h.o.OnAttempt(at, entry, h.cfg != nil && h.cfg.Audit)
+	}
 }
 
 func (h *Hub) cfgChaos() Chaos {
