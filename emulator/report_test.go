@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,10 +131,12 @@ func TestReportNamesEveryFlawOfAClient(t *testing.T) {
 	}
 
 	rep := getReport(t, c, "")
-	if rep.Scope != "tenant" || rep.Tenant != "flawed" || rep.Examined == 0 || len(rep.Rules) != len(evidence.AllRules) {
+	if rep.Scope != "tenant" || rep.Tenant != "flawed" || rep.Examined == 0 || len(rep.Rules) != len(evidence.Rules) {
 		t.Errorf("report %+v", rep)
 	}
-	for _, r := range evidence.Rules {
+	// The webhook receiver's rules need a receiver: emulatortest's TestAuditFindsAReceiverThatChecksNothing finds them.
+	rules := slices.DeleteFunc(slices.Clone(evidence.Rules), func(r api.Rule) bool { return strings.HasPrefix(r.ID, "webhook-") })
+	for _, r := range rules {
 		if rep.Counts[r.ID] != 1 {
 			t.Errorf("%s found %d times, want once; findings: %+v", r.ID, rep.Counts[r.ID], rep.Findings)
 		}
@@ -146,7 +149,7 @@ func TestReportNamesEveryFlawOfAClient(t *testing.T) {
 
 	for _, ask := range []struct{ query, accept string }{{"?format=markdown", ""}, {"", "text/markdown"}} {
 		md := fetchReport(t, c, ask.query, ask.accept, 200, "text/markdown")
-		for _, r := range evidence.Rules {
+		for _, r := range rules {
 			if !strings.Contains(md, "`"+r.ID+"`") {
 				t.Errorf("the markdown report lacks %s:\n%s", r.ID, md)
 			}
@@ -160,12 +163,12 @@ func TestReportNamesEveryFlawOfAClient(t *testing.T) {
 	boss := wire{t: t, base: hs.URL, key: "key_a"}
 	boss.must(204, "DELETE", "/_emulator/tenants/flawed", nil)
 	run := getReport(t, boss, "?scope=run")
-	for _, r := range evidence.Rules {
+	for _, r := range rules {
 		if run.Counts[r.ID] != 1 {
 			t.Errorf("run: %s found %d times, want once", r.ID, run.Counts[r.ID])
 		}
 	}
-	if run.Scope != "run" || len(run.Findings) != len(evidence.Rules) || run.Findings[0].Tenant != "flawed" {
+	if run.Scope != "run" || len(run.Findings) != len(rules) || run.Findings[0].Tenant != "flawed" {
 		t.Errorf("run report %+v", run)
 	}
 }

@@ -95,11 +95,11 @@ func (s *Server) deleteWebhooks() replyFunc {
 	}
 }
 
-// listWebhookDeliveries is GET /_emulator/webhooks/deliveries: every attempt logged, oldest
-// first.
+// listWebhookDeliveries is GET /_emulator/webhooks/deliveries: every attempt the journal
+// holds, oldest first.
 func (s *Server) listWebhookDeliveries() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
-		data, dropped := worldOf(r).Webhooks().Log()
+		data, dropped := worldOf(r).Journal().WebhookAttempts()
 		return reply{status: http.StatusOK, body: api.WebhookDeliveries{Data: data, Dropped: dropped}}, nil
 	}
 }

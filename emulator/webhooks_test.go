@@ -197,3 +197,35 @@ func TestRestoredWebhookTakesTheRunSecret(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhookAttemptsGoThroughASnapshot: the attempts are notes of the journal, so a snapshot
+// carries them with their seqs and a restored tenant lists the same deliveries, and numbers its
+// next request past them.
+func TestWebhookAttemptsGoThroughASnapshot(t *testing.T) {
+	s := flowServer(t)
+	if rec := call(t, s, http.MethodPut, "/_emulator/webhooks", "", map[string]any{"url": "http://192.0.2.1:9/hook", "secret": hookSecret}); rec.Code != 200 {
+		t.Fatalf("PUT: %d %s", rec.Code, rec.Body)
+	}
+	q := quote(t, s, "key_a", "test/pixel", pixelInput)
+	generate(t, s, "key_a", "k1", q, pixelInput, "")
+	call(t, s, http.MethodPost, "/_emulator/clock", "", map[string]any{"advance": "1m"})
+	before := call(t, s, http.MethodGet, "/_emulator/webhooks/deliveries", "", nil).Body.String()
+	doc := call(t, s, http.MethodGet, "/_emulator/snapshot", "", nil).Body.String()
+	log := decode[api.WebhookDeliveries](t, call(t, s, http.MethodGet, "/_emulator/webhooks/deliveries", "", nil))
+	if len(log.Data) < 3 || log.Data[0].Seq <= 2 || log.Data[1].Seq != log.Data[0].Seq+1 {
+		t.Fatalf("deliveries %+v: want attempts numbered after the quote and the generation", log.Data)
+	}
+
+	back := flowServer(t)
+	if rec := call(t, back, http.MethodPut, "/_emulator/snapshot", "", doc); rec.Code != 200 {
+		t.Fatalf("PUT snapshot: %d %s", rec.Code, rec.Body)
+	}
+	if after := call(t, back, http.MethodGet, "/_emulator/webhooks/deliveries", "", nil).Body.String(); after != before {
+		t.Fatalf("restored deliveries\n%s\nwant\n%s", after, before)
+	}
+	call(t, back, http.MethodGet, "/v1/models", "key_a", nil)
+	entries := decode[api.Page[api.JournalEntry]](t, call(t, back, http.MethodGet, "/_emulator/requests", "", nil))
+	if last := log.Data[len(log.Data)-1].Seq; len(entries.Data) == 0 || entries.Data[len(entries.Data)-1].Seq <= last {
+		t.Fatalf("a request after the restore: %+v, want a seq past %d", entries.Data, last)
+	}
+}

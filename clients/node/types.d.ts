@@ -1021,7 +1021,7 @@ export interface Report {
   scope: "tenant" | "run";
   /** The tenant judged, for scope `tenant`. */
   tenant?: string;
-  /** Journal entries and downloads examined. */
+  /** Journal events examined: requests, downloads, balances set and webhook attempts. */
   examined: number;
   /** Oldest first; at most 1,000 for scope `run`. */
   findings: Finding[];
@@ -1043,8 +1043,9 @@ export interface Finding {
   /** What happened, in one line. */
   reason: string;
   /**
-   * The journal seqs that show it, at most 20; empty when only downloads or webhook deliveries
-   * show it.
+   * The journal seqs that show it, at most 20: requests (`GET /_emulator/requests`), or for a
+   * webhook rule attempts (`GET /_emulator/webhooks/deliveries`); empty when only downloads show
+   * it.
    */
   entries: number[];
   /** The tenant whose journal the seqs are in, for scope `run`. */
@@ -1328,14 +1329,14 @@ export interface Snapshot {
    */
   coverage?: CoverageCase[];
   /**
-   * What the report judges beside the journal: downloads of output files and balances set, oldest
-   * first.
+   * What the report judges beside the journal: downloads of output files, balances set and webhook
+   * attempts, oldest first.
    */
   notes?: {
     /** The time of the newest note dropped to make room, when one was. */
     dropped?: string;
     entries: ({
-      kind: "download" | "credits_set";
+      kind: "download" | "credits_set" | "webhook_attempt";
       time: string;
       /** download: the job whose output was fetched. */
       job?: string;
@@ -1359,6 +1360,10 @@ export interface Snapshot {
       link_expires?: string;
       /** Download: the signed link was refused for being past its expiry (403). */
       link_expired?: boolean;
+      /** webhook_attempt: the attempt, its seq included. */
+      webhook?: WebhookAttempt;
+      /** webhook_attempt: the receiver audit was on, so the report judges the receiver by it. */
+      audited?: boolean;
     })[];
   };
   /**
@@ -1445,8 +1450,13 @@ export interface Webhooks {
   schedule: string[];
 }
 
-/** One attempt of a delivery. */
+/** One attempt of a delivery: a note of the tenant's journal. */
 export interface WebhookAttempt {
+  /**
+   * The attempt's number in the journal, shared with its requests: the report's webhook findings
+   * cite it.
+   */
+  seq: number;
   /** The `webhook-id`, the same on every attempt of a delivery (and on its duplicates). */
   id: string;
   event: "job.queued" | "job.running" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired";
@@ -1467,10 +1477,13 @@ export interface WebhookAttempt {
   next?: string;
 }
 
-/** The delivery log, oldest first: the newest 1,000 attempts within 1 MiB. */
+/**
+ * The webhook attempts the tenant's journal holds, oldest first: notes beside its requests, under
+ * its bounds (10,000 events within 16 MiB by default, each attempt one event of about 0.7 KiB).
+ */
 export interface WebhookDeliveries {
   data: WebhookAttempt[];
-  /** Attempts the log's bounds let go. */
+  /** Attempts the journal's bounds let go. */
   dropped: number;
 }
 

@@ -202,8 +202,8 @@ type SnapshotJournal struct {
 	Entries []JournalEntry `json:"entries"`
 }
 
-// SnapshotNotes are the downloads of output files and the balances set through the control
-// API, oldest first, which the report judges beside the journal.
+// SnapshotNotes are the downloads of output files, the balances set through the control API
+// and the webhook attempts, oldest first, which the report judges beside the journal.
 type SnapshotNotes struct {
 	// Dropped is the time of the newest note dropped to make room, when one was: the report
 	// does not judge what may lie in the gap.
@@ -212,9 +212,9 @@ type SnapshotNotes struct {
 }
 
 // SnapshotNote is one note: a download (job, file, status answered, whether a range was asked
-// for) or a balance set (account).
+// for), a balance set (account) or a webhook attempt (webhook).
 type SnapshotNote struct {
-	Kind   string `json:"kind"` // download or credits_set
+	Kind   string `json:"kind"` // download, credits_set or webhook_attempt
 	Time   string `json:"time"`
 	Job    string `json:"job,omitempty"`
 	File   string `json:"file,omitempty"`
@@ -231,6 +231,10 @@ type SnapshotNote struct {
 	Authorized  bool   `json:"authorized,omitempty"`
 	LinkExpires string `json:"link_expires,omitempty"`
 	LinkExpired bool   `json:"link_expired,omitempty"`
+	// Webhook is a webhook_attempt's attempt, its seq included; Audited says the receiver
+	// audit was on, so the report judges the receiver by it.
+	Webhook *WebhookAttempt `json:"webhook,omitempty"`
+	Audited bool            `json:"audited,omitempty"`
 }
 
 // SnapshotResult is the answer to PUT /_emulator/snapshot.

@@ -3,30 +3,30 @@ package api
 import "encoding/json"
 
 // WebhookConfig is a tenant's webhook (PUT and GET /_emulator/webhooks, a scenario's
-// webhooks, a snapshot's). Secret is only ever sent, never shown: answers and snapshots carry
-// SecretSet instead.
+// webhooks section, a snapshot's). Secret is only ever sent, never shown: answers and snapshots
+// carry SecretSet instead; a scenario, which is shown and snapshotted, takes none.
 type WebhookConfig struct {
-	URL    string `json:"url"`
-	Secret string `json:"secret,omitempty"`
+	URL    string `json:"url" yaml:"url"`
+	Secret string `json:"secret,omitempty" yaml:"-"`
 	// Events are the events sent; left out, a job's end: job.succeeded, job.failed,
 	// job.canceled and job.expired.
-	Events []string `json:"events,omitempty"`
+	Events []string `json:"events,omitempty" yaml:"events"`
 	// Audit sends, beside the real deliveries, one with a wrong signature and one with a stale
 	// timestamp, and judges how the receiver answers (the report's webhook rules).
-	Audit bool          `json:"audit,omitempty"`
-	Chaos *WebhookChaos `json:"chaos,omitempty"`
+	Audit bool          `json:"audit,omitempty" yaml:"audit"`
+	Chaos *WebhookChaos `json:"chaos,omitempty" yaml:"chaos"`
 	// SecretSet says whether a secret is set; a configuration without one sends nothing.
-	SecretSet bool `json:"secret_set"`
+	SecretSet bool `json:"secret_set" yaml:"-"`
 	// Source says who set it: control, scenario, flag or snapshot.
-	Source string `json:"source,omitempty"`
+	Source string `json:"source,omitempty" yaml:"-"`
 }
 
 // WebhookChaos are the seeded knobs that make deliveries misbehave as real senders do.
 type WebhookChaos struct {
-	Duplicate float64 `json:"duplicate,omitempty"`  // chance a delivered delivery is sent again
-	Reorder   float64 `json:"reorder,omitempty"`    // chance a delivery waits for the next one
-	Delay     string  `json:"delay,omitempty"`      // postpones every first attempt, e.g. "30s"
-	AfterPoll bool    `json:"after_poll,omitempty"` // a job's end waits until it was polled
+	Duplicate float64 `json:"duplicate,omitempty" yaml:"duplicate"`   // chance a delivered delivery is sent again
+	Reorder   float64 `json:"reorder,omitempty" yaml:"reorder"`       // chance a delivery waits for the next one
+	Delay     string  `json:"delay,omitempty" yaml:"delay"`           // postpones every first attempt, e.g. "30s"
+	AfterPoll bool    `json:"after_poll,omitempty" yaml:"after_poll"` // a job's end waits until it was polled
 }
 
 // Webhooks is GET /_emulator/webhooks: the configuration, if any, and its deliveries' summary.
@@ -47,8 +47,12 @@ type WebhookSummary struct {
 	Failures  int64 `json:"failures"` // attempts not answered 2xx
 }
 
-// WebhookAttempt is one attempt of a delivery (GET /_emulator/webhooks/deliveries).
+// WebhookAttempt is one attempt of a delivery (GET /_emulator/webhooks/deliveries), a note of
+// the tenant's journal.
 type WebhookAttempt struct {
+	// Seq is the attempt's number in the journal, shared with its requests: the report's webhook
+	// findings cite it.
+	Seq     uint64 `json:"seq"`
 	ID      string `json:"id"` // the webhook-id, the same on every attempt of a delivery
 	Event   string `json:"event"`
 	Job     string `json:"job"`
@@ -71,7 +75,7 @@ type WebhookAttempt struct {
 // WebhookDeliveries is GET /_emulator/webhooks/deliveries: attempts, oldest first.
 type WebhookDeliveries struct {
 	Data []WebhookAttempt `json:"data"`
-	// Dropped counts attempts the log's bounds let go, oldest first.
+	// Dropped counts attempts the journal's bounds let go, oldest first.
 	Dropped int64 `json:"dropped"`
 }
 

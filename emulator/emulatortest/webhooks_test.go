@@ -100,9 +100,21 @@ func TestAuditFindsAReceiverThatChecksNothing(t *testing.T) {
 	cc := newClient(t, careless, careless.Key(emu.Keys.All))
 	cc.generate(fox(), "k1")
 	careless.Advance(time.Second)
-	rules := findingRules(careless.Report(t, "tenant"))
+	rep := careless.Report(t, "tenant")
+	rules := findingRules(rep)
 	if !strings.Contains(rules, "webhook-signature-unchecked") || !strings.Contains(rules, "webhook-timestamp-unchecked") {
 		t.Errorf("careless receiver: findings %s", rules)
+	}
+	// Each finding cites the journal seq of the attempt that shows it, as the deliveries list it.
+	kinds := map[uint64]string{}
+	for _, a := range careless.WebhookDeliveries() {
+		kinds[a.Seq] = a.Kind
+	}
+	for _, f := range rep.Findings {
+		if want := map[string]string{"webhook-signature-unchecked": "audit_signature", "webhook-timestamp-unchecked": "audit_timestamp"}[f.Rule]; want != "" &&
+			(len(f.Entries) != 1 || kinds[f.Entries[0]] != want) {
+			t.Errorf("%s cites %v, want the %s attempt of %v", f.Rule, f.Entries, want, kinds)
+		}
 	}
 
 	hooks := emu.Webhooks(t, emulatortest.WebhookOptions{Audit: true})

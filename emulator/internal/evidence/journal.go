@@ -96,8 +96,9 @@ func headerSize(h map[string][]string) int64 {
 }
 
 // Journal is a tenant's bounded log of what happened: answered /v1 requests (its entries) and,
-// beside them in the same ring and under the same bounds, notes of downloads and balance
-// changes. Each event carries the order in which it arrived, so the report reads the log in the
+// beside them in the same ring and under the same bounds, notes of downloads, balance changes
+// and webhook attempts. Requests and webhook attempts share one numbering (seq), which findings
+// cite. Each event carries the order in which it arrived, so the report reads the log in the
 // order the client acted, not in the order the answers went out. It is safe for concurrent use.
 type Journal struct {
 	mu         sync.Mutex
@@ -114,6 +115,8 @@ type Journal struct {
 	dropped  time.Time     // when the newest event dropped to make room arrived
 	onChange func()        // told after every Add and Clear, outside the lock
 	full     func() bool
+
+	droppedAttempts int64 // the webhook attempts dropped to make room
 }
 
 // Arrive hands out the next arrival number: the frame takes one as a request comes in, so the
@@ -179,31 +182,45 @@ func (j *Journal) AddRequest(e Entry, header map[string][]string, arrival uint64
 	j.put(s, true)
 }
 
-// AddNote records a download or a balance change beside the requests, with the arrival number
-// its request took (0: one is taken now).
+// AddNote records a download, a balance change or a webhook attempt beside the requests, with
+// the arrival number its request took (0: one is taken now). A webhook attempt takes the next
+// entry number, in its Webhook.Seq.
 func (j *Journal) AddNote(n Note, arrival uint64) {
 	if arrival == 0 {
 		arrival = j.Arrive()
 	}
 	n.Job, n.File, n.Account = clip(n.Job), clip(n.File), clip(n.Account)
+	if n.Webhook != nil {
+		a := *n.Webhook // the journal's own, numbered below
+		n.Webhook = &a
+	}
 	j.put(&slot{note: &n, arrival: arrival, answered: j.arrivals.Load(), bytes: noteBytes}, false)
 }
 
-// put adds an event, dropping the oldest until both bounds hold again; a request takes the
-// next entry number.
+// put adds an event, dropping the oldest until both bounds hold again; a request or a webhook
+// attempt takes the next entry number.
 func (j *Journal) put(s *slot, request bool) {
-	size := s.bytes
 	giveWay := j.full != nil && j.full()
 	defer j.changed()
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if request {
+	switch {
+	case request:
 		j.seq++
 		s.Seq = j.seq
+	case s.note.Webhook != nil:
+		j.seq++
+		s.note.Webhook.Seq = j.seq
 	}
-	// The newest event stays even alone over maxBytes: it is already capped.
+	j.insert(s, giveWay)
+}
+
+// insert adds an event, dropping the oldest until both bounds hold again and, giving way, until
+// at least its size is freed. The newest event stays even alone over maxBytes: it is already
+// capped. Callers hold j.mu.
+func (j *Journal) insert(s *slot, giveWay bool) {
 	var freed int64
-	for j.n > 0 && (j.n >= j.maxEntries || j.bytes+size > j.maxBytes || (giveWay && freed < size)) {
+	for j.n > 0 && (j.n >= j.maxEntries || j.bytes+s.bytes > j.maxBytes || (giveWay && freed < s.bytes)) {
 		freed += j.dropOldest()
 	}
 	if j.n == len(j.ring) {
@@ -211,7 +228,7 @@ func (j *Journal) put(s *slot, request bool) {
 	}
 	j.ring[(j.head+j.n)%len(j.ring)] = s
 	j.n++
-	j.bytes += size
+	j.bytes += s.bytes
 }
 
 // grow makes room for more entries, up to maxEntries: the ring doubles, so a quiet journal
@@ -229,6 +246,9 @@ func (j *Journal) grow() {
 func (j *Journal) dropOldest() int64 {
 	if t := j.ring[j.head].when(); t.After(j.dropped) {
 		j.dropped = t
+	}
+	if n := j.ring[j.head].note; n != nil && n.Webhook != nil {
+		j.droppedAttempts++
 	}
 	size := j.ring[j.head].bytes
 	j.bytes -= size
@@ -422,7 +442,8 @@ func (j *Journal) Bytes() int64 {
 	return j.bytes
 }
 
-// Clear forgets every request; the notes of downloads and balance changes stay for the report.
+// Clear forgets every request; the notes (downloads, balance changes, webhook attempts) stay for
+// the report.
 func (j *Journal) Clear() {
 	defer j.changed()
 	j.mu.Lock()
@@ -472,24 +493,33 @@ func (j *Journal) Restore(journal *api.SnapshotJournal, notes api.SnapshotNotes,
 	}
 	slices.SortStableFunc(events, func(a, b *slot) int { return a.when().Compare(b.when()) })
 	j.mu.Lock()
-	j.ring, j.head, j.n, j.bytes, j.dropped = nil, 0, 0, 0, dropped
+	j.ring, j.head, j.n, j.bytes, j.dropped, j.droppedAttempts = nil, 0, 0, 0, dropped, 0
 	j.arrivals.Store(0)
 	for _, s := range events {
+		if s.note != nil && s.note.Webhook != nil {
+			seq = max(seq, s.note.Webhook.Seq) // a snapshot without its journal still numbers on
+		}
 		s.arrival = j.arrivals.Add(1)
 		s.answered = s.arrival
-		for j.n > 0 && (j.n >= j.maxEntries || j.bytes+s.bytes > j.maxBytes) {
-			j.dropOldest()
-		}
-		if j.n == len(j.ring) {
-			j.grow()
-		}
-		j.ring[(j.head+j.n)%len(j.ring)] = s
-		j.n++
-		j.bytes += s.bytes
+		j.insert(s, false)
 	}
 	j.seq = seq
 	j.mu.Unlock()
 	j.changed()
+}
+
+// WebhookAttempts lists the webhook attempts held, oldest first, and how many the journal's
+// bounds let go.
+func (j *Journal) WebhookAttempts() ([]api.WebhookAttempt, int64) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := []api.WebhookAttempt{}
+	for i := range j.n {
+		if n := j.at(i).note; n != nil && n.Webhook != nil {
+			out = append(out, *n.Webhook)
+		}
+	}
+	return out, j.droppedAttempts
 }
 
 // ExportNotes lists the notes held, oldest first, for a snapshot.

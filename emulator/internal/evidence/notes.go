@@ -8,13 +8,15 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 )
 
-// What a client does outside /v1, which the journal's listing shows: downloads of outputs, and
-// balance changes through the control API (a test topping an account up). They are notes in
-// the same log as the requests, under its bounds.
+// What happens outside /v1, which the journal's listing does not show: downloads of outputs,
+// balance changes through the control API (a test topping an account up) and the webhook's
+// attempts to reach the client's receiver. They are notes in the same log as the requests, under
+// its bounds.
 const (
-	// maxNoteText bounds each text field of a note, so a note costs at most noteBytes.
+	// maxNoteText bounds each text field of a note, and an attempt's texts together, so a note
+	// costs at most noteBytes: its texts, its struct and an attempt's.
 	maxNoteText = 128
-	noteBytes   = 3*maxNoteText + 160
+	noteBytes   = 3*maxNoteText + 320
 )
 
 // NoteKind says what a note records.
@@ -22,8 +24,9 @@ type NoteKind uint8
 
 // The kinds of note.
 const (
-	Download   NoteKind = iota + 1 // a GET of an output file
-	CreditsSet                     // PUT /_emulator/accounts/{account}
+	Download       NoteKind = iota + 1 // a GET of an output file
+	CreditsSet                         // PUT /_emulator/accounts/{account}
+	WebhookAttempt                     // one attempt of a webhook delivery
 )
 
 // Note is one thing the client did outside the journal's listing, on the tenant's clock.
@@ -45,6 +48,11 @@ type Note struct {
 	Authorized  bool
 	LinkExpires time.Time
 	LinkExpired bool
+	// WebhookAttempt: the attempt as GET /_emulator/webhooks/deliveries lists it, its Seq the
+	// number it took among the journal's entries, so findings can cite it; Audited says the
+	// receiver audit was on, so the report judges the receiver by it.
+	Webhook *api.WebhookAttempt
+	Audited bool
 }
 
 // clip cuts a note's text to maxNoteText bytes (a cut id matches nothing, which is the aim),
@@ -54,12 +62,12 @@ func clip(s string) string {
 }
 
 // The kinds of note as a snapshot names them.
-var kindNames = map[NoteKind]string{Download: "download", CreditsSet: "credits_set"}
+var kindNames = map[NoteKind]string{Download: "download", CreditsSet: "credits_set", WebhookAttempt: "webhook_attempt"}
 
 func (n *Note) export() api.SnapshotNote {
 	out := api.SnapshotNote{Kind: kindNames[n.Kind], Time: stamp(n.Time), Job: n.Job, File: n.File, Status: n.Status,
 		Ranged: n.Ranged, Start: n.Start, Sent: n.Sent, Size: n.Size, Account: n.Account,
-		Authorized: n.Authorized, LinkExpired: n.LinkExpired}
+		Authorized: n.Authorized, LinkExpired: n.LinkExpired, Webhook: n.Webhook, Audited: n.Audited}
 	if !n.LinkExpires.IsZero() {
 		out.LinkExpires = stamp(n.LinkExpires)
 	}
@@ -100,7 +108,7 @@ func importNotes(in api.SnapshotNotes, max int, report func(ptr, msg string)) ([
 		}
 		switch {
 		case kind == 0:
-			report(at+"/kind", "download or credits_set")
+			report(at+"/kind", "download, credits_set or webhook_attempt")
 		case err != nil:
 			report(at+"/time", "not an RFC 3339 time")
 		case linkErr != nil:
@@ -111,11 +119,25 @@ func importNotes(in api.SnapshotNotes, max int, report func(ptr, msg string)) ([
 			report(at+"/status", "an HTTP status")
 		case e.Start < 0 || e.Sent < 0 || e.Size < 0:
 			report(at, "a note's start, sent and size are not negative")
+		case (kind == WebhookAttempt) != (e.Webhook != nil):
+			report(at+"/webhook", "a webhook_attempt note, and only one, holds the attempt")
+		case e.Webhook != nil && !attemptFits(e.Webhook):
+			report(at+"/webhook", "an attempt numbered from 1 whose texts are at most "+strconv.Itoa(3*maxNoteText)+" bytes together")
 		default:
 			out = append(out, Note{Kind: kind, Time: t, Job: e.Job, File: e.File, Status: e.Status, Ranged: e.Ranged,
 				Start: e.Start, Sent: e.Sent, Size: e.Size, Account: e.Account,
-				Authorized: e.Authorized, LinkExpires: linkExpires, LinkExpired: e.LinkExpired})
+				Authorized: e.Authorized, LinkExpires: linkExpires, LinkExpired: e.LinkExpired, Webhook: e.Webhook, Audited: e.Audited})
 		}
 	}
 	return out, dropped
+}
+
+// attemptFits reports whether a restored attempt holds no more than one made here would: a
+// number, and texts of at most 3*maxNoteText bytes together.
+func attemptFits(a *api.WebhookAttempt) bool {
+	n := 0
+	for _, s := range [...]string{a.ID, a.Event, a.Job, a.Kind, a.At, a.Error, a.Outcome, a.Next} {
+		n += len(s)
+	}
+	return a.Seq > 0 && n <= 3*maxNoteText
 }

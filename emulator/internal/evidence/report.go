@@ -1,5 +1,5 @@
 // The report judges how a client behaves from what the emulator saw of it: a tenant's log of
-// /v1 requests, downloads and balance changes, read in the order they arrived, the facts the
+// /v1 requests, downloads, balance changes and webhook attempts, read in the order they arrived, the facts the
 // emulator recorded as it answered (account, model, input digest, quote, job status, key,
 // fault, download range), and the tenant's clock. It never reads the emulator's own answers
 // back. Each finding names a rule, says in one line what happened, and lists the journal
@@ -67,12 +67,16 @@ var Rules = []api.Rule{
 	{ID: DeprecatedModelUsed, Severity: api.SeverityWarning, Title: "A deprecated model used again after an answer announced its deprecation"},
 	{ID: DownloadWithAPIKey, Severity: api.SeverityWarning, Title: "A signed output link fetched with the API key in an Authorization header"},
 	{ID: StaleLinkRefetched, Severity: api.SeverityWarning, Title: "An output link answered 403 expired fetched again instead of reading the job for a fresh one"},
+	{ID: WebhookSignatureUnchecked, Severity: api.SeverityError, Title: "A webhook receiver accepted a delivery with a wrong signature"},
+	{ID: WebhookTimestampUnchecked, Severity: api.SeverityError, Title: "A webhook receiver accepted a delivery whose timestamp is older than 5 minutes"},
+	{ID: WebhookSlowAck, Severity: api.SeverityWarning, Title: "A webhook receiver took longer than 2 s to answer a delivery"},
+	{ID: WebhookValidRefused, Severity: api.SeverityWarning, Title: "A webhook receiver answered a valid delivery with a status other than 2xx"},
 }
 
 // severity is each rule's severity, by id.
 var severity = func() map[string]string {
-	m := make(map[string]string, len(Rules)+len(WebhookRules))
-	for _, r := range append(append([]api.Rule{}, Rules...), WebhookRules...) {
+	m := make(map[string]string, len(Rules))
+	for _, r := range Rules {
 		m[r.ID] = r.Severity
 	}
 	return m
@@ -112,9 +116,13 @@ type Input struct {
 func Judge(in Input) []api.Finding {
 	j := judge{in: in, quotes: map[string]quoteSeen{}, quoteUsed: map[string]uint64{}, attempts: map[string]attempt{}, seed: maphash.MakeSeed(),
 		jobs: map[string]*jobSeen{}, waits: map[string]wait{}, failed: map[string]*failure{}, downloads: map[string][]*Note{},
-		explained: map[uint64]bool{}, expiredLinks: map[string]*expiredLink{}, keyed: map[string]int{}}
+		explained: map[uint64]bool{}, expiredLinks: map[string]*expiredLink{}, keyed: map[string]int{}, receiver: map[string]*receiverFinding{}}
 	for i := range in.Log {
 		ev := &in.Log[i]
+		if ev.Note != nil && ev.Note.Webhook != nil {
+			j.webhook(ev.Note)
+			continue
+		}
 		if ev.Note != nil {
 			j.staleLink(ev)
 			j.note(ev.Note)
@@ -147,6 +155,7 @@ type judge struct {
 	expiredLinks map[string]*expiredLink // file path -> the link last refused as expired
 	keyed        map[string]int          // job -> its downloads that carried an Authorization header
 	keyedOrder   []string
+	receiver     map[string]*receiverFinding // webhook rule -> its finding
 }
 
 // expiredLink is a signed link answered 403 expired, and what became of it.

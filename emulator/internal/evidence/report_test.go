@@ -84,6 +84,16 @@ func (c *client) link(job string, exp time.Time, key bool) {
 // download fetches a job's output whole.
 func (c *client) download(job string, status int) { c.fetch(job, status, 0, 100) }
 
+// hook records an attempt of a webhook delivery of job j1 (kind delivery, audit_signature, ...)
+// answered status after latency, made while the receiver audit was on, and returns its seq.
+func (c *client) hook(kind string, status int, latency time.Duration) uint64 {
+	c.seq++
+	c.arrival++
+	a := api.WebhookAttempt{Seq: c.seq, ID: fmt.Sprintf("msg_%d", c.seq), Job: "j1", Kind: kind, Status: status, LatencyMS: float64(latency) / 1e6}
+	c.log = append(c.log, Event{Note: &Note{Kind: WebhookAttempt, Time: c.now, Job: "j1", Status: status, Webhook: &a, Audited: true}, Arrival: c.arrival, Answered: c.arrival})
+	return a.Seq
+}
+
 func (c *client) creditsSet(account string) {
 	c.arrival++
 	c.log = append(c.log, Event{Note: &Note{Kind: CreditsSet, Time: c.now, Account: account}, Arrival: c.arrival, Answered: c.arrival})
@@ -354,6 +364,52 @@ var cases = []ruleCase{
 				n := Note{Kind: Download, Time: c.now, Job: "j1", File: "/files/j1/0.png", Status: 403, LinkExpires: exp, LinkExpired: true}
 				c.log = append(c.log, Event{Note: &n, Arrival: c.arrival - 1 + uint64(i), Answered: c.arrival})
 			}
+		}},
+	{rule: WebhookSignatureUnchecked,
+		fires: func(c *client) {
+			c.poll("j1", "succeeded")
+			c.hook("delivery", 200, time.Millisecond)
+			c.hook("audit_signature", 204, time.Millisecond)
+		},
+		seqs:   []uint64{3},
+		reason: "answered 204 to delivery msg_3, whose webhook-signature is wrong",
+		quiet: func(c *client) {
+			c.hook("delivery", 200, time.Millisecond)
+			c.hook("audit_signature", 401, time.Millisecond)
+			c.hook("duplicate", 200, time.Millisecond)
+		}},
+	{rule: WebhookTimestampUnchecked,
+		fires: func(c *client) {
+			c.hook("audit_timestamp", 200, time.Millisecond)
+		},
+		seqs:   []uint64{1},
+		reason: "whose webhook-timestamp is 10m0s old",
+		quiet: func(c *client) {
+			c.hook("audit_timestamp", 400, time.Millisecond)
+		}},
+	{rule: WebhookSlowAck,
+		fires: func(c *client) {
+			c.hook("delivery", 200, 2001*time.Millisecond)
+			c.hook("delivery", 200, time.Millisecond)
+			c.hook("delivery", 200, 3*time.Second)
+		},
+		seqs:   []uint64{1, 3},
+		reason: "took 2.001s to answer delivery msg_1 (the limit is 2s) (and 1 more)",
+		quiet: func(c *client) {
+			c.hook("delivery", 200, 2*time.Second)
+			c.hook("delivery", 500, 3*time.Second) // refused, not slow: the other rule's
+			c.log[len(c.log)-1].Note.Audited = false
+		}},
+	{rule: WebhookValidRefused,
+		fires: func(c *client) {
+			c.hook("delivery", 0, time.Millisecond) // no status: the receiver is down, not refusing
+			c.hook("delivery", 503, time.Millisecond)
+		},
+		seqs:   []uint64{2},
+		reason: "answered 503 to delivery msg_2, which was valid",
+		quiet: func(c *client) {
+			c.hook("delivery", 0, time.Millisecond)
+			c.hook("audit_signature", 401, time.Millisecond)
 		}},
 }
 

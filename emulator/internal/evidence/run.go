@@ -65,7 +65,7 @@ type Live struct {
 func (r *Run) Report(live []Live) api.Report {
 	r.Wait()
 	r.mu.Lock()
-	out := api.Report{Scope: "run", Examined: r.examined, Findings: slices.Clone(r.findings), Counts: make(map[string]int, len(AllRules)), Rules: AllRules}
+	out := api.Report{Scope: "run", Examined: r.examined, Findings: slices.Clone(r.findings), Counts: make(map[string]int, len(Rules)), Rules: Rules}
 	for k, v := range r.counts {
 		out.Counts[k] = v
 	}
@@ -95,7 +95,7 @@ func TenantReport(name string, examined int, findings []api.Finding) api.Report 
 	for _, f := range findings {
 		counts[f.Rule]++
 	}
-	return api.Report{Scope: "tenant", Tenant: name, Examined: examined, Findings: findings, Counts: counts, Rules: AllRules}
+	return api.Report{Scope: "tenant", Tenant: name, Examined: examined, Findings: findings, Counts: counts, Rules: Rules}
 }
 
 // Markdown renders a report for a CI job summary or a terminal: a table of the rules that found

@@ -1,9 +1,15 @@
 package evidence
 
-import "github.com/mediagen/mediagen-emulator/emulator/api"
+import (
+	"fmt"
+	"time"
 
-// The report's rules about a webhook receiver: the webhook audit judges them from the
-// deliveries it made, not from the log, so they are not among Rules.
+	"github.com/mediagen/mediagen-emulator/emulator/internal/webhooks"
+)
+
+// The report's rules about a webhook receiver, judged from the attempts the receiver audit
+// watched (webhooks.Config.Audit): its deliveries with a wrong signature or a stale timestamp
+// answered 2xx, and valid deliveries answered slowly or refused.
 const (
 	WebhookSignatureUnchecked = "webhook-signature-unchecked"
 	WebhookTimestampUnchecked = "webhook-timestamp-unchecked"
@@ -11,19 +17,43 @@ const (
 	WebhookValidRefused       = "webhook-valid-refused"
 )
 
-// WebhookRules are the webhook audit's rules, as the report lists them.
-var WebhookRules = []api.Rule{
-	{ID: WebhookSignatureUnchecked, Severity: api.SeverityError, Title: "A webhook receiver accepted a delivery with a wrong signature"},
-	{ID: WebhookTimestampUnchecked, Severity: api.SeverityError, Title: "A webhook receiver accepted a delivery whose timestamp is older than 5 minutes"},
-	{ID: WebhookSlowAck, Severity: api.SeverityWarning, Title: "A webhook receiver took longer than 2 s to answer a delivery"},
-	{ID: WebhookValidRefused, Severity: api.SeverityWarning, Title: "A webhook receiver answered a valid delivery with a status other than 2xx"},
+// receiverFinding is a webhook rule's one finding and how many attempts showed it.
+type receiverFinding struct{ finding, n int }
+
+// webhook judges an attempt the audit watched: each rule makes one finding, naming the first
+// attempt that showed it and citing up to maxSeqs of them, its reason counting the rest.
+func (j *judge) webhook(n *Note) {
+	a := n.Webhook
+	ok := a.Error == "" && a.Status/100 == 2
+	latency := time.Duration(a.LatencyMS * float64(time.Millisecond)).Round(time.Millisecond)
+	var rule, reason string
+	switch {
+	case !n.Audited:
+		return
+	case ok && a.Kind == webhooks.KindSignature:
+		rule, reason = WebhookSignatureUnchecked, fmt.Sprintf("answered %d to delivery %s, whose webhook-signature is wrong", a.Status, a.ID)
+	case ok && a.Kind == webhooks.KindTimestamp:
+		rule, reason = WebhookTimestampUnchecked, fmt.Sprintf("answered %d to delivery %s, whose webhook-timestamp is %s old", a.Status, a.ID, webhooks.StaleAge)
+	case ok && a.Kind == webhooks.KindDelivery && a.LatencyMS > float64(webhooks.SlowAck/time.Millisecond):
+		rule, reason = WebhookSlowAck, fmt.Sprintf("took %s to answer delivery %s (the limit is %s)", latency, a.ID, webhooks.SlowAck)
+	case !ok && a.Status != 0 && a.Kind == webhooks.KindDelivery:
+		rule, reason = WebhookValidRefused, fmt.Sprintf("answered %d to delivery %s, which was valid", a.Status, a.ID)
+	default:
+		return
+	}
+	if f, seen := j.receiver[rule]; seen {
+		f.n++
+		j.addSeq(f.finding, a.Seq)
+		return
+	}
+	f := &receiverFinding{finding: j.add(rule, "the receiver "+reason, a.Seq), n: 1}
+	j.receiver[rule] = f
+	j.later = append(j.later, func() {
+		if f.n > 1 {
+			j.out[f.finding].Reason += fmt.Sprintf(" (and %d more)", f.n-1)
+		}
+	})
 }
-
-// AllRules are every rule a report lists: those judged from the log, then the webhook audit's.
-var AllRules = append(append([]api.Rule{}, Rules...), WebhookRules...)
-
-// Severity is a rule's severity, by id.
-func Severity(rule string) string { return severity[rule] }
 
 // GroupWebhooks holds the outcomes of webhook deliveries.
 const GroupWebhooks = "webhooks"

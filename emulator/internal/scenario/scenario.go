@@ -17,6 +17,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/glob"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/webhooks"
 )
 
 // Scenario is a loaded, validated scenario file. It is immutable and safe to share.
@@ -37,6 +38,8 @@ type Scenario struct {
 	Source string `yaml:"-"`
 	// Document is the text it was read from, so a snapshot can carry a scenario sent inline.
 	Document []byte `yaml:"-"`
+
+	webhook *webhooks.Config // Webhooks as webhooks.Parse read it
 }
 
 // Rule sets how jobs behave; a field left out keeps the value of the layer beneath (the

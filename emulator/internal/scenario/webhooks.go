@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -11,51 +12,39 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/webhooks"
 )
 
-// Webhooks is a scenario's webhook: where a tenant's job events go. It holds no secret (a
-// scenario document is shown and carried in snapshots): deliveries are signed with the run's
-// --webhook-secret, and without one nothing is sent until PUT /_emulator/webhooks sets one.
-type Webhooks struct {
-	URL    string        `yaml:"url"`
-	Events []string      `yaml:"events"`
-	Audit  bool          `yaml:"audit"`
-	Chaos  *WebhookChaos `yaml:"chaos"`
-
-	parsed *webhooks.Config
-}
-
-// WebhookChaos are a scenario's webhook chaos knobs (see webhooks.Chaos).
-type WebhookChaos struct {
-	Duplicate float64 `yaml:"duplicate"`
-	Reorder   float64 `yaml:"reorder"`
-	Delay     string  `yaml:"delay"`
-	AfterPoll bool    `yaml:"after_poll"`
-}
+// Webhooks is a scenario's webhooks section: the wire's WebhookConfig, one shape for a scenario
+// file and the control API. It takes no secret (a scenario document is shown and carried in
+// snapshots): deliveries are signed with the run's --webhook-secret, and without one nothing is
+// sent until PUT /_emulator/webhooks sets one.
+type Webhooks = api.WebhookConfig
 
 // Webhook is the scenario's webhook configuration, without a secret, or nil.
-func (s *Scenario) Webhook() *webhooks.Config {
-	if s.Webhooks == nil {
-		return nil
-	}
-	return s.Webhooks.parsed
-}
+func (s *Scenario) Webhook() *webhooks.Config { return s.webhook }
 
-// checkWebhooks checks the webhooks section as PUT /_emulator/webhooks would.
+// checkWebhooks checks the webhooks section as PUT /_emulator/webhooks would, each problem at
+// the line of the member it is about.
 func checkWebhooks(r *catalog.Reporter, root *yaml.Node, s *Scenario) {
-	wh := s.Webhooks
-	if wh == nil {
+	if s.Webhooks == nil {
 		return
 	}
-	in := api.WebhookConfig{URL: wh.URL, Events: wh.Events, Audit: wh.Audit}
-	if c := wh.Chaos; c != nil {
-		in.Chaos = &api.WebhookChaos{Duplicate: c.Duplicate, Reorder: c.Reorder, Delay: c.Delay, AfterPoll: c.AfterPoll}
-	}
-	cfg, err := webhooks.Parse(in, false)
+	cfg, err := webhooks.Parse(*s.Webhooks, false)
 	if p := problem.As(err); p != nil {
 		for _, fe := range p.Errors {
-			r.Node(nodeOf(root, "webhooks"), "webhooks.%s: %s", strings.ReplaceAll(strings.TrimPrefix(fe.Pointer, "/"), "/", "."), fe.Message)
+			n := nodeOf(root, "webhooks")
+			for _, part := range strings.Split(fe.Pointer, "/")[1:] {
+				next := nodeOf(n, part)
+				if i, err := strconv.Atoi(part); err == nil && n.Kind == yaml.SequenceNode && i < len(n.Content) {
+					next = n.Content[i]
+				}
+				if next == nil {
+					break
+				}
+				n = next
+			}
+			r.Node(n, "webhooks.%s: %s", strings.ReplaceAll(fe.Pointer[1:], "/", "."), fe.Message)
 		}
 		return
 	}
 	cfg.Source = "scenario"
-	wh.parsed = cfg
+	s.webhook = cfg
 }

@@ -3,6 +3,10 @@ package sim
 import (
 	"context"
 	"encoding/json"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/webhooks"
@@ -30,8 +34,9 @@ func (w *World) newHub() *webhooks.Hub {
 			}
 			return json.Marshal(w.PresentJob(v, base, Documented))
 		},
-		OnAttempt: func(kind, outcome string) {
-			w.coverage.Webhook(kind, outcome)
+		OnAttempt: func(at time.Time, a api.WebhookAttempt, audited bool) {
+			w.journal.AddNote(evidence.Note{Kind: evidence.WebhookAttempt, Time: at, Job: a.Job, Status: a.Status, Webhook: &a, Audited: audited}, 0)
+			w.coverage.Webhook(a.Kind, a.Outcome)
 			w.Changed(PartWebhooks)
 		},
 	})

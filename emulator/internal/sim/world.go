@@ -344,7 +344,7 @@ func (w *World) SetCredits(account string, credits int64) (ledger.Balance, error
 func (w *World) Judge() (int, []api.Finding) {
 	log, dropped := w.journal.Log()
 	findings := evidence.Judge(evidence.Input{Log: log, Dropped: dropped, Job: w.jobNow, Now: w.Now(), Still: w.clock.Manual(), Skips: w.clock.Mode() == clock.Skip, DeprecatedAt: w.deprecatedAt})
-	return len(log), append(findings, w.hooks.Findings()...)
+	return len(log), findings
 }
 
 // jobNow is what the report needs of a job as it stands.

@@ -1,10 +1,11 @@
 // Package webhooks sends a tenant's job events to a receiver as Standard Webhooks
 // (standardwebhooks.com) describe them: a POST signed with HMAC-SHA256 over
 // "webhook-id.webhook-timestamp.body", retried on the tenant's clock with the same id until it
-// is answered 2xx or the schedule runs out. A Hub holds one tenant's configuration, its queue
-// of deliveries due (package due, on the tenant's clock), its delivery log and its audit
-// findings, and knows no HTTP; a Sender (transport.go) is the one piece that talks to the
-// network, and the emulator has one for all its tenants.
+// is answered 2xx or the schedule runs out. A Hub holds one tenant's configuration and its queue
+// of deliveries due (package due, on the tenant's clock), and knows no HTTP; what each attempt
+// met goes to the tenant's journal, where the report judges the receiver (package evidence). A
+// Sender (transport.go) is the one piece that talks to the network, and the emulator has one
+// for all its tenants.
 package webhooks
 
 import (
@@ -65,9 +66,6 @@ const (
 	MaxPendingBytes = 16 << 20
 	// MaxInFlight bounds one tenant's attempts under way at once.
 	MaxInFlight = 4
-	// MaxLog and MaxLogBytes bound the delivery log; the oldest attempts go first.
-	MaxLog      = 1000
-	MaxLogBytes = 1 << 20
 	// MaxAnswerBytes is as much of a receiver's answer as is read, then the connection is
 	// closed.
 	MaxAnswerBytes = 64 << 10

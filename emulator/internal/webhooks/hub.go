@@ -92,14 +92,17 @@ type Options struct {
 	IDs    *ids.Generator
 	// Render is the job as GET /v1/jobs/{id} shows it, the data of a delivery.
 	Render func(jobs.View) ([]byte, error)
-	// OnAttempt, when set, hears of every attempt's kind and outcome (coverage); it runs
-	// under the hub's lock, so it must be quick.
-	OnAttempt func(kind, outcome string)
+	// OnAttempt, when set, hears of every attempt as it is settled: what happened, to log (the
+	// tenant's journal) and count (coverage), and whether the receiver audit was on, so the
+	// report judges the receiver by it. An attempt canceled by Close is not told: its tenant is
+	// gone. It runs under the hub's lock, so attempts are told in the order they settle, and it
+	// must be quick.
+	OnAttempt func(at time.Time, a api.WebhookAttempt, audited bool)
 }
 
-// Hub is one tenant's webhook: its configuration, the deliveries due and under way, the log of
-// attempts and the audit's findings. It observes the tenant's jobs (jobs.Observer) and is safe
-// for concurrent use.
+// Hub is one tenant's webhook: its configuration and the deliveries due and under way; what
+// became of each attempt is told to Options.OnAttempt, not kept. It observes the tenant's jobs
+// (jobs.Observer) and is safe for concurrent use.
 type Hub struct {
 	o      Options
 	wanted atomic.Uint32 // a bit per job status sent; zero while nothing is sent
@@ -108,20 +111,18 @@ type Hub struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // attempts under way
 
-	mu       sync.Mutex
-	cfg      *Config
-	queue    due.Queue[*delivery]
-	seq      uint64
-	pending  int   // deliveries queued or under way
-	bytes    int64 // their bodies
-	flying   map[*delivery]time.Time
-	held     []*delivery            // held back by the reorder knob
-	polls    map[string][]*delivery // held back by the after_poll knob, by job
-	audited  bool                   // the audit's deliveries went out for this configuration
-	sum      api.WebhookSummary
-	log      attemptLog
-	findings findings
-	closed   bool
+	mu      sync.Mutex
+	cfg     *Config
+	queue   due.Queue[*delivery]
+	seq     uint64
+	pending int   // deliveries queued or under way
+	bytes   int64 // their bodies
+	flying  map[*delivery]time.Time
+	held    []*delivery            // held back by the reorder knob
+	polls   map[string][]*delivery // held back by the after_poll knob, by job
+	audited bool                   // the audit's deliveries went out for this configuration
+	sum     api.WebhookSummary
+	closed  bool
 
 	// timer is the one clock callback the hub has scheduled, at timerAt, for its earliest
 	// delivery due; gen tells a stale callback from the current one.
@@ -420,8 +421,8 @@ func wrongKey(key []byte) []byte {
 	return out
 }
 
-// settle records an attempt of d made at at and decides what follows: done, another attempt
-// on the schedule, or given up. Callers hold h.mu.
+// settle counts an attempt of d made at at, tells it, and decides what follows: done, another
+// attempt on the schedule, or given up. Callers hold h.mu.
 func (h *Hub) settle(d *delivery, dueAt, at time.Time, res Result) {
 	delete(h.flying, d)
 	d.attempts++
@@ -432,39 +433,24 @@ func (h *Hub) settle(d *delivery, dueAt, at time.Time, res Result) {
 	entry := api.WebhookAttempt{ID: d.id, Event: string(d.event), Job: d.job, Attempt: d.attempts, Kind: d.kind,
 		At: at.UTC().Format(time.RFC3339Nano), Status: res.Status, LatencyMS: math.Round(float64(res.Latency)/1e4) / 100, Error: res.Err}
 	if res.Err == ErrCanceled || h.closed {
-		entry.Outcome = OutcomeGaveUp
-		h.log.add(entry)
 		h.forget(d)
 		return
 	}
-	audit := h.cfg != nil && h.cfg.Audit
 	switch {
 	case d.kind != KindDelivery:
 		entry.Outcome = OutcomeRefused
 		if res.OK() {
 			entry.Outcome = OutcomeAccepted
 		}
-		if audit && res.OK() && d.kind == KindSignature {
-			h.findings.add(SignatureUnchecked, d.id, "answered "+strconv.Itoa(res.Status)+" to delivery "+d.id+", whose webhook-signature is wrong")
-		}
-		if audit && res.OK() && d.kind == KindTimestamp {
-			h.findings.add(TimestampUnchecked, d.id, "answered "+strconv.Itoa(res.Status)+" to delivery "+d.id+", whose webhook-timestamp is "+StaleAge.String()+" old")
-		}
 		h.forget(d)
 	case res.OK():
 		entry.Outcome = OutcomeDelivered
 		h.sum.Delivered++
-		if audit && res.Latency > SlowAck {
-			h.findings.add(SlowAcknowledgement, d.id, "took "+res.Latency.Round(time.Millisecond).String()+" to answer delivery "+d.id+" (the limit is "+SlowAck.String()+")")
-		}
 		h.forget(d)
 		if p := h.cfgChaos().Duplicate; p > 0 && h.o.IDs.Float64("webhook-duplicate", d.id) < p {
 			h.add(&delivery{id: d.id, event: d.event, job: d.job, kind: KindDuplicate, body: d.body}, at)
 		}
 	default:
-		if audit && res.Status != 0 {
-			h.findings.add(ValidRefused, d.id, "answered "+strconv.Itoa(res.Status)+" to delivery "+d.id+", which was valid")
-		}
 		if d.attempts < len(Schedule) && h.cfg != nil { // none: the webhook was deleted meanwhile
 			next := dueAt.Add(Schedule[d.attempts])
 			entry.Outcome, entry.Next = OutcomeRetrying, next.UTC().Format(time.RFC3339Nano)
@@ -480,9 +466,8 @@ func (h *Hub) settle(d *delivery, dueAt, at time.Time, res Result) {
 		h.held = nil
 		h.release(held)
 	}
-	h.log.add(entry)
 	if h.o.OnAttempt != nil {
-		h.o.OnAttempt(d.kind, entry.Outcome)
+		h.o.OnAttempt(at, entry, h.cfg != nil && h.cfg.Audit)
 	}
 }
 
@@ -503,13 +488,6 @@ func (h *Hub) Summary() api.WebhookSummary {
 	return s
 }
 
-// Log returns the attempts logged, oldest first, and how many the log's bounds let go.
-func (h *Hub) Log() ([]api.WebhookAttempt, int64) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.log.list()
-}
-
 // Close stops the hub: no attempt starts again, and those under way are canceled and waited
 // for.
 func (h *Hub) Close() {
@@ -523,32 +501,6 @@ func (h *Hub) Close() {
 	h.mu.Unlock()
 	h.cancel()
 	h.wg.Wait()
-}
-
-// attemptLog is the delivery log, bounded by MaxLog entries and MaxLogBytes.
-type attemptLog struct {
-	entries []api.WebhookAttempt
-	bytes   int
-	dropped int64
-}
-
-func attemptSize(a *api.WebhookAttempt) int {
-	return len(a.ID) + len(a.Event) + len(a.Job) + len(a.Kind) + len(a.At) + len(a.Error) + len(a.Outcome) + len(a.Next) + 64
-}
-
-func (l *attemptLog) add(a api.WebhookAttempt) {
-	l.entries = append(l.entries, a)
-	l.bytes += attemptSize(&a)
-	for len(l.entries) > MaxLog || l.bytes > MaxLogBytes {
-		l.bytes -= attemptSize(&l.entries[0])
-		l.entries[0] = api.WebhookAttempt{}
-		l.entries = l.entries[1:]
-		l.dropped++
-	}
-}
-
-func (l *attemptLog) list() ([]api.WebhookAttempt, int64) {
-	return append([]api.WebhookAttempt{}, l.entries...), l.dropped
 }
 
 // Export is the hub for a snapshot, or nil when it has neither a configuration nor deliveries
@@ -651,9 +603,9 @@ func (h *Hub) Import(in *api.SnapshotWebhooks, report func(ptr, msg string)) {
 }
 
 // Bytes is what the hub holds, as counted against the memory budget: the bodies of the
-// deliveries due and the delivery log.
+// deliveries due.
 func (h *Hub) Bytes() int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.bytes + int64(h.log.bytes)
+	return h.bytes
 }

@@ -967,7 +967,7 @@ class _ReportRequired(TypedDict):
 
     #: What was judged.
     scope: Literal["tenant", "run"]
-    #: Journal entries and downloads examined.
+    #: Journal events examined: requests, downloads, balances set and webhook attempts.
     examined: int
     #: Oldest first; at most 1,000 for scope `run`.
     findings: List[Finding]
@@ -994,8 +994,9 @@ class _FindingRequired(TypedDict):
     severity: Literal["error", "warning", "info"]
     #: What happened, in one line.
     reason: str
-    #: The journal seqs that show it, at most 20; empty when only downloads or webhook deliveries
-    #: show it.
+    #: The journal seqs that show it, at most 20: requests (`GET /_emulator/requests`), or for a
+    #: webhook rule attempts (`GET /_emulator/webhooks/deliveries`); empty when only downloads show
+    #: it.
     entries: List[int]
 
 
@@ -1154,8 +1155,8 @@ class Snapshot(_SnapshotRequired, total=False):
     #: order, then others in the order first seen. The run's counts are not the tenant's and are not
     #: in it.
     coverage: List[CoverageCase]
-    #: What the report judges beside the journal: downloads of output files and balances set, oldest
-    #: first.
+    #: What the report judges beside the journal: downloads of output files, balances set and webhook
+    #: attempts, oldest first.
     notes: Dict[str, Any]
     #: The tenant's webhook, when it has one or deliveries are due: its configuration without the
     #: secret (a restored webhook sends nothing until PUT /_emulator/webhooks sets one; the
@@ -1247,6 +1248,9 @@ class Webhooks(TypedDict):
 class _WebhookAttemptRequired(TypedDict):
     """The fields of WebhookAttempt that are always present."""
 
+    #: The attempt's number in the journal, shared with its requests: the report's webhook findings
+    #: cite it.
+    seq: int
     #: The `webhook-id`, the same on every attempt of a delivery (and on its duplicates).
     id: str
     event: Literal["job.queued", "job.running", "job.succeeded", "job.failed", "job.canceled", "job.expired"]
@@ -1264,7 +1268,7 @@ class _WebhookAttemptRequired(TypedDict):
 
 
 class WebhookAttempt(_WebhookAttemptRequired, total=False):
-    """One attempt of a delivery."""
+    """One attempt of a delivery: a note of the tenant's journal."""
 
     #: Why no status came.
     error: Literal["timeout", "refused", "not_allowed", "network", "canceled"]
@@ -1273,10 +1277,13 @@ class WebhookAttempt(_WebhookAttemptRequired, total=False):
 
 
 class WebhookDeliveries(TypedDict):
-    """The delivery log, oldest first: the newest 1,000 attempts within 1 MiB."""
+    """The webhook attempts the tenant's journal holds, oldest first: notes beside its
+    requests, under its bounds (10,000 events within 16 MiB by default, each attempt one
+    event of about 0.7 KiB).
+    """
 
     data: List[WebhookAttempt]
-    #: Attempts the log's bounds let go.
+    #: Attempts the journal's bounds let go.
     dropped: int
 
 
