@@ -119,9 +119,6 @@ func readAll(r io.Reader, announced, limit, reserve int64) ([]byte, error) {
 	}
 }
 
-// maxDepth bounds nesting so a hostile body cannot make validation or hashing recurse deeply.
-const maxDepth = 64
-
 // readRequest reads a body as decodeRequest does, without asking what it lacks.
 func readRequest(body []byte, v any) error { return jsonbody.Decode(body, v, jsonbody.Request) }
 
