@@ -16,6 +16,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
@@ -428,14 +429,22 @@ func (e *Engine) terminate(j *job, status Status, jerr *Error, at time.Time) {
 		delete(e.onEnd, j)
 		v := j.view(at)
 		for _, c := range calls {
+			c.fired.Store(true)
 			go c.f(v) // never under the engine's lock, never on the clock's goroutine
 		}
 	}
 	e.changed()
 }
 
-// endCall is one function OnEnd runs.
-type endCall struct{ f func(View) }
+// endCall is one function OnEnd runs. fired is set, under the engine's lock, once the call
+// has left the engine's list to run: its cancel then has nothing to withdraw and takes no
+// lock. The call that fires usually cancels itself at once (a waiter stops its wait), and an
+// advance that ends ten thousand waited-for jobs holds the lock throughout, so a cancel that
+// locked would queue ten thousand goroutines behind the advance and slow it down.
+type endCall struct {
+	f     func(View)
+	fired atomic.Bool
+}
 
 // OnEnd arranges for f to run once, in a goroutine of its own, with the job as it ended when
 // it turns terminal, so a waiter needs no goroutine of its own while it waits, nor to find the
@@ -448,12 +457,15 @@ func (e *Engine) OnEnd(id string, f func(View)) (cancel func(), ok bool) {
 	if !found || j.status.Terminal() {
 		return nil, false
 	}
-	c := &endCall{f}
+	c := &endCall{f: f}
 	if e.onEnd == nil {
 		e.onEnd = map[*job][]*endCall{}
 	}
 	e.onEnd[j] = append(e.onEnd[j], c)
 	return func() {
+		if c.fired.Load() {
+			return
+		}
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		calls := slices.DeleteFunc(e.onEnd[j], func(x *endCall) bool { return x == c })
