@@ -15,10 +15,28 @@ const endCallJobs = 10_000
 
 // BenchmarkEndCalls ends 10,000 jobs, each with a call from OnEnd as a parked wait=true
 // generation makes, in one manual Advance, and times it until every call has run. Each call
-// withdraws itself first, as a waiter stopping its wait does, while the advance still runs.
+// withdraws itself first, as a waiter stopping its wait does, while the advance may still run.
+// In "deep" each call then needs 32 KiB of stack, as encoding and writing an answer does.
 //
 //	ms/advance  the Advance and every call (the figure that matters)
 func BenchmarkEndCalls(b *testing.B) {
+	b.Run("light", func(b *testing.B) { benchEndCalls(b, 0) })
+	b.Run("deep", func(b *testing.B) { benchEndCalls(b, 32) })
+}
+
+// stackKiB uses about n KiB of stack.
+//
+//go:noinline
+func stackKiB(n int) byte {
+	var frame [1024]byte
+	frame[n%len(frame)] = byte(n)
+	if n <= 1 {
+		return frame[0]
+	}
+	return stackKiB(n-1) + frame[n%len(frame)]
+}
+
+func benchEndCalls(b *testing.B, kib int) {
 	b.ReportAllocs()
 	var took time.Duration
 	for b.Loop() {
@@ -37,6 +55,7 @@ func BenchmarkEndCalls(b *testing.B) {
 			wg.Add(1)
 			cancel, ok := e.OnEnd(n.ID, func(View) {
 				cancels[i]()
+				_ = stackKiB(kib)
 				wg.Done()
 			})
 			if !ok {
