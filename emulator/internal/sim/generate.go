@@ -105,7 +105,7 @@ func (w *World) Generate(ctx context.Context, g Generation) (v jobs.View, replay
 	if err := CheckIdempotencyKey(key); err != nil {
 		return jobs.View{}, false, err
 	}
-	m, err := w.validInput(g.Model, g.Input)
+	m, err := w.quotedInput(g)
 	if err != nil {
 		return jobs.View{}, false, err
 	}
@@ -169,6 +169,18 @@ func CheckIdempotencyKey(key string) error {
 		return problem.New(problem.MissingIdempotencyKey, "send an Idempotency-Key header of 1 to %d characters; a retry with the same key returns the same job", MaxIdempotencyKey)
 	}
 	return nil
+}
+
+// quotedInput is validInput, less the schema's check when the generation's quote was made in
+// this run for this very model and input: that input was validated when it was quoted, against
+// the same catalog, and the check is the costliest part of a generation.
+func (w *World) quotedInput(g Generation) (*catalog.Model, error) {
+	if q, ok := w.quotes.Find(g.Account, g.QuoteID); ok && q.Checked && q.Model == g.Model {
+		if m, ok := w.cfg.Catalog.Model(g.Model); ok && q.SameInput(jsonvalue.Canonical(g.Input)) {
+			return m, nil
+		}
+	}
+	return w.validInput(g.Model, g.Input)
 }
 
 // validInput finds the model and validates the input against its schema.
