@@ -60,9 +60,6 @@ func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request, req reque
 // strictly decodes a body as decodeInto does.
 func strictly(body []byte, v any) error { return jsonbody.Decode(body, v, jsonbody.Control) }
 
-// strictProblem says where and why a strict decode failed, in words for the client.
-func strictProblem(err error) (ptr, msg string) { return jsonbody.Problem(err) }
-
 // readBody reads a request's body as every JSON route takes it: a JSON content type (or none),
 // at most the size limit.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {

@@ -85,13 +85,6 @@ func parseBool(r *http.Request, name string) (bool, error) {
 	return false, paramError(name, "%s must be true or false", name)
 }
 
-// window returns the slice bounds of a page over n items.
-func (p page) window(n int) (from, to int) {
-	from = min(p.offset, n)
-	to = min(from+p.limit, n)
-	return from, to
-}
-
 func (s *Server) listModels() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		p, err := parsePage(r)

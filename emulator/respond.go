@@ -137,15 +137,6 @@ func send(w http.ResponseWriter, status int, contentType string, body []byte) {
 // timestamp formats an instant as the API does: RFC 3339, UTC, Z.
 func timestamp(t time.Time) string { return sim.Timestamp(t) }
 
-// nullableTime is a timestamp, or null for the zero time.
-func nullableTime(t time.Time) *string {
-	if t.IsZero() {
-		return nil
-	}
-	s := timestamp(t)
-	return &s
-}
-
 // setRetryAfter sends Retry-After as seconds, or as an HTTP-date (RFC 9110 §10.2.3) that many
 // seconds after the answer's Date, and returns that date. Date follows the emulator's clock (see
 // the frame), so the date is on the same timeline as the rate-limit windows and every timestamp
@@ -340,11 +331,3 @@ func encodeEach[T any](items []T, view func(T) any) ([]json.RawMessage, error) {
 
 // noContent is the reply of a change with nothing to show.
 var noContent = reply{status: http.StatusNoContent}
-
-// jsonLine is encoded JSON with the newline every JSON answer ends in, in a copy of its own.
-func jsonLine(b []byte) []byte {
-	line := make([]byte, len(b)+1)
-	copy(line, b)
-	line[len(b)] = '\n'
-	return line
-}
