@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/download"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
@@ -147,47 +147,19 @@ func (s *Server) injectFault(r *http.Request, f api.FaultRule) (reply, error, bo
 	case api.FaultGateway:
 		// What a proxy in front of the service sends when the service does not answer: its own
 		// HTML page, none of the service's headers, no problem body.
-		return reply{status: f.Status, raw: gatewayPage(f.Status), contentType: "text/html",
+		return reply{status: f.Status, raw: download.GatewayPage(f.Status), contentType: "text/html",
 			header: http.Header{"X-Request-Id": nil, "Server": {"nginx"}},
 			facts:  facts{retryAfter: int32(f.RetryAfter), retryDate: f.RetryAfterFormat == api.RetryAfterDate}}, nil, true
 	case api.FaultReset:
-		return reply{stream: resetConnection}, nil, true
+		return reply{stream: download.Reset}, nil, true
 	case api.FaultMalformed:
-		return reply{stream: func(w http.ResponseWriter) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusOK)
-			_, _ = w.Write([]byte(`{"data":[{"id":"` + "\x00" + `,`))
-		}}, nil, true
+		return reply{stream: download.Malformed}, nil, true
 	case api.FaultTruncated:
-		return reply{stream: truncated}, nil, true
+		return reply{stream: download.Truncated}, nil, true
 	case api.FaultDelay, api.FaultDownload:
 		// Answered normally: after the delay above, or with the body shaped by the caller.
 	}
 	return reply{}, nil, false
-}
-
-// truncated answers a body that stops short of its Content-Length, then closes the connection.
-func truncated(w http.ResponseWriter) {
-	body := []byte(`{"data":[{"id":"truncated","name":"this body stops short of what Content-Length promised"`)
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)*4))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
-	rc := http.NewResponseController(w)
-	if rc.Flush() == nil {
-		// Close without a reset: the client reads the short body, then an early EOF.
-		if conn, _, err := rc.Hijack(); err == nil {
-			_ = conn.Close()
-		}
-	}
-}
-
-// gatewayPage is the page a proxy answers status with, as nginx writes it.
-func gatewayPage(status int) []byte {
-	title := strconv.Itoa(status) + " " + http.StatusText(status)
-	return []byte("<html>\r\n<head><title>" + title + "</title></head>\r\n<body>\r\n<center><h1>" + title +
-		"</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n")
 }
 
 // defaultFaultCode names the problem code of an injected status.
@@ -201,17 +173,4 @@ func defaultFaultCode(status int) problem.Code {
 		return problem.Internal
 	}
 	return problem.FaultInjected
-}
-
-// resetConnection drops the client's connection with a TCP reset, the way a crashing proxy
-// does. Without access to the connection it aborts the response instead.
-func resetConnection(w http.ResponseWriter) {
-	conn, _, err := http.NewResponseController(w).Hijack()
-	if err != nil {
-		panic(http.ErrAbortHandler)
-	}
-	if tcp, ok := conn.(*net.TCPConn); ok {
-		_ = tcp.SetLinger(0)
-	}
-	_ = conn.Close()
 }

@@ -1,7 +1,8 @@
 // Package download serves a body the way slow and broken links serve files: throttled to a
 // rate, paused between chunks, cut off with the connection closed, or under a Content-Length
 // that is not the truth. Only successful answers are shaped, so a ranged request made to resume
-// a cut download is answered — and shaped — like any other.
+// a cut download is answered — and shaped — like any other. It also answers as broken networks
+// and proxies do (broken.go): a reset, a body cut short, JSON broken off, a gateway's page.
 package download
 
 import (
