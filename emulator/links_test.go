@@ -14,6 +14,7 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
 // signing is a scenario that signs test/pixel's links for 15 minutes and refuses a signed link
@@ -283,7 +284,7 @@ func TestSignedLinksAcrossClocksSeedsAndSnapshots(t *testing.T) {
 func rawGet(t *testing.T, u, tenant string) []byte {
 	t.Helper()
 	req, _ := http.NewRequest("GET", u, nil)
-	req.Header.Set(headerTenant, tenant)
+	req.Header.Set(sim.HeaderTenant, tenant)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -31,9 +31,6 @@ type ctxKey int
 // ctxInfo holds what the frame learns of a request before routing.
 const ctxInfo ctxKey = 0
 
-// headerTenant names the tenant a request belongs to.
-const headerTenant = "X-Emulator-Tenant"
-
 // reqInfo is what the frame settles about a request before it is routed, and the key that
 // requireKey authenticates before the handler runs; neither changes afterwards. Everything else
 // flows as arguments and return values.
@@ -485,61 +482,11 @@ func (s *Server) logRequest(r *http.Request, tenant string, status int, start ti
 	_ = h.Handle(r.Context(), rec) // a log line that cannot be written has nowhere to go
 }
 
-// tenantOf finds the tenant a request names, by X-Emulator-Tenant or by a key of the form
-// KEY.NAME (an exact configured key always wins), and the bearer key without its suffix. A file
-// URL names its tenant in its path. No name means the default tenant.
+// tenantOf finds the tenant a request names (see sim.Tenants.Resolve), and the bearer key
+// without its tenant suffix.
 func (s *Server) tenantOf(r *http.Request) (*sim.Tenant, string, error) {
-	header := r.Header.Get(headerTenant)
-	token := bearer(r.Header.Get("Authorization"))
-	suffix := ""
-	if token != "" {
-		if _, exact := s.catalog.Key(token); !exact {
-			if i := strings.LastIndexByte(token, '.'); i > 0 {
-				if _, ok := s.catalog.Key(token[:i]); ok {
-					token, suffix = token[:i], token[i+1:]
-				}
-			}
-		}
-	}
-	if header != "" && suffix != "" && header != suffix {
-		return nil, token, problem.New(problem.InvalidTenant, "%s names tenant %q but the key names tenant %q; send one, or the same in both", headerTenant, header, suffix)
-	}
-	name := header
-	if name == "" {
-		name = suffix
-	}
-	if rest, ok := strings.CutPrefix(r.URL.Path, "/files/"); ok && strings.Count(rest, "/") == 2 {
-		// /files/{tenant}/{job}/{name}: the URL is the whole address, as a browser sends it.
-		t, ok := s.tenants.Lookup(rest[:strings.IndexByte(rest, '/')])
-		if !ok {
-			return nil, token, problem.New(problem.NotFound, "no file %s", r.URL.Path)
-		}
-		return t, token, nil
-	}
-	if name == "" {
-		return s.tenants.Default(), token, nil
-	}
-	if t, ok := s.tenants.Lookup(name); ok {
-		return t, token, nil
-	}
-	if r.URL.Path == "/_emulator/tenants" || strings.HasPrefix(r.URL.Path, "/_emulator/tenants/") {
-		// The tenants' own routes act on the tenants named in their path: naming one that does
-		// not exist yet (say, the one being deleted) must not make it.
-		return s.tenants.Default(), token, nil
-	}
-	// Only a request that could act in a tenant makes one: one with a valid API key, or a
-	// control request allowed to use the control API. A client without a key then cannot use
-	// up --max-tenants, even where the control API is open to everyone.
-	if _, known := s.catalog.Key(token); !known {
-		if !strings.HasPrefix(r.URL.Path, "/_emulator/") {
-			return nil, token, problem.New(problem.Unauthenticated, "tenant %q does not exist yet: a request makes it only with a valid API key, or with access to the control API", name)
-		}
-		if denied := s.controlDenied(r); denied != nil {
-			return nil, token, denied
-		}
-	}
-	t, err := s.tenants.Get(name)
-	return t, token, err
+	return s.tenants.Resolve(r.Header.Get(sim.HeaderTenant), bearer(r.Header.Get("Authorization")), r.URL.Path,
+		func() error { return s.controlDenied(r) })
 }
 
 // bearer returns the key of an Authorization: Bearer header, or "".
@@ -556,21 +503,10 @@ func bearer(auth string) string {
 // the tightest limit, refused or not.
 func (s *Server) requireKey(perm catalog.Permission, next replyFunc) replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
-		if r.Header.Get("Authorization") == "" {
-			return reply{}, problem.New(problem.Unauthenticated, "send your API key as 'Authorization: Bearer <key>'")
-		}
 		info := infoOf(r)
-		if info.token == "" {
-			return reply{}, problem.New(problem.Unauthenticated, "the Authorization header must be 'Bearer <key>'")
-		}
-		key, ok := s.catalog.Key(info.token)
-		if !ok {
-			return reply{}, problem.New(problem.Unauthenticated, "the API key is not known")
-		}
-		if !key.Can(perm) {
-			return reply{}, &problem.Error{Code: problem.PermissionDenied,
-				Detail: fmt.Sprintf("this key lacks the %q permission", perm),
-				Extra:  map[string]any{"permission": string(perm)}}
+		key, err := s.tenants.Authorize(r.Header.Get("Authorization") != "", info.token, perm)
+		if err != nil {
+			return reply{}, err
 		}
 		limits, err := rateLimit(info.world, r, key, info.peeked)
 		if err != nil {

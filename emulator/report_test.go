@@ -13,6 +13,7 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
 // getReport asks for a report as JSON.
@@ -30,7 +31,7 @@ func fetchReport(t *testing.T, c wire, query, accept string, want int, contentTy
 	t.Helper()
 	req, _ := http.NewRequest("GET", c.base+"/_emulator/report"+query, nil)
 	if c.header != "" {
-		req.Header.Set(headerTenant, c.header)
+		req.Header.Set(sim.HeaderTenant, c.header)
 	}
 	if accept != "" {
 		req.Header.Set("Accept", accept)
@@ -242,7 +243,7 @@ func TestReportJudgesWhatTheEmulatorRecorded(t *testing.T) {
 	raw, _ := json.Marshal(map[string]any{"model": "test/pixel", "input": input, "quote_id": q1})
 	req, _ := http.NewRequest("POST", hs.URL+"/v1/generate", strings.NewReader(string(raw)))
 	req.Header.Set("Authorization", "Bearer key_a")
-	req.Header.Set(headerTenant, "timeout")
+	req.Header.Set(sim.HeaderTenant, "timeout")
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Idempotency-Key", "k1")
 	impatient := &http.Client{Timeout: 100 * time.Millisecond}

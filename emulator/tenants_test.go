@@ -40,7 +40,7 @@ func (c wire) do(method, path string, body any, headers ...string) (int, map[str
 		req.Header.Set("Authorization", "Bearer "+c.key)
 	}
 	if c.header != "" {
-		req.Header.Set(headerTenant, c.header)
+		req.Header.Set(sim.HeaderTenant, c.header)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -401,7 +401,7 @@ func TestOnlyAuthorisedRequestsMakeTenants(t *testing.T) {
 		t.Errorf("an existing tenant's health without a key: %d", status)
 	}
 	req, _ := http.NewRequest("GET", hs.URL+"/_emulator/health", nil)
-	req.Header.Set(headerTenant, "by-admin")
+	req.Header.Set(sim.HeaderTenant, "by-admin")
 	req.Header.Set(headerAdminToken, "secret")
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
 		t.Errorf("the admin token makes a tenant: %v %v", resp, err)

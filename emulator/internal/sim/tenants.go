@@ -14,6 +14,7 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/budget"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ids"
@@ -477,4 +478,84 @@ func (ts *Tenants) Close() {
 		<-w.clock.Exited()
 	}
 	ts.run.Wait() // no fold of a gone world outlives the emulator
+}
+
+// HeaderTenant names the tenant a request belongs to.
+const HeaderTenant = "X-Emulator-Tenant"
+
+// Resolve finds the tenant a request names, by its tenant header (HeaderTenant) or by a bearer
+// token of the form KEY.NAME (an exact configured key always wins), and the token without its
+// suffix. A file URL (path /files/{tenant}/{job}/{name}) names its tenant in its path. No name
+// means the default tenant. A tenant not yet made is made only for a request that could act in
+// it: one with a valid API key, or a control request controlDenied lets through.
+func (ts *Tenants) Resolve(header, token, path string, controlDenied func() error) (*Tenant, string, error) {
+	keys := ts.cfg.Catalog
+	suffix := ""
+	if token != "" {
+		if _, exact := keys.Key(token); !exact {
+			if i := strings.LastIndexByte(token, '.'); i > 0 {
+				if _, ok := keys.Key(token[:i]); ok {
+					token, suffix = token[:i], token[i+1:]
+				}
+			}
+		}
+	}
+	if header != "" && suffix != "" && header != suffix {
+		return nil, token, problem.New(problem.InvalidTenant, "%s names tenant %q but the key names tenant %q; send one, or the same in both", HeaderTenant, header, suffix)
+	}
+	name := header
+	if name == "" {
+		name = suffix
+	}
+	if rest, ok := strings.CutPrefix(path, "/files/"); ok && strings.Count(rest, "/") == 2 {
+		// /files/{tenant}/{job}/{name}: the URL is the whole address, as a browser sends it.
+		t, ok := ts.Lookup(rest[:strings.IndexByte(rest, '/')])
+		if !ok {
+			return nil, token, problem.New(problem.NotFound, "no file %s", path)
+		}
+		return t, token, nil
+	}
+	if name == "" {
+		return ts.Default(), token, nil
+	}
+	if t, ok := ts.Lookup(name); ok {
+		return t, token, nil
+	}
+	if path == "/_emulator/tenants" || strings.HasPrefix(path, "/_emulator/tenants/") {
+		// The tenants' own routes act on the tenants named in their path: naming one that does
+		// not exist yet (say, the one being deleted) must not make it.
+		return ts.Default(), token, nil
+	}
+	// A client without a key then cannot use up --max-tenants, even where the control API is
+	// open to everyone.
+	if _, known := keys.Key(token); !known {
+		if !strings.HasPrefix(path, "/_emulator/") {
+			return nil, token, problem.New(problem.Unauthenticated, "tenant %q does not exist yet: a request makes it only with a valid API key, or with access to the control API", name)
+		}
+		if denied := controlDenied(); denied != nil {
+			return nil, token, denied
+		}
+	}
+	t, err := ts.Get(name)
+	return t, token, err
+}
+
+// Authorize finds the API key a request's bearer token names and checks it holds perm;
+// sent says whether the request had an Authorization header at all.
+func (ts *Tenants) Authorize(sent bool, token string, perm catalog.Permission) (*catalog.Key, error) {
+	if !sent {
+		return nil, problem.New(problem.Unauthenticated, "send your API key as 'Authorization: Bearer <key>'")
+	}
+	if token == "" {
+		return nil, problem.New(problem.Unauthenticated, "the Authorization header must be 'Bearer <key>'")
+	}
+	key, ok := ts.cfg.Catalog.Key(token)
+	if !ok {
+		return nil, problem.New(problem.Unauthenticated, "the API key is not known")
+	}
+	if !key.Can(perm) {
+		return nil, &problem.Error{Code: problem.PermissionDenied, Detail: fmt.Sprintf("this key lacks the %q permission", perm),
+			Extra: map[string]any{"permission": string(perm)}}
+	}
+	return key, nil
 }
