@@ -2,7 +2,6 @@ package emulator
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/subtle"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
@@ -49,12 +47,7 @@ func (s *Server) controlDenied(r *http.Request) error {
 // client suite can check what it is talking to.
 func (s *Server) health() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
-		world := worldOf(r)
-		return reply{status: http.StatusOK, body: api.Health{
-			Clock: world.ClockMode().String(), Control: !s.cfg.ControlDisabled, Models: len(s.catalog.Models),
-			Now: timestamp(world.Now()), Scenario: world.Scenario().Name, Seeded: s.cfg.Seeded,
-			Status: "ok", Tenant: infoOf(r).tenant.Name(), Version: Version, Waiting: world.Waiting(),
-		}}, nil
+		return reply{status: http.StatusOK, body: worldOf(r).PresentHealth(infoOf(r).tenant.Name(), Version)}, nil
 	}
 }
 
@@ -210,21 +203,19 @@ func (s *Server) putAccount() replyFunc {
 // with {"code", "message"} (default generation_failed).
 func (s *Server) forceJob(status jobs.Status) replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
-		var jerr *jobs.Error
+		var failure *api.JobFailure
 		if status == jobs.Failed {
 			body, err := s.readBody(w, r)
 			if err == nil && len(bytes.TrimSpace(body)) > 0 {
-				var f api.JobFailure
-				err = strictly(body, &f)
-				code := cmp.Or(f.Code, "generation_failed")
-				jerr = &jobs.Error{Code: code, Message: cmp.Or(f.Message, scenario.DefaultMessage(code))}
+				failure = &api.JobFailure{}
+				err = strictly(body, failure)
 			}
 			if err != nil {
 				return reply{}, err
 			}
 		}
 		world := worldOf(r)
-		v, err := world.Force(pathVar(r, "id"), status, jerr)
+		v, err := world.Force(pathVar(r, "id"), status, failure)
 		if err != nil {
 			return reply{}, err
 		}
@@ -249,13 +240,7 @@ func (s *Server) controlJob() replyFunc {
 
 func (s *Server) listTenants() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
-		infos := s.tenants.List()
-		out := make([]api.Tenant, len(infos))
-		for i, t := range infos {
-			out[i] = api.Tenant{Name: t.Name, CreatedAt: timestamp(t.Created), LastUsedAt: timestamp(t.LastUsed), Jobs: t.Jobs,
-				Clock: api.TenantClock{Mode: t.Clock.String(), Now: timestamp(t.Now)}}
-		}
-		return reply{status: http.StatusOK, body: api.List[api.Tenant]{Data: out}}, nil
+		return reply{status: http.StatusOK, body: api.List[api.Tenant]{Data: s.tenants.List()}}, nil
 	}
 }
 

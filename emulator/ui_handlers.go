@@ -2,15 +2,10 @@ package emulator
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"net/http"
-	"path"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -192,50 +187,6 @@ func (s *Server) touching(next replyFunc) replyFunc {
 	}
 }
 
-// uiFile is one of the dashboard's files, ready to serve.
-type uiFile struct {
-	data        []byte
-	contentType string
-	etag        string
-}
-
-// uiFiles loads the embedded dashboard once.
-var uiFiles = sync.OnceValue(func() map[string]uiFile {
-	out := map[string]uiFile{}
-	_ = fs.WalkDir(ui.Files, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := fs.ReadFile(ui.Files, name)
-		if err != nil {
-			return err
-		}
-		sum := sha256.Sum256(data)
-		out[name] = uiFile{data: data, contentType: uiContentType(name), etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
-		return nil
-	})
-	return out
-})
-
-func uiContentType(name string) string {
-	switch path.Ext(name) {
-	case ".html":
-		return "text/html; charset=utf-8"
-	case ".js":
-		return "text/javascript; charset=utf-8"
-	case ".css":
-		return "text/css; charset=utf-8"
-	case ".svg":
-		return "image/svg+xml"
-	}
-	return "application/octet-stream"
-}
-
-// uiPolicy keeps the page to its own files and the emulator's own answers (output media are
-// served from the same address).
-const uiPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; " +
-	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-
 // dashboard serves the dashboard's static files. They hold no state, so they are served even
 // when the control API is off or needs a token: the page then says how to turn it on, or asks
 // for the token, instead of failing blankly.
@@ -245,11 +196,11 @@ func (s *Server) dashboard() replyFunc {
 		if name == "" {
 			name = "index.html"
 		}
-		f, ok := uiFiles()[name]
+		f, ok := ui.File(name)
 		if !ok {
 			return reply{}, problem.New(problem.NotFound, "no endpoint at %s %s", r.Method, r.URL.Path)
 		}
-		data, etag := f.data, f.etag
+		data, etag := f.Data, f.ETag
 		if name == "index.html" {
 			// The page states up front whether the control API is open, needs the token, or is
 			// off, so it can say what to do before it makes a single request.
@@ -257,8 +208,8 @@ func (s *Server) dashboard() replyFunc {
 			data = bytes.Replace(data, []byte(`data-control="on"`), []byte(`data-control="`+state+`"`), 1)
 			etag = strings.TrimSuffix(etag, `"`) + "-" + state + `"`
 		}
-		return reply{header: http.Header{"Content-Type": {f.contentType}, "Cache-Control": {"no-cache"}, "Etag": {etag},
-			"X-Content-Type-Options": {"nosniff"}, "Referrer-Policy": {"no-referrer"}, "Content-Security-Policy": {uiPolicy}},
+		return reply{header: http.Header{"Content-Type": {f.ContentType}, "Cache-Control": {"no-cache"}, "Etag": {etag},
+			"X-Content-Type-Options": {"nosniff"}, "Referrer-Policy": {"no-referrer"}, "Content-Security-Policy": {ui.Policy}},
 			stream: func(w http.ResponseWriter) { s.serveContent(w, r, time.Time{}, data) }}, nil
 	}
 }

@@ -24,6 +24,15 @@ import (
 // The control API's changes and answers, as the core makes them: the edge decodes a body, makes
 // one of these calls, and encodes what comes back.
 
+// PresentHealth is GET /_emulator/health of a tenant's world: the emulator's version, the
+// clock, whether the control API is on, how many models the catalog has (every one, listed or
+// not), and how many generations wait.
+func (w *World) PresentHealth(tenant, version string) api.Health {
+	return api.Health{Clock: w.clock.Mode().String(), Control: !w.cfg.ControlDisabled, Models: len(w.cfg.Catalog.Models),
+		Now: Timestamp(w.Now()), Scenario: w.Scenario().Name, Seeded: w.cfg.Seeded, Status: "ok", Tenant: tenant,
+		Version: version, Waiting: w.Waiting()}
+}
+
 // PresentClock is the clock as the control API shows it, with the next job transition due.
 func (w *World) PresentClock() api.Clock {
 	c := api.Clock{Mode: w.clock.Mode().String(), Now: Timestamp(w.Now())}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
@@ -385,10 +387,17 @@ func (w *World) Cancel(account, id string) (jobs.View, error) {
 }
 
 // Force ends a job now: status Succeeded makes it succeed with real outputs, Failed makes it
-// fail with jerr (default generation_failed).
-func (w *World) Force(id string, status jobs.Status, jerr *jobs.Error) (jobs.View, error) {
-	if status == jobs.Failed && jerr == nil {
-		jerr = &jobs.Error{Code: "generation_failed", Message: scenario.DefaultMessage("generation_failed")}
+// fail as failure says (its code generation_failed and the code's own message where it leaves
+// them out, as it may whole).
+func (w *World) Force(id string, status jobs.Status, failure *api.JobFailure) (jobs.View, error) {
+	var jerr *jobs.Error
+	if status == jobs.Failed {
+		var f api.JobFailure
+		if failure != nil {
+			f = *failure
+		}
+		code := cmp.Or(f.Code, "generation_failed")
+		jerr = &jobs.Error{Code: code, Message: cmp.Or(f.Message, scenario.DefaultMessage(code))}
 	}
 	w.gate.RLock()
 	defer w.gate.RUnlock()

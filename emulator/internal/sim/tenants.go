@@ -183,21 +183,11 @@ func budgetExhausted(b *budget.Budget) error {
 			b.Used(), b.Limit())}
 }
 
-// TenantInfo describes a tenant for the control API.
-type TenantInfo struct {
-	Name     string
-	Created  time.Time
-	LastUsed time.Time
-	Jobs     int
-	Clock    clock.Mode
-	Now      time.Time
-}
-
-// Info describes the tenant now.
-func (t *Tenant) Info() TenantInfo {
+// Present describes the tenant now, as GET /_emulator/tenants lists it.
+func (t *Tenant) Present() api.Tenant {
 	w := t.World()
-	return TenantInfo{Name: t.name, Created: t.created, LastUsed: time.Unix(0, t.lastUsed.Load()).UTC(),
-		Jobs: w.Jobs(), Clock: w.ClockMode(), Now: w.Now()}
+	return api.Tenant{Name: t.name, CreatedAt: Timestamp(t.created), LastUsedAt: Timestamp(time.Unix(0, t.lastUsed.Load())),
+		Jobs: w.Jobs(), Clock: api.TenantClock{Mode: w.ClockMode().String(), Now: Timestamp(w.Now())}}
 }
 
 // Tenants makes tenants on first use, drops idle ones and bounds how many live at once.
@@ -425,7 +415,7 @@ func (ts *Tenants) Report() api.Report {
 }
 
 // List describes every live tenant, the default first, then by name.
-func (ts *Tenants) List() []TenantInfo {
+func (ts *Tenants) List() []api.Tenant {
 	ts.mu.Lock()
 	ts.sweepLocked(ts.wall.Now(), false)
 	all := slices.Collect(maps.Values(ts.byName))
@@ -439,9 +429,9 @@ func (ts *Tenants) List() []TenantInfo {
 		}
 		return strings.Compare(a.name, b.name)
 	})
-	out := make([]TenantInfo, len(all))
+	out := make([]api.Tenant, len(all))
 	for i, t := range all {
-		out[i] = t.Info()
+		out[i] = t.Present()
 	}
 	return out
 }
