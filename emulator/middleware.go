@@ -442,8 +442,10 @@ func (rec *recorder) parkedAnswer(status int, body []byte, jobStatus string) {
 	rec.status, rec.body = status, body
 	rec.facts.jobStatus = jobStatus // as the answer shows the job, not as it was parked
 	rec.facts.waitedOut = rec.facts.waitedOut || status == http.StatusAccepted
-	rec.parked = nil
+	// Still parked while its entry is made: the handler's context ended when the handler
+	// returned, so only the hang-up watch (rec.left) says whether this client left.
 	rec.sending()
+	rec.parked = nil
 }
 
 // lastDate is the Date header last made, reused while the second lasts: every answer has one.
