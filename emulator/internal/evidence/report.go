@@ -44,10 +44,14 @@ const (
 
 // Polling: a job polled again sooner than PollFloor after its last poll, on the tenant's clock
 // (in real time while it skips), is a fast poll; FastPolls of them for one job make a finding.
-// One quick look (right after a generation, say) is not a habit; three are.
+// One quick look (right after a generation, say) is not a habit; three are. Arrival stamps
+// jitter by a few milliseconds (the client's timer, the scheduler, the connection), so a gap
+// within PollTolerance of the floor counts as the floor: a client that polls every second
+// exactly is seen 991–998 ms apart.
 const (
-	PollFloor = time.Second
-	FastPolls = 3
+	PollFloor     = time.Second
+	PollTolerance = 50 * time.Millisecond
+	FastPolls     = 3
 )
 
 // maxSeqs bounds the journal seqs one finding lists; its reason counts them all.
@@ -554,7 +558,7 @@ func (j *judge) poll(e *Entry, id string) {
 		at = e.Wall // a skipping clock jumps at each poll: space polls in real time
 	}
 	if js.polled && wall == js.lastPollWall {
-		if gap := at.Sub(js.lastPoll); gap < PollFloor {
+		if gap := at.Sub(js.lastPoll); gap < PollFloor-PollTolerance {
 			js.fast++
 			if js.fast == 1 || gap < js.fastest {
 				js.fastest = gap

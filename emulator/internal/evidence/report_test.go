@@ -586,6 +586,21 @@ var sweptCases = []ruleCase{
 				c.sleep(1100 * time.Millisecond)
 			}
 		}},
+	{rule: PollTooFast, reason: "the shortest gap 900ms", // under the floor by more than the jitter of arrival stamps
+		fires: func(c *client) {
+			for range 4 {
+				c.poll("j1", "running")
+				c.sleep(900 * time.Millisecond)
+			}
+		},
+		seqs: []uint64{2, 3, 4},
+		quiet: func(c *client) { // a fixed one-second timer, seen a few milliseconds short
+			for _, gap := range []time.Duration{991, 998, 993, 996, 950} {
+				c.poll("j1", "running")
+				c.sleep(gap * time.Millisecond)
+			}
+			c.poll("j1", "running")
+		}},
 	{rule: PollAfterTerminal,
 		fires: func(c *client) {
 			c.poll("j1", "succeeded")
@@ -839,6 +854,9 @@ func TestPollsAreSpacedInRealTimeWhileTheClockSkips(t *testing.T) {
 	}
 	if got := rulesOf(judgeSkip(time.Second, 0)); slices.Contains(got, PollTooFast) {
 		t.Errorf("polls 1 s apart in real time on a still clock: %v; want no %s", got, PollTooFast)
+	}
+	if got := rulesOf(judgeSkip(993*time.Millisecond, 0)); slices.Contains(got, PollTooFast) {
+		t.Errorf("a one-second timer seen 993 ms apart in real time: %v; want no %s", got, PollTooFast)
 	}
 	// A poll recorded before the clock began to skip is not compared with one after.
 	c := newClient()
