@@ -132,6 +132,9 @@ type recorder struct {
 	method, path, rawQuery, idemKey string
 	header                          http.Header // read only when the entry is made
 
+	// conn is the client's address and port: the report tells connections apart by it.
+	conn string
+
 	// parked, once a wait=true generation has taken over the connection to answer later, is
 	// what the answer needs; until then nothing is journaled or logged for the request.
 	parked *parking
@@ -180,7 +183,7 @@ func (rec *recorder) sending() {
 			QuoteID:    f.quoteID, QuoteExpiresAt: f.quoteExpires, JobStatus: f.jobStatus, InputDigest: f.inputDigest,
 			DurationMS:  math.Round(float64(time.Since(rec.start).Microseconds())) / 1000,
 			RequestBody: f.sent, ResponseBody: rec.body, // the journal caps both
-			Wall: world.SkipWall(rec.start),
+			Wall: world.SkipWall(rec.start), Conn: rec.conn,
 		}
 		if rec.status == http.StatusTooManyRequests || rec.status == http.StatusServiceUnavailable {
 			e.RetryAfter, e.RetryAt = int(f.retryAfter), f.retryAt // the report judges whether the client waited
@@ -359,7 +362,7 @@ func (s *Server) traffic(router *mux.Router, next http.Handler) http.Handler {
 			// never starts (a reset) is recorded last.
 			rec.keepBody, rec.journaled = true, true
 			rec.method, rec.path, rec.rawQuery = r.Method, r.URL.Path, r.URL.RawQuery
-			rec.idemKey, rec.header = r.Header.Get("Idempotency-Key"), r.Header
+			rec.idemKey, rec.header, rec.conn = r.Header.Get("Idempotency-Key"), r.Header, r.RemoteAddr
 			defer rec.sending()
 		} else {
 			defer rec.download(r)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -11,8 +12,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
@@ -156,5 +159,118 @@ func TestWaitTrueIsNotAHangUp(t *testing.T) {
 				t.Errorf("the wait hung up on is not journaled as left: %+v", entries)
 			}
 		})
+	}
+}
+
+// clockHandler is an emulator over the small catalog on the clock named, for tests that call
+// its handler directly (inside a synctest bubble, where real time is the bubble's).
+func clockHandler(t testing.TB, mode string) *Server {
+	t.Helper()
+	cfg := Config{CatalogFile: "../testdata/catalogs/small.yaml"}
+	switch mode {
+	case "manual":
+		cfg.ManualClock = true
+	case "skip":
+		cfg.SkipClock = true
+	}
+	s, err := NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-s.Ready()
+	return s
+}
+
+// A client refused with Retry-After that waits it out — sleeping in real time, or, on the
+// manual clock, moving the clock as a test's sleep does — gets through and is not reported, on
+// every clock; on the skipping clock its return moves the clock to the window's end, as any
+// wait does, also across a snapshot and its restore. One that comes straight back is reported
+// on every clock.
+func TestRetryAfterOnEveryClock(t *testing.T) {
+	for _, mode := range clocks {
+		for _, careful := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/careful=%v", mode, careful), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					s := clockHandler(t, mode)
+					defer s.Close()
+					putScenario(t, s, map[string]any{"rate_limits": []any{map[string]any{"match": map[string]any{"path": "/v1/models"}, "limit": 1, "per": "2s"}}})
+					roundTrip := func() { // a snapshot and its restore keep the window, and a refusal in it
+						if rec := restore(t, s, "", snapshotOf(t, s, "", "?journal=true")); rec.Code != 200 {
+							t.Fatalf("restore: %d %s", rec.Code, rec.Body)
+						}
+					}
+					if rec := call(t, s, "GET", "/v1/models", "key_a", nil); rec.Code != 200 {
+						t.Fatalf("first: %d", rec.Code)
+					}
+					if careful {
+						roundTrip()
+					}
+					limited := call(t, s, "GET", "/v1/models", "key_a", nil)
+					if limited.Code != 429 {
+						t.Fatalf("second: %d, want 429", limited.Code)
+					}
+					after, _ := strconv.Atoi(limited.Header().Get("Retry-After"))
+					if !careful {
+						// Real times are not kept in a snapshot: an answer from before a restore is
+						// judged on the tenant's clock, which did not move for this client.
+						roundTrip()
+					}
+					if careful {
+						if mode == "manual" {
+							if rec := control(t, s, "POST", "/_emulator/clock", map[string]any{"advance": fmt.Sprintf("%ds", after)}); rec.Code != 200 {
+								t.Fatalf("advance: %d", rec.Code)
+							}
+						} else {
+							time.Sleep(time.Duration(after) * time.Second)
+						}
+					}
+					back := call(t, s, "GET", "/v1/models", "key_a", nil)
+					if want := 200; (careful || mode == "skip") && back.Code != want {
+						t.Errorf("back after the wait: %d, want %d", back.Code, want)
+					}
+					rep := decode[api.Report](t, control(t, s, "GET", "/_emulator/report", nil))
+					if got := slices.Collect(func(yield func(string) bool) {
+						for _, f := range rep.Findings {
+							yield(f.Rule)
+						}
+					}); careful != (len(got) == 0) || (!careful && !slices.Equal(got, []string{"retry-after-ignored"})) {
+						t.Errorf("findings %+v", rep.Findings)
+					}
+				})
+			})
+		}
+	}
+}
+
+// The journal knows each request's connection and real times, which the report judges what a
+// client could have seen by: two requests on one kept-alive connection share it, a request on
+// a new connection has its own.
+func TestJournalKnowsTheConnection(t *testing.T) {
+	t.Parallel()
+	hs, s := clockServer(t, "manual", Config{})
+	kept := &http.Client{Transport: &http.Transport{}}
+	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	for _, c := range []*http.Client{kept, kept, fresh} {
+		req, _ := http.NewRequest("GET", hs.URL+"/v1/models", nil)
+		req.Header.Set("Authorization", "Bearer key_a")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	log, _ := s.world().Journal().Log()
+	if len(log) != 3 {
+		t.Fatalf("%d events", len(log))
+	}
+	conns := []string{log[0].Request.Conn, log[1].Request.Conn, log[2].Request.Conn}
+	if conns[0] == "" || conns[0] != conns[1] || conns[2] == conns[0] {
+		t.Errorf("connections %q: want the first two alike, the third another", conns)
+	}
+	for _, ev := range log {
+		if ev.Real == nil || ev.Real.Arrived.After(ev.Real.Answered) {
+			t.Errorf("entry %d: real times %+v", ev.Request.Seq, ev.Real)
+		}
 	}
 }

@@ -192,7 +192,18 @@ type wait struct {
 	after    int
 	date     bool
 	code     string
+	conn     string // the connection the answer went out on, when known
+	// realAt is when the answer was written in real time, and graceFrom when the first answer
+	// of a burst was (requests in flight or within the grace of one answer that are refused in
+	// turn do not push the grace on); both zero when not known.
+	realAt, graceFrom time.Time
 }
+
+// RetryAfterGrace is how long after a 429 or 503 was written, in real time, a request on
+// another connection may arrive without having seen it: a parallel worker's request sent as
+// the answer was on its way. A request on the same connection came after its client read the
+// answer, and gets no grace.
+const RetryAfterGrace = 50 * time.Millisecond
 
 type failure struct {
 	seq     uint64
@@ -396,24 +407,42 @@ func (j *judge) entry(ev *Event) {
 }
 
 // retryAfter judges retry-after-ignored: after a 429 or 503 with Retry-After, the same account
-// sending the same method and path again before the wait is over. A request that arrived before
-// the answer was written was already in flight (a parallel worker) and waits for nothing.
+// sending the same method and path again (HEAD counts as GET) before the wait is over. What
+// the client could not have seen is not held against it: a request that arrived before the
+// answer was written was already in flight (a parallel worker), and one on another connection
+// that arrived within RetryAfterGrace of it may have been sent as the answer was on its way.
+// The wait is over once the tenant's clock reached the instant Retry-After names, or once as
+// much real time passed since the answer (a client that sleeps in real time while the clock
+// stands still or skips).
 func (j *judge) retryAfter(ev *Event) {
 	e := ev.Request
 	limited := (e.Status == 429 || e.Status == 503) && e.RetryAfter > 0
 	if len(j.waits) == 0 && !limited {
 		return
 	}
-	k := e.Account + "\x00" + e.Method + " " + e.Path
-	if w, ok := j.waits[k]; ok && ev.Arrival > w.answered {
-		delete(j.waits, k)
-		if at := arrived(e); at.Before(w.until) {
-			form := fmt.Sprintf("%ds", w.after)
-			if w.date {
-				form = "until " + w.until.UTC().Format(time.RFC1123)
+	method := e.Method
+	if method == "HEAD" {
+		method = "GET" // a HEAD of the same path asks the same of the same endpoint
+	}
+	k := e.Account + "\x00" + method + " " + e.Path
+	var graceFrom time.Time
+	if ev.Real != nil {
+		graceFrom = ev.Real.Answered
+	}
+	if w, ok := j.waits[k]; ok {
+		switch {
+		case ev.Arrival <= w.answered, j.unseen(w, ev):
+			graceFrom = w.graceFrom // could not have seen the answer: the wait stays in force
+		default:
+			delete(j.waits, k)
+			if at := arrived(e); at.Before(w.until) && !j.sleptReal(w, ev) {
+				form := fmt.Sprintf("%ds", w.after)
+				if w.date {
+					form = "until " + w.until.UTC().Format(time.RFC1123)
+				}
+				j.add(RetryAfterIgnored, fmt.Sprintf("%s %s was sent again %s after a %s that asked to wait %s (Retry-After)",
+					e.Method, e.Path, j.retrySpan(w, ev), w.code, form), w.seq, e.Seq)
 			}
-			j.add(RetryAfterIgnored, fmt.Sprintf("%s %s was sent again %s after a %s that asked to wait %s (Retry-After)",
-				e.Method, e.Path, j.span(at.Sub(w.at)), w.code, form), w.seq, e.Seq)
 		}
 	}
 	if limited {
@@ -421,12 +450,48 @@ func (j *judge) retryAfter(ev *Event) {
 		if e.Code != "" {
 			code += " " + e.Code
 		}
-		w := wait{seq: e.Seq, answered: ev.Answered, at: e.Time, until: e.Time.Add(time.Duration(e.RetryAfter) * time.Second), after: e.RetryAfter, code: code}
+		w := wait{seq: e.Seq, answered: ev.Answered, at: e.Time, until: e.Time.Add(time.Duration(e.RetryAfter) * time.Second), after: e.RetryAfter, code: code,
+			conn: e.Conn, graceFrom: graceFrom}
+		if ev.Real != nil {
+			w.realAt = ev.Real.Answered
+		}
 		if !e.RetryAt.IsZero() {
 			w.until, w.date = e.RetryAt, true
 		}
 		j.waits[k] = w
 	}
+}
+
+// unseen reports whether a request came on another connection within RetryAfterGrace of the
+// burst of answers w belongs to, in real time, so its client may not have seen w yet.
+func (j *judge) unseen(w wait, ev *Event) bool {
+	if w.graceFrom.IsZero() || ev.Real == nil || (w.conn != "" && w.conn == ev.Request.Conn) {
+		return false
+	}
+	return ev.Real.Arrived.Sub(w.graceFrom) < RetryAfterGrace
+}
+
+// sleptReal reports whether the real time between the answer and the request is at least the
+// wait Retry-After asked for, on the tenant's clock, from the answer.
+func (j *judge) sleptReal(w wait, ev *Event) bool {
+	if w.realAt.IsZero() || ev.Real == nil {
+		return false
+	}
+	return ev.Real.Arrived.Sub(w.realAt) >= w.until.Sub(w.at)
+}
+
+// retrySpan says how long after the answer a request came, in words: in real time when the
+// tenant's clock stood still or skipped meanwhile and real time is known.
+func (j *judge) retrySpan(w wait, ev *Event) string {
+	d := arrived(ev.Request).Sub(w.at)
+	if j.in.Still && !w.realAt.IsZero() && ev.Real != nil {
+		real := max(ev.Real.Arrived.Sub(w.realAt), 0)
+		if d == 0 {
+			return real.Round(time.Millisecond).String() + " later in real time, " + j.span(0)
+		}
+		return real.Round(time.Millisecond).String() + " later in real time"
+	}
+	return j.span(d)
 }
 
 // unchanged judges retry-unchanged: a request answered invalid_input, insufficient_credits,

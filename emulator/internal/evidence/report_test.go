@@ -21,11 +21,23 @@ type client struct {
 	arrival uint64
 	expire  map[string]time.Time // job -> when its outputs expire, for a job that succeeded
 	still   bool                 // the tenant's clock is manual
+	// wall, once set, is real time, which sleep moves with the tenant's clock and realSleep
+	// alone; each request then carries its real times, and conn the connection it came on.
+	wall time.Time
+	conn string
 }
 
 func newClient() *client { return &client{now: start, expire: map[string]time.Time{}} }
 
-func (c *client) sleep(d time.Duration) { c.now = c.now.Add(d) }
+func (c *client) sleep(d time.Duration) {
+	c.now = c.now.Add(d)
+	if !c.wall.IsZero() {
+		c.wall = c.wall.Add(d)
+	}
+}
+
+// realSleep lets real time pass while the tenant's clock stands still (manual or skip).
+func (c *client) realSleep(d time.Duration) { c.wall = c.wall.Add(d) }
 
 // add records a request that arrives now and is answered at once.
 func (c *client) add(e api.JournalEntry) uint64 {
@@ -36,7 +48,12 @@ func (c *client) add(e api.JournalEntry) uint64 {
 		e.Account = "acct_all"
 	}
 	c.arrival++
-	c.log = append(c.log, Event{Request: &e, Arrival: c.arrival, Answered: c.arrival})
+	ev := Event{Request: &e, Arrival: c.arrival, Answered: c.arrival}
+	if !c.wall.IsZero() {
+		ev.Real = &RealTimes{Arrived: c.wall, Answered: c.wall}
+		e.Conn = c.conn
+	}
+	c.log = append(c.log, ev)
 	return e.Seq
 }
 
