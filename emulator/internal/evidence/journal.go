@@ -430,6 +430,8 @@ type Event struct {
 	// Real is when a request arrived and its answer was written in real time, nil when not
 	// known (an entry restored from a snapshot); shared with the journal like Request.
 	Real *RealTimes
+	// header is a request's headers as sent, for the expected patterns that match on them.
+	header map[string][]string
 }
 
 // Log returns every event held in the order they arrived, and the time up to which some may be
@@ -442,6 +444,7 @@ func (j *Journal) Log() ([]Event, time.Time) {
 		out[i] = Event{Note: s.note, Arrival: s.arrival, Answered: s.answered}
 		if s.note == nil {
 			out[i].Request = &s.Entry // never changed once recorded: shared, not copied
+			out[i].header = s.header
 			if !s.real.Answered.IsZero() {
 				out[i].Real = &s.real
 			}

@@ -238,19 +238,17 @@ var cases = []ruleCase{
 		}},
 	{rule: RetryUnchanged,
 		fires: func(c *client) {
-			c.quote("q1", 10*time.Minute)
-			c.generate("k1", "q1", 422, "quote_mismatch", "", "")
-			c.generate("k2", "q1", 422, "quote_mismatch", "", "")
+			c.add(api.JournalEntry{Method: "POST", Path: "/v1/quotes", Status: 422, Code: "invalid_input", RequestBody: []byte(`{"model":"m","input":{"prompt":""}}`)})
+			c.add(api.JournalEntry{Method: "POST", Path: "/v1/quotes", Status: 422, Code: "invalid_input", RequestBody: []byte(`{"model":"m","input":{"prompt":""}}`)})
 		},
-		seqs: []uint64{2, 3},
+		seqs: []uint64{1, 2},
 		quiet: func(c *client) {
 			c.quote("q1", 10*time.Minute)
 			c.generate("k1", "q1", 402, "insufficient_credits", "", "")
 			c.creditsSet("acct_all")
 			c.generate("k1", "q1", 402, "insufficient_credits", "", "") // topped up, not enough yet
-			c.quote("q2", 10*time.Minute)
-			c.generate("k2", "q2", 422, "quote_mismatch", "", "")
-			c.quote("q3", 10*time.Minute) // a new quote: a changed request
+			c.add(api.JournalEntry{Method: "POST", Path: "/v1/quotes", Status: 422, Code: "invalid_input", RequestBody: []byte(`{"model":"m","input":{"prompt":""}}`)})
+			c.quote("q3", 10*time.Minute) // the input fixed: a changed request
 			c.generate("k3", "q3", 202, "", "j1", "queued")
 		}},
 	{rule: ExpiredQuote,
@@ -846,9 +844,11 @@ func TestRefusalRetriedUnchanged(t *testing.T) {
 	c.quote("q1", 10*time.Minute)
 	c.generate("k1", "q1", 422, "content_policy_violation", "", "")
 	c.quote("q2", 10*time.Minute)
-	c.generate("k2", "q2", 422, "content_policy_violation", "", "")
+	changed := gen("k2", "q2", 422, "content_policy_violation", "", "")
+	changed.InputDigest, changed.RequestBody = Digest([]byte(`{"prompt":"a dog"}`)), []byte(`{"model":"m","input":{"prompt":"a dog"},"quote_id":"q2"}`)
+	c.add(changed)
 	if got := rulesOf(c.judge()); len(got) != 0 {
-		t.Errorf("a changed request: %v", got)
+		t.Errorf("a changed input: %v", got)
 	}
 }
 

@@ -116,6 +116,146 @@ var truthCases = []ruleCase{
 			c.sleep(2 * time.Second)
 			c.add(api.JournalEntry{Method: "HEAD", Path: "/v1/jobs/j1", Status: 200, JobID: "j1", JobStatus: "running"})
 		}},
+	// A 402 sent again through a fresh quote of the same input: the credits did not change.
+	{rule: RetryUnchanged, reason: "insufficient_credits and sent again unchanged 2 time(s)",
+		fires: func(c *client) {
+			c.quote("q1", 10*time.Minute)
+			c.generate("k1", "q1", 402, "insufficient_credits", "", "")
+			c.quote("q2", 10*time.Minute)
+			c.generate("k2", "q2", 402, "insufficient_credits", "", "")
+			c.quote("q3", 10*time.Minute)
+			c.generate("k2", "q3", 402, "insufficient_credits", "", "")
+		},
+		seqs: []uint64{2, 4, 6},
+		quiet: func(c *client) { // a refund it saw, then a top-up, each a change
+			c.quote("q0", 10*time.Minute)
+			first := gen("k0", "q0", 202, "", "j0", "queued") // another input, which holds the credits
+			first.InputDigest = Digest([]byte(`{"prompt":"a dog"}`))
+			c.add(first)
+			c.add(api.JournalEntry{Method: "POST", Path: "/v1/quotes", Status: 200, Model: "m", QuoteID: "q1", QuoteExpiresAt: c.now.Add(time.Hour)})
+			c.generate("k1", "q1", 402, "insufficient_credits", "", "")
+			c.sleep(time.Second)
+			c.poll("j0", "failed") // its held credits came back
+			c.quote("q2", 10*time.Minute)
+			c.generate("k2", "q2", 402, "insufficient_credits", "", "")
+			c.creditsSet("acct_all")
+			c.quote("q3", 10*time.Minute)
+			c.generate("k3", "q3", 202, "", "j1", "queued")
+		}},
+	// The same body with its members in another order is the same request.
+	{rule: RetryUnchanged,
+		fires: func(c *client) {
+			c.add(api.JournalEntry{Method: "POST", Path: "/v1/quotes", Status: 422, Code: "invalid_input", RequestBody: []byte(`{"model":"m","input":{"prompt":"","num_images":1.0}}`)})
+			c.add(api.JournalEntry{Method: "POST", Path: "/v1/quotes", Status: 422, Code: "invalid_input", RequestBody: []byte(`{"input":{"num_images":1,"prompt":""},"model":"m"}`)})
+		},
+		seqs: []uint64{1, 2},
+		quiet: func(c *client) {
+			c.add(api.JournalEntry{Method: "POST", Path: "/v1/quotes", Status: 422, Code: "invalid_input", RequestBody: []byte(`{"model":"m","input":{"prompt":""}}`)})
+			c.add(api.JournalEntry{Method: "POST", Path: "/v1/quotes", Status: 200, QuoteID: "q1", RequestBody: []byte(`{"input":{"prompt":"a cat"},"model":"m"}`)})
+		}},
+	// A request the emulator cannot read, sent again as it was.
+	{rule: RetryUnchanged, reason: "invalid_request",
+		fires: func(c *client) {
+			for range 2 {
+				c.add(api.JournalEntry{Method: "POST", Path: "/v1/generate", Status: 422, Code: "invalid_request", IdempotencyKey: "k1", RequestBody: []byte(`{"model":"m"}`)})
+			}
+		},
+		seqs: []uint64{1, 2},
+		quiet: func(c *client) {
+			c.add(api.JournalEntry{Method: "POST", Path: "/v1/generate", Status: 422, Code: "invalid_request", IdempotencyKey: "k1", RequestBody: []byte(`{"model":"m"}`)})
+			c.quote("q1", 10*time.Minute)
+			c.generate("k2", "q1", 202, "", "j1", "queued")
+		}},
+	// A key used before with another body, sent again with it (whatever quote it carries now).
+	{rule: RetryUnchanged, reason: "idempotency_key_reused",
+		fires: func(c *client) {
+			c.quote("q1", 10*time.Minute)
+			c.generate("k1", "q1", 202, "", "j1", "queued")
+			c.poll("j1", "running")
+			c.quote("q2", 10*time.Minute)
+			other := gen("k1", "q2", 422, "idempotency_key_reused", "", "")
+			other.InputDigest, other.RequestBody = Digest([]byte(`{"prompt":"a dog"}`)), []byte(`{"model":"m","input":{"prompt":"a dog"},"quote_id":"q2"}`)
+			c.add(other)
+			c.quote("q3", 10*time.Minute)
+			again := other
+			again.QuoteID, again.RequestBody = "q3", []byte(`{"model":"m","input":{"prompt":"a dog"},"quote_id":"q3"}`)
+			c.add(again)
+		},
+		seqs: []uint64{5, 7},
+		quiet: func(c *client) {
+			c.quote("q1", 10*time.Minute)
+			c.generate("k1", "q1", 202, "", "j1", "queued")
+			c.poll("j1", "running")
+			c.quote("q2", 10*time.Minute)
+			other := gen("k1", "q2", 422, "idempotency_key_reused", "", "")
+			other.InputDigest, other.RequestBody = Digest([]byte(`{"prompt":"a dog"}`)), []byte(`{"model":"m","input":{"prompt":"a dog"},"quote_id":"q2"}`)
+			c.add(other)
+			fixed := other
+			fixed.IdempotencyKey, fixed.Status, fixed.Code, fixed.JobID, fixed.JobStatus = "k2", 202, "", "j2", "queued"
+			c.add(fixed) // a key of its own for the new input
+			c.poll("j2", "running")
+		}},
+	// One quote used for another input.
+	{rule: QuoteMismatch,
+		fires: func(c *client) {
+			c.quote("q1", 10*time.Minute)
+			c.generate("k1", "q1", 202, "", "j1", "queued")
+			c.poll("j1", "running")
+			other := gen("k2", "q1", 422, "quote_mismatch", "", "")
+			other.InputDigest, other.RequestBody = Digest([]byte(`{"prompt":"a dog"}`)), []byte(`{"model":"m","input":{"prompt":"a dog"},"quote_id":"q1"}`)
+			c.add(other)
+		},
+		seqs: []uint64{1, 4},
+		quiet: func(c *client) {
+			c.quote("q1", 10*time.Minute)
+			c.generate("k1", "q1", 202, "", "j1", "queued")
+			c.poll("j1", "running")
+			c.quote("q2", 10*time.Minute)
+			other := gen("k2", "q2", 202, "", "j2", "queued")
+			other.InputDigest = Digest([]byte(`{"prompt":"a dog"}`))
+			c.add(other)
+			c.poll("j2", "running")
+		}},
+	// Polling through the job list.
+	{rule: PollTooFast, reason: "the job list (GET /v1/jobs?status=running) was read 3 times",
+		fires: func(c *client) {
+			for range 4 {
+				c.add(api.JournalEntry{Method: "GET", Path: "/v1/jobs", Query: "status=running", Status: 200})
+				c.sleep(200 * time.Millisecond)
+			}
+		},
+		seqs: []uint64{2, 3, 4},
+		quiet: func(c *client) {
+			for range 4 {
+				c.add(api.JournalEntry{Method: "GET", Path: "/v1/jobs", Query: "status=running", Status: 200})
+				c.add(api.JournalEntry{Method: "GET", Path: "/v1/jobs", Query: "status=succeeded", Status: 200}) // another question
+				c.sleep(time.Second)
+			}
+		}},
+	// Polling by replaying the generation: its answer shows the job as it stands.
+	{rule: PollTooFast, reason: "asked for again (a replay of its generation)",
+		fires: func(c *client) {
+			c.quote("q1", 10*time.Minute)
+			c.generate("k1", "q1", 202, "", "j1", "queued")
+			for range 4 {
+				c.sleep(100 * time.Millisecond)
+				c.generate("k1", "q1", 202, "", "j1", "running")
+			}
+		},
+		seqs: []uint64{4, 5, 6},
+		quiet: func(c *client) { // replays a second apart, and waits that answer at once
+			c.quote("q1", 10*time.Minute)
+			c.generate("k1", "q1", 202, "", "j1", "queued")
+			for range 3 {
+				c.sleep(time.Second)
+				c.generate("k1", "q1", 202, "", "j1", "running")
+			}
+			for range 4 {
+				e := gen("k1", "q1", 202, "", "j1", "running")
+				e.Query = "wait=true"
+				c.add(e)
+			}
+		}},
 }
 
 func init() { cases = append(cases, truthCases...) }
