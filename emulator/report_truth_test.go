@@ -274,3 +274,50 @@ func TestJournalKnowsTheConnection(t *testing.T) {
 		}
 	}
 }
+
+// An error a test provokes on purpose and declares (POST /_emulator/expected-errors) draws no
+// finding of the rule it explains, on every clock and across a snapshot and its restore; an
+// error it did not declare still does.
+func TestDeclaredErrorsAreNotFindings(t *testing.T) {
+	for _, mode := range clocks {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			s := clockHandler(t, mode)
+			defer s.Close()
+			if rec := control(t, s, "POST", "/_emulator/expected-errors", map[string]any{"status": 422, "code": "quote_expired"}); rec.Code != 201 {
+				t.Fatalf("expect: %d %s", rec.Code, rec.Body)
+			}
+			input := map[string]any{"prompt": "a cat"}
+			q := quote(t, s, "key_a", "test/pixel", input)
+			if rec := control(t, s, "POST", "/_emulator/clock", map[string]any{"advance": "11m"}); rec.Code != 200 {
+				t.Fatalf("advance: %d", rec.Code)
+			}
+			if rec := generate(t, s, "key_a", "late", q, input, ""); rec.Code != 422 {
+				t.Fatalf("generate with an expired quote: %d %s", rec.Code, rec.Body)
+			}
+			rules := func() []string {
+				var out []string
+				for _, f := range decode[api.Report](t, control(t, s, "GET", "/_emulator/report", nil)).Findings {
+					out = append(out, f.Rule)
+				}
+				return out
+			}
+			if got := rules(); len(got) != 0 {
+				t.Errorf("findings %v after the declared error, want none", got)
+			}
+			if rec := restore(t, s, "", snapshotOf(t, s, "", "?journal=true")); rec.Code != 200 {
+				t.Fatalf("restore: %d %s", rec.Code, rec.Body)
+			}
+			if got := rules(); len(got) != 0 {
+				t.Errorf("findings %v after a restore, want none", got)
+			}
+			q = quote(t, s, "key_a", "test/pixel", input)
+			if rec := generate(t, s, "key_a", "other", q, map[string]any{"prompt": "a dog"}, ""); rec.Code != 422 {
+				t.Fatalf("generate another input: %d %s", rec.Code, rec.Body)
+			}
+			if got := rules(); !slices.Equal(got, []string{"quote-mismatch"}) {
+				t.Errorf("findings %v after an undeclared error, want quote-mismatch", got)
+			}
+		})
+	}
+}

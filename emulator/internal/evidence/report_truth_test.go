@@ -1,6 +1,8 @@
 package evidence
 
 import (
+	"slices"
+	"testing"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
@@ -259,3 +261,65 @@ var truthCases = []ruleCase{
 }
 
 func init() { cases = append(cases, truthCases...) }
+
+// A finding about error answers the test declared it expects, all of them, is what the test set
+// out to provoke, and is not reported; one about what the client did after such an answer is.
+func TestExpectedErrorsScopeTheRulesTheyExplain(t *testing.T) {
+	expiredQuote := func(c *client) {
+		c.quote("q1", time.Minute)
+		c.sleep(2 * time.Minute)
+		c.generate("k1", "q1", 422, "quote_expired", "", "")
+	}
+	twiceRefused := func(c *client) {
+		for range 2 {
+			c.add(api.JournalEntry{Method: "POST", Path: "/v1/quotes", Status: 422, Code: "invalid_input", RequestBody: []byte(`{"model":"m","input":{}}`)})
+		}
+	}
+	for _, tc := range []struct {
+		name     string
+		log      func(c *client)
+		expected []string
+		want     []string
+	}{
+		{"undeclared", expiredQuote, nil, []string{ExpiredQuote}},
+		{"declared", expiredQuote, []string{`{"status":422,"code":"quote_expired"}`}, nil},
+		{"declared by path and body", expiredQuote, []string{`{"path":"/v1/generate","pointers":{"/quote_id":"q1"}}`}, nil},
+		{"another error declared", expiredQuote, []string{`{"status":404}`}, []string{ExpiredQuote}},
+		{"one of two answers declared", func(c *client) {
+			expiredQuote(c)
+			c.quote("q2", time.Minute)
+			c.sleep(2 * time.Minute)
+			c.generate("k2", "q2", 422, "quote_expired", "", "")
+		}, []string{`{"code":"quote_expired","headers":{"Idempotency-Key":"k1"}}`}, []string{ExpiredQuote}},
+		{"retries declared", twiceRefused, []string{`{"code":"invalid_input"}`}, nil},
+		{"quote-reused declared", func(c *client) {
+			c.quote("q1", 10*time.Minute)
+			c.generate("k1", "q1", 202, "", "j1", "queued")
+			c.poll("j1", "running")
+			c.generate("k2", "q1", 409, "quote_already_used", "", "")
+		}, []string{`{"status":409}`}, nil},
+		// The 503 was expected; retrying it with a new key is the client's own doing.
+		{"a behaviour after an expected error", func(c *client) {
+			c.quote("q1", 10*time.Minute)
+			c.generate("k1", "q1", 503, "service_unavailable", "", "")
+			c.generate("k2", "q1", 202, "", "j1", "queued")
+		}, []string{`{"status":503}`}, []string{NewKeyOnRetry}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClient()
+			tc.log(c)
+			in := c.input()
+			for i, e := range c.log {
+				if e.Request != nil && e.Request.IdempotencyKey != "" {
+					c.log[i].header = map[string][]string{"Idempotency-Key": {e.Request.IdempotencyKey}}
+				}
+			}
+			for _, src := range tc.expected {
+				in.Expected = append(in.Expected, pattern(t, src))
+			}
+			if got := rulesOf(Judge(in)); !slices.Equal(got, tc.want) {
+				t.Errorf("findings %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -344,7 +344,8 @@ func (w *World) SetCredits(account string, credits int64) (ledger.Balance, error
 // many events it examined, and what it found.
 func (w *World) Judge() (int, []api.Finding) {
 	log, dropped := w.journal.Log()
-	findings := evidence.Judge(evidence.Input{Log: log, Dropped: dropped, Job: w.jobNow, Now: w.Now(), Still: w.clock.Manual(), Skips: w.clock.Mode() == clock.Skip, DeprecatedAt: w.deprecatedAt})
+	findings := evidence.Judge(evidence.Input{Log: log, Dropped: dropped, Job: w.jobNow, Now: w.Now(), Still: w.clock.Manual(), Skips: w.clock.Mode() == clock.Skip, DeprecatedAt: w.deprecatedAt,
+		Expected: w.Expected()})
 	return len(log), findings
 }
 
