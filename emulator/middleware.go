@@ -107,7 +107,11 @@ type recorder struct {
 	writeErr bool // a write to the connection failed: the client did not get every byte
 	// evolving says the forward-compatibility mode was on for the answer, in any of its kinds.
 	evolving bool
-	facts    facts // what the request turned out to be about, and how it was answered
+	// journaled asks for the request's journal entry, recorded once, with the status known and
+	// before anything reaches the client, so it is in place by the time the client reads the
+	// answer (beside the other flags, so the recorder keeps its size class).
+	journaled bool
+	facts     facts // what the request turned out to be about, and how it was answered
 	// arrival and received are when the request came in, among the tenant's events and on its
 	// clock; ctx ends when the client hangs up, and left says a parked one did.
 	arrival  uint64
@@ -124,16 +128,11 @@ type recorder struct {
 	info  reqInfo
 	start time.Time
 
-	// journaled asks for the request's journal entry, recorded once, with the status known and
-	// before anything reaches the client, so it is in place by the time the client reads the
-	// answer. It keeps these parts of the request rather than the request, which a parked
-	// generation would otherwise hold on to.
-	journaled                       bool
-	method, path, rawQuery, idemKey string
-	header                          http.Header // read only when the entry is made
-
-	// conn is the client's address and port: the report tells connections apart by it.
-	conn string
+	// The journal entry keeps these parts of the request rather than the request, which a
+	// parked generation would otherwise hold on to; conn is the client's address and port, by
+	// which the report tells connections apart.
+	method, path, rawQuery, idemKey, conn string
+	header                                http.Header // read only when the entry is made
 
 	// parked, once a wait=true generation has taken over the connection to answer later, is
 	// what the answer needs; until then nothing is journaled or logged for the request.
