@@ -104,7 +104,11 @@ type recorder struct {
 	writeErr bool // a write to the connection failed: the client did not get every byte
 	// evolving says the forward-compatibility mode was on for the answer, in any of its kinds.
 	evolving bool
-	facts    facts // what the request turned out to be about, and how it was answered
+	// journaled asks for the request's journal entry, recorded once, with the status known and
+	// before anything reaches the client, so it is in place by the time the client reads the
+	// answer (beside the other flags, so the recorder keeps its size class).
+	journaled bool
+	facts     facts // what the request turned out to be about, and how it was answered
 	// arrival and received are when the request came in, among the tenant's events and on its
 	// clock; ctx ends when the client hangs up, and left says a parked one did.
 	arrival  uint64
@@ -121,13 +125,11 @@ type recorder struct {
 	info  reqInfo
 	start time.Time
 
-	// journaled asks for the request's journal entry, recorded once, with the status known and
-	// before anything reaches the client, so it is in place by the time the client reads the
-	// answer. It keeps these parts of the request rather than the request, which a parked
-	// generation would otherwise hold on to.
-	journaled                       bool
-	method, path, rawQuery, idemKey string
-	header                          http.Header // read only when the entry is made
+	// The journal entry keeps these parts of the request rather than the request, which a
+	// parked generation would otherwise hold on to; conn is the client's address and port, by
+	// which the report tells connections apart.
+	method, path, rawQuery, idemKey, conn string
+	header                                http.Header // read only when the entry is made
 
 	// parked, once a wait=true generation has taken over the connection to answer later, is
 	// what the answer needs; until then nothing is journaled or logged for the request.
@@ -177,7 +179,7 @@ func (rec *recorder) sending() {
 			QuoteID:    f.quoteID, QuoteExpiresAt: f.quoteExpires, JobStatus: f.jobStatus, InputDigest: f.inputDigest,
 			DurationMS:  math.Round(float64(time.Since(rec.start).Microseconds())) / 1000,
 			RequestBody: f.sent, ResponseBody: rec.body, // the journal caps both
-			Wall: world.SkipWall(rec.start),
+			Wall: world.SkipWall(rec.start), Conn: rec.conn,
 		}
 		if rec.status == http.StatusTooManyRequests || rec.status == http.StatusServiceUnavailable {
 			e.RetryAfter, e.RetryAt = int(f.retryAfter), f.retryAt // the report judges whether the client waited
@@ -356,7 +358,7 @@ func (s *Server) traffic(router *mux.Router, next http.Handler) http.Handler {
 			// never starts (a reset) is recorded last.
 			rec.keepBody, rec.journaled = true, true
 			rec.method, rec.path, rec.rawQuery = r.Method, r.URL.Path, r.URL.RawQuery
-			rec.idemKey, rec.header = r.Header.Get("Idempotency-Key"), r.Header
+			rec.idemKey, rec.header, rec.conn = r.Header.Get("Idempotency-Key"), r.Header, r.RemoteAddr
 			defer rec.sending()
 		} else {
 			defer rec.download(r)
@@ -439,8 +441,10 @@ func (rec *recorder) parkedAnswer(status int, body []byte, jobStatus string) {
 	rec.status, rec.body = status, body
 	rec.facts.jobStatus = jobStatus // as the answer shows the job, not as it was parked
 	rec.facts.waitedOut = rec.facts.waitedOut || status == http.StatusAccepted
-	rec.parked = nil
+	// Still parked while its entry is made: the handler's context ended when the handler
+	// returned, so only the hang-up watch (rec.left) says whether this client left.
 	rec.sending()
+	rec.parked = nil
 }
 
 // lastDate is the Date header last made, reused while the second lasts: every answer has one.

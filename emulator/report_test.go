@@ -94,6 +94,9 @@ func TestReportNamesEveryFlawOfAClient(t *testing.T) {
 	q2 := quote()
 	advance("11m")
 	gen(422, q2, "k4")
+	// quote-mismatch: a quote of one input used for another.
+	c.must(422, "POST", "/v1/generate", map[string]any{"model": "test/pixel", "input": map[string]any{"prompt": "a dog", "num_images": 1}, "quote_id": quote()},
+		"Idempotency-Key", "k-other")
 	// outputs-never-downloaded: a second job, seen succeeded, never fetched.
 	q3 := quote()
 	other := gen(202, q3, "k5")["id"].(string)

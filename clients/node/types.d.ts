@@ -1034,7 +1034,7 @@ export interface Report {
 /** One thing the client did that a rule calls wrong. */
 export interface Finding {
   /** The rule's id. */
-  rule: "new-key-on-retry" | "retry-after-ignored" | "poll-too-fast" | "poll-after-terminal" | "retry-unchanged" | "expired-quote" | "quote-reused" | "download-after-expiry" | "outputs-never-downloaded" | "webhook-signature-unchecked" | "webhook-timestamp-unchecked" | "webhook-slow-ack" | "webhook-valid-refused" | "deprecated-model-used" | "download-with-api-key" | "stale-link-refetched";
+  rule: "new-key-on-retry" | "retry-after-ignored" | "poll-too-fast" | "poll-after-terminal" | "retry-unchanged" | "expired-quote" | "quote-reused" | "quote-mismatch" | "download-after-expiry" | "outputs-never-downloaded" | "webhook-signature-unchecked" | "webhook-timestamp-unchecked" | "webhook-slow-ack" | "webhook-valid-refused" | "deprecated-model-used" | "download-with-api-key" | "stale-link-refetched";
   /**
    * `error` costs money or data in production, `warning` is wasteful or fragile, `info` is worth a
    * look.
@@ -1054,7 +1054,7 @@ export interface Finding {
 
 /** One rule the report judges by. */
 export interface Rule {
-  id: "new-key-on-retry" | "retry-after-ignored" | "poll-too-fast" | "poll-after-terminal" | "retry-unchanged" | "expired-quote" | "quote-reused" | "download-after-expiry" | "outputs-never-downloaded" | "deprecated-model-used" | "download-with-api-key" | "stale-link-refetched" | "webhook-signature-unchecked" | "webhook-timestamp-unchecked" | "webhook-slow-ack" | "webhook-valid-refused";
+  id: "new-key-on-retry" | "retry-after-ignored" | "poll-too-fast" | "poll-after-terminal" | "retry-unchanged" | "expired-quote" | "quote-reused" | "quote-mismatch" | "download-after-expiry" | "outputs-never-downloaded" | "deprecated-model-used" | "download-with-api-key" | "stale-link-refetched" | "webhook-signature-unchecked" | "webhook-timestamp-unchecked" | "webhook-slow-ack" | "webhook-valid-refused";
   /**
    * `error` costs money or data in production, `warning` is wasteful or fragile, `info` is worth a
    * look.

@@ -232,6 +232,10 @@ type JournalEntry struct {
 	// (its own time jumps whenever a request waits on a job), so the report can space polls
 	// in real time then. It is not part of the journal's JSON.
 	Wall time.Time `json:"-"`
+	// Conn names the connection the request came on (the client's address and port), so the
+	// report can tell a request sent after its client read an answer on the same connection
+	// from one sent in parallel on another. It is not part of the journal's JSON.
+	Conn string `json:"-"`
 }
 
 // Report severities, from the most to the least serious.

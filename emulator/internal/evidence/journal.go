@@ -149,7 +149,14 @@ type slot struct {
 	// handed out when its answer was written, so a request numbered higher came after it.
 	arrival, answered uint64
 	bytes             int64 // what the slot counts against the byte bound, set once
+	// real is when a request arrived and its answer was written, in real time (zero for an
+	// entry restored from a snapshot): the report judges by it what a client could have seen.
+	real RealTimes
 }
+
+// RealTimes are when a request arrived and when its answer was written, in real time whatever
+// the tenant's clock does.
+type RealTimes struct{ Arrived, Answered time.Time }
 
 // when is the instant an event arrived, on the tenant's clock.
 func (s *slot) when() time.Time {
@@ -178,6 +185,11 @@ func (j *Journal) Add(e Entry) { j.AddRequest(e, nil, j.Arrive()) }
 // arrival number the request took (Arrive).
 func (j *Journal) AddRequest(e Entry, header map[string][]string, arrival uint64) {
 	s := &slot{Entry: capped(e), header: header, arrival: arrival, answered: j.arrivals.Load()}
+	s.real.Answered = time.Now()
+	s.real.Arrived = e.Wall // its real arrival while the clock skips, else the answer less its time
+	if s.real.Arrived.IsZero() {
+		s.real.Arrived = s.real.Answered.Add(-time.Duration(e.DurationMS * float64(time.Millisecond)))
+	}
 	s.bytes = Size(s.Entry) + headerSize(header)
 	j.put(s, true)
 }
@@ -278,7 +290,7 @@ func (j *Journal) slots(requests bool) []*slot {
 func Size(e Entry) int64 {
 	n := entryOverhead + len(e.Method) + len(e.Path) + len(e.Query) + len(e.Code) + len(e.Account) +
 		len(e.Model) + len(e.JobID) + len(e.RequestID) + len(e.IdempotencyKey) + len(e.Fault) +
-		len(e.QuoteID) + len(e.JobStatus) + len(e.InputDigest) + len(e.FaultKind) +
+		len(e.QuoteID) + len(e.JobStatus) + len(e.InputDigest) + len(e.FaultKind) + len(e.Conn) +
 		len(e.RequestBody) + len(e.ResponseBody)
 	for k, v := range e.RequestHeaders {
 		n += len(k) + len(v) + headerOverhead
@@ -297,7 +309,7 @@ func Size(e Entry) int64 {
 // keeping the piece would keep the whole line, which the byte bound does not count.
 func capped(e Entry) Entry {
 	fields := [...]*string{&e.Method, &e.Path, &e.Query, &e.Code, &e.Account, &e.Model, &e.JobID, &e.RequestID, &e.IdempotencyKey, &e.Fault,
-		&e.QuoteID, &e.JobStatus, &e.InputDigest, &e.FaultKind}
+		&e.QuoteID, &e.JobStatus, &e.InputDigest, &e.FaultKind, &e.Conn}
 	n := 0
 	for _, s := range fields {
 		*s = Cut(*s, MaxString)
@@ -415,6 +427,11 @@ type Event struct {
 	// Arrival orders the events as they came in; Answered is the last arrival number handed out
 	// when the event's answer was written: a request numbered higher came after that answer.
 	Arrival, Answered uint64
+	// Real is when a request arrived and its answer was written in real time, nil when not
+	// known (an entry restored from a snapshot); shared with the journal like Request.
+	Real *RealTimes
+	// header is a request's headers as sent, for the expected patterns that match on them.
+	header map[string][]string
 }
 
 // Log returns every event held in the order they arrived, and the time up to which some may be
@@ -427,6 +444,10 @@ func (j *Journal) Log() ([]Event, time.Time) {
 		out[i] = Event{Note: s.note, Arrival: s.arrival, Answered: s.answered}
 		if s.note == nil {
 			out[i].Request = &s.Entry // never changed once recorded: shared, not copied
+			out[i].header = s.header
+			if !s.real.Answered.IsZero() {
+				out[i].Real = &s.real
+			}
 		}
 	}
 	dropped := j.dropped

@@ -19,11 +19,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 )
 
 // The rule ids, as findings and the README name them.
@@ -35,6 +37,7 @@ const (
 	RetryUnchanged         = "retry-unchanged"
 	ExpiredQuote           = "expired-quote"
 	QuoteReused            = "quote-reused"
+	QuoteMismatch          = "quote-mismatch"
 	DownloadAfterExpiry    = "download-after-expiry"
 	OutputsNeverDownloaded = "outputs-never-downloaded"
 	DeprecatedModelUsed    = "deprecated-model-used"
@@ -44,10 +47,14 @@ const (
 
 // Polling: a job polled again sooner than PollFloor after its last poll, on the tenant's clock
 // (in real time while it skips), is a fast poll; FastPolls of them for one job make a finding.
-// One quick look (right after a generation, say) is not a habit; three are.
+// One quick look (right after a generation, say) is not a habit; three are. Arrival stamps
+// jitter by a few milliseconds (the client's timer, the scheduler, the connection), so a gap
+// within PollTolerance of the floor counts as the floor: a client that polls every second
+// exactly is seen 991–998 ms apart.
 const (
-	PollFloor = time.Second
-	FastPolls = 3
+	PollFloor     = time.Second
+	PollTolerance = 50 * time.Millisecond
+	FastPolls     = 3
 )
 
 // maxSeqs bounds the journal seqs one finding lists; its reason counts them all.
@@ -62,6 +69,7 @@ var Rules = []api.Rule{
 	{ID: RetryUnchanged, Severity: api.SeverityWarning, Title: "A request that cannot succeed sent again unchanged"},
 	{ID: ExpiredQuote, Severity: api.SeverityError, Title: "A generation with a quote past its expires_at"},
 	{ID: QuoteReused, Severity: api.SeverityError, Title: "A generation with a quote an earlier job already used"},
+	{ID: QuoteMismatch, Severity: api.SeverityError, Title: "A generation with a quote made for another model or input"},
 	{ID: DownloadAfterExpiry, Severity: api.SeverityWarning, Title: "An output downloaded after it expired"},
 	{ID: OutputsNeverDownloaded, Severity: api.SeverityInfo, Title: "A succeeded job whose outputs expired without being downloaded"},
 	{ID: DeprecatedModelUsed, Severity: api.SeverityWarning, Title: "A deprecated model used again after an answer announced its deprecation"},
@@ -82,9 +90,20 @@ var severity = func() map[string]string {
 	return m
 }()
 
-// hopeless are the problem codes a request answered with cannot succeed unchanged.
+// hopeless are the problem codes a request answered with cannot succeed unchanged: the request
+// itself is wrong (its JSON, envelope, parameters, key, media type or size), or what it asks
+// for is refused whatever quote or key it carries.
 var hopeless = map[string]bool{"invalid_input": true, "insufficient_credits": true, "permission_denied": true, "quote_mismatch": true,
-	"content_policy_violation": true, "model_retired": true}
+	"content_policy_violation": true, "model_retired": true, "invalid_request": true, "idempotency_key_reused": true,
+	"invalid_json": true, "invalid_parameter": true, "missing_idempotency_key": true, "unsupported_media_type": true,
+	"payload_too_large": true}
+
+// generationWide are the codes a generation is refused with whatever quote and key it carries:
+// for these the same generation (account, model, canonical input) sent again through a fresh
+// quote or under a new key is unchanged. Credits are a price of the input, so a fresh quote of
+// the same input costs the same.
+var generationWide = map[string]bool{"insufficient_credits": true, "content_policy_violation": true, "model_retired": true,
+	"permission_denied": true, "invalid_input": true}
 
 // JobNow is what the emulator knows of a job as the report is made.
 type JobNow struct {
@@ -110,13 +129,18 @@ type Input struct {
 	Skips bool
 	// DeprecatedAt says when the scenario in force deprecates a model, if it does.
 	DeprecatedAt func(model string) (time.Time, bool)
+	// Expected are the error answers the test declared it expects (POST
+	// /_emulator/expected-errors): a finding about error answers that all match one of them is
+	// what the test set out to provoke, and is not reported.
+	Expected []*Pattern
 }
 
 // Judge returns the findings the input shows, in the order they were made.
 func Judge(in Input) []api.Finding {
 	j := judge{in: in, quotes: map[string]quoteSeen{}, quoteUsed: map[string]uint64{}, attempts: map[string]attempt{}, seed: maphash.MakeSeed(),
 		jobs: map[string]*jobSeen{}, waits: map[string]wait{}, failed: map[string]*failure{}, downloads: map[string][]*Note{},
-		explained: map[uint64]bool{}, expiredLinks: map[string]*expiredLink{}, keyed: map[string]int{}, receiver: map[string]*receiverFinding{}}
+		explained: map[uint64]bool{}, expiredLinks: map[string]*expiredLink{}, keyed: map[string]int{}, receiver: map[string]*receiverFinding{},
+		lists: map[string]*jobSeen{}, made: map[string]bool{}, mismatch: map[string]bool{}}
 	for i := range in.Log {
 		ev := &in.Log[i]
 		if ev.Note != nil && ev.Note.Webhook != nil {
@@ -131,7 +155,7 @@ func Judge(in Input) []api.Finding {
 		j.entry(ev)
 	}
 	j.finish()
-	return j.out
+	return j.unexpected()
 }
 
 // judge is one pass over a log.
@@ -146,6 +170,9 @@ type judge struct {
 	explained map[uint64]bool    // generations a new-key-on-retry finding already names
 	jobs      map[string]*jobSeen
 	jobOrder  []string
+	lists     map[string]*jobSeen      // account and query -> reads of the job list, judged as polls
+	made      map[string]bool          // jobs a generation made, so a generation answering one again is a replay
+	mismatch  map[string]bool          // quotes already found used for another input
 	waits     map[string]wait          // account, method and path -> the Retry-After in force
 	failed    map[string]*failure      // a request that cannot succeed unchanged -> its failure
 	downloads map[string][]*Note       // by job
@@ -156,6 +183,11 @@ type judge struct {
 	keyed        map[string]int          // job -> its downloads that carried an Authorization header
 	keyedOrder   []string
 	receiver     map[string]*receiverFinding // webhook rule -> its finding
+
+	// subjects are, by finding, the error answers a finding is about (the quote_expired
+	// answer of an expired-quote, each answer of a retry-unchanged), which an expected error
+	// can explain; a finding about what the client did after an answer has none.
+	subjects map[int][]uint64
 }
 
 // expiredLink is a signed link answered 403 expired, and what became of it.
@@ -188,7 +220,18 @@ type wait struct {
 	after    int
 	date     bool
 	code     string
+	conn     string // the connection the answer went out on, when known
+	// realAt is when the answer was written in real time, and graceFrom when the first answer
+	// of a burst was (requests in flight or within the grace of one answer that are refused in
+	// turn do not push the grace on); both zero when not known.
+	realAt, graceFrom time.Time
 }
+
+// RetryAfterGrace is how long after a 429 or 503 was written, in real time, a request on
+// another connection may arrive without having seen it: a parallel worker's request sent as
+// the answer was on its way. A request on the same connection came after its client read the
+// answer, and gets no grace.
+const RetryAfterGrace = 50 * time.Millisecond
 
 type failure struct {
 	seq     uint64
@@ -203,7 +246,8 @@ type jobSeen struct {
 	firstAt        time.Time // when it arrived
 	lastSeen       uint64    // the latest entry that showed the job
 	lastPoll       time.Time
-	lastPollWall   bool // lastPoll is in real time (see api.JournalEntry.Wall)
+	lastPollWall   bool      // lastPoll is in real time (see api.JournalEntry.Wall)
+	lastPollReal   time.Time // the real arrival of the last poll, when known
 	polled         bool
 	fast           int
 	fastest        time.Duration
@@ -238,6 +282,45 @@ func (j *judge) add(rule, reason string, seqs ...uint64) int {
 	}
 	j.out = append(j.out, api.Finding{Rule: rule, Severity: severity[rule], Reason: reason, Entries: entries})
 	return len(j.out) - 1
+}
+
+// subject notes an error answer a finding is about (see judge.subjects).
+func (j *judge) subject(i int, seq uint64) {
+	if j.subjects == nil {
+		j.subjects = map[int][]uint64{}
+	}
+	j.subjects[i] = append(j.subjects[i], seq)
+}
+
+// unexpected is the findings but those whose error answers the test declared it expects, every
+// one of them: a test that provokes an expired quote on purpose and says so has no
+// expired-quote finding, while the same answer undeclared, or a second one, is still found.
+func (j *judge) unexpected() []api.Finding {
+	if len(j.in.Expected) == 0 || len(j.subjects) == 0 {
+		return j.out
+	}
+	bySeq := make(map[uint64]*Event, len(j.in.Log))
+	for i := range j.in.Log {
+		if ev := &j.in.Log[i]; ev.Request != nil {
+			bySeq[ev.Request.Seq] = ev
+		}
+	}
+	expected := func(seq uint64) bool {
+		ev := bySeq[seq]
+		if ev == nil {
+			return false
+		}
+		sub := &subject{e: ev.Request, header: ev.header}
+		return slices.ContainsFunc(j.in.Expected, func(p *Pattern) bool { return p.matches(sub) })
+	}
+	out := j.out[:0:0]
+	for i, f := range j.out {
+		if seqs := j.subjects[i]; len(seqs) > 0 && !slices.ContainsFunc(seqs, func(s uint64) bool { return !expected(s) }) {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // addSeq lists one more entry in a finding, up to maxSeqs.
@@ -289,6 +372,7 @@ const (
 	generateRoute
 	jobRoute
 	cancelRoute
+	listRoute
 )
 
 func routeOf(e *Entry) (route, string) {
@@ -297,6 +381,8 @@ func routeOf(e *Entry) (route, string) {
 		return quoteRoute, ""
 	case e.Method == "POST" && e.Path == "/v1/generate":
 		return generateRoute, ""
+	case (e.Method == "GET" || e.Method == "HEAD") && e.Path == "/v1/jobs":
+		return listRoute, ""
 	}
 	rest, ok := strings.CutPrefix(e.Path, "/v1/jobs/")
 	if !ok || rest == "" {
@@ -316,11 +402,7 @@ func routeOf(e *Entry) (route, string) {
 func (j *judge) note(n *Note) {
 	switch n.Kind {
 	case CreditsSet:
-		for k, f := range j.failed {
-			if f.account == n.Account && f.code == "insufficient_credits" {
-				delete(j.failed, k)
-			}
-		}
+		j.creditsChanged(n.Account)
 	case Download:
 		// Output URLs need no key, and a plain one carrying it is harmless (the contract serves
 		// it without auth): only a signed link, which storage refuses with a key, is judged.
@@ -382,9 +464,21 @@ func (j *judge) entry(ev *Event) {
 			j.quotes[e.QuoteID] = quoteSeen{seq: e.Seq, expires: e.QuoteExpiresAt}
 		}
 	case generateRoute:
-		j.generation(e)
+		j.generation(ev)
 	case jobRoute:
-		j.poll(e, id)
+		j.poll(ev, id)
+	case listRoute:
+		k := e.Account + "\x00" + e.Query
+		js := j.lists[k]
+		if js == nil {
+			js = &jobSeen{}
+			j.lists[k] = js
+		}
+		what := "the job list (GET /v1/jobs"
+		if e.Query != "" {
+			what += "?" + clipText(e.Query)
+		}
+		j.pollGap(ev, js, what+")", "read")
 	case cancelRoute:
 		j.job(id, e).referencedAfter = e.Seq
 		j.sawJob(e, id)
@@ -392,24 +486,42 @@ func (j *judge) entry(ev *Event) {
 }
 
 // retryAfter judges retry-after-ignored: after a 429 or 503 with Retry-After, the same account
-// sending the same method and path again before the wait is over. A request that arrived before
-// the answer was written was already in flight (a parallel worker) and waits for nothing.
+// sending the same method and path again (HEAD counts as GET) before the wait is over. What
+// the client could not have seen is not held against it: a request that arrived before the
+// answer was written was already in flight (a parallel worker), and one on another connection
+// that arrived within RetryAfterGrace of it may have been sent as the answer was on its way.
+// The wait is over once the tenant's clock reached the instant Retry-After names, or once as
+// much real time passed since the answer (a client that sleeps in real time while the clock
+// stands still or skips).
 func (j *judge) retryAfter(ev *Event) {
 	e := ev.Request
 	limited := (e.Status == 429 || e.Status == 503) && e.RetryAfter > 0
 	if len(j.waits) == 0 && !limited {
 		return
 	}
-	k := e.Account + "\x00" + e.Method + " " + e.Path
-	if w, ok := j.waits[k]; ok && ev.Arrival > w.answered {
-		delete(j.waits, k)
-		if at := arrived(e); at.Before(w.until) {
-			form := fmt.Sprintf("%ds", w.after)
-			if w.date {
-				form = "until " + w.until.UTC().Format(time.RFC1123)
+	method := e.Method
+	if method == "HEAD" {
+		method = "GET" // a HEAD of the same path asks the same of the same endpoint
+	}
+	k := e.Account + "\x00" + method + " " + e.Path
+	var graceFrom time.Time
+	if ev.Real != nil {
+		graceFrom = ev.Real.Answered
+	}
+	if w, ok := j.waits[k]; ok {
+		switch {
+		case ev.Arrival <= w.answered, j.unseen(w, ev):
+			graceFrom = w.graceFrom // could not have seen the answer: the wait stays in force
+		default:
+			delete(j.waits, k)
+			if at := arrived(e); at.Before(w.until) && !j.sleptReal(w, ev) {
+				form := fmt.Sprintf("%ds", w.after)
+				if w.date {
+					form = "until " + w.until.UTC().Format(time.RFC1123)
+				}
+				j.add(RetryAfterIgnored, fmt.Sprintf("%s %s was sent again %s after a %s that asked to wait %s (Retry-After)",
+					e.Method, e.Path, j.retrySpan(w, ev), w.code, form), w.seq, e.Seq)
 			}
-			j.add(RetryAfterIgnored, fmt.Sprintf("%s %s was sent again %s after a %s that asked to wait %s (Retry-After)",
-				e.Method, e.Path, j.span(at.Sub(w.at)), w.code, form), w.seq, e.Seq)
 		}
 	}
 	if limited {
@@ -417,7 +529,11 @@ func (j *judge) retryAfter(ev *Event) {
 		if e.Code != "" {
 			code += " " + e.Code
 		}
-		w := wait{seq: e.Seq, answered: ev.Answered, at: e.Time, until: e.Time.Add(time.Duration(e.RetryAfter) * time.Second), after: e.RetryAfter, code: code}
+		w := wait{seq: e.Seq, answered: ev.Answered, at: e.Time, until: e.Time.Add(time.Duration(e.RetryAfter) * time.Second), after: e.RetryAfter, code: code,
+			conn: e.Conn, graceFrom: graceFrom}
+		if ev.Real != nil {
+			w.realAt = ev.Real.Answered
+		}
 		if !e.RetryAt.IsZero() {
 			w.until, w.date = e.RetryAt, true
 		}
@@ -425,20 +541,64 @@ func (j *judge) retryAfter(ev *Event) {
 	}
 }
 
-// unchanged judges retry-unchanged: a request answered invalid_input, insufficient_credits,
-// permission_denied or quote_mismatch, sent again byte for byte (after whitespace) by the same
-// account and answered the same. For insufficient_credits a balance set through the control API
-// between the two (in the log's order, whatever the clock says) counts as a change.
+// unseen reports whether a request came on another connection within RetryAfterGrace of the
+// burst of answers w belongs to, in real time, so its client may not have seen w yet.
+func (j *judge) unseen(w wait, ev *Event) bool {
+	if w.graceFrom.IsZero() || ev.Real == nil || (w.conn != "" && w.conn == ev.Request.Conn) {
+		return false
+	}
+	return ev.Real.Arrived.Sub(w.graceFrom) < RetryAfterGrace
+}
+
+// sleptReal reports whether the real time between the answer and the request is at least the
+// wait Retry-After asked for, on the tenant's clock, from the answer.
+func (j *judge) sleptReal(w wait, ev *Event) bool {
+	if w.realAt.IsZero() || ev.Real == nil {
+		return false
+	}
+	return ev.Real.Arrived.Sub(w.realAt) >= w.until.Sub(w.at)
+}
+
+// retrySpan says how long after the answer a request came, in words: in real time when the
+// tenant's clock stood still or skipped meanwhile and real time is known.
+func (j *judge) retrySpan(w wait, ev *Event) string {
+	d := arrived(ev.Request).Sub(w.at)
+	if j.in.Still && !w.realAt.IsZero() && ev.Real != nil {
+		real := max(ev.Real.Arrived.Sub(w.realAt), 0).Round(time.Millisecond)
+		switch {
+		case real == 0:
+			return j.span(d)
+		case d == 0:
+			return real.String() + " later in real time, " + j.span(0)
+		}
+		return real.String() + " later in real time"
+	}
+	return j.span(d)
+}
+
+// unchanged judges retry-unchanged: a request answered with a code it cannot succeed with
+// unchanged (hopeless), sent again unchanged by the same account and answered the same.
+// Unchanged is the same method, path, query and canonical body (key order, number spelling and
+// whitespace aside); for a generation refused whatever quote and key it carries
+// (generationWide), the same generation through a fresh quote or a new key too; for a key
+// already used with another body, the same key. For insufficient_credits a balance set through
+// the control API, or a refund the client saw (a job of the account failed, canceled or
+// expired), between the two (in the log's order, whatever the clock says) counts as a change.
 func (j *judge) unchanged(e *Entry) {
 	fail := !garbled(e) && hopeless[e.Code]
 	if len(j.failed) == 0 && !fail {
 		return // nothing to compare with: skip the body
 	}
-	k := e.Method + " " + e.Path + "?" + e.Query + "\x00" + e.Account + "\x00" + string(canonical(e.RequestBody))
-	if f, ok := j.failed[k]; ok {
+	keys := j.failureKeys(e)
+	for _, k := range keys {
+		f, ok := j.failed[k]
+		if !ok {
+			continue
+		}
 		if !garbled(e) && e.Code == f.code {
 			if f.finding < 0 {
 				f.finding = j.add(RetryUnchanged, "", f.seq)
+				j.subject(f.finding, f.seq)
 				j.later = append(j.later, func() {
 					fd := &j.out[f.finding]
 					fd.Reason = fmt.Sprintf("%s %s was answered %s and sent again unchanged %d time(s), answered the same each time", e.Method, e.Path, f.code, f.retries)
@@ -446,12 +606,52 @@ func (j *judge) unchanged(e *Entry) {
 			}
 			f.retries++
 			j.addSeq(f.finding, e.Seq)
+			j.subject(f.finding, e.Seq)
 			return
 		}
 		delete(j.failed, k)
 	}
 	if fail {
-		j.failed[k] = &failure{seq: e.Seq, code: e.Code, account: e.Account, finding: -1}
+		j.failed[keys[j.failureKind(e)]] = &failure{seq: e.Seq, code: e.Code, account: e.Account, finding: -1}
+	}
+}
+
+// The kinds of sameness a failure is remembered by (failureKeys).
+const (
+	sameRequest    = iota // method, path, query, account and canonical body
+	sameGeneration        // account, model and canonical input: any quote, any key
+	sameKey               // account and Idempotency-Key
+)
+
+// failureKeys are the keys a request is known by for each kind of sameness; a request that is
+// no generation has only the first.
+func (j *judge) failureKeys(e *Entry) []string {
+	keys := []string{"r\x00" + e.Method + " " + e.Path + "?" + e.Query + "\x00" + e.Account + "\x00" + string(canonicalValue(e.RequestBody))}
+	if e.Method == "POST" && e.Path == "/v1/generate" {
+		keys = append(keys, "g\x00"+j.identity(e), "k\x00"+e.Account+"\x00"+e.IdempotencyKey)
+	}
+	return keys
+}
+
+// failureKind is the sameness a failure of a request is remembered by.
+func (j *judge) failureKind(e *Entry) int {
+	switch {
+	case e.Method != "POST" || e.Path != "/v1/generate":
+		return sameRequest
+	case generationWide[e.Code] && j.identity(e) != "":
+		return sameGeneration
+	case e.Code == "idempotency_key_reused" && e.IdempotencyKey != "":
+		return sameKey
+	}
+	return sameRequest
+}
+
+// creditsChanged forgets an account's insufficient_credits failures: what it can spend changed.
+func (j *judge) creditsChanged(account string) {
+	for k, f := range j.failed {
+		if f.account == account && f.code == "insufficient_credits" {
+			delete(j.failed, k)
+		}
 	}
 }
 
@@ -462,15 +662,24 @@ func (j *judge) identity(e *Entry) string {
 	if e.InputDigest != "" {
 		return e.Account + "\x00" + e.Model + "\x00" + e.InputDigest
 	}
-	body := canonical(e.RequestBody)
+	body := canonicalValue(e.RequestBody)
 	if len(body) == 0 {
 		return ""
 	}
 	return fmt.Sprintf("%s\x00body\x00%x", e.Account, maphash.Bytes(j.seed, body))
 }
 
-// generation judges new-key-on-retry, expired-quote and quote-reused.
-func (j *judge) generation(e *Entry) {
+// generation judges new-key-on-retry, expired-quote, quote-reused and quote-mismatch; a
+// generation answering a job an earlier one made (an idempotent replay, not a wait) is a poll
+// of that job.
+func (j *judge) generation(ev *Event) {
+	e := ev.Request
+	if e.JobID != "" && e.Status/100 == 2 && !garbled(e) {
+		if j.made[e.JobID] && !strings.Contains("&"+e.Query+"&", "&wait=true&") {
+			j.pollGap(ev, j.job(e.JobID, e), "job "+clipText(e.JobID), "asked for again (a replay of its generation)")
+		}
+		j.made[e.JobID] = true
+	}
 	if id := j.identity(e); e.IdempotencyKey != "" && id != "" && e.Status != 401 && e.Status != 403 {
 		if prev, ok := j.attempts[id]; ok && prev.key != e.IdempotencyKey {
 			if why := j.ambiguous(prev, e); why != "" {
@@ -497,10 +706,16 @@ func (j *judge) generation(e *Entry) {
 			if !known {
 				q.seq = 0
 			}
-			j.add(ExpiredQuote, reason+": quote again when the quote is near its expires_at", q.seq, e.Seq)
+			j.subject(j.add(ExpiredQuote, reason+": quote again when the quote is near its expires_at", q.seq, e.Seq), e.Seq)
+		case "quote_mismatch":
+			if !j.mismatch[e.QuoteID] {
+				j.mismatch[e.QuoteID] = true
+				j.subject(j.add(QuoteMismatch, fmt.Sprintf("generation with quote %s, which was made for another model or input: quote each input you generate, and send the input exactly as quoted",
+					clipText(e.QuoteID)), j.quotes[e.QuoteID].seq, e.Seq), e.Seq)
+			}
 		case "quote_already_used":
 			if !j.explained[e.Seq] {
-				j.add(QuoteReused, fmt.Sprintf("generation with quote %s, which an earlier job already used: a quote buys one generation", clipText(e.QuoteID)), j.quoteUsed[e.QuoteID], e.Seq)
+				j.subject(j.add(QuoteReused, fmt.Sprintf("generation with quote %s, which an earlier job already used: a quote buys one generation", clipText(e.QuoteID)), j.quoteUsed[e.QuoteID], e.Seq), e.Seq)
 			}
 		}
 	}
@@ -543,18 +758,39 @@ func (j *judge) ambiguous(prev attempt, e *Entry) string {
 }
 
 // poll judges poll-too-fast and poll-after-terminal.
-func (j *judge) poll(e *Entry, id string) {
+func (j *judge) poll(ev *Event, id string) {
+	e := ev.Request
 	js := j.job(id, e)
 	js.referencedAfter = e.Seq
 	if js.terminalSeq != 0 {
 		js.rereads, js.pending = append(js.rereads, e.Seq), true
 	}
+	j.pollGap(ev, js, "job "+clipText(id), "polled")
+	if e.Status == 200 && !garbled(e) {
+		j.sawJob(e, id)
+	}
+}
+
+// pollGap judges poll-too-fast for one more look at what (a job, the job list): a gap shorter
+// than the floor, less the tolerance, is a fast one. Gaps are measured between arrivals on the
+// tenant's clock, or in real time where more real time passed (a client that sleeps while a
+// manual clock stands still), and only in real time while the clock skips.
+func (j *judge) pollGap(ev *Event, js *jobSeen, what, verb string) {
+	e := ev.Request
 	at, wall := arrived(e), !e.Wall.IsZero()
 	if wall {
 		at = e.Wall // a skipping clock jumps at each poll: space polls in real time
 	}
+	var real time.Time
+	if ev.Real != nil {
+		real = ev.Real.Arrived
+	}
 	if js.polled && wall == js.lastPollWall {
-		if gap := at.Sub(js.lastPoll); gap < PollFloor {
+		gap := at.Sub(js.lastPoll)
+		if !wall && !real.IsZero() && !js.lastPollReal.IsZero() {
+			gap = max(gap, real.Sub(js.lastPollReal))
+		}
+		if gap < PollFloor-PollTolerance {
 			js.fast++
 			if js.fast == 1 || gap < js.fastest {
 				js.fastest = gap
@@ -568,18 +804,19 @@ func (j *judge) poll(e *Entry, id string) {
 					fd := &j.out[i]
 					fd.Entries = js.fastSeqs
 					shortest := "the shortest gap " + js.fastest.Round(time.Millisecond).String()
-					if js.fastest == 0 && j.in.Still {
+					switch {
+					case js.fastest.Round(time.Millisecond) > 0:
+					case j.in.Still && !j.in.Skips:
 						shortest = "some without the emulator's clock moving: " + j.stillClock() + ", move it to model the wait"
+					default:
+						shortest = "the shortest gap under 1ms"
 					}
-					fd.Reason = fmt.Sprintf("job %s was polled %d times less than %s after the poll before (%s): wait at least %s between polls", clipText(id), js.fast, PollFloor, shortest, PollFloor)
+					fd.Reason = fmt.Sprintf("%s was %s %d times less than %s after the look before (%s): wait at least %s between polls, or use wait=true", what, verb, js.fast, PollFloor, shortest, PollFloor)
 				})
 			}
 		}
 	}
-	js.lastPoll, js.lastPollWall, js.polled = at, wall, true
-	if e.Status == 200 && !garbled(e) {
-		j.sawJob(e, id)
-	}
+	js.lastPoll, js.lastPollWall, js.lastPollReal, js.polled = at, wall, real, true
 }
 
 // sawJob notes what an answer showed of a job: finished, succeeded.
@@ -588,6 +825,9 @@ func (j *judge) sawJob(e *Entry, id string) {
 	js.lastSeen = e.Seq
 	if jobs.Status(e.JobStatus).Terminal() && js.terminalSeq == 0 {
 		js.terminalSeq, js.terminalStatus = e.Seq, e.JobStatus
+		if e.JobStatus != "succeeded" && e.Account != "" {
+			j.creditsChanged(e.Account) // its held credits came back
+		}
 	}
 	if e.JobStatus == "succeeded" && js.succeededSeq == 0 {
 		js.succeededSeq = e.Seq
@@ -716,6 +956,17 @@ func canonical(b []byte) []byte {
 		return b
 	}
 	return out.Bytes()
+}
+
+// canonicalValue is a JSON body in its canonical form (jsonvalue.Canonical: members in key
+// order, numbers in one spelling), so two bodies that say the same compare equal; a body that
+// is not JSON is as canonical makes it.
+func canonicalValue(b []byte) []byte {
+	var v any
+	if len(bytes.TrimSpace(b)) == 0 || jsonvalue.Decode(b, &v) != nil {
+		return canonical(b)
+	}
+	return jsonvalue.Canonical(v)
 }
 
 // compact reports whether b has no whitespace outside its strings.

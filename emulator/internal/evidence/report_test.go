@@ -21,11 +21,23 @@ type client struct {
 	arrival uint64
 	expire  map[string]time.Time // job -> when its outputs expire, for a job that succeeded
 	still   bool                 // the tenant's clock is manual
+	// wall, once set, is real time, which sleep moves with the tenant's clock and realSleep
+	// alone; each request then carries its real times, and conn the connection it came on.
+	wall time.Time
+	conn string
 }
 
 func newClient() *client { return &client{now: start, expire: map[string]time.Time{}} }
 
-func (c *client) sleep(d time.Duration) { c.now = c.now.Add(d) }
+func (c *client) sleep(d time.Duration) {
+	c.now = c.now.Add(d)
+	if !c.wall.IsZero() {
+		c.wall = c.wall.Add(d)
+	}
+}
+
+// realSleep lets real time pass while the tenant's clock stands still (manual or skip).
+func (c *client) realSleep(d time.Duration) { c.wall = c.wall.Add(d) }
 
 // add records a request that arrives now and is answered at once.
 func (c *client) add(e api.JournalEntry) uint64 {
@@ -36,7 +48,12 @@ func (c *client) add(e api.JournalEntry) uint64 {
 		e.Account = "acct_all"
 	}
 	c.arrival++
-	c.log = append(c.log, Event{Request: &e, Arrival: c.arrival, Answered: c.arrival})
+	ev := Event{Request: &e, Arrival: c.arrival, Answered: c.arrival}
+	if !c.wall.IsZero() {
+		ev.Real = &RealTimes{Arrived: c.wall, Answered: c.wall}
+		e.Conn = c.conn
+	}
+	c.log = append(c.log, ev)
 	return e.Seq
 }
 
@@ -221,19 +238,17 @@ var cases = []ruleCase{
 		}},
 	{rule: RetryUnchanged,
 		fires: func(c *client) {
-			c.quote("q1", 10*time.Minute)
-			c.generate("k1", "q1", 422, "quote_mismatch", "", "")
-			c.generate("k2", "q1", 422, "quote_mismatch", "", "")
+			c.add(api.JournalEntry{Method: "POST", Path: "/v1/quotes", Status: 422, Code: "invalid_input", RequestBody: []byte(`{"model":"m","input":{"prompt":""}}`)})
+			c.add(api.JournalEntry{Method: "POST", Path: "/v1/quotes", Status: 422, Code: "invalid_input", RequestBody: []byte(`{"model":"m","input":{"prompt":""}}`)})
 		},
-		seqs: []uint64{2, 3},
+		seqs: []uint64{1, 2},
 		quiet: func(c *client) {
 			c.quote("q1", 10*time.Minute)
 			c.generate("k1", "q1", 402, "insufficient_credits", "", "")
 			c.creditsSet("acct_all")
 			c.generate("k1", "q1", 402, "insufficient_credits", "", "") // topped up, not enough yet
-			c.quote("q2", 10*time.Minute)
-			c.generate("k2", "q2", 422, "quote_mismatch", "", "")
-			c.quote("q3", 10*time.Minute) // a new quote: a changed request
+			c.add(api.JournalEntry{Method: "POST", Path: "/v1/quotes", Status: 422, Code: "invalid_input", RequestBody: []byte(`{"model":"m","input":{"prompt":""}}`)})
+			c.quote("q3", 10*time.Minute) // the input fixed: a changed request
 			c.generate("k3", "q3", 202, "", "j1", "queued")
 		}},
 	{rule: ExpiredQuote,
@@ -586,6 +601,21 @@ var sweptCases = []ruleCase{
 				c.sleep(1100 * time.Millisecond)
 			}
 		}},
+	{rule: PollTooFast, reason: "the shortest gap 900ms", // under the floor by more than the jitter of arrival stamps
+		fires: func(c *client) {
+			for range 4 {
+				c.poll("j1", "running")
+				c.sleep(900 * time.Millisecond)
+			}
+		},
+		seqs: []uint64{2, 3, 4},
+		quiet: func(c *client) { // a fixed one-second timer, seen a few milliseconds short
+			for _, gap := range []time.Duration{991, 998, 993, 996, 950} {
+				c.poll("j1", "running")
+				c.sleep(gap * time.Millisecond)
+			}
+			c.poll("j1", "running")
+		}},
 	{rule: PollAfterTerminal,
 		fires: func(c *client) {
 			c.poll("j1", "succeeded")
@@ -814,9 +844,11 @@ func TestRefusalRetriedUnchanged(t *testing.T) {
 	c.quote("q1", 10*time.Minute)
 	c.generate("k1", "q1", 422, "content_policy_violation", "", "")
 	c.quote("q2", 10*time.Minute)
-	c.generate("k2", "q2", 422, "content_policy_violation", "", "")
+	changed := gen("k2", "q2", 422, "content_policy_violation", "", "")
+	changed.InputDigest, changed.RequestBody = Digest([]byte(`{"prompt":"a dog"}`)), []byte(`{"model":"m","input":{"prompt":"a dog"},"quote_id":"q2"}`)
+	c.add(changed)
 	if got := rulesOf(c.judge()); len(got) != 0 {
-		t.Errorf("a changed request: %v", got)
+		t.Errorf("a changed input: %v", got)
 	}
 }
 
@@ -839,6 +871,9 @@ func TestPollsAreSpacedInRealTimeWhileTheClockSkips(t *testing.T) {
 	}
 	if got := rulesOf(judgeSkip(time.Second, 0)); slices.Contains(got, PollTooFast) {
 		t.Errorf("polls 1 s apart in real time on a still clock: %v; want no %s", got, PollTooFast)
+	}
+	if got := rulesOf(judgeSkip(993*time.Millisecond, 0)); slices.Contains(got, PollTooFast) {
+		t.Errorf("a one-second timer seen 993 ms apart in real time: %v; want no %s", got, PollTooFast)
 	}
 	// A poll recorded before the clock began to skip is not compared with one after.
 	c := newClient()

@@ -33,6 +33,9 @@ type Decision struct {
 	Reset time.Duration
 	// RetryAfterDate says the limit's Retry-After is an HTTP-date rather than seconds.
 	RetryAfterDate bool
+	// Again says the caller was refused in this window before: it is coming back after the
+	// Retry-After of that refusal.
+	Again bool
 }
 
 // New returns an empty limiter.
@@ -46,7 +49,9 @@ func (l *Limiter) Take(rule int, caller string, limit int, per time.Duration, no
 	defer l.mu.Unlock()
 	b := bucket{rule, caller, window}
 	d := Decision{Limit: limit, Reset: end.Sub(now)}
-	if l.counts[b] >= limit {
+	if n := l.counts[b]; n >= limit {
+		// One past the limit marks a caller refused in this window, so a snapshot keeps it too.
+		d.Again, l.counts[b] = n > limit, limit+1
 		return d
 	}
 	l.counts[b]++

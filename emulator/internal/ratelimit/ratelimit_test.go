@@ -15,8 +15,14 @@ func TestFixedWindowsOnTheGivenClock(t *testing.T) {
 			t.Fatalf("take %d: %+v", i, d)
 		}
 	}
-	if d := l.Take(0, "k", 3, time.Minute, start.Add(49*time.Second)); d.Allowed || d.Remaining != 0 || d.Reset != time.Second {
+	if d := l.Take(0, "k", 3, time.Minute, start.Add(49*time.Second)); d.Allowed || d.Remaining != 0 || d.Reset != time.Second || d.Again {
 		t.Errorf("fourth in the window: %+v", d)
+	}
+	if d := l.Take(0, "k", 3, time.Minute, start.Add(49*time.Second)); d.Allowed || !d.Again {
+		t.Errorf("fifth in the window, back after a refusal: %+v", d)
+	}
+	if ws := l.Export(); len(ws) != 1 || ws[0].Count != 4 {
+		t.Errorf("a refused caller's window exports as %+v; want one past the limit", ws)
 	}
 	if d := l.Take(0, "other", 3, time.Minute, start); !d.Allowed {
 		t.Errorf("another caller shares the budget: %+v", d)

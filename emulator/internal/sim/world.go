@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -343,7 +344,8 @@ func (w *World) SetCredits(account string, credits int64) (ledger.Balance, error
 // many events it examined, and what it found.
 func (w *World) Judge() (int, []api.Finding) {
 	log, dropped := w.journal.Log()
-	findings := evidence.Judge(evidence.Input{Log: log, Dropped: dropped, Job: w.jobNow, Now: w.Now(), Still: w.clock.Manual(), Skips: w.clock.Mode() == clock.Skip, DeprecatedAt: w.deprecatedAt})
+	findings := evidence.Judge(evidence.Input{Log: log, Dropped: dropped, Job: w.jobNow, Now: w.Now(), Still: w.clock.Manual(), Skips: w.clock.Mode() == clock.Skip, DeprecatedAt: w.deprecatedAt,
+		Expected: w.Expected()})
 	return len(log), findings
 }
 
@@ -397,6 +399,16 @@ func (w *World) RateLimit(method, path string, key *catalog.Key, m *catalog.Mode
 			caller += " job " + job
 		}
 		d := w.limiter.Take(i, caller, rl.Limit, rl.Per, now)
+		if !d.Allowed && d.Again && w.clock.Mode() == clock.Skip {
+			// On a skipping clock a client's return after a Retry-After is a wait like any
+			// other: the clock moves to the window's end, where the limit lets it through (the
+			// report judges by the request's arrival, and real time, whether it waited).
+			if err := w.clock.Set(now.Add(d.Reset)); err == nil || errors.Is(err, clock.ErrBackwards) {
+				w.Changed(PartClock)
+				now = w.clock.Now()
+				d = w.limiter.Take(i, caller, rl.Limit, rl.Per, now)
+			}
+		}
 		d.RetryAfterDate = rl.RetryAfterFormat == api.RetryAfterDate
 		if tightest == nil || !d.Allowed || (tightest.Allowed && d.Remaining < tightest.Remaining) {
 			tightest = &d

@@ -988,7 +988,7 @@ class _FindingRequired(TypedDict):
     """The fields of Finding that are always present."""
 
     #: The rule's id.
-    rule: Literal["new-key-on-retry", "retry-after-ignored", "poll-too-fast", "poll-after-terminal", "retry-unchanged", "expired-quote", "quote-reused", "download-after-expiry", "outputs-never-downloaded", "webhook-signature-unchecked", "webhook-timestamp-unchecked", "webhook-slow-ack", "webhook-valid-refused", "deprecated-model-used", "download-with-api-key", "stale-link-refetched"]
+    rule: Literal["new-key-on-retry", "retry-after-ignored", "poll-too-fast", "poll-after-terminal", "retry-unchanged", "expired-quote", "quote-reused", "quote-mismatch", "download-after-expiry", "outputs-never-downloaded", "webhook-signature-unchecked", "webhook-timestamp-unchecked", "webhook-slow-ack", "webhook-valid-refused", "deprecated-model-used", "download-with-api-key", "stale-link-refetched"]
     #: `error` costs money or data in production, `warning` is wasteful or fragile, `info` is worth a
     #: look.
     severity: Literal["error", "warning", "info"]
@@ -1010,7 +1010,7 @@ class Finding(_FindingRequired, total=False):
 class Rule(TypedDict):
     """One rule the report judges by."""
 
-    id: Literal["new-key-on-retry", "retry-after-ignored", "poll-too-fast", "poll-after-terminal", "retry-unchanged", "expired-quote", "quote-reused", "download-after-expiry", "outputs-never-downloaded", "deprecated-model-used", "download-with-api-key", "stale-link-refetched", "webhook-signature-unchecked", "webhook-timestamp-unchecked", "webhook-slow-ack", "webhook-valid-refused"]
+    id: Literal["new-key-on-retry", "retry-after-ignored", "poll-too-fast", "poll-after-terminal", "retry-unchanged", "expired-quote", "quote-reused", "quote-mismatch", "download-after-expiry", "outputs-never-downloaded", "deprecated-model-used", "download-with-api-key", "stale-link-refetched", "webhook-signature-unchecked", "webhook-timestamp-unchecked", "webhook-slow-ack", "webhook-valid-refused"]
     #: `error` costs money or data in production, `warning` is wasteful or fragile, `info` is worth a
     #: look.
     severity: Literal["error", "warning", "info"]
