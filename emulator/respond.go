@@ -298,6 +298,46 @@ func withMembers[T any](record []byte, extra *T) []byte {
 	return append(out, record[len(trimmed):]...)
 }
 
+// listReply is the list envelope around already encoded items.
+func listReply(items []json.RawMessage, total int, p page) reply {
+	var b bytes.Buffer
+	size := 65
+	for _, it := range items {
+		size += len(it) + 1
+	}
+	b.Grow(size)
+	b.WriteString(`{"data":[`)
+	for i, it := range items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(it)
+	}
+	b.WriteString(`],"total":`)
+	b.WriteString(strconv.Itoa(total))
+	b.WriteString(`,"limit":`)
+	b.WriteString(strconv.Itoa(p.limit))
+	b.WriteString(`,"offset":`)
+	b.WriteString(strconv.Itoa(p.offset))
+	b.WriteString(`,"has_more":`)
+	b.WriteString(strconv.FormatBool(p.offset+len(items) < total))
+	b.WriteString("}\n")
+	return reply{status: http.StatusOK, raw: b.Bytes()}
+}
+
+// encodeEach encodes the items of a list page, each as view presents it.
+func encodeEach[T any](items []T, view func(T) any) ([]json.RawMessage, error) {
+	out := make([]json.RawMessage, len(items))
+	for i, it := range items {
+		b, err := json.Marshal(view(it))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = b
+	}
+	return out, nil
+}
+
 // noContent is the reply of a change with nothing to show.
 var noContent = reply{status: http.StatusNoContent}
 
