@@ -12,11 +12,6 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
-var (
-	quoteEnvelope    = envelope{fields: map[string]string{"model": "string", "input": "object"}, required: []string{"model", "input"}}
-	generateEnvelope = envelope{fields: map[string]string{"model": "string", "input": "object", "quote_id": "string"}, required: []string{"model", "input", "quote_id"}}
-)
-
 // Request headers that steer one generation.
 const (
 	headerOutcome  = "X-Emulator-Outcome"
@@ -26,7 +21,7 @@ const (
 func (s *Server) createQuote() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		var req api.QuoteRequest
-		input, sent, err := s.decodeRequest(w, r, &req, &req.Input, func() bool { return req.Model != "" }, quoteEnvelope)
+		input, sent, err := s.decodeRequest(w, r, &req, &req.Input)
 		rep := reply{facts: facts{sent: sent}}
 		if err != nil {
 			return rep, err
@@ -57,7 +52,7 @@ func (s *Server) generate() replyFunc {
 			return reply{}, err
 		}
 		var req api.GenerateRequest
-		input, sent, err := s.decodeRequest(w, r, &req, &req.Input, func() bool { return req.Model != "" && req.QuoteID != "" }, generateEnvelope)
+		input, sent, err := s.decodeRequest(w, r, &req, &req.Input)
 		if err != nil {
 			return reply{facts: facts{sent: sent}}, err
 		}
