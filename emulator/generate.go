@@ -6,9 +6,7 @@ import (
 	"net/http"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
@@ -57,7 +55,7 @@ func (s *Server) generate() replyFunc {
 			return reply{facts: facts{sent: sent}}, err
 		}
 		asked := reply{facts: facts{model: req.Model, quoteID: req.QuoteID,
-			inputDigest: evidence.Digest(jsonvalue.Canonical(input)), sent: sent}}
+			inputDigest: sim.InputDigest(input), sent: sent}}
 		asked.announce(r, asked.facts.model)
 		world := worldOf(r)
 		view, replayed, err := world.Generate(r.Context(), sim.Generation{
@@ -67,7 +65,6 @@ func (s *Server) generate() replyFunc {
 			Model:          req.Model,
 			QuoteID:        req.QuoteID,
 			Input:          input,
-			Fingerprint:    jsonvalue.Canonical(map[string]any{"input": input, "model": req.Model, "quote_id": req.QuoteID}),
 			Scenario:       r.Header.Get(headerScenario),
 			Outcome:        r.Header.Get(headerOutcome),
 		})

@@ -15,8 +15,6 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
@@ -77,7 +75,7 @@ func sentFacts(sent []byte, f facts) facts {
 	if readRequest(sent, &g) != nil || g.Input == nil {
 		return f
 	}
-	f.model, f.quoteID, f.inputDigest = g.Model, g.QuoteID, evidence.Digest(jsonvalue.Canonical(g.Input))
+	f.model, f.quoteID, f.inputDigest = g.Model, g.QuoteID, sim.InputDigest(g.Input)
 	return f
 }
 

@@ -24,7 +24,7 @@ func TestQuoteBuysOnlyItsModel(t *testing.T) {
 	}
 	gen := func(model, key string) (jobs.View, error) {
 		v, _, err := w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: key, Model: model,
-			QuoteID: q.ID, Input: input, Fingerprint: []byte(model + key)})
+			QuoteID: q.ID, Input: input})
 		return v, err
 	}
 	if _, err := gen("test/pixel", "k1"); codeOf(err) != problem.QuoteMismatch {
@@ -87,7 +87,7 @@ func TestPartialResultChargesItsShareRoundedDown(t *testing.T) {
 			t.Fatalf("quote: %+v %v, want 11 credits", q, err)
 		}
 		v, _, err := w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: fmt.Sprint("k", i),
-			Model: "test/trio", QuoteID: q.ID, Input: input, Fingerprint: []byte(fmt.Sprint(i)), Outcome: scenario.OutcomePartial})
+			Model: "test/trio", QuoteID: q.ID, Input: input, Outcome: scenario.OutcomePartial})
 		if err != nil {
 			t.Fatal(err)
 		}

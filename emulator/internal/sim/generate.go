@@ -90,8 +90,6 @@ type Generation struct {
 	Model          string
 	QuoteID        string
 	Input          map[string]any
-	// Fingerprint identifies the whole request for idempotency (the canonical body).
-	Fingerprint []byte
 	// Scenario names a scenario for this job alone (X-Emulator-Scenario); empty for none.
 	Scenario string
 	// Outcome forces the job's outcome (X-Emulator-Outcome); empty for none.
@@ -112,7 +110,7 @@ func (w *World) Generate(ctx context.Context, g Generation) (v jobs.View, replay
 		return jobs.View{}, false, err
 	}
 	for {
-		entry, leader, err := w.idem.Begin(g.Account, key, g.Fingerprint)
+		entry, leader, err := w.idem.Begin(g.Account, key, g.fingerprint())
 		if errors.Is(err, idempotency.ErrReused) {
 			return jobs.View{}, false, problem.New(problem.IdempotencyKeyReused, "Idempotency-Key %q was used with a different request; use a new key for a new generation", key)
 		}
@@ -153,6 +151,16 @@ func (w *World) lead(g Generation, m *catalog.Model, entry *idempotency.Entry) (
 	w.idem.Finish(g.Account, g.IdempotencyKey, entry, view.ID)
 	return view, false, nil
 }
+
+// fingerprint identifies the whole request for idempotency: its body as a canonical value, so
+// members reordered or spaced otherwise are the same request.
+func (g Generation) fingerprint() []byte {
+	return jsonvalue.Canonical(map[string]any{"input": g.Input, "model": g.Model, "quote_id": g.QuoteID})
+}
+
+// InputDigest names an input by its value, as the journal compares generations: members
+// reordered or spaced otherwise are the same input.
+func InputDigest(input map[string]any) string { return evidence.Digest(jsonvalue.Canonical(input)) }
 
 // CheckIdempotencyKey refuses a missing, blank or overlong Idempotency-Key. The contract checks
 // it before the body, so the transport calls it first; Generate checks it again.
