@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"bytes"
+	"flag"
 	"regexp"
 	"testing"
 )
@@ -12,6 +13,8 @@ import (
 //
 //	go test ./emulator -run '^$' -fuzz FuzzSnapshotRestore -fuzztime 1m
 func FuzzSnapshotRestore(f *testing.F) {
+	boundMinimizing(f, snapshotMinimizeTime)
+	// One emulator for all the inputs a fuzzing process runs, set up once.
 	s := simServer(f, Config{Seeded: true, Seed: 5, MaxSnapshotBytes: 1 << 20})
 	busyTenant(f, s, "src")
 	doc := snapshotOf(f, s, "src", "")
@@ -30,22 +33,22 @@ func FuzzSnapshotRestore(f *testing.F) {
 		f.Add(seed)
 	}
 	requests := regexp.MustCompile(`"requests":[0-9]+`)
-	// The base is restored again only after a document was taken: a refused one is checked to
-	// have changed nothing, so the tenant is still the base. That halves what an input costs.
-	var before []byte
+	// Every input starts from the base: one that is taken puts the base back before it
+	// returns. So the coverage the fuzzer sees for an input, and looks for again when it
+	// minimizes it, is the input's own, not partly the restore the input before it needed.
+	if rec := restore(f, s, "dst", base); rec.Code != 200 {
+		f.Fatalf("restoring the base: %d %s", rec.Code, rec.Body)
+	}
+	before := requests.ReplaceAll(snapshotOf(f, s, "dst", "?journal=true"), nil)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		if before == nil {
-			if rec := restore(t, s, "dst", base); rec.Code != 200 {
-				t.Fatalf("restoring the base: %d %s", rec.Code, rec.Body)
-			}
-			before = requests.ReplaceAll(snapshotOf(t, s, "dst", "?journal=true"), nil)
-		}
 		rec := restore(t, s, "dst", body)
 		switch {
 		case rec.Code >= 500:
 			t.Fatalf("a snapshot answered %d: %s", rec.Code, rec.Body)
 		case rec.Code == 200:
-			before = nil
+			if rec := restore(t, s, "dst", base); rec.Code != 200 {
+				t.Fatalf("restoring the base after a taken snapshot: %d %s", rec.Code, rec.Body)
+			}
 			return
 		case rec.Code != 413 && rec.Code != 415 && rec.Code != 422:
 			t.Fatalf("a refused snapshot answered %d: %s", rec.Code, rec.Body)
@@ -57,4 +60,27 @@ func FuzzSnapshotRestore(f *testing.F) {
 			t.Fatalf("a refused snapshot (%d %s) changed the tenant: %s", rec.Code, rec.Body, firstDifference(string(before), string(after)))
 		}
 	})
+}
+
+// snapshotMinimizeTime bounds how long an input that widens coverage is minimized, unless
+// -fuzzminimizetime says otherwise. This target's inputs are snapshots of kilobytes and each
+// try a restore: go test's default of 60s per input is spent whole on every new one (its
+// minimizer tries each byte, then each cut), so a run of minutes would do little but minimize.
+// It is the bound scripts/fuzz-smoke gives every target.
+const snapshotMinimizeTime = "100x"
+
+// boundMinimizing sets -fuzzminimizetime to limit when fuzzing and the flag was not given.
+func boundMinimizing(f *testing.F, limit string) {
+	f.Helper()
+	if fuzz := flag.Lookup("test.fuzz"); fuzz == nil || fuzz.Value.String() == "" {
+		return
+	}
+	given := false
+	flag.Visit(func(fl *flag.Flag) { given = given || fl.Name == "test.fuzzminimizetime" })
+	if given {
+		return
+	}
+	if err := flag.Set("test.fuzzminimizetime", limit); err != nil {
+		f.Fatalf("-fuzzminimizetime %s: %v", limit, err)
+	}
 }

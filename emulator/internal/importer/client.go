@@ -2,6 +2,7 @@ package importer
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,20 +13,22 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
 // Limits of talking to the live service.
 const (
-	maxBodyBytes   = 32 << 20         // a response larger than this is refused
-	maxAttempts    = 8                // tries of one request before giving up
-	maxBackoff     = 30 * time.Second // the longest wait between tries of a failed request
-	maxRetryWait   = 2 * time.Minute  // a longer Retry-After is not waited for: the import stops
-	attemptTimeout = time.Minute      // one try of a request, its whole body included
-	waitNotice     = 10 * time.Second // how often a slow request says it is still waiting
-	maxRedirects   = 5                // redirects followed by one request
-	pageLimit      = 100              // models per listing page
-	maxListed      = 20_000           // listing entries read; a longer listing is refused
+	maxBodyBytes   = 32 << 20               // a response larger than this is refused
+	maxAttempts    = 8                      // tries of one request before giving up
+	firstBackoff   = 250 * time.Millisecond // the first wait before trying a dropped request again
+	maxBackoff     = 30 * time.Second       // the longest wait between tries of a failed request
+	maxRetryWait   = 2 * time.Minute        // a longer Retry-After is not waited for: the import stops
+	attemptTimeout = time.Minute            // one try of a request, its whole body included
+	waitNotice     = 10 * time.Second       // how often a slow request says it is still waiting
+	maxRedirects   = 5                      // redirects followed by one request
+	pageLimit      = 100                    // models per listing page
+	maxListed      = 20_000                 // listing entries read; a longer listing is refused
 	// maxListingBytes bounds what a whole listing holds once read (see nodeSize), so pages
 	// that each fit maxBodyBytes cannot add up past it.
 	maxListingBytes = 64 << 20
@@ -40,10 +43,13 @@ const (
 	DefaultTimeout = 30 * time.Minute
 )
 
-// client reads the live service with one key, retrying what a well-behaved client retries:
-// 429 after its Retry-After, 5xx, broken connections and cut answers with bounded exponential
-// backoff. What retrying cannot fix (a redirect away from /v1, a document too large or too
-// deep, a request that timed out, a wait longer than maxRetryWait) stops at once.
+// client reads the live service with one key, retrying only what may pass: a 429 or 503 that
+// says when to come back (Retry-After), and a connection that drops or resets before its
+// answer is whole (a restart, a proxy cutting it), with bounded exponential backoff. Any other
+// answer would come again on every try, so it stops at once: another status (a 500, a
+// gateway's 502 or 504, a 429 or 503 that says nothing of when), a 2xx that is not a JSON
+// object, a document too large or too deep, a refused connection, a request that timed out,
+// a redirect away from /v1, a wait longer than maxRetryWait.
 type client struct {
 	base  *url.URL
 	key   string
@@ -174,7 +180,7 @@ func (c *client) send(ctx context.Context, method, path string, query url.Values
 	if u, err := url.Parse(target); err != nil || c.inside(u) != nil {
 		return nil, fmt.Errorf("%s: not a path under /v1 of the service", label)
 	}
-	backoff := 250 * time.Millisecond
+	backoff := firstBackoff
 	read := int64(0)
 	for attempt := 1; ; attempt++ {
 		wait, err := c.once(ctx, method, target, label, body, header)
@@ -250,10 +256,11 @@ func (c *client) once(ctx context.Context, method, target, label string, body []
 	defer func() { close(stop); <-stopped }()
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return outcome{retry: transient(err)}, fmt.Errorf("%s: %w", label, Scrub(err))
+		return outcome{retry: dropped(err)}, fmt.Errorf("%s: %w", label, Scrub(err))
 	}
 	defer resp.Body.Close()
-	doc, read, err := decodeJSON(resp.Body)
+	got := &bodyReader{r: resp.Body}
+	doc, read, err := decodeJSON(got)
 	if errors.Is(err, errTooLarge) || errors.Is(err, errTooDeep) || errors.Is(err, errTooMany) {
 		return outcome{}, fmt.Errorf("%s: %w", label, err)
 	}
@@ -264,24 +271,53 @@ func (c *client) once(ctx context.Context, method, target, label string, body []
 			se.answer.doc = doc
 		}
 		err := fmt.Errorf("%s: %w", label, se)
-		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-			return outcome{retry: true, after: retryAfter(resp.Header.Get("Retry-After"), time.Now()), read: read}, err
+		// Only a service that says when to come back is asked again: any other status (a
+		// 500, a gateway's page) would come again, eight times over half a minute.
+		if ra := resp.Header.Get("Retry-After"); strings.TrimSpace(ra) != "" &&
+			(resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
+			return outcome{retry: true, after: retryAfter(ra, time.Now()), read: read}, err
 		}
 		return outcome{}, err
 	}
-	if err != nil && !transient(err) {
-		return outcome{}, fmt.Errorf("%s: reading the answer: %w", label, Scrub(err))
+	if got.err != nil {
+		// The body broke off on the way (try again) or did not come in time (it would not
+		// the next time either).
+		return outcome{retry: dropped(got.err), read: read}, fmt.Errorf("%s: reading the answer: %w", label, Scrub(got.err))
 	}
-	if err != nil || doc.kind != kObject {
-		// A 2xx whose body does not parse was cut or garbled on the way: try again.
-		return outcome{retry: true, read: read}, fmt.Errorf("%s: the answer is not a JSON object", label)
+	if err != nil {
+		// The whole body came and is not JSON: an HTML page, a text, a document garbled where
+		// it was written. The next try would bring the same.
+		ctype := cmp.Or(resp.Header.Get("Content-Type"), "no Content-Type")
+		return outcome{}, fmt.Errorf("%s: the answer is not JSON (%s): %v", label, ctype, err)
+	}
+	if doc.kind != kObject {
+		return outcome{}, fmt.Errorf("%s: the answer is not a JSON object", label)
 	}
 	return outcome{answer: &answer{status: resp.StatusCode, header: resp.Header, doc: doc}}, nil
 }
 
-// transient reports whether a transport error may pass: a refused or dropped connection may
-// be a restart, but a timeout, a refused redirect or a TLS failure will happen again.
-func transient(err error) bool {
+// bodyReader reads an answer's body and keeps the error the transport ended it with, if any
+// other than its end: a body that breaks off on the way is told from one that came whole and
+// does not parse.
+type bodyReader struct {
+	r   io.Reader
+	err error
+}
+
+// Read reads from the body, noting a transport error.
+func (b *bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF {
+		b.err = err
+	}
+	return n, err
+}
+
+// dropped reports whether a transport error is a connection that dropped or reset before the
+// answer was whole, which a restart or a proxy on the way may cause once. A refused
+// connection (nothing listens there), a name that does not resolve, a timeout, a refused
+// redirect or a TLS failure would happen again.
+func dropped(err error) bool {
 	var perm *permanentError
 	var ne net.Error
 	switch {
@@ -289,10 +325,9 @@ func transient(err error) bool {
 		return false
 	case errors.As(err, &ne) && ne.Timeout():
 		return false
-	case strings.Contains(err.Error(), "tls:") || strings.Contains(err.Error(), "x509:"):
-		return false
 	}
-	return true
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE)
 }
 
 // RetryAfter reads a Retry-After header, seconds or an HTTP date, as a wait from now; false

@@ -291,7 +291,7 @@ func TestImportSurvivesFaults(t *testing.T) {
 	addFault(t, src.URL, map[string]any{"match": map[string]any{"path": "/v1/models"}, "status": 429, "retry_after": 7, "count": 2})
 	addFault(t, src.URL, map[string]any{"match": map[string]any{"path": "/v1/quotes"}, "status": 503, "count": 3})
 	addFault(t, src.URL, map[string]any{"match": map[string]any{"path": "/v1/models/acme/**"}, "action": "reset", "count": 2})
-	addFault(t, src.URL, map[string]any{"match": map[string]any{"path": "/v1/models/categories"}, "action": "malformed", "count": 1})
+	addFault(t, src.URL, map[string]any{"match": map[string]any{"path": "/v1/models/categories"}, "action": "truncated", "count": 1})
 	sl := &sleeps{}
 	got, err := importer.Import(context.Background(), importOptions(src.URL, sl, nil))
 	if err != nil {
@@ -312,7 +312,7 @@ func TestImportSurvivesFaults(t *testing.T) {
 		t.Errorf("faults fired %d times, want 8: %s", fired, mustJSON(faults))
 	}
 	// Each 429 waits its Retry-After (7 s), each 503 its default Retry-After (1 s); a reset or
-	// a malformed body backs off (Go's transport may itself retry a reset GET on a reused
+	// a truncated body backs off (Go's transport may itself retry a reset GET on a reused
 	// connection, so those waits are not counted exactly).
 	waits := map[time.Duration]int{}
 	for _, d := range sl.all {
@@ -323,6 +323,19 @@ func TestImportSurvivesFaults(t *testing.T) {
 	}
 	if waits[7*time.Second] != 2 || waits[time.Second] != 3 || len(sl.all) < 6 {
 		t.Errorf("waits %v: want two of 7 s, three of 1 s and at least one backoff", sl.all)
+	}
+}
+
+// TestImportStopsAtAMalformedAnswer: a whole answer that is not JSON would be the same on the
+// next try: the import stops at the first, naming it.
+func TestImportStopsAtAMalformedAnswer(t *testing.T) {
+	t.Parallel()
+	src := startService(t, "testdata/source.yaml")
+	addFault(t, src.URL, map[string]any{"match": map[string]any{"path": "/v1/models/categories"}, "action": "malformed", "count": 1})
+	sl := &sleeps{}
+	_, err := importer.Import(context.Background(), importOptions(src.URL, sl, nil))
+	if err == nil || !strings.Contains(err.Error(), "GET /v1/models/categories: the answer is not JSON") || len(sl.all) != 0 {
+		t.Errorf("err %v after %d waits; want the malformed answer named, no wait", err, len(sl.all))
 	}
 }
 

@@ -18,6 +18,10 @@ const (
 	Same          = "same"
 	Differs       = "differs"
 	NotProvokable = "not_provokable"
+	// Unavailable is a case the live service answered with a 429 or 503 it does not expect,
+	// past what a run waits: an outage (or a limit) answered, not the case, so nothing was
+	// compared, and the run fails until the case is compared.
+	Unavailable = "unavailable"
 )
 
 // Result is a whole run: every error case of the coverage list, in the list's order.
@@ -33,10 +37,12 @@ type Result struct {
 }
 
 // Summary counts the cases by result; New counts the differences --known did not accept.
+// A run fails when New or Unavailable is not zero.
 type Summary struct {
 	Same          int `json:"same"`
 	Differs       int `json:"differs"`
 	NotProvokable int `json:"not_provokable"`
+	Unavailable   int `json:"unavailable"`
 	New           int `json:"new_differences"`
 }
 
@@ -58,6 +64,8 @@ func (r *Result) add(c CaseResult) {
 		r.Summary.Same++
 	case Differs:
 		r.Summary.Differs++
+	case Unavailable:
+		r.Summary.Unavailable++
 	default:
 		r.Summary.NotProvokable++
 	}
@@ -75,6 +83,8 @@ func (c CaseResult) line() string {
 	switch c.Result {
 	case NotProvokable:
 		fmt.Fprintf(&b, "%-14s %s: %s", "not provokable", c.Case, c.Reason)
+	case Unavailable:
+		fmt.Fprintf(&b, "%-14s %s: %s", c.Result, c.Case, c.Reason)
 	default:
 		fmt.Fprintf(&b, "%-14s %s", c.Result, c.Case)
 	}
@@ -112,8 +122,16 @@ func (r *Result) Text() string {
 
 func (r *Result) counts() string {
 	s := r.Summary
-	return fmt.Sprintf("parity: %d same, %d differ (%d new differences), %d not provokable", s.Same, s.Differs, s.New, s.NotProvokable)
+	out := fmt.Sprintf("parity: %d same, %d differ (%d new differences), %d not provokable", s.Same, s.Differs, s.New, s.NotProvokable)
+	if s.Unavailable > 0 {
+		out += fmt.Sprintf(", %d unavailable live (not compared)", s.Unavailable)
+	}
+	return out
 }
+
+// Failed reports whether the run should fail: a difference --known does not accept, or a case
+// the live service did not answer.
+func (r *Result) Failed() bool { return r.Summary.New > 0 || r.Summary.Unavailable > 0 }
 
 // Markdown is the report for a CI job's summary: the counts, then a table of every case.
 func (r *Result) Markdown() string {
@@ -126,6 +144,8 @@ func (r *Result) Markdown() string {
 		switch c.Result {
 		case NotProvokable:
 			what = append(what, cell(c.Reason))
+		case Unavailable:
+			what = append(what, "`"+cell(c.Request)+"`", cell(c.Reason))
 		default:
 			what = append(what, "`"+cell(c.Request)+"`")
 		}
@@ -136,8 +156,8 @@ func (r *Result) Markdown() string {
 			what = append(what, "`"+cell(d.Path)+"`: "+cell(d.Live)+" live, "+cell(d.Emulator)+" on the emulator"+map[bool]string{true: " (known)", false: " **(new)**"}[d.Known])
 		}
 		result := strings.ReplaceAll(c.Result, "_", " ")
-		if c.Result == Differs {
-			result = "**differs**"
+		if c.Result == Differs || c.Result == Unavailable {
+			result = "**" + result + "**"
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", cell(c.Case), result, strings.Join(what, "<br>"))
 	}

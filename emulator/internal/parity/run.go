@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,8 +26,14 @@ const (
 	// requestTimeout bounds one request, its answer included.
 	requestTimeout = 30 * time.Second
 	// maxRetryWait is the longest Retry-After a run waits out when the live service answers
-	// 429 or 503 to a request meant for another case; longer, and the answer is compared.
+	// 429 or 503 to a request meant for another case; longer, and the case is reported as
+	// answered by an outage, at once.
 	maxRetryWait = 30 * time.Second
+	// retryBudget is the most a whole run waits on Retry-After, all waits together: a service
+	// in outage asks every request to wait, and honouring each would keep a run for many
+	// minutes. A wait that does not fit in what is left is not started: the case is reported
+	// as answered by the outage, so a run against one ends within a minute at the default rate.
+	retryBudget = 30 * time.Second
 	// maxTries bounds the tries of one live request.
 	maxTries = 3
 	// unreadyProbes bounds the live detail requests spent looking for a model that is not
@@ -68,6 +75,8 @@ type service struct {
 	keyOf  func(*Request) string
 	client *http.Client
 	pace   *pacer // nil: no pacing
+	// budget is what is left of retryBudget for the Retry-After waits of the live service.
+	budget time.Duration
 }
 
 // Run provokes every provokable error case on the live service and on the emulator, compares
@@ -108,7 +117,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return o.Key
 		},
 		client: &http.Client{Timeout: requestTimeout, CheckRedirect: noRedirect},
-		pace:   &pacer{every: time.Duration(float64(time.Second) / o.Rate), sleep: o.sleep, now: o.now}}
+		pace:   &pacer{every: time.Duration(float64(time.Second) / o.Rate), sleep: o.sleep, now: o.now},
+		budget: retryBudget}
 	emu := &service{base: ref.URL, keyOf: func(r *Request) string { return r.EmulatorKey(o.Catalog) }, client: &http.Client{Timeout: requestTimeout, CheckRedirect: noRedirect}}
 
 	models, err := chooseModels(ctx, live, o.Catalog)
@@ -137,12 +147,21 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			res.add(cr)
 			continue
 		}
-		la, err := live.answer(ctx, p)
+		la, outage, err := live.answer(ctx, p)
 		if err != nil {
 			return nil, fmt.Errorf("%s live: %s", p.Case, importer.Redact(err.Error(), keys...))
 		}
+		if outage != "" {
+			// The live service did not answer the case: comparing its outage with the
+			// emulator's answer would report differences of neither, and recording it would
+			// keep the outage as the case's answer.
+			cr.Result, cr.Reason = Unavailable, outage
+			fmt.Fprintf(o.Progress, "parity: %s: %s\n", p.Case, cr.Result)
+			res.add(cr)
+			continue
+		}
 		la.Body = importer.Redact(la.Body, keys...)
-		ea, err := emu.answer(ctx, p)
+		ea, _, err := emu.answer(ctx, p)
 		if err != nil {
 			return nil, fmt.Errorf("%s on the emulator: %w", p.Case, err)
 		}
@@ -169,23 +188,51 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return res, nil
 }
 
-// answer sends a case's request; on the live service, a 429 or 503 the case does not expect
-// is waited out (within maxRetryWait) and the request tried again, up to maxTries.
-func (s *service) answer(ctx context.Context, p Planned) (Answer, error) {
+// answer sends a case's request. On the live service, a 429 or 503 the case does not expect
+// is waited out and the request tried again, up to maxTries, while its Retry-After is at most
+// maxRetryWait and fits in what is left of the run's budget; otherwise outage says why the
+// answer is the service's unavailability rather than its answer to the case.
+func (s *service) answer(ctx context.Context, p Planned) (Answer, string, error) {
+	waited := time.Duration(0)
 	for try := 1; ; try++ {
 		a, err := s.send(ctx, p.Request)
-		if err != nil || s.pace == nil || try >= maxTries || a.Status == p.Status ||
-			(a.Status != http.StatusTooManyRequests && a.Status != http.StatusServiceUnavailable) {
-			return a, err
+		if err != nil || s.pace == nil || a.Status == p.Status || !unavailable(a.Status) {
+			return a, "", err
 		}
-		d, ok := importer.RetryAfter(a.Header["Retry-After"], s.pace.now())
-		if !ok || d > maxRetryWait {
-			return a, nil
+		d, told := importer.RetryAfter(a.Header["Retry-After"], s.pace.now())
+		var why string
+		switch {
+		case !told:
+			why = "without a Retry-After"
+		case d > maxRetryWait:
+			why = fmt.Sprintf("asking to wait %v, longer than a run waits at once (%v)", d.Round(time.Second), maxRetryWait)
+		case d > s.budget:
+			why = fmt.Sprintf("asking to wait %v, past the %v a run waits in all", d.Round(time.Second), retryBudget)
+		case try >= maxTries:
+			why = fmt.Sprintf("%d times", try)
 		}
+		if why != "" {
+			answered := strconv.Itoa(a.Status)
+			if code := codeOf(a); code != "" {
+				answered += " " + code
+			}
+			if waited > 0 {
+				why += fmt.Sprintf(" (after %v of waiting for this case)", waited.Round(time.Second))
+			}
+			return a, fmt.Sprintf("the live service answered %s %s: an outage, not compared", answered, why), nil
+		}
+		s.budget -= d
+		waited += d
 		if err := s.pace.sleep(ctx, d); err != nil {
-			return a, err
+			return a, "", err
 		}
 	}
+}
+
+// unavailable reports whether a status says the service is not answering now (rate limited or
+// unavailable) rather than answering the request.
+func unavailable(status int) bool {
+	return status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
 }
 
 // send sends one request and reads its answer, at most MaxBody of its body.
@@ -325,6 +372,11 @@ func chooseModels(ctx context.Context, live *service, cat *catalog.Catalog) (Mod
 		a, err := live.send(ctx, &Request{Method: http.MethodGet, Path: importer.ModelPath(c.ID), Auth: true})
 		if err != nil {
 			return m, fmt.Errorf("GET %s live: %w", importer.ModelPath(c.ID), err)
+		}
+		if unavailable(a.Status) {
+			// An outage answers the probes too: the case it leaves unprovoked says so.
+			m.NoUnready = fmt.Sprintf("the live service answered %d when asked for a model that is not ready (%s), an outage", a.Status, c.ID)
+			break
 		}
 		doc, _ := document(a)
 		if st, _ := doc["status"].(string); a.Status == http.StatusOK && st != "" && st != catalog.StatusReady {
