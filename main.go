@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator"
+	"github.com/mediagen/mediagen-emulator/emulator/cli"
 	"github.com/mediagen/mediagen-emulator/internal/atomicfile"
 )
 
@@ -42,6 +43,15 @@ type exitError struct {
 
 // Error is the message printed before exiting.
 func (e *exitError) Error() string { return e.msg }
+
+// exited is the error a subcommand's exit status ends the process with, nil for 0; the
+// subcommand has said what went wrong.
+func exited(code int) error {
+	if code == 0 {
+		return nil
+	}
+	return &exitError{code: code}
+}
 
 func usageError(format string, args ...any) error {
 	return &exitError{code: 2, msg: fmt.Sprintf(format, args...)}
@@ -172,19 +182,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			fmt.Fprintln(stdout, "mediagen-emulator", emulator.Version)
 			return nil
 		case "validate":
-			return validate(args[1:], stdout)
+			return exited(cli.Validate(args[1:], stdout, stderr))
 		case "healthcheck":
 			return healthcheck(ctx, args[1:], getenv, stderr)
 		case "import", "drift":
-			if code := emulator.ImportCommand(ctx, args[0], args[1:], getenv, stdout, stderr); code != 0 {
-				return &exitError{code: code}
-			}
-			return nil
+			return exited(cli.Import(ctx, args[0], args[1:], getenv, stdout, stderr))
 		case "parity":
-			if code := emulator.ParityCommand(ctx, args[1:], getenv, stdout, stderr); code != 0 {
-				return &exitError{code: code}
-			}
-			return nil
+			return exited(cli.Parity(ctx, args[1:], getenv, stdout, stderr))
 		case "serve":
 			args = args[1:]
 		}
@@ -455,28 +459,6 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-func validate(files []string, stdout io.Writer) error {
-	if len(files) == 0 {
-		return usageError("usage: mediagen-emulator validate FILE...")
-	}
-	bad := 0
-	for _, f := range files {
-		problems := emulator.ValidateFile(f)
-		for _, p := range problems {
-			fmt.Fprintln(stdout, p)
-		}
-		if len(problems) > 0 {
-			bad++
-		} else {
-			fmt.Fprintf(stdout, "%s: ok\n", f)
-		}
-	}
-	if bad > 0 {
-		return &exitError{code: 1}
-	}
-	return nil
 }
 
 func healthcheck(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {

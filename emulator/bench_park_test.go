@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/serve"
 )
 
 // parkedWaiters is how many wait=true generations BenchmarkParkedWaiters holds at once: enough
@@ -38,7 +40,7 @@ func BenchmarkParkedWaiters(b *testing.B) {
 // parkedHeap parks n generations and returns the live heap per waiter.
 func parkedHeap(b *testing.B, n int) float64 {
 	s := benchServer(b)
-	hs := httptest.NewServer(newBodyGuard(30 * time.Second).wrap(s))
+	hs := httptest.NewServer(serve.NewBodyGuard(30 * time.Second).Wrap(s))
 	defer hs.Close()
 	const model = "fal-ai/flux/schnell"
 	const input = `{"prompt":"a lighthouse on a cliff at dusk, long exposure","num_images":1}`

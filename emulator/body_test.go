@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonbody"
 )
 
 // TestReadAllReadsEveryBody: readAll returns exactly the body whatever length was announced
@@ -36,14 +38,14 @@ func TestReadAllReadsEveryBody(t *testing.T) {
 func TestParseObjectNamesWhatIsWrong(t *testing.T) {
 	t.Parallel()
 	for body, want := range map[string]string{
-		` `:                             "the body is empty; send a JSON object",
-		`{"a":1} {}`:                    "the body holds more than one JSON value",
-		`{"a":1} x`:                     "the body holds more than one JSON value",
-		`{"a":1}}`:                      "the body holds more than one JSON value",
-		`{"a":tx}`:                      "the body is not valid JSON: invalid character 'x' in literal true (expecting 'r') (at byte 7)",
-		`{"a":1`:                        "the body is not valid JSON: it ends too early",
-		`[1]`:                           "the body must be a JSON object, not an array",
-		strings.Repeat("[", maxDepth+1): "the body nests deeper than 64 levels",
+		` `:                                      "the body is empty; send a JSON object",
+		`{"a":1} {}`:                             "the body holds more than one JSON value",
+		`{"a":1} x`:                              "the body holds more than one JSON value",
+		`{"a":1}}`:                               "the body holds more than one JSON value",
+		`{"a":tx}`:                               "the body is not valid JSON: invalid character 'x' in literal true (expecting 'r') (at byte 7)",
+		`{"a":1`:                                 "the body is not valid JSON: it ends too early",
+		`[1]`:                                    "the body must be a JSON object, not an array",
+		strings.Repeat("[", jsonbody.MaxDepth+1): "the body nests deeper than 64 levels",
 	} {
 		_, err := parseObject([]byte(body))
 		if err == nil || !strings.Contains(err.Error(), want) {

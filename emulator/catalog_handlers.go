@@ -1,16 +1,17 @@
 package emulator
 
 import (
+	"encoding/json"
+
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
 // page is the pagination of a list request.
@@ -84,53 +85,6 @@ func parseBool(r *http.Request, name string) (bool, error) {
 	return false, paramError(name, "%s must be true or false", name)
 }
 
-// window returns the slice bounds of a page over n items.
-func (p page) window(n int) (from, to int) {
-	from = min(p.offset, n)
-	to = min(from+p.limit, n)
-	return from, to
-}
-
-// listReply is the list envelope around already encoded items.
-func listReply(items []json.RawMessage, total int, p page) reply {
-	var b bytes.Buffer
-	size := 65
-	for _, it := range items {
-		size += len(it) + 1
-	}
-	b.Grow(size)
-	b.WriteString(`{"data":[`)
-	for i, it := range items {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(it)
-	}
-	b.WriteString(`],"total":`)
-	b.WriteString(strconv.Itoa(total))
-	b.WriteString(`,"limit":`)
-	b.WriteString(strconv.Itoa(p.limit))
-	b.WriteString(`,"offset":`)
-	b.WriteString(strconv.Itoa(p.offset))
-	b.WriteString(`,"has_more":`)
-	b.WriteString(strconv.FormatBool(p.offset+len(items) < total))
-	b.WriteString("}\n")
-	return reply{status: http.StatusOK, raw: b.Bytes()}
-}
-
-// encodeEach encodes the items of a list page, each as view presents it.
-func encodeEach[T any](items []T, view func(T) any) ([]json.RawMessage, error) {
-	out := make([]json.RawMessage, len(items))
-	for i, it := range items {
-		b, err := json.Marshal(view(it))
-		if err != nil {
-			return nil, err
-		}
-		out[i] = b
-	}
-	return out, nil
-}
-
 func (s *Server) listModels() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		p, err := parsePage(r)
@@ -157,11 +111,10 @@ func (s *Server) listModels() replyFunc {
 		if grouped {
 			return s.grouped(s.catalog.Find(search, category), p)
 		}
-		models, total, evolved := world.PresentModels(search, category, p.offset, p.limit)
-		items := make([]json.RawMessage, len(models))
-		for i, m := range models {
-			items[i] = withMembers(m.Record, m.Lifecycle)
-		}
+		items := make([]json.RawMessage, 0, min(p.limit, defaultLimit))
+		total, evolved := world.PresentModels(search, category, p.offset, p.limit, func(m sim.ModelRecord) {
+			items = append(items, withMembers(m.Record, m.Lifecycle))
+		})
 		rep := listReply(items, total, p)
 		rep.facts.evolvedType = evolved // counted as the answer shows it
 		return rep, nil

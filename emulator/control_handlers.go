@@ -5,11 +5,9 @@ import (
 	"cmp"
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
@@ -121,28 +119,14 @@ func (s *Server) listRequests() replyFunc {
 			p.limit = maxLimit
 		}
 		q, _ := query(r) // parsePage has refused a query that does not parse
-		// The filter is a request pattern, the one verify and expected errors take, given as
-		// query parameters.
-		obj := map[string]any{}
-		for _, name := range [...]string{"method", "path", "account", "model", "code", "status"} {
-			if v := q.Get(name); v != "" {
-				obj[name] = v
-				if name == "status" {
-					obj[name] = json.Number(v)
-				}
-			}
+		entries, total, err := worldOf(r).Requests(r.Context(), q, infoOf(r).tenant.Name(), p.offset, p.limit)
+		if problem.As(err) != nil {
+			return reply{}, err
 		}
-		filter, errs := evidence.Parse(obj)
-		if errs != nil {
-			name := strings.TrimPrefix(errs[0].Pointer, "/")
-			return reply{}, paramError(name, "%s %s", name, errs[0].Message)
-		}
-		entries, total, err := worldOf(r).Journal().List(r.Context(), filter, p.offset, p.limit)
 		if err != nil {
 			return reply{}, nil // the client has gone: no one to answer
 		}
-		tenant := infoOf(r).tenant.Name()
-		items, err := encodeEach(entries, func(e evidence.Entry) any { e.Tenant = tenant; return e })
+		items, err := encodeEach(entries, func(e evidence.Entry) any { return e })
 		if err != nil {
 			return reply{}, err
 		}
@@ -152,7 +136,7 @@ func (s *Server) listRequests() replyFunc {
 
 func (s *Server) clearRequests() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
-		worldOf(r).Journal().Clear()
+		worldOf(r).ClearRequests()
 		return noContent, nil
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mediagen/mediagen-emulator/emulator"
+	"github.com/mediagen/mediagen-emulator/emulator/cli"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 )
 
@@ -55,7 +56,7 @@ func newDefaultServer(t *testing.T) *emulator.Server {
 	<-s.Ready()
 	if rec := send(t, s, http.MethodGet, "/_emulator/health", ""); rec.Code != http.StatusOK {
 		t.Fatalf("the default catalog does not load (health answers %d); problems:\n%s",
-			rec.Code, strings.Join(emulator.ValidateFile("../fixtures/catalog/default.yaml"), "\n"))
+			rec.Code, strings.Join(cli.ValidateFile("../fixtures/catalog/default.yaml"), "\n"))
 	}
 	return s
 }
@@ -63,7 +64,7 @@ func newDefaultServer(t *testing.T) *emulator.Server {
 // TestDefaultCatalogLoads: the embedded default catalog validates without a problem.
 func TestDefaultCatalogLoads(t *testing.T) {
 	t.Parallel()
-	if problems := emulator.ValidateFile("../fixtures/catalog/default.yaml"); len(problems) > 0 {
+	if problems := cli.ValidateFile("../fixtures/catalog/default.yaml"); len(problems) > 0 {
 		t.Fatalf("the default catalog has problems:\n%s", strings.Join(problems, "\n"))
 	}
 }

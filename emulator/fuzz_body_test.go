@@ -29,6 +29,7 @@ func FuzzRequestBodies(f *testing.F) {
 		`{"scenario":{"defaults":{"run":{"lognormal":{"min":"1s","max":"2s"}}}}}`,
 		`{"match":{"path":"/v1/**"},"status":503,"count":1}`, `{"credits":5}`,
 		`{"code":"provider_timeout","message":"m"}`, `[]`, `null`, `{`, `{"a":[[[[[[[[]]]]]]]]}`, "\xef\xbb\xbf{}",
+		`{"model":42,"input":{"prompt":tx}}`, `{"match":{"path":7,"x":[{"y":1}]},"status":503,}`, `{"model":"m","model":"m","input":{"a":1,"a":[]}}`,
 	} {
 		f.Add(seed)
 	}

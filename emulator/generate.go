@@ -6,15 +6,8 @@ import (
 	"net/http"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
-)
-
-var (
-	quoteEnvelope    = envelope{fields: map[string]string{"model": "string", "input": "object"}, required: []string{"model", "input"}}
-	generateEnvelope = envelope{fields: map[string]string{"model": "string", "input": "object", "quote_id": "string"}, required: []string{"model", "input", "quote_id"}}
 )
 
 // Request headers that steer one generation.
@@ -26,7 +19,7 @@ const (
 func (s *Server) createQuote() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		var req api.QuoteRequest
-		input, sent, err := s.decodeRequest(w, r, &req, &req.Input, func() bool { return req.Model != "" }, quoteEnvelope)
+		input, sent, err := s.decodeRequest(w, r, &req, &req.Input)
 		rep := reply{facts: facts{sent: sent}}
 		if err != nil {
 			return rep, err
@@ -57,12 +50,12 @@ func (s *Server) generate() replyFunc {
 			return reply{}, err
 		}
 		var req api.GenerateRequest
-		input, sent, err := s.decodeRequest(w, r, &req, &req.Input, func() bool { return req.Model != "" && req.QuoteID != "" }, generateEnvelope)
+		input, sent, err := s.decodeRequest(w, r, &req, &req.Input)
 		if err != nil {
 			return reply{facts: facts{sent: sent}}, err
 		}
 		asked := reply{facts: facts{model: req.Model, quoteID: req.QuoteID,
-			inputDigest: evidence.Digest(jsonvalue.Canonical(input)), sent: sent}}
+			inputDigest: sim.InputDigest(input), sent: sent}}
 		asked.announce(r, asked.facts.model)
 		world := worldOf(r)
 		view, replayed, err := world.Generate(r.Context(), sim.Generation{
@@ -72,7 +65,6 @@ func (s *Server) generate() replyFunc {
 			Model:          req.Model,
 			QuoteID:        req.QuoteID,
 			Input:          input,
-			Fingerprint:    jsonvalue.Canonical(map[string]any{"input": input, "model": req.Model, "quote_id": req.QuoteID}),
 			Scenario:       r.Header.Get(headerScenario),
 			Outcome:        r.Header.Get(headerOutcome),
 		})

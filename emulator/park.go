@@ -115,7 +115,7 @@ func (p *parking) answer(v jobs.View) {
 	unwatch := p.unwatch
 	s.parkedMu.Unlock()
 	if unwatch != nil {
-		unwatch() // before the connection closes, so its descriptor leaves the watch first
+		unwatch() // before the connection closes, which takes its descriptor out of the watch
 	}
 	// Only what the answer's body and its log line read of a request.
 	r := &http.Request{Method: p.method, URL: &url.URL{Path: p.path}, Host: p.host, TLS: p.tls}

@@ -137,15 +137,6 @@ func send(w http.ResponseWriter, status int, contentType string, body []byte) {
 // timestamp formats an instant as the API does: RFC 3339, UTC, Z.
 func timestamp(t time.Time) string { return sim.Timestamp(t) }
 
-// nullableTime is a timestamp, or null for the zero time.
-func nullableTime(t time.Time) *string {
-	if t.IsZero() {
-		return nil
-	}
-	s := timestamp(t)
-	return &s
-}
-
 // setRetryAfter sends Retry-After as seconds, or as an HTTP-date (RFC 9110 §10.2.3) that many
 // seconds after the answer's Date, and returns that date. Date follows the emulator's clock (see
 // the frame), so the date is on the same timeline as the rate-limit windows and every timestamp
@@ -298,13 +289,45 @@ func withMembers[T any](record []byte, extra *T) []byte {
 	return append(out, record[len(trimmed):]...)
 }
 
+// listReply is the list envelope around already encoded items.
+func listReply(items []json.RawMessage, total int, p page) reply {
+	var b bytes.Buffer
+	size := 65
+	for _, it := range items {
+		size += len(it) + 1
+	}
+	b.Grow(size)
+	b.WriteString(`{"data":[`)
+	for i, it := range items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(it)
+	}
+	b.WriteString(`],"total":`)
+	b.WriteString(strconv.Itoa(total))
+	b.WriteString(`,"limit":`)
+	b.WriteString(strconv.Itoa(p.limit))
+	b.WriteString(`,"offset":`)
+	b.WriteString(strconv.Itoa(p.offset))
+	b.WriteString(`,"has_more":`)
+	b.WriteString(strconv.FormatBool(p.offset+len(items) < total))
+	b.WriteString("}\n")
+	return reply{status: http.StatusOK, raw: b.Bytes()}
+}
+
+// encodeEach encodes the items of a list page, each as view presents it.
+func encodeEach[T any](items []T, view func(T) any) ([]json.RawMessage, error) {
+	out := make([]json.RawMessage, len(items))
+	for i, it := range items {
+		b, err := json.Marshal(view(it))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = b
+	}
+	return out, nil
+}
+
 // noContent is the reply of a change with nothing to show.
 var noContent = reply{status: http.StatusNoContent}
-
-// jsonLine is encoded JSON with the newline every JSON answer ends in, in a copy of its own.
-func jsonLine(b []byte) []byte {
-	line := make([]byte, len(b)+1)
-	copy(line, b)
-	line[len(b)] = '\n'
-	return line
-}

@@ -53,7 +53,7 @@ type Server struct {
 	scenarios     map[string]*scenario.Scenario // embedded, by name
 	startScenario *scenario.Scenario            // the configured one, which reset returns to
 
-	webhooks webhookRun        // the run's webhook settings and transport (webhook_handlers.go)
+	webhooks sim.WebhookRun    // the run's webhook settings and transport
 	wire     func(*sim.Config) // the tests' hook (newServer)
 
 	ready    chan struct{} // closed once the catalog is loaded
@@ -83,7 +83,7 @@ func newServer(cfg Config, wire func(*sim.Config)) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	hooks, err := newWebhookRun(cfg)
+	hooks, err := sim.NewWebhookRun(cfg, "mediagen-emulator/"+Version)
 	if err != nil {
 		return nil, err
 	}
@@ -128,9 +128,9 @@ func (s *Server) finishLoading(cat *catalog.Catalog, err error) {
 		Catalog:       cat,
 		Scenarios:     s.scenarios,
 		Scenario:      s.startScenario,
-		Webhook:       s.webhooks.config,
-		WebhookSecret: s.webhooks.secret,
-		WebhookSender: s.webhooks.transport,
+		Webhook:       s.webhooks.Config,
+		WebhookSecret: s.webhooks.Secret,
+		WebhookSender: s.webhooks.Transport,
 	}
 	if s.wire != nil {
 		s.wire(&wiring)
@@ -160,7 +160,7 @@ func (s *Server) Close() error {
 	if s.tenants != nil {
 		s.tenants.Close()
 	}
-	s.webhooks.transport.Close()
+	s.webhooks.Transport.Close()
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/config"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
 // BenchmarkSnapshot10kJobs takes and restores the snapshot of a tenant holding 10,000 jobs
@@ -53,7 +54,7 @@ func BenchmarkSnapshot10kJobs(b *testing.B) {
 	b.Run("decode", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := decodeSnapshot(doc); err != nil {
+			if _, err := sim.DecodeSnapshot(doc); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -15,8 +15,6 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
-	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
@@ -74,11 +72,10 @@ func (s *Server) stage(router *mux.Router, r *http.Request, world *sim.World, on
 // no handler reads: the report then knows a retry of it for the same generation.
 func sentFacts(sent []byte, f facts) facts {
 	var g api.GenerateRequest
-	var input map[string]any
-	if jsonvalue.Decode(sent, &g) != nil || jsonvalue.Decode(g.Input, &input) != nil || input == nil {
+	if readRequest(sent, &g) != nil || g.Input == nil {
 		return f
 	}
-	f.model, f.quoteID, f.inputDigest = g.Model, g.QuoteID, evidence.Digest(jsonvalue.Canonical(input))
+	f.model, f.quoteID, f.inputDigest = g.Model, g.QuoteID, sim.InputDigest(g.Input)
 	return f
 }
 

@@ -38,13 +38,9 @@ func (s *Server) verifyRequests() replyFunc {
 		if err != nil {
 			return reply{}, err
 		}
-		v, err := worldOf(r).Journal().Verify(r.Context(), p)
+		v, err := worldOf(r).Verify(r.Context(), p, infoOf(r).tenant.Name())
 		if err != nil {
 			return reply{}, nil // the client has gone: no one to answer
-		}
-		tenant := infoOf(r).tenant.Name()
-		for i := range v.NearMisses {
-			v.NearMisses[i].Entry.Tenant = tenant
 		}
 		return reply{status: http.StatusOK, body: v}, nil
 	}
@@ -94,14 +90,9 @@ func (s *Server) listUnexpected() replyFunc {
 		if err != nil {
 			return reply{}, err
 		}
-		world := worldOf(r)
-		u, err := world.Journal().Unexpected(r.Context(), world.Expected(), p.offset, p.limit)
+		u, err := worldOf(r).Unexpected(r.Context(), infoOf(r).tenant.Name(), p.offset, p.limit)
 		if err != nil {
 			return reply{}, nil // the client has gone: no one to answer
-		}
-		tenant := infoOf(r).tenant.Name()
-		for i := range u.Data {
-			u.Data[i].Entry.Tenant = tenant
 		}
 		return reply{status: http.StatusOK, body: u}, nil
 	}

@@ -89,18 +89,42 @@ type ProductMode struct {
 }
 
 // QuoteRequest is what POST /v1/quotes is sent: the model to price and its input, a JSON
-// object whose schema is the model's own. Unknown members are refused.
+// object whose schema is the model's own (the emulator reads its numbers as json.Number, so
+// they stay exact). Unknown members are refused.
 type QuoteRequest struct {
-	Model string          `json:"model"`
-	Input json.RawMessage `json:"input"`
+	Model string         `json:"model"`
+	Input map[string]any `json:"input"`
+}
+
+// Validate lists the members q lacks, each at its JSON Pointer, as POST /v1/quotes refuses
+// them: a member null or empty is one left out.
+func (q QuoteRequest) Validate() []FieldError {
+	errs := require(nil, q.Model != "", "model")
+	return require(errs, q.Input != nil, "input")
 }
 
 // GenerateRequest is what POST /v1/generate is sent: the model, its input and a quote for
 // exactly that model and input (inputs compare as JSON values). Unknown members are refused.
 type GenerateRequest struct {
-	Model   string          `json:"model"`
-	Input   json.RawMessage `json:"input"`
-	QuoteID string          `json:"quote_id"`
+	Model   string         `json:"model"`
+	Input   map[string]any `json:"input"`
+	QuoteID string         `json:"quote_id"`
+}
+
+// Validate lists the members g lacks, as POST /v1/generate refuses them (see
+// QuoteRequest.Validate).
+func (g GenerateRequest) Validate() []FieldError {
+	errs := require(nil, g.Model != "", "model")
+	errs = require(errs, g.Input != nil, "input")
+	return require(errs, g.QuoteID != "", "quote_id")
+}
+
+// require appends to errs that the member name is required, unless it is there.
+func require(errs []FieldError, there bool, name string) []FieldError {
+	if !there {
+		errs = append(errs, FieldError{Pointer: "/" + name, Message: "is required"})
+	}
+	return errs
 }
 
 // Quote is the body of POST /v1/quotes: a price held for a model and input until ExpiresAt.

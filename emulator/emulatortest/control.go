@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mediagen/mediagen-emulator/emulator"
 	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/cli"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 )
 
@@ -60,7 +60,7 @@ func (e *Emulator) SetScenario(nameOrPath string) {
 		return
 	}
 	// Check the file here, so its problems are reported against its own lines.
-	if problems := emulator.ValidateFile(nameOrPath); len(problems) > 0 {
+	if problems := cli.ValidateFile(nameOrPath); len(problems) > 0 {
 		e.t.Fatalf("emulatortest: SetScenario(%q):\n%s", nameOrPath, strings.Join(problems, "\n"))
 		return
 	}

@@ -8,8 +8,6 @@
 package evidence
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"regexp"
@@ -18,6 +16,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mediagen/mediagen-emulator/docs"
 	"github.com/mediagen/mediagen-emulator/emulator/api"
@@ -61,39 +62,39 @@ type endpoint struct {
 // endpointsOf reads, from the OpenAPI document, the problems each /v1 operation documents: for
 // each of its error responses, in the document's order, the problem codes its description
 // names (in backticks, among ProblemCode's examples), less boundCodes. HEAD is counted as GET.
+// The document is read once, in one pass that keeps only these members: it runs as the
+// package starts, so before the emulator's first answer.
 func endpointsOf(doc string) ([]endpoint, error) {
 	var d struct {
-		Paths      map[string]map[string]json.RawMessage
+		Paths      pathsInOrder `json:"paths"`
 		Components struct {
-			Responses map[string]response
+			Responses map[string]response `json:"responses"`
 			Schemas   struct {
-				ProblemCode struct{ Examples []string }
-			}
-		}
+				ProblemCode struct {
+					Examples []string `json:"examples"`
+				} `json:"ProblemCode"`
+			} `json:"schemas"`
+		} `json:"components"`
 	}
-	if err := json.Unmarshal([]byte(doc), &d); err != nil {
+	if err := jsonv2.Unmarshal([]byte(doc), &d); err != nil {
 		return nil, err
 	}
 	codes := map[string]bool{}
 	for _, c := range d.Components.Schemas.ProblemCode.Examples {
 		codes[c] = true
 	}
-	paths, err := keysInOrder(doc, "paths")
-	if err != nil {
-		return nil, err
-	}
 	var out []endpoint
-	for _, path := range paths {
-		if !strings.HasPrefix(path, "/v1/") {
+	for _, p := range d.Paths {
+		if !strings.HasPrefix(p.path, "/v1/") {
 			continue
 		}
 		for _, method := range [...]string{"get", "post", "put", "delete"} {
-			raw, ok := d.Paths[path][method]
-			var op struct{ Responses map[string]response }
-			if !ok || json.Unmarshal(raw, &op) != nil {
+			raw, ok := p.ops[method]
+			var op operation
+			if !ok || jsonv2.Unmarshal(raw, &op) != nil {
 				continue
 			}
-			e := endpoint{route: strings.ToUpper(method) + " " + path}
+			e := endpoint{route: strings.ToUpper(method) + " " + p.path}
 			statuses := slices.Collect(maps.Keys(op.Responses))
 			slices.Sort(statuses) // three digits each: text order is numeric order
 			for _, status := range statuses {
@@ -120,36 +121,45 @@ func endpointsOf(doc string) ([]endpoint, error) {
 // response is what endpointsOf reads of an OpenAPI response.
 type response struct {
 	Ref         string `json:"$ref"`
-	Description string
+	Description string `json:"description"`
+}
+
+// operation is what endpointsOf reads of an OpenAPI operation.
+type operation struct {
+	Responses map[string]response `json:"responses"`
+}
+
+// pathsInOrder are an OpenAPI document's paths in the document's order, which a map loses.
+type pathsInOrder []struct {
+	path string
+	ops  map[string]jsontext.Value // an operation by its method, and the path's parameters
+}
+
+// UnmarshalJSONFrom reads the paths object member by member.
+func (ps *pathsInOrder) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return fmt.Errorf("paths is not an object")
+	}
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		name := tok.String() // before the next read voids tok
+		var ops map[string]jsontext.Value
+		if err := jsonv2.UnmarshalDecode(dec, &ops); err != nil {
+			return err
+		}
+		*ps = append(*ps, struct {
+			path string
+			ops  map[string]jsontext.Value
+		}{name, ops})
+	}
+	_, err := dec.ReadToken()
+	return err
 }
 
 var backticked = regexp.MustCompile("`([a-z_]+)`")
-
-// keysInOrder lists the member names of a top-level object of a JSON document in the order
-// written, which a Go map forgets.
-func keysInOrder(doc, member string) ([]string, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(doc), &top); err != nil {
-		return nil, err
-	}
-	d := json.NewDecoder(bytes.NewReader(top[member]))
-	if _, err := d.Token(); err != nil {
-		return nil, err
-	}
-	var keys []string
-	for d.More() {
-		t, err := d.Token()
-		if err != nil {
-			return nil, err
-		}
-		keys = append(keys, t.(string))
-		var skip json.RawMessage
-		if err := d.Decode(&skip); err != nil {
-			return nil, err
-		}
-	}
-	return keys, nil
-}
 
 // Job endings: "job succeeded", "job canceled", and a status with an error code otherwise.
 var jobEndings = []string{"succeeded", "failed generation_failed", "failed content_policy_violation", "failed provider_timeout",

@@ -53,8 +53,8 @@ func (h *Watcher) Start() bool {
 }
 
 // Watch calls gone, in a goroutine of its own, once conn's client hangs up. The returned
-// unwatch ends the watch; call it before closing conn. A connection that is not a plain
-// socket (TLS, say) is not watched.
+// unwatch ends the watch; call it, then close conn, which takes it out of the set. A
+// connection that is not a plain socket (TLS, say) is not watched.
 func (h *Watcher) Watch(conn net.Conn, gone func()) (unwatch func()) {
 	sc, ok := conn.(syscall.Conn)
 	if !ok || !h.Start() {
@@ -92,10 +92,10 @@ func (h *Watcher) Watch(conn net.Conn, gone func()) (unwatch func()) {
 		forget()
 		return func() {}
 	}
-	return func() {
-		forget()
-		_ = raw.Control(func(fd uintptr) { _ = syscall.EpollCtl(h.epfd, syscall.EPOLL_CTL_DEL, int(fd), nil) })
-	}
+	// Closing the connection takes its descriptor out of the set (none is duplicated), so
+	// unwatch only forgets the token: one system call fewer for each of ten thousand waiters
+	// answered by one clock move.
+	return forget
 }
 
 // loop waits for hang-ups and reports each, until stop.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator"
+	"github.com/mediagen/mediagen-emulator/emulator/cli"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/importer"
 )
 
@@ -120,7 +121,7 @@ func TestImportServesTheSameCatalog(t *testing.T) {
 	if bytes.Contains(res.YAML, []byte(liveKey)) || strings.Contains(progress.String(), liveKey) {
 		t.Error("the live key was written")
 	}
-	if problems := emulator.ValidateFile(path); len(problems) > 0 {
+	if problems := cli.ValidateFile(path); len(problems) > 0 {
 		t.Fatalf("validate: %v", problems)
 	}
 	for _, want := range []string{"listing models: 3/6", "read 8/8 models", `"acme/clip/v2/i2v": price not observed (deprecated)`} {

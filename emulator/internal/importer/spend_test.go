@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator"
+	"github.com/mediagen/mediagen-emulator/emulator/cli"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/importer"
 )
 
@@ -211,7 +212,7 @@ func TestDriftSpendCommand(t *testing.T) {
 		t.Fatalf("giving the live account credits: %v %v", resp, err)
 	}
 	var stdout, stderr bytes.Buffer
-	code := emulator.ImportCommand(context.Background(), "drift",
+	code := cli.Import(context.Background(), "drift",
 		[]string{"--from", hs.URL, "--key", liveKey, "--catalog", "testdata/source.yaml", "--models", "acme/voice/*", "--spend", "5"},
 		func(string) string { return "" }, &stdout, &stderr)
 	if code != 0 || stdout.String() != "no drift: the catalog matches the live service\n" ||

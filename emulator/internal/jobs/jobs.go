@@ -16,6 +16,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
@@ -265,6 +266,7 @@ type Engine struct {
 	heldBytes int64                 // the bytes of their inputs
 	bytes     int64                 // their sizes (see Size)
 	onEnd     map[*job][]*endCall   // what to run when a job ends; only jobs someone waits for
+	ending    []endRun              // OnEnd calls whose jobs have ended, for runEnding to run
 	groups    map[string]*slotGroup // concurrency limits' slots and lines, while in use (slots.go)
 
 	// timer is the one clock callback the engine has scheduled, at timerAt, for the earliest
@@ -426,21 +428,70 @@ func (e *Engine) terminate(j *job, status Status, jerr *Error, at time.Time) {
 	j.notify()
 	if calls := e.onEnd[j]; calls != nil {
 		delete(e.onEnd, j)
-		v := j.view(at)
+		v := j.view(at) // one for every call on the job: a view is a few hundred bytes
+		if len(e.ending) == 0 {
+			go e.runEnding() // never under the engine's lock, never on the clock's goroutine
+		}
 		for _, c := range calls {
-			go c.f(v) // never under the engine's lock, never on the clock's goroutine
+			c.fired.Store(true)
+			e.ending = append(e.ending, endRun{c.f, &v})
 		}
 	}
 	e.changed()
 }
 
-// endCall is one function OnEnd runs.
-type endCall struct{ f func(View) }
+// endRun is an OnEnd call due to run, with the job as it ended.
+type endRun struct {
+	f func(View)
+	v *View
+}
 
-// OnEnd arranges for f to run once, in a goroutine of its own, with the job as it ended when
-// it turns terminal, so a waiter needs no goroutine of its own while it waits, nor to find the
-// job again (a later clock step may have dropped it). It reports false, and never runs f, when
-// the engine does not hold the job or it has already ended. cancel withdraws f.
+// endWorkers bounds the goroutines that run one batch of OnEnd calls: enough that a call that
+// blocks a while (a parked answer waiting for its handler to return) holds up few others, and
+// few enough that ten thousand calls ended by one advance run on a few stacks, grown once,
+// rather than on ten thousand new goroutines each growing its own.
+const endWorkers = 8
+
+// runEnding runs the OnEnd calls that jobs' ends have queued, once the engine's lock is free:
+// a clock step that ends many waited-for jobs holds it until the last has ended.
+func (e *Engine) runEnding() {
+	e.mu.Lock()
+	batch := e.ending
+	e.ending = nil
+	e.mu.Unlock()
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= len(batch) {
+				return
+			}
+			batch[i].f(*batch[i].v)
+			batch[i] = endRun{} // let the view and the call go as soon as it has run
+		}
+	}
+	for range min(len(batch), endWorkers) - 1 {
+		go work()
+	}
+	work()
+}
+
+// endCall is one function OnEnd runs. fired is set, under the engine's lock, once the call
+// has left the engine's list to run: its cancel then has nothing to withdraw and takes no
+// lock. The call that fires usually cancels itself at once (a waiter stops its wait), and an
+// advance that ends ten thousand waited-for jobs holds the lock throughout, so a cancel that
+// locked would queue ten thousand goroutines behind the advance and slow it down.
+type endCall struct {
+	f     func(View)
+	fired atomic.Bool
+}
+
+// OnEnd arranges for f to run once, with the job as it ended, when it turns terminal, so a
+// waiter needs no goroutine of its own while it waits, nor to find the job again (a later clock
+// step may have dropped it). f runs on a goroutine of the engine's, neither the caller's nor the
+// clock's, and never under the engine's lock; calls whose jobs end together share a few such
+// goroutines, so f should not block for long. It reports false, and never runs f, when the
+// engine does not hold the job or it has already ended. cancel withdraws f.
 func (e *Engine) OnEnd(id string, f func(View)) (cancel func(), ok bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -448,12 +499,15 @@ func (e *Engine) OnEnd(id string, f func(View)) (cancel func(), ok bool) {
 	if !found || j.status.Terminal() {
 		return nil, false
 	}
-	c := &endCall{f}
+	c := &endCall{f: f}
 	if e.onEnd == nil {
 		e.onEnd = map[*job][]*endCall{}
 	}
 	e.onEnd[j] = append(e.onEnd[j], c)
 	return func() {
+		if c.fired.Load() {
+			return
+		}
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		calls := slices.DeleteFunc(e.onEnd[j], func(x *endCall) bool { return x == c })

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // ErrMoreValues is Decode's error when data holds something after its one value.
@@ -28,6 +30,64 @@ func Decode(data []byte, v any) error {
 		return ErrMoreValues
 	}
 	return nil
+}
+
+// ErrTooDeep is Read's error for a value nested deeper than its limit.
+var ErrTooDeep = errors.New("nested too deeply")
+
+// Read reads the next JSON value from dec as Decode makes it: objects as map[string]any, arrays
+// as []any, numbers as json.Number so that they stay exact. An object or array that takes dec
+// deeper than limit levels (counted from dec's top) is ErrTooDeep, so a hostile document cannot
+// make Read, or whatever walks its value later, recurse deeply. Duplicate names and invalid
+// UTF-8 are refused or allowed as dec's options say; a name given twice keeps its last value.
+func Read(dec *jsontext.Decoder, limit int) (any, error) {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return nil, err
+	}
+	switch tok.Kind() {
+	case 'n':
+		return nil, nil
+	case 't', 'f':
+		return tok.Bool(), nil
+	case '"':
+		return tok.String(), nil
+	case '0':
+		return json.Number(tok.String()), nil // a number token's String is its text
+	case '{':
+		if dec.StackDepth() > limit {
+			return nil, ErrTooDeep
+		}
+		obj := make(map[string]any)
+		for dec.PeekKind() != '}' {
+			name, err := dec.ReadToken()
+			if err != nil {
+				return nil, err
+			}
+			key := name.String() // before the next read voids name
+			v, err := Read(dec, limit)
+			if err != nil {
+				return nil, err
+			}
+			obj[key] = v
+		}
+		_, err := dec.ReadToken()
+		return obj, err
+	}
+	// An array: a closing token never comes here, as dec refuses one out of place.
+	if dec.StackDepth() > limit {
+		return nil, ErrTooDeep
+	}
+	arr := make([]any, 0)
+	for dec.PeekKind() != ']' {
+		v, err := Read(dec, limit)
+		if err != nil {
+			return nil, err
+		}
+		arr = append(arr, v)
+	}
+	_, err = dec.ReadToken()
+	return arr, err
 }
 
 // Canonical writes v (as decoded with json.Decoder.UseNumber) in one fixed form: object keys

@@ -2,7 +2,12 @@ package jsonvalue_test
 
 import (
 	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 )
@@ -135,5 +140,34 @@ func TestEqualFloat64(t *testing.T) {
 	b = decode(t, `{"m": [2.0], "n": 15e-1}`)
 	if !jsonvalue.Equal(a, b) {
 		t.Errorf("float64 and json.Number decodings of one value differ: %s vs %s", jsonvalue.Canonical(a), jsonvalue.Canonical(b))
+	}
+}
+
+// TestRead: Read makes what Decode makes, numbers exact, and refuses a value nested deeper
+// than its limit, counted from the decoder's top.
+func TestRead(t *testing.T) {
+	t.Parallel()
+	const doc = ` {"n": 1.50, "big": 12345678901234567890, "a": [true, null, "s", {}], "o": {"x": -0}} `
+	got, err := jsonvalue.Read(jsontext.NewDecoder(strings.NewReader(doc)), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := decode(t, doc); !reflect.DeepEqual(got, want) {
+		t.Errorf("Read made %#v; Decode makes %#v", got, want)
+	}
+	for doc, limit := range map[string]int{`[[1]]`: 1, `{"a":{"b":{}}}`: 2, `[{"a":[]}]`: 2} {
+		if _, err := jsonvalue.Read(jsontext.NewDecoder(strings.NewReader(doc)), limit); !errors.Is(err, jsonvalue.ErrTooDeep) {
+			t.Errorf("Read(%s, %d): %v; want ErrTooDeep", doc, limit, err)
+		}
+		if _, err := jsonvalue.Read(jsontext.NewDecoder(strings.NewReader(doc)), limit+1); err != nil {
+			t.Errorf("Read(%s, %d): %v; want it read", doc, limit+1, err)
+		}
+	}
+	dec := jsontext.NewDecoder(strings.NewReader(`{"a":1,"a":2}`), jsontext.AllowDuplicateNames(true))
+	if got, err := jsonvalue.Read(dec, 1); err != nil || got.(map[string]any)["a"] != json.Number("2") {
+		t.Errorf("a name given twice, allowed: %v, %v; want the last value", got, err)
+	}
+	if _, err := jsonvalue.Read(jsontext.NewDecoder(strings.NewReader(`{"a":1,"a":2}`)), 1); !errors.Is(err, jsontext.ErrDuplicateName) {
+		t.Errorf("a name given twice, refused: %v; want ErrDuplicateName", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/docs"
 	"github.com/mediagen/mediagen-emulator/emulator"
+	"github.com/mediagen/mediagen-emulator/emulator/cli"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/conformance"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/parity"
@@ -58,7 +59,7 @@ func parityRun(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	args = append([]string{"--rate", "1000"}, args...)
-	code = emulator.ParityCommand(context.Background(), args, func(string) string { return "" }, &out, &errb)
+	code = cli.Parity(context.Background(), args, func(string) string { return "" }, &out, &errb)
 	return code, out.String(), errb.String()
 }
 

@@ -37,8 +37,11 @@ type Quote struct {
 	UsedBy    string // the job the quote paid for, once used
 	// Live is set on a quote Find returns while it is unexpired and unused; otherwise only
 	// its marker is left.
-	Live   bool
-	digest [digestSize]byte
+	Live bool
+	// Checked says the input was validated against this run's catalog when the quote was made
+	// (Add); a quote a snapshot brought (Import) was made elsewhere, perhaps by another catalog.
+	Checked bool
+	digest  [digestSize]byte
 }
 
 // digestSize is how much of the input's SHA-256 a marker keeps: enough that two different
@@ -145,12 +148,13 @@ type record struct {
 	usedBy  string
 	size    int64 // what it counts against its bound, as a live quote or as a marker
 	marker  bool
+	checked bool // made by Add, in this run (see Quote.Checked)
 }
 
 // quote is the record as a Quote of account.
 func (r *record) quote(account string) Quote {
 	return Quote{ID: r.id, Account: account, Model: r.model, Credits: r.credits,
-		CreatedAt: r.created, ExpiresAt: r.expires, UsedBy: r.usedBy, Live: !r.marker, digest: r.digest}
+		CreatedAt: r.created, ExpiresAt: r.expires, UsedBy: r.usedBy, Live: !r.marker, Checked: r.checked, digest: r.digest}
 }
 
 // Overheads are what a live quote and a marker cost beyond their text (id, model), rounded up
@@ -188,7 +192,7 @@ func NewBounded(c *clock.Clock, l Limits) *Store {
 func (s *Store) Add(q Quote) error {
 	size := Size(q)
 	r := &record{id: q.ID, model: q.Model, digest: digestOf(q.Input), expires: q.ExpiresAt,
-		credits: q.Credits, created: q.CreatedAt, usedBy: q.UsedBy, size: size}
+		credits: q.Credits, created: q.CreatedAt, usedBy: q.UsedBy, size: size, checked: true}
 	r.e.At, r.e.Value = expiryOf(q.ExpiresAt), r
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,9 +1,11 @@
 package sim
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/faults"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/ledger"
@@ -211,4 +214,52 @@ func accountError(account string, err error) error {
 		return problem.New(problem.AccountNotFound, "no account %q", account)
 	}
 	return err
+}
+
+// Requests is a page of the tenant's journal whose entries match a filter given as query
+// parameters (method, path, account, model, code and status, as a request pattern takes them),
+// each naming the tenant. A client that leaves ends the scan with ctx's error.
+func (w *World) Requests(ctx context.Context, q url.Values, tenant string, offset, limit int) ([]evidence.Entry, int, error) {
+	obj := map[string]any{}
+	for _, name := range [...]string{"method", "path", "account", "model", "code", "status"} {
+		if v := q.Get(name); v != "" {
+			obj[name] = v
+			if name == "status" {
+				obj[name] = json.Number(v)
+			}
+		}
+	}
+	filter, errs := evidence.Parse(obj)
+	if errs != nil {
+		name := strings.TrimPrefix(errs[0].Pointer, "/")
+		return nil, 0, paramError(name, "%s %s", name, errs[0].Message)
+	}
+	entries, total, err := w.journal.List(ctx, filter, offset, limit)
+	for i := range entries {
+		entries[i].Tenant = tenant
+	}
+	return entries, total, err
+}
+
+// ClearRequests empties the tenant's journal.
+func (w *World) ClearRequests() { w.journal.Clear() }
+
+// Verify counts the journal entries that match a pattern and, when none does, shows the
+// closest, each naming the tenant. A client that leaves ends the scan with ctx's error.
+func (w *World) Verify(ctx context.Context, p *evidence.Pattern, tenant string) (api.Verification, error) {
+	v, err := w.journal.Verify(ctx, p)
+	for i := range v.NearMisses {
+		v.NearMisses[i].Entry.Tenant = tenant
+	}
+	return v, err
+}
+
+// Unexpected is a page of the tenant's error answers that no expected pattern covers, each
+// naming the tenant. A client that leaves ends the scan with ctx's error.
+func (w *World) Unexpected(ctx context.Context, tenant string, offset, limit int) (api.UnexpectedErrors, error) {
+	u, err := w.journal.Unexpected(ctx, w.Expected(), offset, limit)
+	for i := range u.Data {
+		u.Data[i].Entry.Tenant = tenant
+	}
+	return u, err
 }

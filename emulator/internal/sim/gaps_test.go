@@ -2,6 +2,8 @@ package sim
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"testing"
 	"time"
@@ -9,6 +11,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jsonvalue"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 )
@@ -24,7 +27,7 @@ func TestQuoteBuysOnlyItsModel(t *testing.T) {
 	}
 	gen := func(model, key string) (jobs.View, error) {
 		v, _, err := w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: key, Model: model,
-			QuoteID: q.ID, Input: input, Fingerprint: []byte(model + key)})
+			QuoteID: q.ID, Input: input})
 		return v, err
 	}
 	if _, err := gen("test/pixel", "k1"); codeOf(err) != problem.QuoteMismatch {
@@ -87,7 +90,7 @@ func TestPartialResultChargesItsShareRoundedDown(t *testing.T) {
 			t.Fatalf("quote: %+v %v, want 11 credits", q, err)
 		}
 		v, _, err := w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: fmt.Sprint("k", i),
-			Model: "test/trio", QuoteID: q.ID, Input: input, Fingerprint: []byte(fmt.Sprint(i)), Outcome: scenario.OutcomePartial})
+			Model: "test/trio", QuoteID: q.ID, Input: input, Outcome: scenario.OutcomePartial})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,5 +112,32 @@ func TestPartialResultChargesItsShareRoundedDown(t *testing.T) {
 			t.Errorf("%d of 3 kept: balance went from %+v to %+v, want %d charged and %d refunded", kept, last, b, charge, 11-charge)
 		}
 		last = b
+	}
+}
+
+// A generation whose quote a snapshot brought is validated again, whatever the quote says:
+// only a quote made in this run, for this very input, spares the schema's check. A document
+// whose quote names an input the catalog refuses (edited, or from another catalog) cannot buy
+// that input.
+func TestARestoredQuoteDoesNotSpareValidation(t *testing.T) {
+	ts := newTestTenants(t, testConfig(t))
+	w := ts.Default().World()
+	q, err := w.Quote("acct_a", "test/pixel", fox(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := w.Snapshot(false)
+	invalid := fox(99) // num_images beyond the schema's maximum
+	sum := sha256.Sum256(jsonvalue.Canonical(invalid))
+	for i := range doc.Quotes {
+		doc.Quotes[i].Input, doc.Quotes[i].InputDigest = nil, hex.EncodeToString(sum[:16])
+	}
+	w, err = ts.Default().Restore(&doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: "k", Model: "test/pixel", QuoteID: q.ID, Input: invalid})
+	if codeOf(err) != problem.InvalidInput {
+		t.Fatalf("a restored quote's input the schema refuses: %v, want invalid_input", err)
 	}
 }

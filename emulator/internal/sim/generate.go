@@ -90,8 +90,6 @@ type Generation struct {
 	Model          string
 	QuoteID        string
 	Input          map[string]any
-	// Fingerprint identifies the whole request for idempotency (the canonical body).
-	Fingerprint []byte
 	// Scenario names a scenario for this job alone (X-Emulator-Scenario); empty for none.
 	Scenario string
 	// Outcome forces the job's outcome (X-Emulator-Outcome); empty for none.
@@ -107,12 +105,12 @@ func (w *World) Generate(ctx context.Context, g Generation) (v jobs.View, replay
 	if err := CheckIdempotencyKey(key); err != nil {
 		return jobs.View{}, false, err
 	}
-	m, err := w.validInput(g.Model, g.Input)
+	m, err := w.quotedInput(g)
 	if err != nil {
 		return jobs.View{}, false, err
 	}
 	for {
-		entry, leader, err := w.idem.Begin(g.Account, key, g.Fingerprint)
+		entry, leader, err := w.idem.Begin(g.Account, key, g.fingerprint())
 		if errors.Is(err, idempotency.ErrReused) {
 			return jobs.View{}, false, problem.New(problem.IdempotencyKeyReused, "Idempotency-Key %q was used with a different request; use a new key for a new generation", key)
 		}
@@ -154,6 +152,16 @@ func (w *World) lead(g Generation, m *catalog.Model, entry *idempotency.Entry) (
 	return view, false, nil
 }
 
+// fingerprint identifies the whole request for idempotency: its body as a canonical value, so
+// members reordered or spaced otherwise are the same request.
+func (g Generation) fingerprint() []byte {
+	return jsonvalue.Canonical(map[string]any{"input": g.Input, "model": g.Model, "quote_id": g.QuoteID})
+}
+
+// InputDigest names an input by its value, as the journal compares generations: members
+// reordered or spaced otherwise are the same input.
+func InputDigest(input map[string]any) string { return evidence.Digest(jsonvalue.Canonical(input)) }
+
 // CheckIdempotencyKey refuses a missing, blank or overlong Idempotency-Key. The contract checks
 // it before the body, so the transport calls it first; Generate checks it again.
 func CheckIdempotencyKey(key string) error {
@@ -161,6 +169,18 @@ func CheckIdempotencyKey(key string) error {
 		return problem.New(problem.MissingIdempotencyKey, "send an Idempotency-Key header of 1 to %d characters; a retry with the same key returns the same job", MaxIdempotencyKey)
 	}
 	return nil
+}
+
+// quotedInput is validInput, less the schema's check when the generation's quote was made in
+// this run for this very model and input: that input was validated when it was quoted, against
+// the same catalog, and the check is the costliest part of a generation.
+func (w *World) quotedInput(g Generation) (*catalog.Model, error) {
+	if q, ok := w.quotes.Find(g.Account, g.QuoteID); ok && q.Checked && q.Model == g.Model {
+		if m, ok := w.cfg.Catalog.Model(g.Model); ok && q.SameInput(jsonvalue.Canonical(g.Input)) {
+			return m, nil
+		}
+	}
+	return w.validInput(g.Model, g.Input)
 }
 
 // validInput finds the model and validates the input against its schema.

@@ -28,7 +28,7 @@ func TestOneKeySustainsFlows(t *testing.T) {
 		}
 		key := strconv.Itoa(i)
 		if _, _, err := w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: key, Model: "test/pixel",
-			QuoteID: q.ID, Input: fox(1), Fingerprint: []byte(key)}); err != nil {
+			QuoteID: q.ID, Input: fox(1)}); err != nil {
 			t.Fatalf("flow %d: generate: %v", i, err)
 		}
 		if i%100 == 99 {

@@ -136,10 +136,11 @@ func (w *World) KnownCategory(category string) bool {
 	return w.EvolvedModel() != nil && category == evolve.Category
 }
 
-// PresentModels is a page of the models GET /v1/models lists for a lower-cased search and a
-// category (either empty for all), from offset, at most limit: their records, how many match,
-// and whether the page shows the model of an undocumented output type.
-func (w *World) PresentModels(search, category string, offset, limit int) (page []ModelRecord, total int, evolved bool) {
+// PresentModels shows each model of a page of GET /v1/models, for a lower-cased search and a
+// category (either empty for all), from offset, at most limit, and says how many match and
+// whether the page shows the model of an undocumented output type. It hands each record to
+// each rather than making a slice of them: a page is on the hot path.
+func (w *World) PresentModels(search, category string, offset, limit int, each func(ModelRecord)) (total int, evolved bool) {
 	matches := w.cfg.Catalog.Find(search, category)
 	if m := w.EvolvedModel(); m != nil && (category == "" || category == m.Category) && (search == "" ||
 		strings.Contains(strings.ToLower(m.ID), search) || strings.Contains(strings.ToLower(m.Name), search) ||
@@ -148,12 +149,11 @@ func (w *World) PresentModels(search, category string, offset, limit int) (page 
 	}
 	from := min(offset, len(matches))
 	to := min(from+limit, len(matches))
-	page = make([]ModelRecord, 0, to-from)
 	for _, m := range matches[from:to] {
 		evolved = evolved || m.OutputType == evolve.OutputType
-		page = append(page, ModelRecord{Record: m.ListItem, Lifecycle: lifecycleOf(w.Phase(m.ID))})
+		each(ModelRecord{Record: m.ListItem, Lifecycle: lifecycleOf(w.Phase(m.ID))})
 	}
-	return page, len(matches), evolved
+	return len(matches), evolved
 }
 
 // PresentModel is a model's detail as GET /v1/models/{id} shows it, its phase (whose

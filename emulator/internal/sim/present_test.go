@@ -19,7 +19,7 @@ func generated(t *testing.T, w *World) jobs.View {
 		t.Fatal(err)
 	}
 	v, _, err := w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: "k", Model: "test/pixel",
-		QuoteID: q.ID, Input: fox(1), Fingerprint: []byte("k")})
+		QuoteID: q.ID, Input: fox(1)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,8 +95,7 @@ func TestQuoteRules(t *testing.T) {
 func TestGenerateRules(t *testing.T) {
 	type step func(t *testing.T, w *World, quoteID string) Generation
 	gen := func(account, key, model, quote string, input map[string]any) Generation {
-		return Generation{Account: account, IdempotencyKey: key, Model: model, QuoteID: quote, Input: input,
-			Fingerprint: []byte(model + quote + key)}
+		return Generation{Account: account, IdempotencyKey: key, Model: model, QuoteID: quote, Input: input}
 	}
 	tests := []struct {
 		name      string
@@ -159,11 +158,11 @@ func mustAdvance(t testing.TB, w *World, d time.Duration) {
 func TestQuoteBuysOneGeneration(t *testing.T) {
 	w := newTestWorld(t)
 	q, _ := w.Quote("acct_a", "test/pixel", fox(1))
-	g := Generation{Account: "acct_a", IdempotencyKey: "one", Model: "test/pixel", QuoteID: q.ID, Input: fox(1), Fingerprint: []byte("one")}
+	g := Generation{Account: "acct_a", IdempotencyKey: "one", Model: "test/pixel", QuoteID: q.ID, Input: fox(1)}
 	if _, _, err := w.Generate(context.Background(), g); err != nil {
 		t.Fatal(err)
 	}
-	g.IdempotencyKey, g.Fingerprint = "two", []byte("two")
+	g.IdempotencyKey = "two"
 	if _, _, err := w.Generate(context.Background(), g); codeOf(err) != problem.QuoteAlreadyUsed {
 		t.Fatalf("second generation on one quote: %v, want quote_already_used", err)
 	}
@@ -172,7 +171,7 @@ func TestQuoteBuysOneGeneration(t *testing.T) {
 func TestIdempotencyUnderConcurrency(t *testing.T) {
 	w := newTestWorld(t)
 	q, _ := w.Quote("acct_a", "test/pixel", fox(1))
-	g := Generation{Account: "acct_a", IdempotencyKey: "same", Model: "test/pixel", QuoteID: q.ID, Input: fox(1), Fingerprint: []byte("body")}
+	g := Generation{Account: "acct_a", IdempotencyKey: "same", Model: "test/pixel", QuoteID: q.ID, Input: fox(1)}
 	const n = 32
 	ids := make([]string, n)
 	replays := make([]bool, n)
@@ -204,7 +203,7 @@ func TestIdempotencyUnderConcurrency(t *testing.T) {
 		t.Errorf("held = %d, want one hold of 2", b.Held)
 	}
 	other := g
-	other.Fingerprint = []byte("another body")
+	other.Input = fox(2) // another body
 	if _, _, err := w.Generate(context.Background(), other); codeOf(err) != problem.IdempotencyKeyReused {
 		t.Errorf("same key, other body: %v, want idempotency_key_reused", err)
 	}
@@ -225,7 +224,7 @@ func TestLifecycleSettlesCredits(t *testing.T) {
 			w := newTestWorld(t)
 			q, _ := w.Quote("acct_a", "test/pixel", fox(1))
 			v, _, err := w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: "k", Model: "test/pixel",
-				QuoteID: q.ID, Input: fox(1), Fingerprint: []byte("k"), Outcome: tt.outcome})
+				QuoteID: q.ID, Input: fox(1), Outcome: tt.outcome})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -251,7 +250,7 @@ func TestLifecycleSettlesCredits(t *testing.T) {
 func TestWaitWakesOnTheEnd(t *testing.T) {
 	w := newTestWorld(t)
 	q, _ := w.Quote("acct_a", "test/pixel", fox(1))
-	v, _, err := w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: "k", Model: "test/pixel", QuoteID: q.ID, Input: fox(1), Fingerprint: []byte("k")})
+	v, _, err := w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: "k", Model: "test/pixel", QuoteID: q.ID, Input: fox(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +272,7 @@ func TestForceAndCancel(t *testing.T) {
 	w := newTestWorld(t)
 	newJob := func(key string) jobs.View {
 		q, _ := w.Quote("acct_a", "test/pixel", fox(1))
-		v, _, err := w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: key, Model: "test/pixel", QuoteID: q.ID, Input: fox(1), Fingerprint: []byte(key)})
+		v, _, err := w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: key, Model: "test/pixel", QuoteID: q.ID, Input: fox(1)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -306,7 +305,7 @@ func TestForceAndCancel(t *testing.T) {
 func TestFileLookup(t *testing.T) {
 	w := newTestWorld(t)
 	q, _ := w.Quote("acct_a", "test/pixel", fox(1))
-	v, _, _ := w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: "k", Model: "test/pixel", QuoteID: q.ID, Input: fox(1), Fingerprint: []byte("k")})
+	v, _, _ := w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: "k", Model: "test/pixel", QuoteID: q.ID, Input: fox(1)})
 	if _, err := w.File(v.ID, "0.png"); codeOf(err) != problem.NotFound {
 		t.Errorf("file of an unfinished job: %v", err)
 	}
@@ -464,7 +463,7 @@ func TestTenantsAreReproducibleAlone(t *testing.T) {
 		}
 		w := tn.World()
 		q, _ := w.Quote("acct_a", "test/pixel", fox(1))
-		v, _, err := w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: "k", Model: "test/pixel", QuoteID: q.ID, Input: fox(1), Fingerprint: []byte("k")})
+		v, _, err := w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: "k", Model: "test/pixel", QuoteID: q.ID, Input: fox(1)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -523,7 +522,7 @@ func TestWaitThen(t *testing.T) {
 	generateOne := func(t *testing.T, w *World, outcome string) jobs.View {
 		q, _ := w.Quote("acct_a", "test/pixel", fox(1))
 		v, _, err := w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: "k", Model: "test/pixel",
-			QuoteID: q.ID, Input: fox(1), Fingerprint: []byte("k"), Outcome: outcome})
+			QuoteID: q.ID, Input: fox(1), Outcome: outcome})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -636,7 +635,7 @@ func TestResetNeverServesAnEarlierWorldsFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, _, err := w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: "k", Model: "test/pixel", QuoteID: q.ID, Input: input, Fingerprint: []byte("k")})
+		v, _, err := w.Generate(context.Background(), Generation{Account: "acct_a", IdempotencyKey: "k", Model: "test/pixel", QuoteID: q.ID, Input: input})
 		if err != nil {
 			t.Fatal(err)
 		}

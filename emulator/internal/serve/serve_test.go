@@ -1,4 +1,4 @@
-package emulator
+package serve
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // count it busy for five seconds and close it only then; Serve must have closed it, and
 // net/http have let go of it, before Shutdown begins.
 func TestShutdownClosesConnectionsThatSentNothing(t *testing.T) {
-	hs := newHTTPServer(http.NotFoundHandler(), slog.New(slog.DiscardHandler))
+	hs := NewServer(http.NotFoundHandler(), slog.New(slog.DiscardHandler))
 	accepted := make(chan struct{}, 1)
 	var silentClosed atomic.Bool
 	track := hs.ConnState
@@ -47,7 +47,7 @@ func TestShutdownClosesConnectionsThatSentNothing(t *testing.T) {
 	defer conn.Close()
 	<-accepted
 
-	if err := hs.shutdown(context.Background()); err != nil {
+	if err := hs.Stop(context.Background()); err != nil {
 		t.Errorf("shutdown: %v", err)
 	}
 	<-served
@@ -62,8 +62,8 @@ func TestShutdownClosesConnectionsThatSentNothing(t *testing.T) {
 // TestShutdownClosesConnectionsAcceptedLate checks that a connection the server accepts once
 // shutdown has begun is closed before it is served.
 func TestShutdownClosesConnectionsAcceptedLate(t *testing.T) {
-	hs := newHTTPServer(http.NotFoundHandler(), slog.New(slog.DiscardHandler))
-	if err := hs.shutdown(context.Background()); err != nil {
+	hs := NewServer(http.NotFoundHandler(), slog.New(slog.DiscardHandler))
+	if err := hs.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	server, client := net.Pipe()
