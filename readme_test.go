@@ -661,7 +661,7 @@ func TestREADMEFirstTestBlocks(t *testing.T) {
 	// Each test generates with wait=true; each language's commands install the built packages.
 	for name, must := range map[string]string{
 		"python: test_first.py": "wait=true", "typescript: first.test.ts": "wait=true", "go: first_test.go": "wait=true",
-		"python: commands": "dist/", "typescript: commands": "dist/",
+		"python: commands": "dist/", "typescript: commands": "dist/", "go: setup": "go mod init", "go: run": "go test",
 	} {
 		if b, ok := blocks[name]; !ok {
 			t.Errorf("README.md: no block marked <!-- first-test %s -->", name)
@@ -674,8 +674,9 @@ func TestREADMEFirstTestBlocks(t *testing.T) {
 	}
 }
 
-// TestREADMEGoFirstTest runs the README's Go first test as a reader would: as a package of its
-// own that imports emulatortest, with go test.
+// TestREADMEGoFirstTest runs the README's Go first test as a reader would: in a folder beside
+// the checkout, the README's setup commands (a module of its own pointed at the checkout), the
+// test file, then its run commands, in that order.
 func TestREADMEGoFirstTest(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -710,21 +711,34 @@ func TestREADMEGoFirstTest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Inside the module, so the test's imports resolve to this tree; a directory whose name
-	// starts with "_" is left out of ./... .
-	dir, err := os.MkdirTemp(".", "_firsttest")
+	for _, name := range []string{"go: setup", "go: run"} {
+		if blocks[name] == "" {
+			t.Fatalf("README.md: no block marked <!-- first-test %s -->", name)
+		}
+	}
+	// The reader's folder: the checkout beside the module the setup makes.
+	repo, err := filepath.Abs(".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.WriteFile(filepath.Join(dir, "first_test.go"), []byte(blocks["go: first_test.go"]), 0o644); err != nil {
+	parent := t.TempDir()
+	if err := os.Symlink(repo, filepath.Join(parent, "mediagen-emulator")); err != nil {
 		t.Fatal(err)
 	}
+	script := blocks["go: setup"] + "\ncat >first_test.go <<'FIRST_TEST_GO'\n" + blocks["go: first_test.go"] +
+		"FIRST_TEST_GO\n" + blocks["go: run"]
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, goTool, "test", "-count=1", "./"+filepath.ToSlash(dir)).CombinedOutput()
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = parent
+	// The reader's go, outside any workspace; modules come from the cache the checkout filled.
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-count=1", "PATH="+filepath.Dir(goTool)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("README.md's Go first test: %v\n%s", err, out)
+		t.Fatalf("README.md's Go first test, its commands in order: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "ok  \texample.com/myclient") {
+		t.Errorf("README.md's Go first test did not run:\n%s", out)
 	}
 }
 

@@ -17,7 +17,7 @@ export LC_NUMERIC=C # a decimal point in $EPOCHREALTIME
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 recipes=$repo/examples/node-recipes
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mediagen-recipes-XXXXXX")
-trap 'rm -rf "$tmp" "$recipes/typed-flow/out" "$recipes/typed-flow/openapi.d.ts"' EXIT
+trap 'rm -rf "$tmp" "$recipes/typed-flow/out" "$recipes/typed-flow/openapi.d.ts" "$recipes/first-test/first.test.ts"' EXIT
 
 ACTIONLINT=github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 
@@ -106,17 +106,22 @@ step "openapi-typescript and a typed flow under tsc --strict" bash -c '
 # Every TypeScript recipe under tsc --strict --noEmit, with the TypeScript the recipes pin (the
 # ts-jest recipe needs one below 7) and with the current major: Vitest and Jest run TypeScript
 # without checking its types, so a recipe that runs green may still not compile for a user.
+# The README's first test too, in first-test/ with the tsconfig the README shows (strict, and
+# noUncheckedIndexedAccess, as tsc --init writes it).
 typecheck() {
   local tsc
+  awk '/<!-- first-test typescript: first.test.ts -->/ { f = 1; next } f && !p && /^```/ { p = 1; next } p && /^```$/ { exit } p' \
+    README.md >"$recipes/first-test/first.test.ts"
+  [[ -s $recipes/first-test/first.test.ts ]] || { echo "README.md has no block marked <!-- first-test typescript: first.test.ts -->" >&2; return 1; }
   for tsc in typescript typescript-current; do
     tsc=examples/node-recipes/node_modules/$tsc/bin/tsc
     echo "    $(node "$tsc" --version)"
-    for project in examples/node-recipes/vitest examples/node-recipes/jest-ts examples/node-recipes/typed-flow examples/typescript; do
+    for project in examples/node-recipes/vitest examples/node-recipes/jest-ts examples/node-recipes/typed-flow examples/typescript examples/node-recipes/first-test; do
       node "$tsc" -p "$project" --strict --noEmit
     done
   done
 }
-step "every TypeScript recipe under tsc --strict --noEmit (the pinned TypeScript and the current major)" typecheck
+step "every TypeScript recipe and the README's first test under tsc --strict --noEmit (the pinned TypeScript and the current major)" typecheck
 step "TypeScript example: a sloppy and a careful client, judged by the emulator's report" bash -c '
   out=examples/node-recipes/node_modules/.typescript-example
   rm -rf "$out"

@@ -91,11 +91,16 @@ export class Emulator {
   #tenantsSupported;
   #onExit;
 
-  constructor(url, { adminToken, process: child, logPath } = {}) {
+  constructor(url, { adminToken, process: child, logPath, tenantClock } = {}) {
     this.url = String(url).replace(/\/+$/, '');
     this.adminToken = adminToken || undefined;
     this.process = child;
     this.logPath = logPath;
+    // The clock mode tenantFor puts each test's tenant on. attachEmulator makes it "skip": an
+    // emulator in CI is often configured with --clock manual, and a test that is green on the
+    // skip clock startEmulator gives locally would wait there for a clock nobody moves.
+    // Undefined (an emulator this process started): the clock it was started with.
+    this.tenantClock = tenantClock ?? undefined;
     this.exitCode = undefined;
     this.control = new Control(this.url, { adminToken: this.adminToken });
     if (child) {
@@ -170,8 +175,13 @@ export class Emulator {
  * of a job not yet terminal) moves it to the job's next transition at once. Pass "manual" for
  * tests that look at a job while it is queued or running, null for the binary's default. MEDIAGEN_* variables of this process are not passed
  * on, so a developer's shell cannot change a test's emulator; `env` adds variables.
+ *
+ * When `url` (default $MEDIAGEN_EMULATOR_URL, the service container of a CI job) names an
+ * emulator, it attaches to that one instead, as the pytest fixture does, and tenantFor puts each
+ * test's tenant on `clock`; the other options then do not apply. `url: false` always starts one.
  */
 export async function startEmulator({
+  url = process.env[URL_ENV],
   binary,
   seed,
   clock = 'skip',
@@ -182,6 +192,7 @@ export async function startEmulator({
   env = {},
   startupTimeoutMs = 30_000,
 } = {}) {
+  if (url) return attachEmulator(url, { adminToken, clock });
   const exe = findBinary(binary);
   const argv = ['--addr', '127.0.0.1:0'];
   for (const [flag, value] of [['--seed', seed], ['--clock', clock], ['--scenario', scenario], ['--catalog', catalog], ['--admin-token', adminToken]]) {
@@ -234,16 +245,21 @@ function firstLine(child, timeoutMs) {
   });
 }
 
-/** An emulator already running (Docker, CI): `url`, else $MEDIAGEN_EMULATOR_URL. */
-export function attachEmulator(url, { adminToken } = {}) {
+/**
+ * An emulator already running (Docker, CI): `url`, else $MEDIAGEN_EMULATOR_URL; the admin token
+ * defaults to $MEDIAGEN_ADMIN_TOKEN. `clock` is the mode tenantFor puts each test's tenant on
+ * (tenantClock), whatever the emulator's own: "skip", as startEmulator's, "manual" or "real", or
+ * null for the emulator's.
+ */
+export function attachEmulator(url, { adminToken, clock = 'skip' } = {}) {
   url ||= process.env[URL_ENV];
   if (!url) throw new EmulatorStartError(`no emulator URL: pass one or set ${URL_ENV}`);
-  return new Emulator(url, { adminToken: adminToken ?? (process.env[ADMIN_TOKEN_ENV] || undefined) });
+  return new Emulator(url, { adminToken: adminToken ?? (process.env[ADMIN_TOKEN_ENV] || undefined), tenantClock: clock });
 }
 
-/** Attaches when $MEDIAGEN_EMULATOR_URL is set, else starts one with `options`. */
+/** Attaches when $MEDIAGEN_EMULATOR_URL is set, else starts one with `options`: startEmulator does both now. */
 export async function emulatorFromEnv(options = {}) {
-  return process.env[URL_ENV] ? attachEmulator() : startEmulator(options);
+  return startEmulator(options);
 }
 
 /**
@@ -267,6 +283,7 @@ export async function tenantFor(t, emulator, { key = DEFAULT_KEY, failOnUnexpect
   const dir = snapshotOnFailure === true || (snapshotOnFailure === undefined && process.env[SNAPSHOT_DIR_ENV]) ? snapshotDir() : snapshotOnFailure || '';
   const end = async (result) => {
     let failed = testFailed(t, result);
+    if (failed) await explainClock(t, tenant);
     try {
       try {
         if (failOnUnexpected) await tenant.control.assertNoUnexpected();
@@ -284,7 +301,11 @@ export async function tenantFor(t, emulator, { key = DEFAULT_KEY, failOnUnexpect
   // from 'vitest' can belong to another test.
   if (typeof t?.onTestFinished === 'function') t.onTestFinished(end);
   else t?.after?.(end);
-  if (clock) await tenant.control.setClockMode(clock);
+  const mode = clock ?? emulator.tenantClock;
+  if (mode) {
+    await tenant.control.setClockMode(mode);
+    tenant.control.clockMode = mode; // and reset() keeps it
+  }
   return tenant;
 }
 
@@ -294,6 +315,22 @@ export async function tenantFor(t, emulator, { key = DEFAULT_KEY, failOnUnexpect
 function testFailed(t, result) {
   if (typeof t?.passed === 'boolean' && t.passed === false) return true;
   return [result?.state, result?.task?.result?.state, t?.task?.result?.state].includes('fail');
+}
+
+// explainClock prints, for a failed test, why its wait=true generations did not end when its
+// tenant's clock is manual (Control.clockDiagnosis), where the failure itself shows only a 202
+// or the client's own timeout.
+async function explainClock(t, tenant) {
+  let line;
+  try {
+    line = await tenant.control.clockDiagnosis();
+  } catch (err) {
+    line = `cannot read the tenant's clock: ${err?.message ?? err}`;
+  }
+  if (!line) return;
+  line = `mediagen-emulator: ${line}`;
+  if (typeof t?.diagnostic === 'function') t.diagnostic(line);
+  else console.error(line);
 }
 
 // saveFailed writes the failed test's tenant to a snapshot file and prints where: a

@@ -96,6 +96,8 @@ export interface ControlOptions {
   tenant?: string;
   adminToken?: string;
   timeoutMs?: number;
+  /** The clock mode reset() puts the tenant back on; default the emulator's configured mode. */
+  clockMode?: ClockMode;
 }
 
 /** The control API of one emulator, acting on one tenant (the default one when tenant is undefined). */
@@ -104,13 +106,15 @@ export declare class Control {
   readonly baseUrl: string;
   readonly tenant: string | undefined;
   readonly adminToken: string | undefined;
+  /** The clock mode reset() puts the tenant back on (tenantFor sets it to the mode it gave the tenant); undefined: the emulator's configured mode. */
+  clockMode: ClockMode | undefined;
   /** The tenant and admin-token headers every control request carries. */
   readonly headers: Record<string, string>;
   forTenant(tenant: string | undefined): Control;
   call<T = unknown>(method: string, path: string, options?: { body?: unknown; query?: Record<string, unknown>; timeoutMs?: number }): Promise<T>;
 
   health(): Promise<Health>;
-  /** Quotes, jobs, keys, balances, journal, faults, scenario and clock back to the start. */
+  /** Quotes, jobs, keys, balances, journal, faults, scenario and clock back to the start; the clock's mode back to clockMode when set, else the emulator's configured mode. */
   reset(): Promise<ResetResult>;
 
   clock(): Promise<Clock>;
@@ -122,6 +126,8 @@ export declare class Control {
   setClockMode(mode: ClockMode): Promise<Clock>;
   /** Resolves with how many wait=true generations wait once at least `count` do; rejects with EmulatorTimeoutError after timeoutMs (default 10 s), and at once on a skipping clock, where a wait=true never waits. */
   waitForWaiting(count?: number, options?: { timeoutMs?: number }): Promise<number>;
+  /** On a manual clock, when a wait=true generation answered 202 (it ran out of time) or still waits: a sentence naming the clock and how to move it (tenantFor prints it for a failed test); else undefined. */
+  clockDiagnosis(): Promise<string | undefined>;
 
   completeJob(id: string): Promise<Job>;
   failJob(id: string, options?: { code?: string; message?: string }): Promise<Job>;
@@ -218,6 +224,8 @@ export interface Tenant {
 export type ClockMode = 'skip' | 'manual' | 'real';
 
 export interface StartOptions {
+  /** attach to this emulator instead of starting one (its tenants on `clock`, through tenantFor; the other options do not apply); default $MEDIAGEN_EMULATOR_URL; false to start one whatever the environment says */
+  url?: string | false;
   /** default: $MEDIAGEN_EMULATOR_BIN, then mediagen-emulator on PATH */
   binary?: string;
   seed?: number | string;
@@ -235,13 +243,15 @@ export interface StartOptions {
 
 /** A running emulator, started or attached. */
 export declare class Emulator {
-  constructor(url: string, options?: { adminToken?: string; process?: ChildProcess; logPath?: string });
+  constructor(url: string, options?: { adminToken?: string; process?: ChildProcess; logPath?: string; tenantClock?: ClockMode | null });
   readonly url: string;
   readonly adminToken: string | undefined;
   /** The child process when this process started the emulator. */
   readonly process: ChildProcess | undefined;
   /** The emulator's standard error (removed after a clean close). */
   readonly logPath: string | undefined;
+  /** The clock mode tenantFor puts each test's tenant on: "skip" for an attached emulator unless attachEmulator's clock says otherwise; undefined for one this process started (its tenants have the clock it was started with). */
+  readonly tenantClock: ClockMode | null | undefined;
   /** Set by close(). */
   readonly exitCode: number | string | null | undefined;
   /** The control API of the default tenant. */
@@ -255,7 +265,8 @@ export declare class Emulator {
 }
 
 export declare function startEmulator(options?: StartOptions): Promise<Emulator>;
-export declare function attachEmulator(url?: string, options?: { adminToken?: string }): Emulator;
+/** An emulator already running: `url`, else $MEDIAGEN_EMULATOR_URL; adminToken defaults to $MEDIAGEN_ADMIN_TOKEN; clock (default "skip", null for the emulator's) is the mode tenantFor puts each test's tenant on. */
+export declare function attachEmulator(url?: string, options?: { adminToken?: string; clock?: ClockMode | null }): Emulator;
 export declare function emulatorFromEnv(options?: StartOptions): Promise<Emulator>;
 export declare function findBinary(path?: string): string;
 export declare function tenantName(hint?: string, suffixLength?: number): string;
@@ -267,7 +278,9 @@ export declare function durationText(d: Duration): string;
  * for snapshotDir()), or when $MEDIAGEN_SNAPSHOT_DIR is set, a failed test's tenant is saved to a
  * snapshot file before it is deleted, and the path is printed (a node:test diagnostic, or a line
  * on standard error under Vitest). With clock, the tenant's clock moves that way ("manual" for a
- * test that looks at a job while it is queued or running); else it is the emulator's.
+ * test that looks at a job while it is queued or running); else as the emulator's tenantClock
+ * says ("skip" for an attached emulator), or the emulator's own. A failed test whose tenant is
+ * on a manual clock with a wait=true that ran out of time prints why (Control.clockDiagnosis).
  */
 export declare function tenantFor(
   t:

@@ -308,8 +308,8 @@ func describeRefusal(status, want int, data []byte) string {
 }
 
 // Report is the emulator's report on the client's behaviour (GET /_emulator/report): for scope
-// "tenant" (or "") this handle's tenant, for "run" every tenant since the emulator started. The
-// README lists every rule.
+// "tenant" (or "") this handle's tenant, for "run" every tenant since the emulator started.
+// docs/verification.md lists every rule.
 func (e *Emulator) Report(t TB, scope string) api.Report {
 	t.Helper()
 	q := url.Values{}

@@ -46,6 +46,7 @@ const stopListening = onStop((signal) => {
 });
 try {
   emu = await startEmulator({
+    url: false, // a fresh emulator for the command, even where $MEDIAGEN_EMULATOR_URL names one
     binary: values.bin,
     seed: values.seed,
     clock: values.clock,

@@ -65,11 +65,15 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
  * rejects with an EmulatorError for an answer that is not a success.
  */
 class Control {
-    constructor(baseUrl, { tenant, adminToken, timeoutMs = 60_000 } = {}) {
+    constructor(baseUrl, { tenant, adminToken, timeoutMs = 60_000, clockMode } = {}) {
         this.baseUrl = String(baseUrl).replace(/\/+$/, '');
         this.tenant = tenant ?? undefined;
         this.adminToken = adminToken || undefined;
         this.timeoutMs = timeoutMs;
+        // The clock mode reset() puts the tenant back on: the one tenantFor gave it. Undefined: the
+        // emulator's configured mode, as the endpoint does. A reset must not take a test from the
+        // skip clock it had locally to the manual clock a CI emulator is configured with.
+        this.clockMode = clockMode || undefined;
     }
     /** The same emulator's control API acting on another tenant. */
     forTenant(tenant) {
@@ -132,8 +136,11 @@ class Control {
     health() {
         return this.call('GET', '/_emulator/health');
     }
-    reset() {
-        return this.call('POST', '/_emulator/reset');
+    async reset() {
+        const done = await this.call('POST', '/_emulator/reset');
+        if (this.clockMode)
+            await this.setClockMode(this.clockMode);
+        return done;
     }
     clock() {
         return this.call('GET', '/_emulator/clock');
@@ -150,6 +157,31 @@ class Control {
     /** Changes how the tenant's clock moves from now on: "skip", "manual" or "real". */
     setClockMode(mode) {
         return this.call('POST', '/_emulator/clock', { body: { mode } });
+    }
+    /**
+     * Why the tenant's wait=true generations did not end, when its clock is manual and one of them
+     * answered 202 (it ran out of time) or still waits: a sentence that names the clock and how to
+     * move it. Undefined otherwise (a skipping clock never leaves a wait=true waiting; a real one
+     * moves by itself).
+     */
+    async clockDiagnosis() {
+        if ((await this.clock()).mode !== 'manual')
+            return undefined;
+        const waiting = (await this.health()).waiting ?? 0;
+        const cut = (await this.requests({ method: 'POST', path: '/v1/generate', status: 202 })).filter((e) => (e.query ?? '').split('&').includes('wait=true'));
+        if (!waiting && !cut.length)
+            return undefined;
+        const seen = [];
+        if (cut.length) {
+            seen.push(`${cut.length} wait=true generation${cut.length === 1 ? '' : 's'} answered 202, the job not finished (${cut.slice(0, 5).map((e) => `#${e.seq}`).join(', ')})`);
+        }
+        if (waiting)
+            seen.push(`${waiting} still wait${waiting === 1 ? 's' : ''}`);
+        return (`the tenant ${this.tenant ?? 'default'} is on a manual clock: time stands still until the test moves it, so a wait=true ` +
+            'generation waits for its job until --max-wait (180 s by default) passes in real time, then answers 202 with the job ' +
+            `still queued; here ${seen.join(' and ')}. Move the clock (control.advance('5m'), after control.waitForWaiting() for a ` +
+            "wait already sent), or put the tenant on the skip clock, where a wait=true answers the finished job at once: " +
+            "control.setClockMode('skip'), tenantFor(t, emu, { clock: 'skip' })");
     }
     async waitForWaiting(count = 1, { timeoutMs = 10_000 } = {}) {
         if ((await this.clock()).mode === 'skip') {

@@ -93,11 +93,16 @@ function tenantName(hint = '', suffixLength = 6) {
 class Emulator {
     #tenantsSupported;
     #onExit;
-    constructor(url, { adminToken, process: child, logPath } = {}) {
+    constructor(url, { adminToken, process: child, logPath, tenantClock } = {}) {
         this.url = String(url).replace(/\/+$/, '');
         this.adminToken = adminToken || undefined;
         this.process = child;
         this.logPath = logPath;
+        // The clock mode tenantFor puts each test's tenant on. attachEmulator makes it "skip": an
+        // emulator in CI is often configured with --clock manual, and a test that is green on the
+        // skip clock startEmulator gives locally would wait there for a clock nobody moves.
+        // Undefined (an emulator this process started): the clock it was started with.
+        this.tenantClock = tenantClock ?? undefined;
         this.exitCode = undefined;
         this.control = new control_js_1.Control(this.url, { adminToken: this.adminToken });
         if (child) {
@@ -167,8 +172,14 @@ exports.Emulator = Emulator;
  * of a job not yet terminal) moves it to the job's next transition at once. Pass "manual" for
  * tests that look at a job while it is queued or running, null for the binary's default. MEDIAGEN_* variables of this process are not passed
  * on, so a developer's shell cannot change a test's emulator; `env` adds variables.
+ *
+ * When `url` (default $MEDIAGEN_EMULATOR_URL, the service container of a CI job) names an
+ * emulator, it attaches to that one instead, as the pytest fixture does, and tenantFor puts each
+ * test's tenant on `clock`; the other options then do not apply. `url: false` always starts one.
  */
-async function startEmulator({ binary, seed, clock = 'skip', scenario, catalog, adminToken, args = [], env = {}, startupTimeoutMs = 30_000, } = {}) {
+async function startEmulator({ url = process.env[exports.URL_ENV], binary, seed, clock = 'skip', scenario, catalog, adminToken, args = [], env = {}, startupTimeoutMs = 30_000, } = {}) {
+    if (url)
+        return attachEmulator(url, { adminToken, clock });
     const exe = findBinary(binary);
     const argv = ['--addr', '127.0.0.1:0'];
     for (const [flag, value] of [['--seed', seed], ['--clock', clock], ['--scenario', scenario], ['--catalog', catalog], ['--admin-token', adminToken]]) {
@@ -221,16 +232,21 @@ function firstLine(child, timeoutMs) {
         child.once('error', onError);
     });
 }
-/** An emulator already running (Docker, CI): `url`, else $MEDIAGEN_EMULATOR_URL. */
-function attachEmulator(url, { adminToken } = {}) {
+/**
+ * An emulator already running (Docker, CI): `url`, else $MEDIAGEN_EMULATOR_URL; the admin token
+ * defaults to $MEDIAGEN_ADMIN_TOKEN. `clock` is the mode tenantFor puts each test's tenant on
+ * (tenantClock), whatever the emulator's own: "skip", as startEmulator's, "manual" or "real", or
+ * null for the emulator's.
+ */
+function attachEmulator(url, { adminToken, clock = 'skip' } = {}) {
     url ||= process.env[exports.URL_ENV];
     if (!url)
         throw new EmulatorStartError(`no emulator URL: pass one or set ${exports.URL_ENV}`);
-    return new Emulator(url, { adminToken: adminToken ?? (process.env[exports.ADMIN_TOKEN_ENV] || undefined) });
+    return new Emulator(url, { adminToken: adminToken ?? (process.env[exports.ADMIN_TOKEN_ENV] || undefined), tenantClock: clock });
 }
-/** Attaches when $MEDIAGEN_EMULATOR_URL is set, else starts one with `options`. */
+/** Attaches when $MEDIAGEN_EMULATOR_URL is set, else starts one with `options`: startEmulator does both now. */
 async function emulatorFromEnv(options = {}) {
-    return process.env[exports.URL_ENV] ? attachEmulator() : startEmulator(options);
+    return startEmulator(options);
 }
 /**
  * A fresh tenant for one test, deleted when the test ends: `t` is node:test's context (`name`,
@@ -253,6 +269,8 @@ async function tenantFor(t, emulator, { key = exports.DEFAULT_KEY, failOnUnexpec
     const dir = snapshotOnFailure === true || (snapshotOnFailure === undefined && process.env[control_js_1.SNAPSHOT_DIR_ENV]) ? (0, control_js_1.snapshotDir)() : snapshotOnFailure || '';
     const end = async (result) => {
         let failed = testFailed(t, result);
+        if (failed)
+            await explainClock(t, tenant);
         try {
             try {
                 if (failOnUnexpected)
@@ -277,8 +295,11 @@ async function tenantFor(t, emulator, { key = exports.DEFAULT_KEY, failOnUnexpec
         t.onTestFinished(end);
     else
         t?.after?.(end);
-    if (clock)
-        await tenant.control.setClockMode(clock);
+    const mode = clock ?? emulator.tenantClock;
+    if (mode) {
+        await tenant.control.setClockMode(mode);
+        tenant.control.clockMode = mode; // and reset() keeps it
+    }
     return tenant;
 }
 // testFailed says whether the test has failed: node:test's context.passed, or Vitest's task
@@ -288,6 +309,25 @@ function testFailed(t, result) {
     if (typeof t?.passed === 'boolean' && t.passed === false)
         return true;
     return [result?.state, result?.task?.result?.state, t?.task?.result?.state].includes('fail');
+}
+// explainClock prints, for a failed test, why its wait=true generations did not end when its
+// tenant's clock is manual (Control.clockDiagnosis), where the failure itself shows only a 202
+// or the client's own timeout.
+async function explainClock(t, tenant) {
+    let line;
+    try {
+        line = await tenant.control.clockDiagnosis();
+    }
+    catch (err) {
+        line = `cannot read the tenant's clock: ${err?.message ?? err}`;
+    }
+    if (!line)
+        return;
+    line = `mediagen-emulator: ${line}`;
+    if (typeof t?.diagnostic === 'function')
+        t.diagnostic(line);
+    else
+        console.error(line);
 }
 // saveFailed writes the failed test's tenant to a snapshot file and prints where: a
 // diagnostic of node:test's test, or a line on standard error, which Vitest shows with the test.

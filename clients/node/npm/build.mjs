@@ -6,10 +6,12 @@
 // DIR (scripts/release's) holds mediagen-emulator_VERSION_GOOS_GOARCH/mediagen-emulator[.exe].
 // For each platform built, the template clients/node/npm/emulator-PLATFORM/package.json becomes
 // @mediagen/emulator-PLATFORM with the binary in bin/ ("os"/"cpu" let npm install it on that
-// platform only). The main package, @mediagen/emulator-testing, is packed with every platform
-// package as an optional dependency of the same version, so installing it fetches the one binary
-// that fits and runs no install script. Everything is staged in a temporary folder; the
-// checkout is left as it was.
+// platform only). The main package, @mediagen/emulator-testing, is packed with the platform
+// packages built this time as optional dependencies of the same version, so installing it
+// fetches the one binary that fits and runs no install script. Only those built: an optional
+// dependency that exists nowhere (a one-platform build's tarballs, installed from files) stays
+// out of the project's lock file, and `npm ci` then refuses that lock file as out of sync.
+// Everything is staged in a temporary folder; the checkout is left as it was.
 
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -47,10 +49,10 @@ try {
     if (!entry.isDirectory() || !entry.name.startsWith('emulator-')) continue;
     const template = readJSON(join(here, entry.name, 'package.json'));
     const [os, cpu] = [template.os[0], template.cpu[0]];
-    platforms.push(template.name);
     const exe = os === 'win32' ? 'mediagen-emulator.exe' : 'mediagen-emulator';
     const binary = join(values.binaries, `mediagen-emulator_${version}_${goos[os]}_${goarch[cpu]}`, exe);
     if (!existsSync(binary)) continue; // not built this time (RELEASE_PLATFORMS)
+    platforms.push(template.name);
     const dir = join(stage, entry.name);
     mkdirSync(join(dir, 'bin'), { recursive: true });
     writeJSON(join(dir, 'package.json'), { ...template, version });

@@ -21,6 +21,6 @@ test('a generation succeeds once the clock moves', async () => {
   const quote = await api<Quote>('/v1/quotes', { model: 'fal-ai/flux/dev', input });
   const job = await api<Job>('/v1/generate', { model: 'fal-ai/flux/dev', input, quote_id: quote.quote_id });
   expect(job.status).toBe('queued');
-  await tenant.control.advance('1m'); // this tenant's manual clock
+  await tenant.control.advance('1m'); // this tenant's clock
   expect((await api<Job>(`/v1/jobs/${job.id}`)).status).toBe('succeeded');
 });

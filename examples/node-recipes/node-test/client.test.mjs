@@ -19,7 +19,7 @@ describe('generations', { concurrency: 4 }, () => {
       const input = { prompt: `fox number ${n}` };
       const quote = await api('/v1/quotes', { model: 'fal-ai/flux/dev', input });
       const job = await api('/v1/generate', { model: 'fal-ai/flux/dev', input, quote_id: quote.quote_id });
-      await tenant.control.advance('1m'); // this tenant's manual clock only
+      await tenant.control.advance('1m'); // this tenant's clock only
       assert.equal((await api(`/v1/jobs/${job.id}`)).status, 'succeeded');
     });
   }

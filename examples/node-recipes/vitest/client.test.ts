@@ -28,7 +28,7 @@ for (const n of [1, 2, 3, 4, 5, 6]) {
       const input = { prompt: `fox ${i}` };
       const quote = await api<Quote>('/v1/quotes', { model: 'fal-ai/flux/dev', input });
       const job = await api<Job>('/v1/generate', { model: 'fal-ai/flux/dev', input, quote_id: quote.quote_id }, `k${i}`);
-      await tenant.control.advance('1m'); // this tenant's manual clock only
+      await tenant.control.advance('1m'); // this tenant's clock only
       expect((await api<Job>(`/v1/jobs/${job.id}`)).status).toBe('succeeded');
     }
     expect((await tenant.control.requests({ path: '/v1/generate' })).length).toBe(7 - n); // its own journal

@@ -89,11 +89,16 @@ class Control:
     raises EmulatorError for an answer that is not a success."""
 
     def __init__(self, base_url: str, tenant: Optional[str] = None, admin_token: Optional[str] = None,
-                 timeout: float = 60.0):
+                 timeout: float = 60.0, clock_mode: Optional[str] = None):
         self.base_url = base_url.rstrip("/")
         self.tenant = tenant
         self.admin_token = admin_token
         self.timeout = timeout
+        #: The clock mode `reset` puts the tenant back on: the one the helper gave the tenant (the
+        #: `mediagen` fixture sets it). None: the emulator's configured mode, as the endpoint does.
+        #: A reset must not take a test from the skip clock it had locally to the manual clock a
+        #: CI emulator is configured with.
+        self.clock_mode = clock_mode
 
     def __repr__(self) -> str:
         return "Control(%r, tenant=%r)" % (self.base_url, self.tenant)
@@ -156,8 +161,12 @@ class Control:
 
     def reset(self) -> ResetResult:
         """Puts the tenant's quotes, jobs, keys, balances, journal, faults, scenario and clock
-        back to the start."""
-        return cast(ResetResult, self.call("POST", "/_emulator/reset"))
+        back to the start; the clock's mode back to `clock_mode` when it is set (the mode the
+        `mediagen` fixture gave the tenant), else to the emulator's configured mode."""
+        done = cast(ResetResult, self.call("POST", "/_emulator/reset"))
+        if self.clock_mode:
+            self.set_clock_mode(self.clock_mode)
+        return done
 
     # --- the clock ----------------------------------------------------------------------------
 
@@ -182,6 +191,31 @@ class Control:
         waits on a job moves it to the job's next transition), "manual" (still until advanced)
         or "real". Time goes on from where it stands; a reset puts the emulator's mode back."""
         return cast(Clock, self.call("POST", "/_emulator/clock", {"mode": mode}))
+
+    def clock_diagnosis(self) -> Optional[str]:
+        """Why the tenant's wait=true generations did not end, when its clock is manual and one
+        of them answered 202 (it ran out of time) or still waits: a sentence that names the clock
+        and how to move it, for a failed test's report. None otherwise (a skipping clock never
+        leaves a wait=true waiting; a real one moves by itself)."""
+        if self.clock().get("mode") != "manual":
+            return None
+        waiting = int(self.health().get("waiting") or 0)
+        cut = [e for e in self.requests(method="POST", path="/v1/generate", status=202)
+               if "wait=true" in (e.get("query") or "").split("&")]
+        if not waiting and not cut:
+            return None
+        seen = []
+        if cut:
+            seen.append("%d wait=true generation%s answered 202, the job not finished (%s)" % (
+                len(cut), "" if len(cut) == 1 else "s", ", ".join("#%s" % e["seq"] for e in cut[:5])))
+        if waiting:
+            seen.append("%d still wait%s" % (waiting, "s" if waiting == 1 else ""))
+        return ("the tenant %s is on a manual clock: time stands still until the test moves it, so a wait=true "
+                "generation waits for its job until --max-wait (180 s by default) passes in real time, then answers "
+                "202 with the job still queued; here %s. Move the clock (control.advance(\"5m\"), after "
+                "control.wait_for_waiting() for a wait already sent), or put the tenant on the skip clock, where a "
+                "wait=true answers the finished job at once: control.set_clock_mode(\"skip\"), "
+                "@pytest.mark.mediagen_clock(\"skip\")" % (self.tenant or "default", " and ".join(seen)))
 
     def wait_for_waiting(self, count: int = 1, timeout: float = 10.0) -> int:
         """Blocks until at least `count` wait=true generations of the tenant are waiting on

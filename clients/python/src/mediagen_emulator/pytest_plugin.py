@@ -8,9 +8,11 @@
   controller start one for all workers, or a URL is given.
 - ``mediagen`` (function): a fresh tenant of that emulator for one test, named after it, with
   ``base_url``, ``api_key`` (``mg_test_all.<tenant>``), ``headers`` and ``control``; deleted
-  after the test. Skips the test when the emulator does not know tenants. Its clock is the
-  emulator's (skip, when the session started it) unless ``@pytest.mark.mediagen_clock("manual")``
-  says otherwise.
+  after the test. Skips the test when the emulator does not know tenants. Its clock skips,
+  whatever the emulator's own (one in CI may run ``--clock manual``), unless
+  ``@pytest.mark.mediagen_clock("manual")`` or ``mediagen_server_options``' ``clock`` says
+  otherwise. A failed test whose tenant's wait=true generations ran out of time on a manual clock
+  says so in its report (section ``mediagen-emulator clock``).
 
 What the run proved (a test's unexpected errors, the run's coverage of the contract's cases, the
 report on the client's behaviour) comes from options, each also an ini setting:
@@ -168,7 +170,8 @@ def mediagen_server(request: pytest.FixtureRequest, mediagen_server_options: Dic
     config = request.config
     shared = getattr(config, "workerinput", {}).get(_SHARED_URL)
     if _url(config):
-        emu = Emulator.attach(_url(config))
+        # Not started here, so its tenants are put on the clock a started one would have.
+        emu = Emulator.attach(_url(config), clock=mediagen_server_options.get("clock", "skip"))
     elif shared:
         emu = Emulator(shared, getattr(config, "workerinput", {}).get(_SHARED_TOKEN) or os.environ.get(ADMIN_TOKEN_ENV) or None)
     else:
@@ -190,10 +193,11 @@ def mediagen(request: pytest.FixtureRequest, mediagen_server: Emulator) -> Itera
     if not mediagen_server.supports_tenants():
         pytest.skip("the emulator at %s does not support tenants (GET /_emulator/tenants answered 404); "
                     "use a newer mediagen-emulator" % mediagen_server.url)
-    tenant = mediagen_server.new_tenant(request.node.name)
-    clock = request.node.get_closest_marker(_CLOCK_MARK)
-    if clock is not None:
-        tenant.control.set_clock_mode(*clock.args, **clock.kwargs)
+    mark = request.node.get_closest_marker(_CLOCK_MARK)
+    clock = mediagen_server.tenant_clock
+    if mark is not None:
+        clock = mark.args[0] if mark.args else mark.kwargs.get("mode")
+    tenant = mediagen_server.new_tenant(request.node.name, clock=clock)
     for mark in request.node.iter_markers(_EXPECT_MARK):
         tenant.control.expect_error(*mark.args, **mark.kwargs)
     yield tenant
@@ -214,6 +218,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
         return
     if _flag(item.config, "mediagen_fail_on_unexpected"):
         _fail_on_unexpected(tenant, report)
+    if report.failed:
+        try:
+            text = tenant.control.clock_diagnosis()
+        except (EmulatorError, OSError) as err:
+            text = "mediagen-emulator: cannot read the tenant's clock: %s" % err
+        if text:
+            report.sections.append(("mediagen-emulator clock", text))
     directory = _snapshot_dir(item.config)
     if directory and report.failed:
         try:

@@ -105,11 +105,16 @@ class Emulator:
     (`attach`). A context manager: leaving it stops a started emulator."""
 
     def __init__(self, url: str, admin_token: Optional[str] = None, process: Optional[subprocess.Popen] = None,
-                 log_path: Optional[str] = None):
+                 log_path: Optional[str] = None, tenant_clock: Optional[str] = None):
         self.url = url.rstrip("/")
         self.admin_token = admin_token
         self.process = process
         self.log_path = log_path
+        #: The clock mode the `mediagen` fixture puts each test's tenant on. `attach` makes it
+        #: "skip": an emulator in CI is often configured with `--clock manual`, and a test that is
+        #: green on the skip clock the helpers start locally would wait there for a clock nobody
+        #: moves. None (an emulator this process started): the clock it was started with.
+        self.tenant_clock = tenant_clock
         self.returncode: Optional[int] = None
         self.control = Control(self.url, None, admin_token)
         self._tenants_supported: Optional[bool] = None
@@ -164,21 +169,26 @@ class Emulator:
         return cls(line[len(LISTENING):], admin_token, proc, log.name)
 
     @classmethod
-    def attach(cls, url: Optional[str] = None, admin_token: Optional[str] = None) -> "Emulator":
+    def attach(cls, url: Optional[str] = None, admin_token: Optional[str] = None,
+               clock: Optional[str] = "skip") -> "Emulator":
         """An emulator that is already running (in Docker, in CI): `url`, else
-        $MEDIAGEN_EMULATOR_URL; the admin token defaults to $MEDIAGEN_ADMIN_TOKEN."""
+        $MEDIAGEN_EMULATOR_URL; the admin token defaults to $MEDIAGEN_ADMIN_TOKEN. `clock` is
+        the mode the `mediagen` fixture puts each test's tenant on (`tenant_clock`), whatever
+        the emulator's own: "skip" as when the helpers start the emulator, "manual" or "real",
+        or None for the emulator's."""
         url = url or os.environ.get(URL_ENV)
         if not url:
             raise EmulatorStartError("no emulator URL: pass one or set " + URL_ENV)
         if admin_token is None:
             admin_token = os.environ.get(ADMIN_TOKEN_ENV) or None
-        return cls(url, admin_token)
+        return cls(url, admin_token, tenant_clock=clock)
 
     @classmethod
     def from_env(cls, **start_options) -> "Emulator":
-        """Attaches when $MEDIAGEN_EMULATOR_URL is set, else starts one with `start_options`."""
+        """Attaches when $MEDIAGEN_EMULATOR_URL is set (its tenants on `start_options`' clock,
+        "skip" by default), else starts one with `start_options`."""
         if os.environ.get(URL_ENV):
-            return cls.attach()
+            return cls.attach(clock=start_options.get("clock", "skip"))
         return cls.start(**start_options)
 
     def close(self, timeout: float = 15.0) -> Optional[int]:
@@ -214,9 +224,14 @@ class Emulator:
         return Tenant(name=name, base_url=self.url, api_key="%s.%s" % (key, name), headers={TENANT_HEADER: name},
                       control=self.control.for_tenant(name))
 
-    def new_tenant(self, hint: str = "", key: str = DEFAULT_KEY) -> Tenant:
-        """A tenant with a fresh name made from `hint` and a random suffix."""
-        return self.tenant(tenant_name(hint), key)
+    def new_tenant(self, hint: str = "", key: str = DEFAULT_KEY, clock: Optional[str] = None) -> Tenant:
+        """A tenant with a fresh name made from `hint` and a random suffix. With `clock`, the
+        tenant is put on that clock mode at once, and its control's `reset` keeps it there."""
+        tenant = self.tenant(tenant_name(hint), key)
+        if clock:
+            tenant.control.set_clock_mode(clock)
+            tenant.control.clock_mode = clock
+        return tenant
 
     def supports_tenants(self) -> bool:
         """Whether the emulator knows tenants (answers GET /_emulator/tenants); asked once."""
