@@ -54,7 +54,7 @@ func (s *Server) health() replyFunc {
 func (s *Server) resetState() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		world := infoOf(r).tenant.Reset()
-		return reply{status: http.StatusOK, body: api.ResetResult{Status: "reset", Tenant: infoOf(r).tenant.Name(), Now: timestamp(world.Now())}}, nil
+		return reply{status: http.StatusOK, body: api.ResetResult{Status: "reset", Tenant: infoOf(r).tenant.Name(), Now: sim.Timestamp(world.Now())}}, nil
 	}
 }
 

@@ -134,9 +134,6 @@ func send(w http.ResponseWriter, status int, contentType string, body []byte) {
 	_, _ = w.Write(body)
 }
 
-// timestamp formats an instant as the API does: RFC 3339, UTC, Z.
-func timestamp(t time.Time) string { return sim.Timestamp(t) }
-
 // setRetryAfter sends Retry-After as seconds, or as an HTTP-date (RFC 9110 §10.2.3) that many
 // seconds after the answer's Date, and returns that date. Date follows the emulator's clock (see
 // the frame), so the date is on the same timeline as the rate-limit windows and every timestamp

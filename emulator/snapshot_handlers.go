@@ -66,7 +66,7 @@ func (s *Server) putSnapshot() replyFunc {
 		if err != nil {
 			return reply{}, err
 		}
-		return reply{status: http.StatusOK, body: api.SnapshotResult{Status: "restored", Tenant: t.Name(), Now: timestamp(world.Now()),
+		return reply{status: http.StatusOK, body: api.SnapshotResult{Status: "restored", Tenant: t.Name(), Now: sim.Timestamp(world.Now()),
 			Jobs: world.Jobs(), Quotes: world.Quotes()}}, nil
 	}
 }

@@ -76,7 +76,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, lim streamLimits
 	}
 	send := func(event string, changed sim.Part) error {
 		b, _ := json.Marshal(api.StreamEvent{Version: world.Version(), Tenant: tenant.Name(),
-			Now: timestamp(world.Now()), Mode: world.ClockMode().String(), Changed: changed.Names(),
+			Now: sim.Timestamp(world.Now()), Mode: world.ClockMode().String(), Changed: changed.Names(),
 			NextDue: world.PresentClock().NextDue})
 		var buf bytes.Buffer
 		buf.WriteString("event: " + event + "\ndata: ")
