@@ -221,6 +221,9 @@ type wait struct {
 	date     bool
 	code     string
 	conn     string // the connection the answer went out on, when known
+	// same names the refused request itself (its query and canonical body): the very same
+	// request sent again is a retry, whatever connection it comes on.
+	same string
 	// realAt is when the answer was written in real time, and graceFrom when the first answer
 	// of a burst was (requests in flight or within the grace of one answer that are refused in
 	// turn do not push the grace on); both zero when not known.
@@ -530,7 +533,7 @@ func (j *judge) retryAfter(ev *Event) {
 			code += " " + e.Code
 		}
 		w := wait{seq: e.Seq, answered: ev.Answered, at: e.Time, until: e.Time.Add(time.Duration(e.RetryAfter) * time.Second), after: e.RetryAfter, code: code,
-			conn: e.Conn, graceFrom: graceFrom}
+			conn: e.Conn, same: sameAs(e), graceFrom: graceFrom}
 		if ev.Real != nil {
 			w.realAt = ev.Real.Answered
 		}
@@ -542,12 +545,27 @@ func (j *judge) retryAfter(ev *Event) {
 }
 
 // unseen reports whether a request came on another connection within RetryAfterGrace of the
-// burst of answers w belongs to, in real time, so its client may not have seen w yet.
+// burst of answers w belongs to, in real time, so its client may not have seen w yet. The very
+// body that was refused, sent again, is no parallel worker's (workers send their own quotes and
+// generations; they may well read the same list): a client that opens a connection for each
+// request retries on a new one.
 func (j *judge) unseen(w wait, ev *Event) bool {
 	if w.graceFrom.IsZero() || ev.Real == nil || (w.conn != "" && w.conn == ev.Request.Conn) {
 		return false
 	}
-	return ev.Real.Arrived.Sub(w.graceFrom) < RetryAfterGrace
+	if ev.Real.Arrived.Sub(w.graceFrom) >= RetryAfterGrace {
+		return false
+	}
+	return w.same == "" || sameAs(ev.Request) != w.same
+}
+
+// sameAs names a request with a body by its query and canonical body, so the same request sent
+// again is known whatever key or connection it carries; "" for a request without one.
+func sameAs(e *Entry) string {
+	if len(e.RequestBody) == 0 {
+		return ""
+	}
+	return e.Query + "\x00" + Digest(canonicalValue(e.RequestBody))
 }
 
 // sleptReal reports whether the real time between the answer and the request is at least the

@@ -117,6 +117,23 @@ var behaviours = []behaviour{
 			s.wait(time.Millisecond)
 			s.add(models(200, 0))
 		}},
+	{name: "the same generation again on a fresh connection after a 429", rule: RetryAfterIgnored,
+		careful: func(s side) { // another worker's own generation, as the 429 went out
+			s.add(api.JournalEntry{Method: "POST", Path: "/v1/generate", Status: 429, Code: "concurrency_limited", RetryAfter: 2,
+				RequestBody: []byte(`{"model":"m","quote_id":"q1","input":{"prompt":"a"}}`)})
+			s.wait(time.Millisecond)
+			s.conn = "127.0.0.1:50002"
+			s.add(api.JournalEntry{Method: "POST", Path: "/v1/generate", Status: 202, JobID: "j2", JobStatus: "queued",
+				RequestBody: []byte(`{"model":"m","quote_id":"q2","input":{"prompt":"b"}}`)})
+		},
+		careless: func(s side) { // a client that opens a connection for each request retries on a new one
+			s.add(api.JournalEntry{Method: "POST", Path: "/v1/generate", Status: 429, Code: "concurrency_limited", RetryAfter: 2,
+				RequestBody: []byte(`{"model":"m","quote_id":"q1","input":{"prompt":"a"}}`)})
+			s.wait(time.Millisecond)
+			s.conn = "127.0.0.1:50002"
+			s.add(api.JournalEntry{Method: "POST", Path: "/v1/generate", Status: 202, JobID: "j1", JobStatus: "queued",
+				RequestBody: []byte(`{"input":{"prompt":"a"},"model":"m","quote_id":"q1"}`)})
+		}},
 	{name: "a HEAD after a 429 on GET", rule: RetryAfterIgnored,
 		careful: func(s side) {
 			s.add(api.JournalEntry{Method: "GET", Path: "/v1/jobs/j1", Status: 429, Code: "rate_limited", RetryAfter: 1})
