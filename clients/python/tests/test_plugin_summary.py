@@ -48,7 +48,18 @@ def test_quote_used_twice(mediagen):
     status, job = v1(mediagen, "POST", "/v1/generate", body, {"Idempotency-Key": "a"})
     assert status == 202 and v1(mediagen, "GET", "/v1/jobs/" + job["id"])[0] == 200
     assert v1(mediagen, "POST", "/v1/generate", body, {"Idempotency-Key": "b"})[0] == 409
-    mediagen.control.expect_error(code="quote_already_used")
+    mediagen.control.expect_error(code="quote_already_used")  # provoked on purpose: no finding
+
+
+def test_retry_with_a_new_key(mediagen):
+    model = v1(mediagen, "GET", "/v1/models?category=text-to-image&limit=1")[1]["data"][0]["id"]
+    body = {"model": model, "input": {"prompt": "a dog"}}
+    body["quote_id"] = v1(mediagen, "POST", "/v1/quotes", body)[1]["quote_id"]
+    mediagen.control.add_fault(match={"method": "POST", "path": "/v1/generate"}, status=503, count=1)
+    mediagen.control.expect_error(status=503)  # the outage is the test's own doing; the retry is not
+    assert v1(mediagen, "POST", "/v1/generate", body, {"Idempotency-Key": "a"})[0] == 503
+    mediagen.control.advance("5s")  # it waits out Retry-After
+    assert v1(mediagen, "POST", "/v1/generate", body, {"Idempotency-Key": "b"})[0] == 202
 '''
 
 
@@ -71,19 +82,19 @@ def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, mediagen_ser
 
 def test_unexpected_errors_fail_the_test(run):
     result = run("--mediagen-fail-on-unexpected")
-    result.assert_outcomes(passed=2, failed=1)
+    result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines(["*1 unexpected error in tenant test_missing_model-*",
                                  "*#1 GET /v1/models/no/such-model -> 404 model_not_found: *",
                                  '*response: {*"code": "model_not_found"*',
                                  "FAILED test_inner.py::test_missing_model"])
-    run().assert_outcomes(passed=3)  # off by default
+    run().assert_outcomes(passed=4)  # off by default
 
 
 def test_coverage_and_its_gate(run):
     result = run("--mediagen-coverage", "--mediagen-require", "GET /v1/models/{model} 404 *",
                  "--mediagen-require", "job failed *")
     assert result.ret == 1  # every test passed; the gate failed the run
-    result.assert_outcomes(passed=3)
+    result.assert_outcomes(passed=4)
     # The short form every helper prints, as Go's emulatortest.ShortCoverage.
     result.stdout.fnmatch_lines(["*mediagen-emulator coverage*",
                                  "emulator coverage (the whole run): * of * cases exercised",
@@ -102,14 +113,15 @@ def test_coverage_and_its_gate(run):
 def test_report_and_failing_on_rules(run):
     result = run("--mediagen-report")
     assert result.ret == 0
+    # The reused quote was declared, so it is no finding; the new key on a retry was not.
     result.stdout.fnmatch_lines(["*mediagen-emulator report (run): 1 finding in * requests*",
-                                 "error   quote-reused  *1  *",
+                                 "error   new-key-on-retry  *1  *",
                                  "findings:",
-                                 "  quote-reused: * (tenant test_quote_used_twice-*) #*"])
-    failed = run("--mediagen-fail-on-rule", "warning")  # warning or worse: quote-reused is an error
+                                 "  new-key-on-retry: * (tenant test_retry_with_a_new_key-*) #*"])
+    failed = run("--mediagen-fail-on-rule", "warning")  # warning or worse: new-key-on-retry is an error
     assert failed.ret == 1
-    failed.stdout.fnmatch_lines(["mediagen-emulator: the report has findings of rules that fail the run: quote-reused (1)"])
-    assert run("--mediagen-fail-on-rule", "poll-*", "--mediagen-fail-on-rule", "new-key-on-retry").ret == 0
+    failed.stdout.fnmatch_lines(["mediagen-emulator: the report has findings of rules that fail the run: new-key-on-retry (1)"])
+    assert run("--mediagen-fail-on-rule", "poll-*", "--mediagen-fail-on-rule", "quote-reused").ret == 0
 
 
 @pytest.mark.parametrize("selectors, chosen", [
@@ -129,10 +141,10 @@ def test_xdist_one_emulator_one_summary(run, pytester: pytest.Pytester):
     out = result.stdout.str()
     assert out.count("emulator coverage (the whole run)") == 1 and out.count("mediagen-emulator report (run)") == 1
     # The workers' tenants, all seen by the controller's one emulator.
-    result.stdout.fnmatch_lines(["*quote-reused: * (tenant test_quote_used_twice-*)*"])
+    result.stdout.fnmatch_lines(["*new-key-on-retry: * (tenant test_retry_with_a_new_key-*)*"])
     assert "GET /v1/models/{model} 404 model_not_found" not in out
     md = summary.read_text()
-    assert "model_not_found" in md and "quote-reused" in md and "|" in md
+    assert "model_not_found" in md and "new-key-on-retry" in md and "|" in md
     run("--mediagen-summary-file", str(summary))
     assert summary.read_text().startswith(md) and len(summary.read_text()) > len(md)  # appended
 
@@ -147,7 +159,7 @@ def test_ini_options(run, pytester: pytest.Pytester):
         mediagen_summary_file = $MEDIAGEN_TEST_NO_SUCH_VARIABLE
     """)
     result = run()
-    result.assert_outcomes(passed=2, failed=1)
+    result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines(["*mediagen-emulator report (run)*", "*1 required case never exercised: job canceled"])
     assert not list(pytester.path.glob("$*"))  # an unset variable names no file
 
@@ -158,8 +170,8 @@ def test_xdist_attached_by_url(run, mediagen_server: Emulator, monkeypatch: pyte
     result = run("-n", "2", "--mediagen-report")
     assert result.ret == 0
     assert result.stdout.str().count("mediagen-emulator report (run)") == 1
-    result.stdout.fnmatch_lines(["*quote-reused: * (tenant test_quote_used_twice-*)*"])
-    assert mediagen_server.control.report(scope="run")["counts"]["quote-reused"] >= 1  # the emulator of this session
+    result.stdout.fnmatch_lines(["*new-key-on-retry: * (tenant test_retry_with_a_new_key-*)*"])
+    assert mediagen_server.control.report(scope="run")["counts"]["new-key-on-retry"] >= 1  # the emulator of this session
 
 
 def test_an_emulator_that_cannot_answer(run, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):

@@ -185,8 +185,9 @@ type judge struct {
 	receiver     map[string]*receiverFinding // webhook rule -> its finding
 
 	// subjects are, by finding, the error answers a finding is about (the quote_expired
-	// answer of an expired-quote, each answer of a retry-unchanged), which an expected error
-	// can explain; a finding about what the client did after an answer has none.
+	// answer of an expired-quote), which an expected error can explain; a finding about what
+	// the client did after an answer (a retry-unchanged: it sent a refused request again) has
+	// none, since a test that provokes a refusal on purpose does not ask for it to be repeated.
 	subjects map[int][]uint64
 }
 
@@ -616,7 +617,6 @@ func (j *judge) unchanged(e *Entry) {
 		if !garbled(e) && e.Code == f.code {
 			if f.finding < 0 {
 				f.finding = j.add(RetryUnchanged, "", f.seq)
-				j.subject(f.finding, f.seq)
 				j.later = append(j.later, func() {
 					fd := &j.out[f.finding]
 					fd.Reason = fmt.Sprintf("%s %s was answered %s and sent again unchanged %d time(s), answered the same each time", e.Method, e.Path, f.code, f.retries)
@@ -624,7 +624,6 @@ func (j *judge) unchanged(e *Entry) {
 			}
 			f.retries++
 			j.addSeq(f.finding, e.Seq)
-			j.subject(f.finding, e.Seq)
 			return
 		}
 		delete(j.failed, k)

@@ -291,7 +291,8 @@ func TestExpectedErrorsScopeTheRulesTheyExplain(t *testing.T) {
 			c.sleep(2 * time.Minute)
 			c.generate("k2", "q2", 422, "quote_expired", "", "")
 		}, []string{`{"code":"quote_expired","headers":{"Idempotency-Key":"k1"}}`}, []string{ExpiredQuote}},
-		{"retries declared", twiceRefused, []string{`{"code":"invalid_input"}`}, nil},
+		// A refusal provoked on purpose is not a request to send it again.
+		{"a retry of a declared refusal", twiceRefused, []string{`{"code":"invalid_input"}`}, []string{RetryUnchanged}},
 		{"quote-reused declared", func(c *client) {
 			c.quote("q1", 10*time.Minute)
 			c.generate("k1", "q1", 202, "", "j1", "queued")
