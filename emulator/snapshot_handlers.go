@@ -47,10 +47,15 @@ func (s *Server) putSnapshot() replyFunc {
 		// at once hold a bounded total.
 		rr := &reservingReader{r: http.MaxBytesReader(w, r.Body, limit), g: s.uploads, announced: min(r.ContentLength, limit)}
 		defer rr.release()
+		// The gate is asked before any buffer is set aside on the word of the Content-Length,
+		// so refused uploads cost nothing while they wait for their answer.
+		if !rr.reserve() {
+			return reply{}, s.uploadsFull(w)
+		}
 		body, err := readAll(rr, r.ContentLength, limit, snapshotReserve)
 		if err != nil {
 			if errors.Is(err, errUploadsFull) {
-				return reply{}, s.uploads.full()
+				return reply{}, s.uploadsFull(w)
 			}
 			if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
 				return reply{}, problem.New(problem.PayloadTooLarge, "the snapshot is over the limit of %d bytes for this route", limit)
@@ -69,6 +74,14 @@ func (s *Server) putSnapshot() replyFunc {
 		return reply{status: http.StatusOK, body: api.SnapshotResult{Status: "restored", Tenant: t.Name(), Now: sim.Timestamp(world.Now()),
 			Jobs: world.Jobs(), Quotes: world.Quotes()}}, nil
 	}
+}
+
+// uploadsFull refuses an upload the gate has no room for, and closes the connection after the
+// answer: the body is left unread, and a client still sending it then reads the answer instead
+// of a broken pipe.
+func (s *Server) uploadsFull(w http.ResponseWriter) error {
+	w.Header().Set("Connection", "close")
+	return s.uploads.full()
 }
 
 // Snapshot returns a tenant's snapshot document ("" names the default tenant), as GET

@@ -73,13 +73,22 @@ type reservingReader struct {
 	read      int64
 }
 
-// Read reserves room for what it may read, then reads.
-func (rr *reservingReader) Read(p []byte) (int, error) {
+// reserve takes the announced length from the gate, once, before anything is read or set
+// aside for the body: a body that does not fit is refused before it costs any memory.
+func (rr *reservingReader) reserve() bool {
 	if rr.held == 0 && rr.announced > 0 {
 		if !rr.g.take(rr.announced) {
-			return 0, errUploadsFull
+			return false
 		}
 		rr.held = rr.announced
+	}
+	return true
+}
+
+// Read reserves room for what it may read, then reads.
+func (rr *reservingReader) Read(p []byte) (int, error) {
+	if !rr.reserve() {
+		return 0, errUploadsFull
 	}
 	if rr.read+int64(len(p)) > rr.held && len(p) > 0 {
 		switch {

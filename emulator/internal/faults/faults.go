@@ -4,6 +4,7 @@
 package faults
 
 import (
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +14,27 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 )
+
+// MaxRules and MaxBytes bound the rules a set holds, the scenario's and the control API's
+// together: every request walks them, and a snapshot carries them.
+const (
+	MaxRules = 1_000
+	MaxBytes = 1 << 20
+)
+
+// ruleOverhead is what a rule costs the heap besides its text: the record, its pointer in the
+// list, and a download shape or probability when it has one, rounded up.
+const ruleOverhead = 256
+
+// ErrFull is a rule refused because the set holds MaxRules rules or MaxBytes bytes.
+var ErrFull = errors.New("the fault rules in force are at their bound")
+
+// RuleBytes is what a rule holds, as counted against the bounds and the memory budget.
+func RuleBytes(f scenario.Fault) int64 {
+	m := f.Match
+	return int64(ruleOverhead + len(m.Method) + len(m.Path) + len(m.Model) + len(m.Category) + len(m.OutputType) +
+		len(f.Action) + len(f.Code) + len(f.RetryAfterFormat))
+}
 
 // Rule is a fault in force, with how many more times it may fire.
 type Rule struct {
@@ -31,6 +53,7 @@ type Set struct {
 	rules  []*Rule
 	draw   Draw
 	nextID int
+	bytes  int64 // RuleBytes of the rules, with their ids
 }
 
 // Draw returns a number in [0, 1) named by its parts: the same parts give the same number under
@@ -42,17 +65,74 @@ func New(draw Draw) *Set {
 	return &Set{draw: draw}
 }
 
-// Add appends a rule and returns it with its id.
+// Add appends a rule and returns it with its id. It does not check the bounds: the rules of a
+// scenario the emulator was given are bounded by its file.
 func (s *Set) Add(source string, f scenario.Fault) Rule {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return *s.add(source, f)
+}
+
+// AddWithin is Add refusing with ErrFull a rule past MaxRules or MaxBytes.
+func (s *Set) AddWithin(source string, f scenario.Fault) (Rule, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.rules) >= MaxRules || s.bytes+RuleBytes(f) > MaxBytes {
+		return Rule{}, ErrFull
+	}
+	return *s.add(source, f), nil
+}
+
+// ReplaceSource puts fs in place of every rule from one source; with bounded, it changes
+// nothing and answers ErrFull when the rules would then be past MaxRules or MaxBytes.
+func (s *Set) ReplaceSource(source string, fs []scenario.Fault, bounded bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if bounded {
+		n, bytes := len(fs), int64(0)
+		for _, f := range fs {
+			bytes += RuleBytes(f)
+		}
+		for _, r := range s.rules {
+			if r.Source != source {
+				n, bytes = n+1, bytes+RuleBytes(r.Fault)+int64(len(r.ID))
+			}
+		}
+		if n > MaxRules || bytes > MaxBytes {
+			return ErrFull
+		}
+	}
+	s.removeSource(source)
+	for _, f := range fs {
+		s.add(source, f)
+	}
+	return nil
+}
+
+// add appends a rule; s.mu is held.
+func (s *Set) add(source string, f scenario.Fault) *Rule {
 	s.nextID++
 	r := &Rule{ID: "fault_" + strconv.Itoa(s.nextID), Source: source, Fault: f, Remaining: -1}
 	if f.Count > 0 {
 		r.Remaining = f.Count
 	}
 	s.rules = append(s.rules, r)
-	return *r
+	s.bytes += RuleBytes(f) + int64(len(r.ID))
+	return r
+}
+
+// Len counts the rules in force.
+func (s *Set) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.rules)
+}
+
+// Bytes is what the rules hold, as counted against MaxBytes and the memory budget.
+func (s *Set) Bytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bytes
 }
 
 // NeedsModel reports whether any rule matches on the request's model.
@@ -126,6 +206,7 @@ func (s *Set) Remove(id string) bool {
 	if i < 0 {
 		return false
 	}
+	s.bytes -= RuleBytes(s.rules[i].Fault) + int64(len(id))
 	s.rules = slices.Delete(s.rules, i, i+1)
 	return true
 }
@@ -134,5 +215,15 @@ func (s *Set) Remove(id string) bool {
 func (s *Set) RemoveSource(source string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.rules = slices.DeleteFunc(s.rules, func(r *Rule) bool { return r.Source == source })
+	s.removeSource(source)
+}
+
+// removeSource deletes every rule from one source; s.mu is held.
+func (s *Set) removeSource(source string) {
+	s.rules = slices.DeleteFunc(s.rules, func(r *Rule) bool {
+		if r.Source == source {
+			s.bytes -= RuleBytes(r.Fault) + int64(len(r.ID))
+		}
+		return r.Source == source
+	})
 }

@@ -19,11 +19,16 @@ func (s *Set) Export() api.SnapshotFaults {
 }
 
 // Import replaces the rules with exported ones. Each rule goes through the checks of a rule
-// sent to the control API; each problem is reported with a JSON Pointer relative to the
-// document's faults.
+// sent to the control API, and all of them through the set's bounds; each problem is reported
+// with a JSON Pointer relative to the document's faults.
 func (s *Set) Import(in api.SnapshotFaults, report func(ptr, msg string)) {
+	if len(in.Rules) > MaxRules {
+		report("/rules", "holds "+strconv.Itoa(len(in.Rules))+" rules; a tenant holds at most "+strconv.Itoa(MaxRules))
+		return
+	}
 	rules := make([]*Rule, 0, len(in.Rules))
 	seen := map[string]bool{}
+	var bytes int64
 	for i, sf := range in.Rules {
 		at := "/rules/" + strconv.Itoa(i)
 		f := sf.Rule
@@ -40,12 +45,16 @@ func (s *Set) Import(in api.SnapshotFaults, report func(ptr, msg string)) {
 			continue
 		}
 		seen[sf.ID] = true
+		bytes += RuleBytes(f) + int64(len(sf.ID))
 		rules = append(rules, &Rule{ID: sf.ID, Source: sf.Source, Fault: f, Remaining: sf.Remaining, Fired: sf.Fired, draws: sf.Draws})
+	}
+	if bytes > MaxBytes {
+		report("/rules", "the rules hold "+strconv.FormatInt(bytes, 10)+" bytes; a tenant holds at most "+strconv.Itoa(MaxBytes))
 	}
 	if in.NextID < 0 {
 		report("/next_id", "cannot be negative")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.rules, s.nextID = rules, in.NextID
+	s.rules, s.nextID, s.bytes = rules, in.NextID, bytes
 }

@@ -144,8 +144,17 @@ func (w *World) ChangeScenario(c api.ScenarioChange) (api.Scenario, error) {
 		if sc.Name == "request body" {
 			sc.Name = "inline"
 		}
+		n := inlineScenarioBytes(sc)
+		for _, f := range sc.Faults {
+			n += faults.RuleBytes(f)
+		}
+		if err := w.admit(n); err != nil {
+			return api.Scenario{}, err
+		}
 	}
-	w.UseScenario(sc)
+	if err := w.useScenario(sc, true); err != nil {
+		return api.Scenario{}, err
+	}
 	return w.PresentScenario(), nil
 }
 
@@ -195,7 +204,21 @@ func (w *World) AddFault(f api.FaultRule) (api.Fault, error) {
 		}
 		return api.Fault{}, e
 	}
-	return faultViews([]faults.Rule{w.faults.Add("api", f)})[0], nil
+	// Admitted before the set's lock: the budget may count the world, which reads the rules.
+	if err := w.admit(faults.RuleBytes(f)); err != nil {
+		return api.Fault{}, err
+	}
+	r, err := w.faults.AddWithin("api", f)
+	if err != nil {
+		return api.Fault{}, faultsFull()
+	}
+	return faultViews([]faults.Rule{r})[0], nil
+}
+
+// faultsFull is the problem for a fault rule, or a scenario's rules, past the bounds of a
+// tenant's rules.
+func faultsFull() error {
+	return problem.New(problem.InvalidRequest, "a tenant holds at most %d fault rules of at most %d bytes together, the scenario's and the control API's; DELETE /_emulator/faults removes the API's", faults.MaxRules, faults.MaxBytes)
 }
 
 // RemoveFaults removes the control API's fault rules, and with all the scenario's too.

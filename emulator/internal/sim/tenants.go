@@ -133,8 +133,8 @@ type holder interface{ Bytes() int64 }
 
 // footprint is what the world holds, as counted against the memory budget.
 func (w *World) footprint() int64 {
-	n := int64(worldOverhead) + w.expectedBytes()
-	for _, h := range [...]holder{w.quotes, w.jobs, w.idem, w.journal, w.hooks} {
+	n := int64(worldOverhead) + w.expectedBytes() + w.scenarioBytes()
+	for _, h := range [...]holder{w.quotes, w.jobs, w.idem, w.journal, w.hooks, w.faults} {
 		n += h.Bytes()
 	}
 	return n

@@ -253,17 +253,39 @@ func (w *World) Scenario() *scenario.Scenario { return w.scenario.Load() }
 
 // UseScenario puts a scenario in force: its faults replace the previous scenario's (faults added
 // through the control API stay), and rate-limit windows start afresh.
-func (w *World) UseScenario(sc *scenario.Scenario) {
-	w.scenario.Store(sc)
-	w.faults.RemoveSource("scenario")
-	for _, f := range sc.Faults {
-		w.faults.Add("scenario", f)
+func (w *World) UseScenario(sc *scenario.Scenario) { _ = w.useScenario(sc, false) }
+
+// useScenario is UseScenario; with bounded, a scenario whose faults with the API's would be
+// past the bounds of a tenant's rules changes nothing and is refused.
+func (w *World) useScenario(sc *scenario.Scenario, bounded bool) error {
+	if err := w.faults.ReplaceSource("scenario", sc.Faults, bounded); err != nil {
+		return faultsFull()
 	}
+	w.scenario.Store(sc)
 	w.limiter.Reset()
 	if c := sc.Webhook(); c != nil {
 		w.hooks.Configure(w.withRunSecret(c))
 	}
 	w.Changed(PartScenario)
+	return nil
+}
+
+// inlineScenarioCost is what one byte of a scenario document sent inline costs the heap while
+// it is in force: the document, kept for snapshots, and the scenario decoded from it.
+const inlineScenarioCost = 4
+
+// inlineScenarioBytes is what a scenario sent inline holds against the memory budget; one the
+// emulator was given is shared by every tenant and counted by none.
+func inlineScenarioBytes(sc *scenario.Scenario) int64 {
+	return int64(len(sc.Document)) * inlineScenarioCost
+}
+
+// scenarioBytes is what the scenario in force holds against the memory budget.
+func (w *World) scenarioBytes() int64 {
+	if sc := w.scenario.Load(); sc != nil && !w.knownScenario(sc) {
+		return inlineScenarioBytes(sc)
+	}
+	return 0
 }
 
 // Faults is the world's set of fault rules, for the control API to list and change.
