@@ -331,6 +331,13 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 	}))
 	w := t.build(c, g, l)
 	w.scenario.Store(sc)
+	// The deliveries due are rendered again below, their output URLs on the address this
+	// tenant's clients reach the emulator by, as the world replaced last saw it.
+	if old := t.current.Load(); old != nil {
+		if b, _ := old.base.Load().(string); b != "" {
+			w.base.Store(b)
+		}
+	}
 	for a, n := range doc.Random.Quotes {
 		w.quoteSeq[a] = n
 	}
@@ -357,7 +364,19 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 	w.journal.Restore(doc.Journal, doc.Notes, p.under("/notes"))
 	w.expected = expectedFrom(doc.ExpectedErrors, p.under("/expected_errors"))
 	w.coverage.Restore(doc.Coverage, p.under("/coverage"))
-	w.hooks.Import(doc.Webhooks, p.under("/webhooks"))
+	// The deliveries due are rendered again from the jobs just restored; their views are taken
+	// first, since the engine tells the hub of a job's change under its own lock.
+	views := map[string]jobs.View{}
+	if doc.Webhooks != nil {
+		for _, d := range doc.Webhooks.Pending {
+			if i, ok := jobAt[d.Job]; ok {
+				if v, ok := w.jobs.Get(doc.Jobs[i].Account, d.Job); ok {
+					views[d.Job] = v
+				}
+			}
+		}
+	}
+	w.hooks.Import(doc.Webhooks, func(id string) (jobs.View, bool) { v, ok := views[id]; return v, ok }, p.under("/webhooks"))
 	if c := w.hooks.Config(); c != nil && !c.Secret.Set() && w.cfg.WebhookSecret.Set() {
 		// A snapshot holds no secret; a run started with --webhook-secret signs with its own,
 		// as it signs a scenario's webhook.
