@@ -263,8 +263,10 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 		}
 	}
 	// References between the parts: every job and quote belongs to an account the catalog has
-	// and is for a model it has; a job and the quote that paid for it name each other; an
-	// account holds exactly what its live jobs hold.
+	// and is for a model it has; a job and the quote that paid for it, when the document holds
+	// both, name each other; an account holds exactly what its live jobs hold. A job's quote may
+	// be missing, live job or not: an account keeps a bounded number of markers of spent quotes
+	// (quotes.Limits.Markers), and past it forgets the oldest while their jobs go on.
 	held := map[string]int64{}
 	quoteAt := map[string]int{}
 	for i, q := range doc.Quotes {
@@ -291,12 +293,8 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 		if live {
 			held[j.Account] += j.Credits
 		}
-		qi, ok := quoteAt[j.Account+"\x00"+j.QuoteID]
-		switch {
-		case ok && doc.Quotes[qi].UsedBy != j.ID:
+		if qi, ok := quoteAt[j.Account+"\x00"+j.QuoteID]; ok && doc.Quotes[qi].UsedBy != j.ID {
 			p.add(at+"/quote_id", "quote "+j.QuoteID+" paid for "+strconv.Quote(doc.Quotes[qi].UsedBy)+", not for this job")
-		case !ok && live:
-			p.add(at+"/quote_id", "names quote "+strconv.Quote(j.QuoteID)+", which the document does not hold")
 		}
 	}
 	for i, q := range doc.Quotes {
