@@ -279,8 +279,14 @@ func readState(path string, limit int64) ([]byte, error) {
 	}
 	defer f.Close()
 	// The file is looked at once more through the handle, in case it changed after Stat.
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
 		return nil, errors.New("not a regular file")
+	}
+	// A file its size already puts over the limit is not read: the limit is the memory budget,
+	// too much to read only to refuse. One that grows while it is read is still cut off.
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("over the limit of %d bytes for a snapshot", limit)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {

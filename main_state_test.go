@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,6 +32,16 @@ func TestStateAcrossARestart(t *testing.T) {
 		t.Fatalf("--state-on-exit wrote nothing: %v", err)
 	}
 
+	// Past 64 MiB, as the state of a busy tenant is: the file is read up to the memory budget,
+	// which bounds what a tenant's state holds.
+	f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Write(bytes.Repeat([]byte(" "), 65<<20))
+	if err := errors.Join(err, f.Close()); err != nil {
+		t.Fatal(err)
+	}
 	second := serve(t, map[string]string{"MEDIAGEN_STATE": file}, "--addr", "127.0.0.1:0", "--clock", "manual")
 	_, clock := second.get(t, "/_emulator/clock")
 	if clock["now"] != "2026-01-01T00:01:30Z" {

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
-	"github.com/mediagen/mediagen-emulator/emulator/config"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
@@ -90,8 +89,8 @@ func BenchmarkSnapshot10kJobs(b *testing.B) {
 //
 //	go test -run '^$' -bench ConcurrentUploads -benchtime 1x ./emulator/
 func BenchmarkConcurrentUploads(b *testing.B) {
-	s := simServer(b, Config{})
-	const size = config.DefaultMaxSnapshotBytes
+	const size = 64 << 20
+	s := simServer(b, Config{MaxSnapshotBytes: size})
 	head, tail := `{"format":1,"scenario":{"document":"`, `"}}`
 	body := func() io.Reader {
 		return io.MultiReader(strings.NewReader(head), io.LimitReader(repeatByte('a'), size-int64(len(head)+len(tail))), strings.NewReader(tail))

@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -222,6 +223,25 @@ func TestWebhookAttemptsGoThroughASnapshot(t *testing.T) {
 	}
 	if after := call(t, back, http.MethodGet, "/_emulator/webhooks/deliveries", "", nil).Body.String(); after != before {
 		t.Fatalf("restored deliveries\n%s\nwant\n%s", after, before)
+	}
+	// A body edited in the document is not what the restored tenant holds to sign and send.
+	var forged api.Snapshot
+	if err := json.Unmarshal([]byte(doc), &forged); err != nil || forged.Webhooks == nil || len(forged.Webhooks.Pending) == 0 {
+		t.Fatalf("no delivery due in the snapshot (%v)", err)
+	}
+	// A webhook put in force shows the tenant the address its clients reach it by, which the
+	// restored deliveries' output URLs then name.
+	if rec := call(t, back, http.MethodPut, "/_emulator/webhooks", "", map[string]any{"url": "http://192.0.2.1:9/hook", "secret": hookSecret}); rec.Code != 200 {
+		t.Fatalf("PUT: %d %s", rec.Code, rec.Body)
+	}
+	want := string(forged.Webhooks.Pending[0].Body)
+	forged.Webhooks.Pending[0].Body = json.RawMessage(`{"type":"` + forged.Webhooks.Pending[0].Event + `","data":{"id":"forged"}}`)
+	if rec := call(t, back, http.MethodPut, "/_emulator/snapshot", "", forged); rec.Code != 200 {
+		t.Fatalf("PUT the edited snapshot: %d %s", rec.Code, rec.Body)
+	}
+	held := decode[api.Snapshot](t, call(t, back, http.MethodGet, "/_emulator/snapshot", "", nil))
+	if held.Webhooks == nil || len(held.Webhooks.Pending) == 0 || string(held.Webhooks.Pending[0].Body) != want {
+		t.Fatalf("after restoring an edited body, the delivery due holds %s, want the body %s", held.Webhooks.Pending[0].Body, want)
 	}
 	call(t, back, http.MethodGet, "/v1/models", "key_a", nil)
 	entries := decode[api.Page[api.JournalEntry]](t, call(t, back, http.MethodGet, "/_emulator/requests", "", nil))

@@ -52,9 +52,9 @@ type Settings struct {
 	ControlDisabled bool
 	// MaxBodyBytes limits request bodies (default DefaultMaxBodyBytes).
 	MaxBodyBytes int64
-	// MaxSnapshotBytes limits the body of PUT /_emulator/snapshot (default
-	// DefaultMaxSnapshotBytes), which a busy tenant's snapshot needs rather than the 1 MiB of
-	// other requests.
+	// MaxSnapshotBytes limits the body of PUT /_emulator/snapshot and a --state file (default
+	// the MemoryBudget): a tenant holds at most the budget, and its snapshot encodes in less
+	// than the budget counts for it, so whatever a tenant holds, its snapshot is read back.
 	MaxSnapshotBytes int64
 	// MaxJobs bounds the jobs each tenant retains (default DefaultMaxJobs); past it the oldest
 	// finished job is dropped and answers 404, as after JobRetention.
@@ -101,13 +101,15 @@ var ManualStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // The defaults of the settings a Settings leaves at zero.
 const (
-	DefaultScenario         = "default"
-	DefaultMaxWait          = 180 * time.Second
-	DefaultQuoteTTL         = 10 * time.Minute
-	DefaultOutputTTL        = time.Hour
-	DefaultJobRetention     = 24 * time.Hour
-	DefaultMaxBodyBytes     = 1 << 20
-	DefaultMaxSnapshotBytes = 64 << 20
+	DefaultScenario     = "default"
+	DefaultMaxWait      = 180 * time.Second
+	DefaultQuoteTTL     = 10 * time.Minute
+	DefaultOutputTTL    = time.Hour
+	DefaultJobRetention = 24 * time.Hour
+	DefaultMaxBodyBytes = 1 << 20
+	// DefaultMaxSnapshotBytes is the snapshot bound under the default memory budget; a run
+	// given another budget has that one as its bound (see Settings.MaxSnapshotBytes).
+	DefaultMaxSnapshotBytes = DefaultMemoryBudget
 	DefaultMaxJobs          = jobs.DefaultMaxJobs // the engine's own bound for a zero Options
 	DefaultMaxTenants       = 1000
 	DefaultTenantIdle       = time.Hour
@@ -143,11 +145,12 @@ func (s Settings) WithDefaults() Settings {
 	orDefault(&s.JobRetention, DefaultJobRetention)
 	s.JobRetention = max(s.JobRetention, s.OutputTTL)
 	orDefault(&s.MaxBodyBytes, DefaultMaxBodyBytes)
-	orDefault(&s.MaxSnapshotBytes, DefaultMaxSnapshotBytes)
 	orDefault(&s.MaxJobs, DefaultMaxJobs)
 	orDefault(&s.MaxTenants, DefaultMaxTenants)
 	orDefault(&s.TenantIdle, DefaultTenantIdle)
 	orDefault(&s.MemoryBudget, DefaultMemoryBudget)
+	// After the budget, which it follows.
+	orDefault(&s.MaxSnapshotBytes, s.MemoryBudget)
 	if len(s.CORSOrigins) == 0 {
 		s.CORSOrigins = []string{DefaultCORSOrigin}
 	}

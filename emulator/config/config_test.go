@@ -35,26 +35,32 @@ func TestWithDefaults(t *testing.T) {
 		{"zero", config.Settings{}, config.Settings{
 			Scenario: "default", Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 			MaxWait: 180 * time.Second, QuoteTTL: 10 * time.Minute, OutputTTL: time.Hour, JobRetention: 24 * time.Hour,
-			MaxBodyBytes: 1 << 20, MaxSnapshotBytes: 64 << 20, MaxJobs: 100_000, MaxTenants: 1000,
+			MaxBodyBytes: 1 << 20, MaxSnapshotBytes: 1 << 30, MaxJobs: 100_000, MaxTenants: 1000,
 			TenantIdle: time.Hour, MemoryBudget: 1 << 30, CORSOrigins: []string{"*"},
 		}},
 		{"negative", config.Settings{MaxWait: -1, MaxJobs: -1, MemoryBudget: -1}, config.Settings{
 			Scenario: "default", Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 			MaxWait: 180 * time.Second, QuoteTTL: 10 * time.Minute, OutputTTL: time.Hour, JobRetention: 24 * time.Hour,
-			MaxBodyBytes: 1 << 20, MaxSnapshotBytes: 64 << 20, MaxJobs: 100_000, MaxTenants: 1000,
+			MaxBodyBytes: 1 << 20, MaxSnapshotBytes: 1 << 30, MaxJobs: 100_000, MaxTenants: 1000,
 			TenantIdle: time.Hour, MemoryBudget: 1 << 30, CORSOrigins: []string{"*"},
 		}},
 		{"every setting given", given, given},
+		{"the snapshot bound follows the budget", config.Settings{MemoryBudget: 2 << 30}, config.Settings{
+			Scenario: "default", Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+			MaxWait: 180 * time.Second, QuoteTTL: 10 * time.Minute, OutputTTL: time.Hour, JobRetention: 24 * time.Hour,
+			MaxBodyBytes: 1 << 20, MaxSnapshotBytes: 2 << 30, MaxJobs: 100_000, MaxTenants: 1000,
+			TenantIdle: time.Hour, MemoryBudget: 2 << 30, CORSOrigins: []string{"*"},
+		}},
 		{"retention below the output TTL", config.Settings{OutputTTL: 48 * time.Hour, JobRetention: time.Hour}, config.Settings{
 			Scenario: "default", Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 			MaxWait: 180 * time.Second, QuoteTTL: 10 * time.Minute, OutputTTL: 48 * time.Hour, JobRetention: 48 * time.Hour,
-			MaxBodyBytes: 1 << 20, MaxSnapshotBytes: 64 << 20, MaxJobs: 100_000, MaxTenants: 1000,
+			MaxBodyBytes: 1 << 20, MaxSnapshotBytes: 1 << 30, MaxJobs: 100_000, MaxTenants: 1000,
 			TenantIdle: time.Hour, MemoryBudget: 1 << 30, CORSOrigins: []string{"*"},
 		}},
 		{"default retention below the output TTL", config.Settings{OutputTTL: 30 * time.Hour}, config.Settings{
 			Scenario: "default", Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 			MaxWait: 180 * time.Second, QuoteTTL: 10 * time.Minute, OutputTTL: 30 * time.Hour, JobRetention: 30 * time.Hour,
-			MaxBodyBytes: 1 << 20, MaxSnapshotBytes: 64 << 20, MaxJobs: 100_000, MaxTenants: 1000,
+			MaxBodyBytes: 1 << 20, MaxSnapshotBytes: 1 << 30, MaxJobs: 100_000, MaxTenants: 1000,
 			TenantIdle: time.Hour, MemoryBudget: 1 << 30, CORSOrigins: []string{"*"},
 		}},
 	} {

@@ -263,8 +263,10 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 		}
 	}
 	// References between the parts: every job and quote belongs to an account the catalog has
-	// and is for a model it has; a job and the quote that paid for it name each other; an
-	// account holds exactly what its live jobs hold.
+	// and is for a model it has; a job and the quote that paid for it, when the document holds
+	// both, name each other; an account holds exactly what its live jobs hold. A job's quote may
+	// be missing, live job or not: an account keeps a bounded number of markers of spent quotes
+	// (quotes.Limits.Markers), and past it forgets the oldest while their jobs go on.
 	held := map[string]int64{}
 	quoteAt := map[string]int{}
 	for i, q := range doc.Quotes {
@@ -291,12 +293,8 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 		if live {
 			held[j.Account] += j.Credits
 		}
-		qi, ok := quoteAt[j.Account+"\x00"+j.QuoteID]
-		switch {
-		case ok && doc.Quotes[qi].UsedBy != j.ID:
+		if qi, ok := quoteAt[j.Account+"\x00"+j.QuoteID]; ok && doc.Quotes[qi].UsedBy != j.ID {
 			p.add(at+"/quote_id", "quote "+j.QuoteID+" paid for "+strconv.Quote(doc.Quotes[qi].UsedBy)+", not for this job")
-		case !ok && live:
-			p.add(at+"/quote_id", "names quote "+strconv.Quote(j.QuoteID)+", which the document does not hold")
 		}
 	}
 	for i, q := range doc.Quotes {
@@ -331,6 +329,13 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 	}))
 	w := t.build(c, g, l)
 	w.scenario.Store(sc)
+	// The deliveries due are rendered again below, their output URLs on the address this
+	// tenant's clients reach the emulator by, as the world replaced last saw it.
+	if old := t.current.Load(); old != nil {
+		if b, _ := old.base.Load().(string); b != "" {
+			w.base.Store(b)
+		}
+	}
 	for a, n := range doc.Random.Quotes {
 		w.quoteSeq[a] = n
 	}
@@ -357,7 +362,19 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 	w.journal.Restore(doc.Journal, doc.Notes, p.under("/notes"))
 	w.expected = expectedFrom(doc.ExpectedErrors, p.under("/expected_errors"))
 	w.coverage.Restore(doc.Coverage, p.under("/coverage"))
-	w.hooks.Import(doc.Webhooks, p.under("/webhooks"))
+	// The deliveries due are rendered again from the jobs just restored; their views are taken
+	// first, since the engine tells the hub of a job's change under its own lock.
+	views := map[string]jobs.View{}
+	if doc.Webhooks != nil {
+		for _, d := range doc.Webhooks.Pending {
+			if i, ok := jobAt[d.Job]; ok {
+				if v, ok := w.jobs.Get(doc.Jobs[i].Account, d.Job); ok {
+					views[d.Job] = v
+				}
+			}
+		}
+	}
+	w.hooks.Import(doc.Webhooks, func(id string) (jobs.View, bool) { v, ok := views[id]; return v, ok }, p.under("/webhooks"))
 	if c := w.hooks.Config(); c != nil && !c.Secret.Set() && w.cfg.WebhookSecret.Set() {
 		// A snapshot holds no secret; a run started with --webhook-secret signs with its own,
 		// as it signs a scenario's webhook.

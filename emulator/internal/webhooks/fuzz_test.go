@@ -47,7 +47,7 @@ func FuzzImport(f *testing.F) {
 		h := New(Options{Clock: clock.NewManual(start), IDs: ids.NewSeeded(1), Sender: senderFunc(ok200),
 			Render: func(v jobs.View) ([]byte, error) { return []byte(`{}`), nil }})
 		defer h.Close()
-		h.Import(&in, func(string, string) {})
+		h.Import(&in, func(id string) (jobs.View, bool) { return ended(id, start), id != "" }, func(string, string) {})
 		if s := h.Summary(); s.Pending > MaxPending || h.Bytes() > MaxPendingBytes {
 			t.Fatalf("past the bounds: %+v", s)
 		}

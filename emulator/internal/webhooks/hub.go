@@ -206,23 +206,12 @@ func (h *Hub) Reached(v jobs.View) {
 		return
 	}
 	ev := EventOf(v.Status)
-	at := v.FinishedAt
-	switch v.Status {
-	case jobs.Queued:
-		at = v.CreatedAt
-	case jobs.Running:
-		at = v.StartedAt
-	}
-	data, err := h.o.Render(v)
+	at := happened(v, ev)
+	body, err := h.body(v, ev, at)
 	if err != nil {
 		h.sum.Dropped++
 		return
 	}
-	body, _ := json.Marshal(struct {
-		Type      Event           `json:"type"`
-		Timestamp string          `json:"timestamp"`
-		Data      json.RawMessage `json:"data"`
-	}{ev, at.UTC().Format(time.RFC3339Nano), data})
 	d := &delivery{id: "msg_" + strings.ReplaceAll(h.o.IDs.UUID("webhook", v.ID, string(ev)), "-", ""), event: ev, job: v.ID, kind: KindDelivery, body: body}
 	when := at.Add(h.cfg.Chaos.Delay)
 	ch := h.cfg.Chaos
@@ -239,6 +228,34 @@ func (h *Hub) Reached(v jobs.View) {
 	default:
 		h.add(d, when)
 	}
+}
+
+// happened is when job v's event ev happened: when it was created, started or ended; zero
+// when the job has not reached it (a job reaches one ending only).
+func happened(v jobs.View, ev Event) time.Time {
+	switch ev {
+	case EventOf(jobs.Queued):
+		return v.CreatedAt
+	case EventOf(jobs.Running):
+		return v.StartedAt
+	case EventOf(v.Status):
+		return v.FinishedAt
+	}
+	return time.Time{}
+}
+
+// body is the delivery of job v's event ev, which happened at at: its data is the job as
+// Options.Render shows it.
+func (h *Hub) body(v jobs.View, ev Event, at time.Time) ([]byte, error) {
+	data, err := h.o.Render(v)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(struct {
+		Type      Event           `json:"type"`
+		Timestamp string          `json:"timestamp"`
+		Data      json.RawMessage `json:"data"`
+	}{ev, at.UTC().Format(time.RFC3339Nano), data})
 }
 
 // add queues a new delivery due at when, unless the pending bounds are reached; it reports
@@ -544,8 +561,11 @@ func (h *Hub) Export() *api.SnapshotWebhooks {
 
 // Import restores a snapshot's webhook into a new hub: the configuration, which holds no
 // secret and so sends nothing until one is PUT, and the deliveries due, which go out once it
-// does. Each problem is reported with a JSON Pointer relative to the document's webhooks.
-func (h *Hub) Import(in *api.SnapshotWebhooks, report func(ptr, msg string)) {
+// does. A delivery's body is rendered again from its job as job finds it (the restored jobs),
+// never taken from the document: whoever may restore a snapshot must not get the run's secret
+// to sign a body of their choosing. Each problem is reported with a JSON Pointer relative to
+// the document's webhooks.
+func (h *Hub) Import(in *api.SnapshotWebhooks, job func(id string) (jobs.View, bool), report func(ptr, msg string)) {
 	if in == nil {
 		return
 	}
@@ -574,8 +594,14 @@ func (h *Hub) Import(in *api.SnapshotWebhooks, report func(ptr, msg string)) {
 	for i, sd := range in.Pending {
 		at := "/pending/" + strconv.Itoa(i)
 		due, err := time.Parse(time.RFC3339Nano, sd.Due)
-		var body struct {
-			Type string `json:"type"`
+		v, found := job(sd.Job)
+		var body []byte
+		var happenedAt time.Time
+		var renderErr error
+		if found {
+			if happenedAt = happened(v, Event(sd.Event)); !happenedAt.IsZero() {
+				body, renderErr = h.body(v, Event(sd.Event), happenedAt)
+			}
 		}
 		switch {
 		case sd.ID == "" || len(sd.ID) > 100:
@@ -588,12 +614,16 @@ func (h *Hub) Import(in *api.SnapshotWebhooks, report func(ptr, msg string)) {
 			report(at+"/attempts", "0 to "+strconv.Itoa(len(Schedule)-1))
 		case err != nil || due.After(clock.Latest):
 			report(at+"/due", "an RFC 3339 time")
-		case json.Unmarshal(sd.Body, &body) != nil || body.Type != sd.Event:
-			report(at+"/body", "a delivery's body, whose type is the event")
-		case h.bytes+int64(len(sd.Body)) > MaxPendingBytes:
+		case !found:
+			report(at+"/job", "names job "+strconv.Quote(sd.Job)+", which the document does not hold")
+		case happenedAt.IsZero():
+			report(at+"/event", "job "+sd.Job+" is "+string(v.Status)+"; it has not reached "+sd.Event)
+		case renderErr != nil:
+			report(at+"/job", "job "+sd.Job+" cannot be rendered: "+renderErr.Error())
+		case h.bytes+int64(len(body)) > MaxPendingBytes:
 			report(at+"/body", "past the "+strconv.Itoa(MaxPendingBytes)+" bytes deliveries due may hold")
 		default:
-			d := &delivery{id: sd.ID, event: Event(sd.Event), job: sd.Job, kind: sd.Kind, attempts: sd.Attempts, body: slices.Clone([]byte(sd.Body))}
+			d := &delivery{id: sd.ID, event: Event(sd.Event), job: sd.Job, kind: sd.Kind, attempts: sd.Attempts, body: body}
 			h.pending++
 			h.bytes += int64(len(d.body))
 			h.push(d, due)

@@ -615,7 +615,8 @@ func TestAuditTellsWhatItSent(t *testing.T) {
 }
 
 // TestImportReportsEachProblem: a snapshot's webhook is checked field by field, and a sound one
-// comes back without a secret, its deliveries due.
+// comes back without a secret, its deliveries due, their bodies rendered again from the jobs
+// whatever the document says.
 func TestImportReportsEachProblem(t *testing.T) {
 	h, c, sent := fakeHub(t, nil, func(Attempt) Result { return Result{Status: 500} })
 	h.Reached(ended("job-1", start))
@@ -633,18 +634,21 @@ func TestImportReportsEachProblem(t *testing.T) {
 		bad(func(d *api.SnapshotDelivery) { d.Kind = "other" }),
 		bad(func(d *api.SnapshotDelivery) { d.Attempts = len(Schedule) }),
 		bad(func(d *api.SnapshotDelivery) { d.Due = "soon" }),
-		bad(func(d *api.SnapshotDelivery) { d.Body = json.RawMessage(`{"type":"job.failed"}`) }),
+		bad(func(d *api.SnapshotDelivery) { d.Job = "job-2" }),
+		bad(func(d *api.SnapshotDelivery) { d.Event = "job.failed" }),
 	}}
+	jobsHeld := func(id string) (jobs.View, bool) { return ended("job-1", start), id == "job-1" }
 	var ptrs []string
 	restored, _, _ := fakeHub(t, nil, ok200)
-	restored.Import(in, func(ptr, msg string) { ptrs = append(ptrs, ptr) })
-	want := "[/config/secret /config/url /pending/1/id /pending/2/event /pending/3/kind /pending/4/attempts /pending/5/due /pending/6/body]"
+	restored.Import(in, jobsHeld, func(ptr, msg string) { ptrs = append(ptrs, ptr) })
+	want := "[/config/secret /config/url /pending/1/id /pending/2/event /pending/3/kind /pending/4/attempts /pending/5/due /pending/6/job /pending/7/event]"
 	if fmt.Sprint(ptrs) != want {
 		t.Fatalf("problems %v, want %s", ptrs, want)
 	}
 	in.Config.URL, in.Config.Secret, in.Pending = "http://127.0.0.1:2/", "", in.Pending[:1]
+	in.Pending[0].Body = json.RawMessage(`{"type":"job.succeeded","data":"forged"}`)
 	restored, c2, sent2 := fakeHub(t, nil, ok200) // a refused document's world is thrown away
-	restored.Import(in, func(ptr, msg string) { t.Errorf("%s: %s", ptr, msg) })
+	restored.Import(in, jobsHeld, func(ptr, msg string) { t.Errorf("%s: %s", ptr, msg) })
 	if cfg := restored.Config(); cfg == nil || cfg.Secret.Set() || cfg.Source != "snapshot" || restored.Summary().Pending != 1 {
 		t.Fatalf("restored %+v %+v", cfg, restored.Summary())
 	}
