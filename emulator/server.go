@@ -48,7 +48,6 @@ type Server struct {
 	log     *slog.Logger
 	handler http.Handler
 	tenants *sim.Tenants
-	uploads *uploadGate // bounds snapshot bodies in flight (uploads.go)
 
 	scenarios     map[string]*scenario.Scenario // embedded, by name
 	startScenario *scenario.Scenario            // the configured one, which reset returns to
@@ -136,7 +135,6 @@ func (s *Server) finishLoading(cat *catalog.Catalog, err error) {
 		s.wire(&wiring)
 	}
 	s.tenants = sim.New(wiring)
-	s.uploads = &uploadGate{limit: uploadsInFlight * s.cfg.MaxSnapshotBytes, budget: s.tenants.Budget()}
 	s.handler = s.routes()
 }
 

@@ -45,16 +45,16 @@ func (s *Server) putSnapshot() replyFunc {
 		limit := s.cfg.MaxSnapshotBytes
 		// The body's bytes are reserved while they are read, decoded and restored, so uploads
 		// at once hold a bounded total.
-		rr := &reservingReader{r: http.MaxBytesReader(w, r.Body, limit), g: s.uploads, announced: min(r.ContentLength, limit)}
-		defer rr.release()
+		rr := s.tenants.Uploads().Reader(http.MaxBytesReader(w, r.Body, limit), min(r.ContentLength, limit))
+		defer rr.Release()
 		// The gate is asked before any buffer is set aside on the word of the Content-Length,
 		// so refused uploads cost nothing while they wait for their answer.
-		if !rr.reserve() {
+		if !rr.Reserve() {
 			return reply{}, s.uploadsFull(w)
 		}
 		body, err := readAll(rr, r.ContentLength, limit, snapshotReserve)
 		if err != nil {
-			if errors.Is(err, errUploadsFull) {
+			if errors.Is(err, sim.ErrUploadsFull) {
 				return reply{}, s.uploadsFull(w)
 			}
 			if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
@@ -81,7 +81,7 @@ func (s *Server) putSnapshot() replyFunc {
 // of a broken pipe.
 func (s *Server) uploadsFull(w http.ResponseWriter) error {
 	w.Header().Set("Connection", "close")
-	return s.uploads.full()
+	return s.tenants.Uploads().Full()
 }
 
 // Snapshot returns a tenant's snapshot document ("" names the default tenant), as GET

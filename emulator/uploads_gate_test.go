@@ -63,9 +63,7 @@ func TestUploadsRefusedBeforeTheirBuffer(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	s.uploads.mu.Lock()
-	held := s.uploads.held
-	s.uploads.mu.Unlock()
+	held := s.tenants.Uploads().Held()
 	if held != 0 {
 		t.Errorf("the gate holds %d bytes once every upload was refused", held)
 	}

@@ -192,9 +192,10 @@ func (t *Tenant) Present() api.Tenant {
 
 // Tenants makes tenants on first use, drops idle ones and bounds how many live at once.
 type Tenants struct {
-	cfg   Config
-	ids   *ids.Generator
-	files *media.Cache
+	cfg     Config
+	uploads *UploadGate // snapshot bodies in flight
+	ids     *ids.Generator
+	files   *media.Cache
 
 	worlds atomic.Uint64 // numbers every world made, for its files' keys in the shared cache
 	run    *evidence.Run // the findings of every world gone since the start
@@ -233,6 +234,10 @@ func New(cfg Config) *Tenants {
 // request makes it again. Tests use it.
 func (ts *Tenants) ClearFiles() { ts.files.Clear() }
 
+// Uploads is the gate every snapshot body in flight goes through, across tenants: at most
+// UploadsInFlight bodies of MaxSnapshotBytes together, counted against the budget.
+func (ts *Tenants) Uploads() *UploadGate { return ts.uploads }
+
 // Budget is the memory bound every store of every tenant counts against.
 func (ts *Tenants) Budget() *budget.Budget { return ts.cfg.Budget }
 
@@ -240,7 +245,8 @@ func (ts *Tenants) Budget() *budget.Budget { return ts.cfg.Budget }
 func NewTenants(cfg Config, g *ids.Generator, files *media.Cache) *Tenants {
 	cfg = cfg.complete()
 	cfg.linkKey = g.Secret(linkSecret)
-	ts := &Tenants{cfg: cfg, ids: g, files: files, wall: cfg.Wall, byName: map[string]*Tenant{}, run: evidence.NewRun()}
+	ts := &Tenants{cfg: cfg, ids: g, files: files, wall: cfg.Wall, byName: map[string]*Tenant{}, run: evidence.NewRun(),
+		uploads: &UploadGate{limit: UploadsInFlight * cfg.MaxSnapshotBytes, budget: cfg.Budget}}
 	if ts.wall == nil {
 		ts.wall, ts.ownWall = clock.NewReal(), true
 	}

@@ -1,17 +1,18 @@
-package emulator
+package sim
 
 import (
 	"errors"
 	"io"
 	"sync"
 
+	"github.com/mediagen/mediagen-emulator/emulator/internal/budget"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
 )
 
-// uploadsInFlight is how many whole snapshot bodies of the route's bound may be held at once,
+// UploadsInFlight is how many whole snapshot bodies of the route's bound may be held at once,
 // together: a snapshot's body and the document decoded from it cost about twice its size
 // until it is restored, so 16 uploads of 64 MiB at once would hold gigabytes.
-const uploadsInFlight = 2
+const UploadsInFlight = 2
 
 // uploadCost is what one byte of a snapshot body costs the heap until it is restored: its
 // read buffer, grown by doubling, and the document decoded from it. It is what the memory
@@ -22,23 +23,27 @@ const uploadCost = 4
 // what it holds.
 const uploadStep = 1 << 20
 
-// errUploadsFull is a body refused because the uploads in flight hold all they may.
-var errUploadsFull = errors.New("snapshot uploads in flight hold all they may")
+// ErrUploadsFull is a body refused because the uploads in flight hold all they may.
+var ErrUploadsFull = errors.New("snapshot uploads in flight hold all they may")
 
-// uploadGate bounds the bytes of snapshot bodies being read and restored, across uploads, and
-// counts them against the memory budget while they are held.
-type uploadGate struct {
+// UploadGate bounds the bytes of snapshot bodies being read and restored, across uploads and
+// tenants, and counts them against the memory budget while they are held.
+type UploadGate struct {
 	mu     sync.Mutex
 	held   int64
 	limit  int64
-	budget interface { // the tenants' memory budget
-		Admit(n int64) bool
-		Add(n int64)
-	}
+	budget *budget.Budget
+}
+
+// Held is how many bytes of bodies the gate holds now.
+func (g *UploadGate) Held() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.held
 }
 
 // take reserves n bytes, or reports that they do not fit the gate or the budget.
-func (g *uploadGate) take(n int64) bool {
+func (g *UploadGate) take(n int64) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.held+n > g.limit || !g.budget.Admit(n*uploadCost) {
@@ -50,32 +55,38 @@ func (g *uploadGate) take(n int64) bool {
 }
 
 // give lets n reserved bytes go.
-func (g *uploadGate) give(n int64) {
+func (g *UploadGate) give(n int64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.held -= n
 	g.budget.Add(-n * uploadCost)
 }
 
-// full is the problem answered for an upload that does not fit.
-func (g *uploadGate) full() error {
+// Full is the problem answered for an upload that does not fit.
+func (g *UploadGate) Full() error {
 	return &problem.Error{Code: problem.MemoryBudgetExhausted, RetryAfter: 1,
 		Detail: "snapshot uploads in flight hold all the memory they may (the memory budget, and at most twice the route's body bound together); send it again when one has finished"}
 }
 
-// reservingReader reads a body while reserving its bytes from a gate: the announced length at
+// Reader reads a body of an announced length (-1 when unknown) through the gate, reserving its
+// bytes as it goes; Release gives them back.
+func (g *UploadGate) Reader(r io.Reader, announced int64) *ReservingReader {
+	return &ReservingReader{r: r, g: g, announced: announced}
+}
+
+// ReservingReader reads a body while reserving its bytes from a gate: the announced length at
 // the first read, then more as an unannounced body grows.
-type reservingReader struct {
+type ReservingReader struct {
 	r         io.Reader
-	g         *uploadGate
+	g         *UploadGate
 	announced int64 // -1 when unknown
 	held      int64
 	read      int64
 }
 
-// reserve takes the announced length from the gate, once, before anything is read or set
+// Reserve takes the announced length from the gate, once, before anything is read or set
 // aside for the body: a body that does not fit is refused before it costs any memory.
-func (rr *reservingReader) reserve() bool {
+func (rr *ReservingReader) Reserve() bool {
 	if rr.held == 0 && rr.announced > 0 {
 		if !rr.g.take(rr.announced) {
 			return false
@@ -86,9 +97,9 @@ func (rr *reservingReader) reserve() bool {
 }
 
 // Read reserves room for what it may read, then reads.
-func (rr *reservingReader) Read(p []byte) (int, error) {
-	if !rr.reserve() {
-		return 0, errUploadsFull
+func (rr *ReservingReader) Read(p []byte) (int, error) {
+	if !rr.Reserve() {
+		return 0, ErrUploadsFull
 	}
 	if rr.read+int64(len(p)) > rr.held && len(p) > 0 {
 		switch {
@@ -101,7 +112,7 @@ func (rr *reservingReader) Read(p []byte) (int, error) {
 		default:
 			need := max(uploadStep, rr.read+int64(len(p))-rr.held)
 			if !rr.g.take(need) {
-				return 0, errUploadsFull
+				return 0, ErrUploadsFull
 			}
 			rr.held += need
 		}
@@ -111,8 +122,8 @@ func (rr *reservingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// release gives back everything the body reserved.
-func (rr *reservingReader) release() {
+// Release gives back everything the body reserved.
+func (rr *ReservingReader) Release() {
 	if rr.held > 0 {
 		rr.g.give(rr.held)
 		rr.held = 0
