@@ -65,14 +65,15 @@ func (s *Server) getClock() replyFunc {
 }
 
 // setClock changes the tenant's clock mode and moves the clock, and answers once everything
-// that fell due has happened: job transitions in order, quote, output and key expiry.
+// that fell due has happened: job transitions in order, quote, output and key expiry. A client
+// that hangs up stops the move's waiting for webhook deliveries; the move itself completes.
 func (s *Server) setClock() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		var c api.ClockChange
 		if err := s.decodeInto(w, r, &c, members{nonEmpty: []string{"advance", "set", "mode"}}); err != nil {
 			return reply{}, err
 		}
-		clk, err := worldOf(r).ChangeClock(c)
+		clk, err := worldOf(r).ChangeClock(r.Context(), c)
 		if err != nil {
 			return reply{}, err
 		}

@@ -6,6 +6,7 @@
 package clock
 
 import (
+	"context"
 	"errors"
 	"math"
 	"sync"
@@ -24,6 +25,12 @@ var ErrTooFar = errors.New("the clock cannot move past " + Latest.Format(time.RF
 // Latest is as far as the clock goes: far enough for any test, and well inside the range where
 // time arithmetic in nanoseconds (until 2262) cannot overflow.
 var Latest = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// MoveBudget is how long in real time one Advance or Set lets its callbacks wait, all together,
+// for work outside the emulator (a webhook receiver's answer) by default: a receiver that never
+// answers cannot hold a move, and the clock, for longer. What they did not finish goes on after
+// the move returns.
+const MoveBudget = 2 * time.Second
 
 // batchSize bounds how many due timers one pass takes off the heap under a single lock.
 const batchSize = 256
@@ -75,6 +82,10 @@ type Clock struct {
 	// fire serializes firing, so callbacks run one at a time and in due order.
 	fire  sync.Mutex
 	batch []*Timer // reused by every pass; guarded by fire
+	// waits ends when the move under way stops waiting for what its callbacks started; it is
+	// done outside a move. Guarded by fire, which every callback runs under.
+	waits  context.Context
+	budget atomic.Int64 // MoveBudget unless SetMoveBudget changed it
 
 	mu      sync.Mutex
 	timers  due.Queue[*Timer]
@@ -90,8 +101,30 @@ type Clock struct {
 func newClock(m Mode) *Clock {
 	c := &Clock{base: time.Now(), wake: make(chan struct{}, 1), stopped: make(chan struct{}), exited: make(chan struct{})}
 	c.mode.Store(int32(m))
+	c.waits = doneCtx
+	c.budget.Store(int64(MoveBudget))
 	return c
 }
+
+// doneCtx is a context that has ended: a move made with it waits for nothing.
+var doneCtx = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+// NoWait is a context for AdvanceContext or SetContext whose move does not wait for what its
+// callbacks start: they go on after it returns.
+func NoWait() context.Context { return doneCtx }
+
+// SetMoveBudget changes how long one move waits for its callbacks' work (MoveBudget by default);
+// zero or less waits for none.
+func (c *Clock) SetMoveBudget(d time.Duration) { c.budget.Store(int64(d)) }
+
+// Waits is closed once the move under way stops waiting for what its callbacks started: its
+// budget is spent or its caller's context ended. Only a callback of the clock may call it; on
+// the real-mode loop it is closed already.
+func (c *Clock) Waits() <-chan struct{} { return c.waits.Done() }
 
 // NewReal returns a clock that follows wall time.
 func NewReal() *Clock {
@@ -184,7 +217,11 @@ var (
 func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
 
 // Advance moves time forward by d, then returns once every callback that fell due has run.
-func (c *Clock) Advance(d time.Duration) error {
+func (c *Clock) Advance(d time.Duration) error { return c.AdvanceContext(context.Background(), d) }
+
+// AdvanceContext is Advance, whose callbacks stop waiting for their work once ctx ends or the
+// move's budget is spent; the move itself always completes.
+func (c *Clock) AdvanceContext(ctx context.Context, d time.Duration) error {
 	if d < 0 {
 		return ErrBackwards
 	}
@@ -194,12 +231,15 @@ func (c *Clock) Advance(d time.Duration) error {
 	if target.After(Latest) {
 		return ErrTooFar
 	}
-	c.runUntil(Nanos(target), d)
+	c.move(ctx, Nanos(target), d)
 	return nil
 }
 
 // Set moves time forward to t, then returns once every callback that fell due has run.
-func (c *Clock) Set(t time.Time) error {
+func (c *Clock) Set(t time.Time) error { return c.SetContext(context.Background(), t) }
+
+// SetContext is Set, whose callbacks stop waiting like AdvanceContext's.
+func (c *Clock) SetContext(ctx context.Context, t time.Time) error {
 	if t.After(Latest) {
 		return ErrTooFar
 	}
@@ -209,8 +249,18 @@ func (c *Clock) Set(t time.Time) error {
 	if d < 0 {
 		return ErrBackwards
 	}
-	c.runUntil(Nanos(t), d)
+	c.move(ctx, Nanos(t), d)
 	return nil
+}
+
+// move runs a move to target with its waiting bounded by ctx and the budget. Callers hold
+// c.fire.
+func (c *Clock) move(ctx context.Context, target int64, d time.Duration) {
+	waits, cancel := context.WithTimeout(ctx, time.Duration(c.budget.Load()))
+	defer cancel()
+	c.waits = waits
+	defer func() { c.waits = doneCtx }()
+	c.runUntil(target, d)
 }
 
 // runUntil fires every timer due by target in order; while time stands still it steps to each timer's

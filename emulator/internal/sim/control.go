@@ -44,8 +44,10 @@ func (w *World) PresentClock() api.Clock {
 
 // ChangeClock changes the clock's mode, moves it (an advance or a set, not both), or both, and
 // answers the clock once everything that fell due has happened: job transitions in order,
-// quote, output and key expiry. Nothing changes when the change is refused.
-func (w *World) ChangeClock(c api.ClockChange) (api.Clock, error) {
+// quote, output and key expiry. The move waits for the webhook deliveries it made due at most
+// clock.MoveBudget, and not once ctx ends (the client hung up); what it did not wait for goes
+// out after it. Nothing changes when the change is refused.
+func (w *World) ChangeClock(ctx context.Context, c api.ClockChange) (api.Clock, error) {
 	hasAdvance, hasSet, hasMode := c.Advance != "", c.Set != "", c.Mode != ""
 	mode, modeOK := clock.ParseMode(c.Mode)
 	switch {
@@ -72,11 +74,11 @@ func (w *World) ChangeClock(c api.ClockChange) (api.Clock, error) {
 	}
 	switch {
 	case hasAdvance:
-		if err := w.Advance(d); err != nil {
+		if err := w.advance(ctx, d); err != nil {
 			return api.Clock{}, problem.New(problem.InvalidClockChange, "advance %q: %v", c.Advance, err)
 		}
 	case hasSet:
-		if err := w.SetTime(t); errors.Is(err, clock.ErrBackwards) {
+		if err := w.setTime(ctx, t); errors.Is(err, clock.ErrBackwards) {
 			return api.Clock{}, problem.New(problem.InvalidClockChange, "set %s is before the emulator's time %s; the clock only moves forward (POST /_emulator/reset starts it over)", c.Set, Timestamp(w.Now()))
 		} else if err != nil {
 			return api.Clock{}, problem.New(problem.InvalidClockChange, "set %s: %v", c.Set, err)

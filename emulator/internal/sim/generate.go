@@ -352,7 +352,7 @@ func (w *World) Wait(ctx context.Context, view jobs.View, stop <-chan struct{}) 
 // Job is an account's job as a poll finds it: a poll waits on the job, so a skipping clock
 // first moves on to the job's next transition.
 func (w *World) Job(account, id string) (jobs.View, error) {
-	w.skipAhead(account, id, 1, clock.Latest)
+	w.skipAhead(context.Background(), account, id, 1, clock.Latest)
 	v, ok := w.jobs.Get(account, id)
 	if !ok {
 		return jobs.View{}, problem.New(problem.JobNotFound, "no job %q for this account", id)

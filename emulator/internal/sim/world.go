@@ -234,15 +234,21 @@ func (w *World) SetClockMode(m clock.Mode) {
 }
 
 // Advance moves the world's time forward and returns once everything that fell due happened.
-func (w *World) Advance(d time.Duration) error {
+func (w *World) Advance(d time.Duration) error { return w.advance(context.Background(), d) }
+
+// advance is Advance whose wait for webhook deliveries ends with ctx, or the move's budget.
+func (w *World) advance(ctx context.Context, d time.Duration) error {
 	defer w.Changed(PartClock)
-	return w.clock.Advance(d)
+	return w.clock.AdvanceContext(ctx, d)
 }
 
 // SetTime moves the world's time forward to t, like Advance.
-func (w *World) SetTime(t time.Time) error {
+func (w *World) SetTime(t time.Time) error { return w.setTime(context.Background(), t) }
+
+// setTime is SetTime whose wait for webhook deliveries ends like advance's.
+func (w *World) setTime(ctx context.Context, t time.Time) error {
 	defer w.Changed(PartClock)
-	return w.clock.Set(t)
+	return w.clock.SetContext(ctx, t)
 }
 
 // Clock is the world's clock itself, for benchmarks that schedule markers on it.

@@ -129,6 +129,12 @@ type Hub struct {
 	timer   *clock.Timer
 	timerAt int64
 	gen     uint64
+
+	// On a still clock one sender makes the attempts (sending), closing idle once none is due;
+	// floor is the clock's instant when the last move that waited for it started it.
+	sending bool
+	idle    chan struct{}
+	floor   time.Time
 }
 
 // delivery is one event on its way to the receiver; every field is guarded by Hub.mu.
@@ -339,38 +345,81 @@ func (h *Hub) arm() {
 
 func (h *Hub) inFlight() int { return len(h.flying) }
 
-// fire starts every attempt due. On a clock that moves only when told to (manual, skip) it
-// makes them one at a time, in the order they fell due, each waited for, and then the
-// attempts they make due by the clock's instant: an advance sends all that fell due within
-// it, each at its own time and in a fixed order, and returns once they are answered. On a
-// real clock it starts as many as the slots allow and leaves them running.
+// fire starts every attempt due. On a real clock it starts as many as the slots allow and
+// leaves them running. On a clock that moves only when told to (manual, skip) one sender makes
+// them one at a time, in the order they fell due, each at its own instant, and fire waits for
+// it while the clock's move lets it wait (Clock.Waits: its budget, its caller): a move sends
+// what fell due within it and returns once that is answered, or once its budget is spent, and
+// the sender goes on after it in the same order, so a receiver that never answers cannot hold
+// the clock.
 func (h *Hub) fire(gen uint64) {
-	wait := h.o.Clock.Manual()
-	most := MaxInFlight
-	if wait {
-		most = 1
+	h.mu.Lock()
+	if gen == h.gen {
+		h.timer = nil
 	}
+	if !h.o.Clock.Manual() {
+		var batch sync.WaitGroup
+		h.startDue(&batch, MaxInFlight, time.Time{})
+		h.arm()
+		h.mu.Unlock()
+		return
+	}
+	if !h.sending {
+		// The instant the clock stands at: attempts due by it are made at it, as if the move
+		// had waited for each, even when the sender makes them after the move returned.
+		h.floor = h.o.Clock.Now()
+	}
+	idle := h.send()
+	h.mu.Unlock()
+	select {
+	case <-idle:
+	case <-h.o.Clock.Waits():
+	}
+}
+
+// send starts the sender of a still clock unless it runs, and returns what is closed once it
+// has nothing due left. Callers hold h.mu.
+func (h *Hub) send() <-chan struct{} {
+	if !h.sending {
+		if !h.active() {
+			h.arm()
+			return closed
+		}
+		h.sending = true
+		h.idle = make(chan struct{})
+		h.wg.Add(1)
+		go h.sender()
+	}
+	return h.idle
+}
+
+// closed is a channel that is closed: nothing to wait for.
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// sender makes the attempts due on a still clock one at a time, each waited for, until none is
+// due by the clock's time.
+func (h *Hub) sender() {
+	defer h.wg.Done()
 	for {
 		h.mu.Lock()
-		if gen == h.gen {
-			h.timer = nil
+		var one sync.WaitGroup
+		if !h.startDue(&one, 1, h.floor) {
+			h.sending = false
+			close(h.idle)
+			h.arm()
+			h.mu.Unlock()
+			return
 		}
-		var batch sync.WaitGroup
-		started := h.startDue(&batch, most)
 		h.mu.Unlock()
-		if !started || !wait {
-			break
-		}
-		batch.Wait()
+		one.Wait()
 	}
-	h.mu.Lock()
-	h.arm()
-	h.mu.Unlock()
 }
 
 // startDue starts an attempt of every delivery due, as far as the slots allow and at most
-// most; batch counts them. Callers hold h.mu.
-func (h *Hub) startDue(batch *sync.WaitGroup, most int) bool {
+// most; batch counts them. On a still clock floor is the instant the move stood at when it
+// started them, and each attempt is made at its due time or floor, whichever is later; on a
+// real clock (floor zero) at now. Callers hold h.mu.
+func (h *Hub) startDue(batch *sync.WaitGroup, most int, floor time.Time) bool {
 	if !h.active() {
 		return false
 	}
@@ -380,19 +429,26 @@ func (h *Hub) startDue(batch *sync.WaitGroup, most int) bool {
 		most--
 		d := h.queue.Pop().Value
 		dueAt := time.Unix(0, d.entry.At).UTC()
+		at := now
+		if !floor.IsZero() {
+			at = floor
+			if dueAt.After(at) {
+				at = dueAt
+			}
+		}
 		d.held = false
 		if _, ok := h.polls[d.job]; ok && d.kind == KindDelivery && d.event != Queued && d.event != Running {
 			delete(h.polls, d.job)
 		}
 		if d.kind == KindDelivery && h.cfg.Audit && !h.audited {
 			h.audited = true
-			h.probe(d, KindSignature, now)
-			h.probe(d, KindTimestamp, now)
+			h.probe(d, KindSignature, at)
+			h.probe(d, KindTimestamp, at)
 		}
 		h.flying[d] = dueAt
 		batch.Add(1)
 		h.wg.Add(1)
-		go h.attempt(d, dueAt, h.cfg.URL, h.cfg.Secret, batch)
+		go h.attempt(d, dueAt, at, h.cfg.URL, h.cfg.Secret, batch)
 		started = true
 	}
 	return started
@@ -405,11 +461,10 @@ func (h *Hub) probe(d *delivery, kind string, now time.Time) {
 	h.add(p, now)
 }
 
-// attempt sends one attempt of d, due at dueAt, and settles it.
-func (h *Hub) attempt(d *delivery, dueAt time.Time, url string, secret Secret, batch *sync.WaitGroup) {
+// attempt sends one attempt of d, due at dueAt and made at at, and settles it.
+func (h *Hub) attempt(d *delivery, dueAt, at time.Time, url string, secret Secret, batch *sync.WaitGroup) {
 	defer h.wg.Done()
 	defer batch.Done()
-	at := h.o.Clock.Now()
 	ts := at.Unix()
 	switch d.kind {
 	case KindSignature:

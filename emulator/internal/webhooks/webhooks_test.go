@@ -693,3 +693,115 @@ func TestHeldBeyondTheBoundsLeaveNothing(t *testing.T) {
 		t.Fatalf("%d jobs remembered for after_poll, want %d", n, MaxPending)
 	}
 }
+
+// hanging is a loopback receiver that answers no attempt until answer is called (or the test
+// ends), then 500 to every one; it records each attempt's webhook-timestamp.
+func hanging(t *testing.T) (url string, stamps func() []string, answer func()) {
+	release := make(chan struct{})
+	var once sync.Once
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		mu.Lock()
+		got = append(got, req.Header.Get("webhook-timestamp"))
+		mu.Unlock()
+		select {
+		case <-release:
+		case <-req.Context().Done():
+		}
+		w.WriteHeader(500)
+	}))
+	answer = func() { once.Do(func() { close(release) }) }
+	t.Cleanup(srv.Close)
+	t.Cleanup(answer) // runs first, so the server's Close finds no handler blocked
+	return srv.URL, func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(got) }, answer
+}
+
+// drained waits until the hub's sender of a still clock has nothing due left.
+func drained(t *testing.T, h *Hub) {
+	t.Helper()
+	h.mu.Lock()
+	sending, idle := h.sending, h.idle
+	h.mu.Unlock()
+	if !sending {
+		return
+	}
+	select {
+	case <-idle:
+	case <-time.After(time.Minute):
+		t.Fatal("the deliveries due were never sent")
+	}
+}
+
+// TestHangingReceiverDoesNotHoldTheMove: an advance that makes a whole retry schedule due on a
+// receiver that never answers returns once its budget is spent, long before one attempt's
+// timeout (before the fix it took the sum of them), and every attempt is still made after it,
+// in order and stamped with its own instant, as a move that waited would have.
+func TestHangingReceiverDoesNotHoldTheMove(t *testing.T) {
+	c := clock.NewManual(start)
+	c.SetMoveBudget(20 * time.Millisecond)
+	url, stamps, answer := hanging(t)
+	h := testHub(t, c, url, nil)
+	told := record(h)
+	h.Reached(ended("job-1", start))
+	moved := make(chan error, 1)
+	go func() { moved <- c.Advance(2 * time.Hour) }()
+	select {
+	case err := <-moved:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(AttemptTimeout / 2):
+		t.Fatal("the advance waits for a receiver that never answers")
+	}
+	if !c.Now().Equal(start.Add(2 * time.Hour)) {
+		t.Errorf("the clock is at %v after the advance", c.Now())
+	}
+	if s := h.Summary(); s.Attempts != 0 || s.Pending+s.InFlight != 1 {
+		t.Errorf("after the advance: %+v, want the delivery due, none settled", s)
+	}
+	answer()
+	drained(t, h)
+	var want []string
+	var at time.Time
+	outcomes := []string{}
+	for i, a := range told() {
+		if i == 0 {
+			at = start
+		} else {
+			at = at.Add(Schedule[i])
+		}
+		want = append(want, strconv.FormatInt(at.Unix(), 10))
+		outcomes = append(outcomes, fmt.Sprint(a.Attempt, a.Outcome, a.At == at.Format(time.RFC3339Nano)))
+	}
+	if fmt.Sprint(stamps()) != fmt.Sprint(want) || len(want) != len(Schedule) {
+		t.Errorf("timestamps %v, want the schedule's %v", stamps(), want)
+	}
+	if got := fmt.Sprint(outcomes); got != "[1retryingtrue 2retryingtrue 3retryingtrue 4retryingtrue 5retryingtrue 6retryingtrue 7gave_uptrue]" {
+		t.Errorf("log %s", got)
+	}
+	if s := h.Summary(); s.Attempts != int64(len(Schedule)) || s.GaveUp != 1 || s.Pending != 0 {
+		t.Errorf("summary %+v", s)
+	}
+}
+
+// TestNoWaitMoveSendsAfter: a move made with clock.NoWait (a skipping clock's wait=true jump)
+// returns without waiting at all, even within its budget; the delivery goes out after it.
+func TestNoWaitMoveSendsAfter(t *testing.T) {
+	c := clock.NewManual(start)
+	url, stamps, answer := hanging(t)
+	h := testHub(t, c, url, nil)
+	told := record(h)
+	h.Reached(ended("job-1", start))
+	if err := c.SetContext(clock.NoWait(), start.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if s := h.Summary(); s.Attempts != 0 {
+		t.Errorf("the move waited: %+v", s)
+	}
+	answer()
+	drained(t, h)
+	if got := told(); len(got) != 1 || got[0].At != start.Format(time.RFC3339Nano) || fmt.Sprint(stamps()) != fmt.Sprint([]int64{start.Unix()}) {
+		t.Errorf("attempts %+v, stamps %v", got, stamps())
+	}
+}
