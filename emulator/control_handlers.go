@@ -143,7 +143,7 @@ func (s *Server) listFaults() replyFunc {
 
 func (s *Server) addFault() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
-		var f api.FaultRule
+		var f api.Perturbation
 		if err := s.decodeInto(w, r, &f, members{}); err != nil {
 			return reply{}, err
 		}

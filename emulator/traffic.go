@@ -26,7 +26,7 @@ import (
 type scene struct {
 	facts  facts
 	peeked *catalog.Model
-	fault  api.FaultRule
+	fault  api.Perturbation
 }
 
 // stage finds the scene of a request.
@@ -131,7 +131,7 @@ func (s *Server) peekModel(r *http.Request, world *sim.World) (*catalog.Model, [
 
 // injectFault carries out a fault; it answers the fault's reply, or its error, and whether the
 // fault answers the request itself.
-func (s *Server) injectFault(r *http.Request, f api.FaultRule) (reply, error, bool) {
+func (s *Server) injectFault(r *http.Request, f api.Perturbation) (reply, error, bool) {
 	if f.Delay > 0 {
 		s.sleep(r.Context(), time.Duration(f.Delay))
 	}

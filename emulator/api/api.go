@@ -448,30 +448,11 @@ type FaultMatch struct {
 	OutputType string `json:"output_type,omitempty" yaml:"output_type"`
 }
 
-// FaultRule is an HTTP fault rule: as POST /_emulator/faults takes it, and as a scenario file's
-// faults list holds it.
-type FaultRule struct {
-	Match      FaultMatch `json:"match" yaml:"match"`
-	Action     string     `json:"action,omitempty" yaml:"action"` // one of FaultActions; empty picks error, download or delay
-	Status     int        `json:"status,omitempty" yaml:"status"` // for FaultError: 400 to 599
-	Code       string     `json:"code,omitempty" yaml:"code"`     // the problem code of the error body
-	Delay      Duration   `json:"delay,omitempty" yaml:"delay"`   // real time before answering, at most 5 minutes, whatever the clock
-	RetryAfter int        `json:"retry_after,omitempty" yaml:"retry_after"`
-	// RetryAfterFormat is RetryAfterSeconds (the default) or RetryAfterDate.
-	RetryAfterFormat string `json:"retry_after_format,omitempty" yaml:"retry_after_format"`
-	// Download shapes the body, for FaultDownload.
-	Download *Download `json:"download,omitempty" yaml:"download"`
-	// Count is how many matching requests the fault answers before it stops; 0 means all.
-	Count int `json:"count,omitempty" yaml:"count"`
-	// Probability is the chance a matching request gets the fault; nil means every one.
-	Probability *float64 `json:"probability,omitempty" yaml:"probability"`
-}
-
 // Fault is a fault rule in force, as the control API lists it.
 type Fault struct {
 	ID     string `json:"id"`
 	Source string `json:"source"` // api (added by POST) or scenario
-	FaultRule
+	Perturbation
 	Remaining int `json:"remaining"` // matching requests it still answers; 0 means no limit
 	Fired     int `json:"fired"`
 }

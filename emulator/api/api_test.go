@@ -9,7 +9,7 @@ import (
 )
 
 func TestDurationRoundTrip(t *testing.T) {
-	rule := api.FaultRule{Match: api.FaultMatch{Path: "/v1/models"}, Delay: api.Duration(1500 * time.Millisecond)}
+	rule := api.Perturbation{Match: api.FaultMatch{Path: "/v1/models"}, Delay: api.Duration(1500 * time.Millisecond)}
 	b, err := json.Marshal(rule)
 	if err != nil {
 		t.Fatal(err)
@@ -17,7 +17,7 @@ func TestDurationRoundTrip(t *testing.T) {
 	if want := `{"match":{"path":"/v1/models"},"delay":"1.5s"}`; string(b) != want {
 		t.Errorf("marshal: %s, want %s", b, want)
 	}
-	var back api.FaultRule
+	var back api.Perturbation
 	if err := json.Unmarshal(b, &back); err != nil || back.Delay != rule.Delay {
 		t.Errorf("unmarshal: %+v, %v", back, err)
 	}

@@ -25,7 +25,7 @@ var schemaTypes = map[string]reflect.Type{
 	"UnexpectedErrorList": reflect.TypeFor[api.UnexpectedErrors](),
 	"Category":            reflect.TypeFor[api.Category](),
 	"CategoryList":        reflect.TypeFor[api.List[api.Category]](),
-	"FaultRule":           reflect.TypeFor[api.FaultRule](),
+	"Perturbation":        reflect.TypeFor[api.Perturbation](),
 	"Fault":               reflect.TypeFor[api.Fault](),
 	"FaultList":           reflect.TypeFor[api.List[api.Fault]](),
 	"Balance":             reflect.TypeFor[api.Balance](),

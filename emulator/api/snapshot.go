@@ -178,12 +178,12 @@ type SnapshotFaults struct {
 // SnapshotFault is one fault rule with its counts: Remaining (-1 for no limit), Fired, and the
 // probability draws made so far.
 type SnapshotFault struct {
-	ID        string    `json:"id"`
-	Source    string    `json:"source"`
-	Rule      FaultRule `json:"rule"`
-	Remaining int       `json:"remaining"`
-	Fired     int       `json:"fired"`
-	Draws     uint64    `json:"draws"`
+	ID        string       `json:"id"`
+	Source    string       `json:"source"`
+	Rule      Perturbation `json:"rule"`
+	Remaining int          `json:"remaining"`
+	Fired     int          `json:"fired"`
+	Draws     uint64       `json:"draws"`
 }
 
 // SnapshotWindow is one rate-limit window's count: the scenario's limit (by index), the

@@ -156,7 +156,7 @@ func (e *Emulator) ClearRequests() {
 
 // AddFault adds a fault rule and returns its id. It lasts until its Count runs out, ClearFaults
 // or Reset; a scenario change leaves it in place.
-func (e *Emulator) AddFault(f api.FaultRule) string {
+func (e *Emulator) AddFault(f api.Perturbation) string {
 	e.t.Helper()
 	var rule api.Fault
 	e.do(http.MethodPost, "/_emulator/faults", f, http.StatusCreated, &rule)

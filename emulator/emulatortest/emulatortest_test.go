@@ -396,7 +396,7 @@ func TestAddFault(t *testing.T) {
 	t.Parallel()
 	emu := emulatortest.Start(t)
 	c := newClient(t, emu, emu.Keys.All)
-	id := emu.AddFault(api.FaultRule{
+	id := emu.AddFault(api.Perturbation{
 		Match:  api.FaultMatch{Method: "POST", Path: "/v1/generate"},
 		Status: 503, Code: "service_unavailable", RetryAfter: 7, Count: 1,
 	})
@@ -419,7 +419,7 @@ func TestAddFault(t *testing.T) {
 	}
 
 	// A fault without a count stays until ClearFaults.
-	emu.AddFault(api.FaultRule{Match: api.FaultMatch{Path: "/v1/models"}, Action: api.FaultMalformed})
+	emu.AddFault(api.Perturbation{Match: api.FaultMatch{Path: "/v1/models"}, Action: api.FaultMalformed})
 	for range 2 {
 		if a := c.call(http.MethodGet, "/v1/models/categories", nil); a.status != 200 {
 			t.Errorf("a fault on /v1/models hit /v1/models/categories: %d", a.status)
@@ -443,7 +443,7 @@ func TestAddFault(t *testing.T) {
 func TestFaultDelayAndProbability(t *testing.T) {
 	t.Parallel()
 	emu := emulatortest.Start(t, emulatortest.WithSeed(1))
-	emu.AddFault(api.FaultRule{Match: api.FaultMatch{Path: "/v1/models"}, Delay: api.Duration(50 * time.Millisecond), Count: 1})
+	emu.AddFault(api.Perturbation{Match: api.FaultMatch{Path: "/v1/models"}, Delay: api.Duration(50 * time.Millisecond), Count: 1})
 	c := newClient(t, emu, emu.Keys.All)
 	start := time.Now()
 	if a := c.call(http.MethodGet, "/v1/models", nil); a.status != 200 {
@@ -453,7 +453,7 @@ func TestFaultDelayAndProbability(t *testing.T) {
 		t.Errorf("the delay fault answered after %v", d)
 	}
 	half := 0.5
-	emu.AddFault(api.FaultRule{Match: api.FaultMatch{Path: "/v1/models"}, Status: 500, Code: "internal_error", Probability: &half})
+	emu.AddFault(api.Perturbation{Match: api.FaultMatch{Path: "/v1/models"}, Status: 500, Code: "internal_error", Probability: &half})
 	failed := 0
 	for range 40 {
 		if c.call(http.MethodGet, "/v1/models", nil).status == 500 {
@@ -504,7 +504,7 @@ func TestReset(t *testing.T) {
 	emu.SetCredits(emu.Accounts.Poor, 0)
 	emu.Advance(time.Hour)
 	emu.SetScenario("outage")
-	emu.AddFault(api.FaultRule{Match: api.FaultMatch{Path: "/v1/models/categories"}, Status: 500})
+	emu.AddFault(api.Perturbation{Match: api.FaultMatch{Path: "/v1/models/categories"}, Status: 500})
 
 	emu.Reset()
 	if now := emu.Now(); !now.Equal(emulator.ManualStart) {
@@ -698,7 +698,7 @@ func TestFailuresEndTheTest(t *testing.T) {
 		{"AwaitWaiting on a skipping clock", func(tb *fakeTB) { emu.For(tb).AwaitWaiting(1) }, "the clock skips"},
 		{"unknown job", func(tb *fakeTB) { emu.For(tb).ForceComplete("no-such-job") }, "job_not_found"},
 		{"unknown account", func(tb *fakeTB) { emu.For(tb).SetCredits("acct_nobody", 1) }, "account_not_found"},
-		{"bad fault", func(tb *fakeTB) { emu.For(tb).AddFault(api.FaultRule{Status: 200}) }, "invalid_request"},
+		{"bad fault", func(tb *fakeTB) { emu.For(tb).AddFault(api.Perturbation{Status: 200}) }, "invalid_request"},
 		{"two filters", func(tb *fakeTB) { emu.For(tb).Requests(emulatortest.Pattern{}, emulatortest.Pattern{}) }, "at most one"},
 	}
 	for _, tc := range cases {

@@ -169,7 +169,7 @@ func ExampleEmulator_AddFault() {
 	var tb emulatortest.Standalone
 	defer tb.Close()
 	emu := emulatortest.Start(&tb)
-	emu.AddFault(api.FaultRule{
+	emu.AddFault(api.Perturbation{
 		Match:  api.FaultMatch{Method: "GET", Path: "/v1/models"},
 		Status: 500, Code: "internal_error", Count: 1,
 	})

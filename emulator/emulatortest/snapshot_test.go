@@ -51,7 +51,7 @@ func busyTenant(t *testing.T, emu *emulatortest.Emulator, tb emulatortest.TB) (*
 	t.Helper()
 	ten := emu.Tenant(tb)
 	ten.SetCredits(emulatortest.DefaultAccounts.Poor, 4242)
-	ten.AddFault(api.FaultRule{Match: api.FaultMatch{Path: "/v1/models"}, Status: 503, Count: 2})
+	ten.AddFault(api.Perturbation{Match: api.FaultMatch{Path: "/v1/models"}, Status: 503, Count: 2})
 	job := newClient(t, ten, ten.Keys.All).generate(fox(), "snap-key")
 	if job.status != http.StatusAccepted {
 		t.Fatalf("generate: %d %v", job.status, job.body)

@@ -28,7 +28,7 @@ func TestTenantsShareOneEmulator(t *testing.T) {
 			if job.status != 202 {
 				t.Fatalf("generate: %d %v", job.status, job.body)
 			}
-			emu.AddFault(api.FaultRule{Match: api.FaultMatch{Path: "/v1/models"}, Status: 503, Count: 1})
+			emu.AddFault(api.Perturbation{Match: api.FaultMatch{Path: "/v1/models"}, Status: 503, Count: 1})
 			emu.SetCredits(emulatortest.DefaultAccounts.All, int64(1000+i))
 			emu.Advance(time.Duration(30+i) * time.Second)
 			if got := emu.Now(); !got.Equal(emulator.ManualStart.Add(time.Duration(30+i) * time.Second)) {

@@ -20,7 +20,7 @@ import (
 // in which outputs expire. It returns the emulator's report on the client.
 func exercise(t *testing.T, emu *emulatortest.Emulator, careful bool) api.Report {
 	c := &mediagen.Client{BaseURL: emu.URL, Key: emu.Keys.All, Careful: careful, Sleep: emu.Advance}
-	emu.AddFault(api.FaultRule{Match: api.FaultMatch{Method: "POST", Path: "/v1/generate"}, Status: 503, Count: 1})
+	emu.AddFault(api.Perturbation{Match: api.FaultMatch{Method: "POST", Path: "/v1/generate"}, Status: 503, Count: 1})
 	input := map[string]any{"prompt": "a lighthouse at dawn"}
 	ctx := context.Background()
 	if _, err := c.Render(ctx, "fal-ai/flux/dev", input); err != nil {

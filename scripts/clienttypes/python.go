@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Literal, Optional, TypedDict, Union
 // them goes on working.
 var pyAliases = []struct{ name, target, doc string }{
 	{"FaultMatch", "RequestMatch", "Which requests a fault applies to (an older name of RequestMatch)."},
-	{"FaultSpec", "FaultRule", "A fault rule to add (an older name of FaultRule)."},
+	{"FaultSpec", "Perturbation", "A fault rule to add (an older name of Perturbation)."},
 	{"TenantInfo", "Tenant", "One tenant in GET /_emulator/tenants (an older name of Tenant)."},
 }
 

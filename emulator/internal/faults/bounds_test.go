@@ -16,7 +16,7 @@ import (
 func TestSetBounds(t *testing.T) {
 	t.Parallel()
 	rule := func(i int) scenario.Fault {
-		return api.FaultRule{Match: api.FaultMatch{Path: fmt.Sprint("/v1/", i)}, Action: api.FaultReset}
+		return api.Perturbation{Match: api.FaultMatch{Path: fmt.Sprint("/v1/", i)}, Action: api.FaultReset}
 	}
 	s := New(ids.NewSeeded(1).Float64)
 	for i := range MaxRules {
@@ -35,7 +35,7 @@ func TestSetBounds(t *testing.T) {
 		t.Fatalf("emptied: %d rules, %d bytes", s.Len(), s.Bytes())
 	}
 
-	long := api.FaultRule{Match: api.FaultMatch{Path: "/v1/" + strings.Repeat("p", 1000), Model: strings.Repeat("m", 1000)}, Action: api.FaultReset}
+	long := api.Perturbation{Match: api.FaultMatch{Path: "/v1/" + strings.Repeat("p", 1000), Model: strings.Repeat("m", 1000)}, Action: api.FaultReset}
 	n := 0
 	for ; ; n++ {
 		if _, err := s.AddWithin("api", long); err != nil {

@@ -16,8 +16,8 @@ func prob(p float64) *float64 { return &p }
 func TestCountsAreSpentAndTheFirstMatchWins(t *testing.T) {
 	t.Parallel()
 	s := New(ids.NewSeeded(1).Float64)
-	s.Add("api", api.FaultRule{Match: api.FaultMatch{Path: "/v1/models"}, Status: 502, Count: 2, Action: api.FaultError})
-	s.Add("scenario", api.FaultRule{Match: api.FaultMatch{Path: "/v1/**"}, Status: 503, Action: api.FaultError})
+	s.Add("api", api.Perturbation{Match: api.FaultMatch{Path: "/v1/models"}, Status: 502, Count: 2, Action: api.FaultError})
+	s.Add("scenario", api.Perturbation{Match: api.FaultMatch{Path: "/v1/**"}, Status: 503, Action: api.FaultError})
 	for i, want := range []int{502, 502, 503, 503} {
 		f, _, ok := s.Pick("GET", "/v1/models", nil)
 		if !ok || f.Status != want {
@@ -41,7 +41,7 @@ func TestSeededProbabilityRepeats(t *testing.T) {
 	t.Parallel()
 	fire := func(seed int64) []bool {
 		s := New(ids.NewSeeded(seed).Float64)
-		s.Add("api", api.FaultRule{Match: api.FaultMatch{Path: "/v1/**"}, Status: 503, Probability: prob(0.3), Action: api.FaultError})
+		s.Add("api", api.Perturbation{Match: api.FaultMatch{Path: "/v1/**"}, Status: 503, Probability: prob(0.3), Action: api.FaultError})
 		out := make([]bool, 200)
 		for i := range out {
 			_, _, out[i] = s.Pick("GET", "/v1/models", nil)
@@ -69,7 +69,7 @@ func TestSeededProbabilityRepeats(t *testing.T) {
 func TestModelMatching(t *testing.T) {
 	t.Parallel()
 	s := New(ids.NewRandom().Float64)
-	s.Add("api", api.FaultRule{Match: api.FaultMatch{Model: "fal-ai/kling**", OutputType: "video"}, Status: 500, Action: api.FaultError})
+	s.Add("api", api.Perturbation{Match: api.FaultMatch{Model: "fal-ai/kling**", OutputType: "video"}, Status: 500, Action: api.FaultError})
 	if !s.NeedsModel() {
 		t.Error("NeedsModel = false")
 	}
@@ -93,7 +93,7 @@ func TestHardCaseFaultsRoundTrip(t *testing.T) {
 		`{"action": "gateway", "status": 504, "retry_after": 5, "retry_after_format": "date", "delay": "1s"}`,
 		`{"match": {"path": "/files/**"}, "download": {"bytes_per_second": 1000, "chunk_bytes": 100, "pause": "250ms", "cut_after": 10, "length_delta": -3}, "count": 2}`,
 	} {
-		var f api.FaultRule
+		var f api.Perturbation
 		if err := json.Unmarshal([]byte(src), &f); err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +101,7 @@ func TestHardCaseFaultsRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		raw, _ := json.Marshal(f)
-		var back api.FaultRule
+		var back api.Perturbation
 		err := json.Unmarshal(raw, &back)
 		if err == nil {
 			err = scenario.CheckFault(&back)

@@ -42,7 +42,7 @@ func TestDecodeAnswers(t *testing.T) {
 		if tc.control && strings.HasPrefix(tc.body, `{"scenario"`) {
 			err = jsonbody.Decode([]byte(tc.body), new(api.ScenarioChange), jsonbody.Control)
 		} else if tc.control {
-			err = jsonbody.Decode([]byte(tc.body), new(api.FaultRule), jsonbody.Control)
+			err = jsonbody.Decode([]byte(tc.body), new(api.Perturbation), jsonbody.Control)
 		} else {
 			err = jsonbody.Decode([]byte(tc.body), new(api.GenerateRequest), jsonbody.Request)
 		}
@@ -66,7 +66,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		for _, opts := range []jsontext.Options{jsonbody.Control, jsonbody.Request} {
-			targets := []any{new(api.GenerateRequest), new(api.FaultRule), new(api.ScenarioChange), new(map[string]any)}
+			targets := []any{new(api.GenerateRequest), new(api.Perturbation), new(api.ScenarioChange), new(map[string]any)}
 			for _, v := range targets {
 				err := jsonbody.Decode([]byte(body), v, opts)
 				p := problem.As(err)

@@ -204,9 +204,9 @@ func CheckDownload(d *Download, where string) error {
 	return nil
 }
 
-// Fault makes matching requests misbehave at the HTTP layer: the wire's FaultRule, one shape
+// Fault makes matching requests misbehave at the HTTP layer: the wire's Perturbation, one shape
 // for a scenario file and the control API.
-type Fault = api.FaultRule
+type Fault = api.Perturbation
 
 // Actions lists the fault actions, in the order the documentation gives them.
 var Actions = api.FaultActions

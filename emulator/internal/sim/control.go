@@ -191,14 +191,14 @@ func faultViews(rules []faults.Rule) []api.Fault {
 	for _, r := range rules {
 		v := r.Fault
 		v.Count = 0 // remaining says what is left of it
-		out = append(out, api.Fault{ID: r.ID, Source: r.Source, Remaining: r.Remaining, Fired: r.Fired, FaultRule: v})
+		out = append(out, api.Fault{ID: r.ID, Source: r.Source, Remaining: r.Remaining, Fired: r.Fired, Perturbation: v})
 	}
 	return out
 }
 
 // AddFault puts a fault rule of the control API's in force, once it is checked as a scenario's
 // would be.
-func (w *World) AddFault(f api.FaultRule) (api.Fault, error) {
+func (w *World) AddFault(f api.Perturbation) (api.Fault, error) {
 	if err := scenario.CheckFault(&f); err != nil {
 		e := &problem.Error{Code: problem.InvalidRequest, Detail: "the fault is not valid: " + err.Error()}
 		if ptr := scenario.Pointer(err.Error(), true); ptr != "" {
