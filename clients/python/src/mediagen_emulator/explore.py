@@ -69,19 +69,22 @@ class Explorer:
         """The emulator's plan for run `run` ({"plan", "log"}), given what earlier runs reached."""
         return self.control.draw(self.seed, run, self.terminal, sorted(self.reached), self.routes)
 
-    def learn(self, verdict: Mapping[str, Any]) -> None:
-        """Keeps what a run reached, so that later draws favour what none did."""
+    def learn(self, verdict: Mapping[str, Any], baseline: bool = False) -> None:
+        """Keeps what a run reached, so that later draws favour what none did; the baseline run's
+        routes are where later plans strike."""
         self.reached.update(verdict.get("reached") or [])
-        for route, n in (verdict.get("routes") or {}).items():
-            self.routes[route] = max(self.routes.get(route, 0), int(n))
+        if baseline:
+            self.routes = {route: int(n) for route, n in (verdict.get("routes") or {}).items()}
 
     def explore(self, runs: int, attempt: Callable[[int, Dict[str, Any], str], Run]) -> Optional[Found]:
-        """Runs `attempt(number, plan, log)` under a drawn plan `runs` times, stopping at the first
-        run whose verdict fails; then shrinks its plan. None when every run passed."""
+        """Runs `attempt(number, plan, log)` `runs` times, stopping at the first run whose verdict
+        fails, whose plan it then shrinks; None when every run passed. As `mediagen-emulator
+        explore` does, run 1 is the baseline, under no plan at all; each later run is under a
+        plan drawn for it."""
         for number in range(1, runs + 1):
-            drawn = self.draw(number)
+            drawn = {"plan": {"perturbations": []}, "log": "no perturbations"} if number == 1 else self.draw(number)
             run = attempt(number, drawn["plan"], drawn.get("log", ""))
-            self.learn(run.verdict)
+            self.learn(run.verdict, baseline=number == 1)
             if run.failed:
                 smallest, tried = self.shrink(run, attempt)
                 return Found(run, smallest, tried)
