@@ -11,7 +11,7 @@ import type {
   Coverage,
   Drawn,
   Fault,
-  FaultRule,
+  Perturbation,
   Health,
   Job,
   JournalEntry,
@@ -84,7 +84,7 @@ export declare class EmulatorStartError extends Error {}
 export type FaultMatch = RequestMatch;
 
 /** A fault rule to add, as in a scenario file; a number as `delay` is milliseconds. */
-export interface FaultSpec extends Omit<FaultRule, 'delay'> {
+export interface FaultSpec extends Omit<Perturbation, 'delay'> {
   delay?: Duration;
 }
 
