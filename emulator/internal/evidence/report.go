@@ -349,9 +349,10 @@ func Garbled(e *Entry) bool { return garbled(e) }
 
 // garbled reports whether an injected fault answered in the emulator's place (an error page,
 // a reset, a malformed or truncated body), so the answer says nothing of the request itself. A
-// delay or a shaped download leaves the answer as the emulator made it.
+// delay or a shaped download leaves the answer as the emulator made it, and so does a
+// perturbation of no action (a forced outcome, a clock advanced in flight): the service answered.
 func garbled(e *Entry) bool {
-	return e.Fault != "" && e.FaultKind != "delay" && e.FaultKind != "download"
+	return e.Fault != "" && e.FaultKind != "" && e.FaultKind != "delay" && e.FaultKind != "download"
 }
 
 // stillClock names a clock that moves only when told.
