@@ -690,7 +690,10 @@ export interface JournalEntry {
   path: string;
   /** The raw query string. */
   query: string;
-  /** The status answered. */
+  /**
+   * The status answered; `0` when no answer was written: the connection was dropped (a `reset`
+   * perturbation, before or after the service acted).
+   */
   status: number;
   /** The problem code, for an error. */
   code?: string;
