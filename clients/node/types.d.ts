@@ -954,10 +954,10 @@ export interface Fault {
   source: "api" | "scenario";
   /**
    * One request, `METHOD /path#N` — the tenant's N-th request of that method whose path matches
-   * (`{name}` stands for one segment, `*` and `**` glob): `POST /v1/generate#1`, `GET
-   * /v1/jobs/{id}#2`, `GET /files/**#1` — or one job, `job#N`, the tenant's N-th generation to
-   * pass its quote's checks (outcomes only). Instead of `match`, `count` and `probability`; it
-   * strikes once.
+   * (`{name}` stands for one segment, or the rest of the path when it ends it, as `{model}` does;
+   * `*` and `**` glob): `POST /v1/generate#1`, `GET /v1/jobs/{id}#2`, `GET /files/**#1` — or one
+   * job, `job#N`, the tenant's N-th generation to pass its quote's checks (outcomes only). Instead
+   * of `match`, `count` and `probability`; it strikes once.
    */
   at?: string;
   match?: RequestMatch;
@@ -1538,10 +1538,10 @@ export type StorageError = string;
 export interface Perturbation {
   /**
    * One request, `METHOD /path#N` — the tenant's N-th request of that method whose path matches
-   * (`{name}` stands for one segment, `*` and `**` glob): `POST /v1/generate#1`, `GET
-   * /v1/jobs/{id}#2`, `GET /files/**#1` — or one job, `job#N`, the tenant's N-th generation to
-   * pass its quote's checks (outcomes only). Instead of `match`, `count` and `probability`; it
-   * strikes once.
+   * (`{name}` stands for one segment, or the rest of the path when it ends it, as `{model}` does;
+   * `*` and `**` glob): `POST /v1/generate#1`, `GET /v1/jobs/{id}#2`, `GET /files/**#1` — or one
+   * job, `job#N`, the tenant's N-th generation to pass its quote's checks (outcomes only). Instead
+   * of `match`, `count` and `probability`; it strikes once.
    */
   at?: string;
   match?: RequestMatch;

@@ -593,3 +593,42 @@ func TestTuneTurnsKnobs(t *testing.T) {
 		t.Error("no knobs made a copy")
 	}
 }
+
+// TestParseAt: at names a route as the journal names it; {name} is one segment, or the rest of
+// the path at its end, where a model id with its slashes goes.
+func TestParseAt(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		at, path string
+		matches  []string
+		misses   []string
+	}{
+		{"GET /v1/models/{model}#1", "/v1/models/**", []string{"/v1/models/fal-ai/flux/schnell"}, []string{"/v1/models"}},
+		{"POST /v1/jobs/{id}/cancel#2", "/v1/jobs/*/cancel", []string{"/v1/jobs/j1/cancel"}, []string{"/v1/jobs/j1", "/v1/jobs/a/b/cancel"}},
+		{"get /files/**#3", "/files/**", []string{"/files/default/j/0.png"}, nil},
+	} {
+		w, err := ParseAt(c.at)
+		if err != nil || w.Path != c.path || w.Method != strings.ToUpper(strings.Fields(c.at)[0]) || w.Job {
+			t.Errorf("%s: %+v %v", c.at, w, err)
+			continue
+		}
+		for _, p := range c.matches {
+			if !Selects(RequestMatch{Method: w.Method, Path: w.Path}, w.Method, p, nil) {
+				t.Errorf("%s does not select %s", c.at, p)
+			}
+		}
+		for _, p := range c.misses {
+			if Selects(RequestMatch{Method: w.Method, Path: w.Path}, w.Method, p, nil) {
+				t.Errorf("%s selects %s", c.at, p)
+			}
+		}
+	}
+	if w, err := ParseAt("job#7"); err != nil || !w.Job || w.Ordinal != 7 {
+		t.Errorf("job#7: %+v %v", w, err)
+	}
+	for _, bad := range []string{"", "job", "job#", "POST /v1/generate", "POST v1/generate#1", "POST /v1/generate#0", "POST /v1/generate#1000001"} {
+		if _, err := ParseAt(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
