@@ -1104,11 +1104,6 @@ export interface VerdictFailure {
   entries?: number[];
 }
 
-/** An adversity plan: a list of perturbations, in the order they are tried. */
-export interface Plan {
-  perturbations: FaultRule[];
-}
-
 /**
  * Enough to replay a run of explore (`plan`, `seed`, `run`) and to read what happened in it
  * (`verdict`, `report`, `snapshot`).

@@ -63,7 +63,6 @@ var schemaTypes = map[string]reflect.Type{
 	"JobFailure":          reflect.TypeFor[api.JobFailure](),
 	"Verdict":             reflect.TypeFor[api.Verdict](),
 	"VerdictFailure":      reflect.TypeFor[api.VerdictFailure](),
-	"Plan":                reflect.TypeFor[api.Plan](),
 	"Bundle":              reflect.TypeFor[api.Bundle](),
 }
 

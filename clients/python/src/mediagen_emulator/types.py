@@ -1054,12 +1054,6 @@ class VerdictFailure(_VerdictFailureRequired, total=False):
     entries: List[int]
 
 
-class Plan(TypedDict):
-    """An adversity plan: a list of perturbations, in the order they are tried."""
-
-    perturbations: List[FaultRule]
-
-
 class _BundleRequired(TypedDict):
     """The fields of Bundle that are always present."""
 
