@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -151,5 +152,96 @@ func TestVerdictOnEveryClockAndAcrossASnapshot(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// lose sends a generation the plan's reset strikes, on a connection of its own: Go's client
+// sends a request with an Idempotency-Key again by itself when a reused connection drops, which
+// would hide the reset behind the replay.
+func lose(c wire, body map[string]any, key string) {
+	c.t.Helper()
+	raw, _ := json.Marshal(body)
+	req, _ := http.NewRequest("POST", c.base+"/v1/generate", bytes.NewReader(raw))
+	req.Header.Set("Authorization", "Bearer "+c.key)
+	req.Header.Set(sim.HeaderTenant, c.header)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", key)
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	if resp, err := client.Do(req); err == nil {
+		resp.Body.Close()
+		c.t.Fatalf("the plan's reset did not strike: %d", resp.StatusCode)
+	}
+}
+
+// Under real perturbations of a plan the verdict judges the client, not the plan: the answer to
+// the first generation lost after the service made its job (after: true), a client that retries
+// with a new key is charged twice and never sees the first job, and a client that retries with
+// the same key gets its one job back; a plan's advance that lets the quote expire in flight
+// accuses nobody, and a client that quotes again passes. The bundle's plan, put in another
+// tenant, is the plan in force.
+func TestVerdictUnderAPlan(t *testing.T) {
+	input := map[string]any{"prompt": "a lighthouse"}
+	lostAnswer := map[string]any{"at": "POST /v1/generate#1", "action": "reset", "after": true}
+	tests := []struct {
+		name   string
+		plan   map[string]any
+		client func(c wire)
+		want   []string
+	}{
+		{"lost answer, new key", lostAnswer, func(c wire) {
+			q := c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})
+			lose(c, map[string]any{"model": "test/pixel", "input": input, "quote_id": q["quote_id"]}, "k1")
+			q = c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})
+			job := c.must(202, "POST", "/v1/generate", map[string]any{"model": "test/pixel", "input": input, "quote_id": q["quote_id"]}, "Idempotency-Key", "k2")
+			c.must(200, "POST", "/_emulator/clock", map[string]any{"advance": "5s"})
+			c.must(200, "GET", "/v1/jobs/"+job["id"].(string), nil)
+		}, []string{"finding new-key-on-retry", "invariant " + api.InvariantChargedUnseen, "invariant " + api.InvariantOneCharge}},
+		{"lost answer, same key", lostAnswer, func(c wire) {
+			q := c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})
+			body := map[string]any{"model": "test/pixel", "input": input, "quote_id": q["quote_id"]}
+			lose(c, body, "k1")
+			job := c.must(202, "POST", "/v1/generate", body, "Idempotency-Key", "k1")
+			c.must(200, "POST", "/_emulator/clock", map[string]any{"advance": "5s"})
+			c.must(200, "GET", "/v1/jobs/"+job["id"].(string), nil)
+		}, nil},
+		{"quote expired in flight, quoted again", map[string]any{"at": "POST /v1/generate#1", "advance": "15m"}, func(c wire) {
+			q := c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})
+			c.must(422, "POST", "/v1/generate", map[string]any{"model": "test/pixel", "input": input, "quote_id": q["quote_id"]}, "Idempotency-Key", "k1")
+			q = c.must(200, "POST", "/v1/quotes", map[string]any{"model": "test/pixel", "input": input})
+			job := c.must(202, "POST", "/v1/generate", map[string]any{"model": "test/pixel", "input": input, "quote_id": q["quote_id"]}, "Idempotency-Key", "k2")
+			c.must(200, "POST", "/_emulator/clock", map[string]any{"advance": "5s"})
+			c.must(200, "GET", "/v1/jobs/"+job["id"].(string), nil)
+		}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			hs, _ := clockServer(t, "manual", Config{MaxWait: time.Minute})
+			c := wire{t: t, base: hs.URL, key: "key_a", header: "planned"}
+			plan := map[string]any{"perturbations": []any{tt.plan}}
+			c.must(200, "PUT", "/_emulator/plan", plan)
+			tt.client(c)
+			v := getJSON[api.Verdict](c, "/_emulator/verdict")
+			if got := failureRules(v); !slices.Equal(got, tt.want) {
+				t.Fatalf("failures %v, want %v: %+v", got, tt.want, v.Failures)
+			}
+			if rep := getReport(t, c, ""); tt.want == nil && len(rep.Findings) != 0 {
+				t.Errorf("findings %+v, want none", rep.Findings)
+			}
+			// The bundle's plan, put in a fresh tenant, is the plan in force here.
+			b := getJSON[api.Bundle](c, "/_emulator/bundle?seed=7")
+			replay := wire{t: t, base: hs.URL, key: "key_a", header: "replay"}
+			replay.must(200, "PUT", "/_emulator/plan", b.Plan)
+			inForce := func(c wire) []api.Fault {
+				p := getJSON[api.PlanInForce](c, "/_emulator/plan").Perturbations
+				for i := range p {
+					p[i].Remaining, p[i].Fired = 0, 0 // what the run used of them
+				}
+				return p
+			}
+			if got, want := inForce(replay), inForce(c); len(want) != 1 || !reflect.DeepEqual(got, want) {
+				t.Errorf("the bundle's plan %+v replays as %+v, want %+v", b.Plan, got, want)
+			}
+		})
 	}
 }

@@ -690,7 +690,10 @@ export interface JournalEntry {
   path: string;
   /** The raw query string. */
   query: string;
-  /** The status answered. */
+  /**
+   * The status answered; 0 when no answer went out: the connection was reset (an injected `reset`)
+   * before a status was written.
+   */
   status: number;
   /** The problem code, for an error. */
   code?: string;
