@@ -106,7 +106,9 @@ func TestMainFindsShrinksAndReplays(t *testing.T) {
 func TestMainFlaky(t *testing.T) {
 	t.Parallel()
 	f, target := newFake(t)
-	f.fails = func(tenant string, p api.Plan) bool { return strikesGenerate(tenant, p) && !strings.HasSuffix(tenant, "-c2") }
+	f.fails = func(tenant string, p api.Plan) bool {
+		return strikesGenerate(tenant, p) && !strings.HasSuffix(tenant, "-c2")
+	}
 	r := runMain(t, append([]string{"--emulator", target.URL, "--runs", "10", "--out", filepath.Join(t.TempDir(), "b.json"), "--"}, append(self(t), "explore-test-client", "ok")...)...)
 	if r.code != 0 || !strings.Contains(r.stdout, "  flaky under this plan: failed 4 of 5 re-runs: POST /v1/generate#1 error 500 internal_error\n") ||
 		!strings.Contains(r.stdout, "no failure confirmed in 10 runs; ") {

@@ -52,9 +52,9 @@ func TestMain(m *testing.M) {
 
 // fakeControl is an emulator control API that records what a run asks of it.
 type fakeControl struct {
-	mu       sync.Mutex
-	plans    map[string]api.Plan
-	asked    []string // "METHOD path tenant token"
+	mu    sync.Mutex
+	plans map[string]api.Plan
+	asked []string // "METHOD path tenant token"
 	// fails, when set, makes the verdict of a tenant under a plan fail with a finding.
 	fails func(tenant string, p api.Plan) bool
 }
