@@ -61,6 +61,10 @@ var schemaTypes = map[string]reflect.Type{
 	"ClockChange":         reflect.TypeFor[api.ClockChange](),
 	"ScenarioChange":      reflect.TypeFor[api.ScenarioChange](),
 	"JobFailure":          reflect.TypeFor[api.JobFailure](),
+	"DrawRequest":         reflect.TypeFor[api.DrawRequest](),
+	"Drawn":               reflect.TypeFor[api.Drawn](),
+	"ShrinkRequest":       reflect.TypeFor[api.ShrinkRequest](),
+	"Shrunk":              reflect.TypeFor[api.Shrunk](),
 }
 
 // TestOpenAPIExamplesAreTheAPITypes: every example of a schema in docs/openapi.json is valid
