@@ -88,3 +88,25 @@ func TestExploreShrink(t *testing.T) {
 		}
 	}
 }
+
+// TestExplorePlansApply: every plan Draw draws, and every candidate it shrinks to, is a plan
+// PUT /_emulator/plan takes, so an explore run never stops at a plan of its own making.
+func TestExplorePlansApply(t *testing.T) {
+	t.Parallel()
+	s := simServer(t, Config{})
+	routes := map[string]int{"POST /v1/quotes": 2, "POST /v1/generate": 2, "GET /v1/jobs/{id}": 5, "GET /files/**": 2, "GET /v1/models": 1, "POST /v1/jobs/{id}/cancel": 1}
+	seen := map[string]bool{}
+	for run := range 150 {
+		for _, terminal := range []bool{false, true} {
+			plan := explore.Draw(api.DrawRequest{Seed: 9, Run: run, Terminal: terminal, Routes: routes}).Plan
+			for _, p := range append([]api.Plan{plan}, explore.Candidates(plan)...) {
+				if key := explore.Log(p); !seen[key] {
+					seen[key] = true
+					if rec := call(t, s, "PUT", "/_emulator/plan", "", p, "X-Emulator-Tenant", "plans"); rec.Code != 200 {
+						t.Fatalf("%s: %d %s", key, rec.Code, rec.Body)
+					}
+				}
+			}
+		}
+	}
+}

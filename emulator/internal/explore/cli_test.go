@@ -122,7 +122,7 @@ func TestMainBaselineFails(t *testing.T) {
 	_, target := newFake(t)
 	out := filepath.Join(t.TempDir(), "b.json")
 	r := runMain(t, append([]string{"--emulator", target.URL, "--confirm", "2", "--out", out, "--"}, append(self(t), "explore-test-client", "env")...)...)
-	want := "run 1: no perturbations\n  fails with no adversity at all\n  failed: exit\nfailure (seed 1, run 1), on 2 of 2 re-runs, under this plan:\n  no perturbations: the client fails with no adversity\nfailed: exit\n"
+	want := "run 1: no perturbations\n  fails with no adversity at all\n  failed: exit status 3\nfailure (seed 1, run 1), on 2 of 2 re-runs, under this plan:\n  no perturbations: the client fails with no adversity\nfailed: exit status 3\n"
 	if r.code != 1 || !strings.HasPrefix(r.stdout, want) || !strings.Contains(r.stderr, "the command exited 3") || !strings.Contains(r.stderr, "to stderr") {
 		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
