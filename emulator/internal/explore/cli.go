@@ -409,8 +409,12 @@ func (e *explorer) replay(ctx context.Context, b api.Bundle) int {
 	return 1
 }
 
-// broken reports a run that could not be made or judged.
+// broken reports a run that could not be made or judged, or an interrupted explore.
 func (e *explorer) broken(err error) int {
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(e.stderr, "mediagen-emulator explore: interrupted")
+		return 2
+	}
 	fmt.Fprintf(e.stderr, "mediagen-emulator explore: %v\n", err)
 	return 2
 }

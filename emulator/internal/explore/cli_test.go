@@ -172,3 +172,16 @@ func TestMainMisuse(t *testing.T) {
 		t.Errorf("a command that cannot start: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestMainInterrupted: an explore whose context ends stops with status 2 and says so.
+func TestMainInterrupted(t *testing.T) {
+	t.Parallel()
+	_, target := newFake(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errs bytes.Buffer
+	code := Main(ctx, append([]string{"--emulator", target.URL, "--out", filepath.Join(t.TempDir(), "b.json"), "--"}, self(t)...), func(string) string { return "" }, &out, &errs, nil)
+	if code != 2 || !strings.Contains(errs.String(), "explore: interrupted") {
+		t.Errorf("exit %d, stderr %q", code, errs.String())
+	}
+}
