@@ -64,6 +64,10 @@ var schemaTypes = map[string]reflect.Type{
 	"Verdict":             reflect.TypeFor[api.Verdict](),
 	"VerdictFailure":      reflect.TypeFor[api.VerdictFailure](),
 	"Bundle":              reflect.TypeFor[api.Bundle](),
+	"DrawRequest":         reflect.TypeFor[api.DrawRequest](),
+	"Drawn":               reflect.TypeFor[api.Drawn](),
+	"ShrinkRequest":       reflect.TypeFor[api.ShrinkRequest](),
+	"Shrunk":              reflect.TypeFor[api.Shrunk](),
 }
 
 // TestOpenAPIExamplesAreTheAPITypes: every example of a schema in docs/openapi.json is valid
