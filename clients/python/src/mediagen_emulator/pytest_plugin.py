@@ -341,6 +341,17 @@ class _Parents:
         return list(self._chain)
 
 
+class _ServerControl:
+    """The control API of the session's emulator, found when first used: the emulator starts with
+    the explored test's first run, and draws and shrinks come after it."""
+
+    def __init__(self, config: pytest.Config):
+        self._config = config
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(getattr(self._config, "_mediagen_server").control, name)
+
+
 class _Stop(Exception):
     """A run of an explored test that cannot be judged (a setup error, a skip, no verdict): its
     reports stand for the test."""
@@ -411,8 +422,7 @@ def _explore_item(item: pytest.Item, runs: int, plan_file: Optional[str]) -> Lis
             call.sections.append(("mediagen-emulator plan", "the test passed under the plan of %s" % plan_file))
         return list(run.extra)
 
-    server: Emulator = getattr(config, "_mediagen_server")
-    explorer = Explorer(server.control, seed=seed)
+    explorer = Explorer(_ServerControl(config), seed=seed)  # type: ignore[arg-type]
     last: List[Optional[Run]] = [None]
 
     def remember(number: int, plan: Dict[str, Any], log: str) -> Run:
@@ -438,7 +448,7 @@ def _explore_item(item: pytest.Item, runs: int, plan_file: Optional[str]) -> Lis
 
 def _report_found(item: pytest.Item, found: Found, runs: int, seed: int) -> List[pytest.TestReport]:
     small = found.smallest
-    name = "%s-seed%d" % (item.nodeid.split("::", 1)[-1], seed)
+    name = "%s-seed%d" % (item.nodeid, seed)
     bundle = small.bundle or {"plan": small.plan, "seed": seed, "run": small.number, "verdict": small.verdict}
     try:
         path = write_bundle(bundle, item.config.getoption("mediagen_explore_out"), name)
