@@ -1,0 +1,281 @@
+package explore
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
+)
+
+// The menu Draw picks from. By default it holds only adversity a correct client survives:
+//
+//   - on each route the client used (DrawRequest.Routes, else DefaultRoutes), at an ordinal
+//     within the count it used: error 503 service_unavailable and 429 rate_limited with a
+//     Retry-After of 1 or 2 seconds, given as seconds or as an HTTP date; error 500
+//     internal_error; a connection reset before the service acts, and on a POST one after it
+//     acted; a malformed body (not on files); a truncated body; a gateway's 502; a delay of
+//     50 to 200 ms (explore runs must stay fast)
+//   - on POST /v1/generate: the clock advanced 11 minutes in flight, so its quote has expired
+//   - on GET /files/**: a download cut after 100 bytes; links signed for one minute and the
+//     clock advanced 5 minutes before the fetch, so the link has expired and must be refreshed
+//   - knobs: a concurrency limit of 1 (jobs queue); evolution members and status (unknown
+//     members in answers, an unknown status before running)
+//   - on a job the client made: outcome slow (a wait=true generation answers 202 and the
+//     client polls), outcome partial (some outputs filtered out)
+//
+// With DrawRequest.Terminal it also holds outcomes no client turns into success, judged by
+// the report and the ledger alone: a job failed with one of FailureCodes, a job expired, a
+// generation refused by the content policy.
+//
+// Each item names the coverage cases it reaches (evidence.Cases ids); an item none of whose
+// cases the request's Reached lists weighs unreachedWeight times an item already reached.
+
+// DefaultRoutes are the routes a plan strikes when the request says none: one request of
+// each of a generation's steps.
+var DefaultRoutes = map[string]int{"POST /v1/quotes": 1, "POST /v1/generate": 1, "GET /v1/jobs/{id}": 1, "GET /files/**": 1}
+
+// FailureCodes are the job failure codes a terminal plan's outcome fail draws from.
+var FailureCodes = []string{"generation_failed", "provider_timeout", "provider_error", "out_of_capacity", "content_policy_violation"}
+
+// Weights of menu items: an item whose cases are all reached, and one with a case not yet
+// reached.
+const (
+	reachedWeight   = 1
+	unreachedWeight = 4
+)
+
+// maxOrdinal bounds the ordinal a perturbation strikes: a client's hundredth poll is no harder
+// than its tenth.
+const maxOrdinal = 16
+
+// The routes menu items name.
+const (
+	routeGenerate = "POST /v1/generate"
+	routeFiles    = "GET /files/**"
+)
+
+// item is one entry of the menu: the cases it reaches and how its perturbation is drawn.
+type item struct {
+	cases []string
+	// at is where it strikes (a route, "job", or "" for knobs only); max bounds the ordinal.
+	at  string
+	max int
+	// make fills in what the perturbation does.
+	make func(d *drawer, p *api.Perturbation)
+}
+
+// drawer is the random source of one draw: a PCG stream, read only through Uint64 so the
+// draws are the same on every machine and every Go version.
+type drawer struct{ src *rand.PCG }
+
+// intn is a number in [0, n).
+func (d *drawer) intn(n int) int { return int(d.src.Uint64() % uint64(n)) }
+
+// pick is an index of weights drawn in proportion to its weight.
+func (d *drawer) pick(weights []int) int {
+	total := 0
+	for _, w := range weights {
+		total += w
+	}
+	r := d.intn(total)
+	for i, w := range weights {
+		if r < w {
+			return i
+		}
+		r -= w
+	}
+	return len(weights) - 1
+}
+
+// mix spreads the bits of x (splitmix64's finalizer), so neighbouring seeds and runs start
+// unrelated streams.
+func mix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// Draw draws the plan of a run: 1 to 3 perturbations from the menu, a pure function of the
+// request (the same request gives the same plan and log on every machine).
+func Draw(req api.DrawRequest) api.Drawn {
+	d := &drawer{src: rand.NewPCG(mix(uint64(req.Seed)), mix(uint64(req.Run)^0x5eed))}
+	routes := req.Routes
+	if len(routes) == 0 {
+		routes = DefaultRoutes
+	}
+	reached := map[string]bool{}
+	for _, c := range req.Reached {
+		reached[c] = true
+	}
+	menu := menuFor(routes, req.Terminal, reached)
+	var plan api.Plan
+	used := map[string]bool{}
+	for n := 1 + d.pick([]int{3, 2, 1}); len(plan.Perturbations) < n && len(menu) > 0; {
+		weights := make([]int, len(menu))
+		for i, it := range menu {
+			weights[i] = reachedWeight
+			for _, c := range it.cases {
+				if !reached[c] {
+					weights[i] = unreachedWeight
+					break
+				}
+			}
+		}
+		i := d.pick(weights)
+		it := menu[i]
+		menu = slices.Delete(menu, i, i+1)
+		var p api.Perturbation
+		if it.at != "" {
+			p.At = it.at + "#" + strconv.Itoa(1+d.intn(min(it.max, maxOrdinal)))
+		}
+		it.make(d, &p)
+		key := p.At
+		if key == "" {
+			key = "set"
+		}
+		if used[key] {
+			continue // one perturbation per request or job, and one set of knobs
+		}
+		used[key] = true
+		plan.Perturbations = append(plan.Perturbations, p)
+	}
+	if plan.Perturbations == nil {
+		plan.Perturbations = []api.Perturbation{}
+	}
+	return api.Drawn{Plan: plan, Log: Log(plan)}
+}
+
+// knownCase is the coverage case id, when the list has it; else fallback.
+func knownCase(id, fallback string) string {
+	if caseIDs[id] {
+		return id
+	}
+	return fallback
+}
+
+var caseIDs = func() map[string]bool {
+	m := map[string]bool{}
+	for _, c := range evidence.Cases() {
+		m[c.ID] = true
+	}
+	return m
+}()
+
+// retryAfter draws a Retry-After of 1 or 2 seconds, as seconds or as a date.
+func retryAfter(d *drawer, p *api.Perturbation) {
+	p.RetryAfter = 1 + d.intn(2)
+	if d.intn(2) == 1 {
+		p.RetryAfterFormat = api.RetryAfterDate
+	}
+}
+
+// menuFor is the menu for the routes a client used, in a fixed order.
+func menuFor(routes map[string]int, terminal bool, reached map[string]bool) []item {
+	var menu []item
+	names := make([]string, 0, len(routes))
+	for r, n := range routes {
+		// A model's id holds slashes, which an at's {model} (one segment) does not match.
+		if n > 0 && !strings.Contains(r, "{model}") {
+			names = append(names, r)
+		}
+	}
+	slices.Sort(names)
+	for _, r := range names {
+		n := routes[r]
+		menu = append(menu,
+			item{cases: []string{knownCase(r+" 503 service_unavailable", "fault error")}, at: r, max: n, make: func(d *drawer, p *api.Perturbation) {
+				p.Action, p.Status, p.Code = api.FaultError, 503, "service_unavailable"
+				retryAfter(d, p)
+			}},
+			item{cases: []string{knownCase(r+" 429 rate_limited", "fault error")}, at: r, max: n, make: func(d *drawer, p *api.Perturbation) {
+				p.Action, p.Status, p.Code = api.FaultError, 429, "rate_limited"
+				retryAfter(d, p)
+			}},
+			item{cases: []string{"fault error"}, at: r, max: n, make: func(_ *drawer, p *api.Perturbation) {
+				p.Action, p.Status, p.Code = api.FaultError, 500, "internal_error"
+			}},
+			item{cases: []string{"fault reset"}, at: r, max: n, make: func(_ *drawer, p *api.Perturbation) { p.Action = api.FaultReset }},
+			item{cases: []string{"fault truncated"}, at: r, max: n, make: func(_ *drawer, p *api.Perturbation) { p.Action = api.FaultTruncated }},
+			item{cases: []string{"fault gateway"}, at: r, max: n, make: func(_ *drawer, p *api.Perturbation) {
+				p.Action, p.Status = api.FaultGateway, 502
+			}},
+			item{cases: []string{"fault delay"}, at: r, max: n, make: func(d *drawer, p *api.Perturbation) {
+				p.Action, p.Delay = api.FaultDelay, api.Duration(time.Duration(5+d.intn(16))*10*time.Millisecond)
+			}},
+		)
+		if strings.HasPrefix(r, "POST ") {
+			menu = append(menu, item{cases: []string{"fault reset"}, at: r, max: n, make: func(_ *drawer, p *api.Perturbation) {
+				p.Action, p.After = api.FaultReset, true
+			}})
+		}
+		if r != routeFiles {
+			// A file's body is not JSON to begin with.
+			menu = append(menu, item{cases: []string{"fault malformed"}, at: r, max: n, make: func(_ *drawer, p *api.Perturbation) { p.Action = api.FaultMalformed }})
+		}
+	}
+	gens := routes[routeGenerate]
+	if gens > 0 {
+		menu = append(menu,
+			item{cases: []string{"POST /v1/generate 422 quote_expired"}, at: routeGenerate, max: gens, make: func(_ *drawer, p *api.Perturbation) {
+				p.Advance = api.Duration(11 * time.Minute)
+			}},
+			item{cases: []string{"queued behind a concurrency limit"}, make: func(_ *drawer, p *api.Perturbation) {
+				p.Set = &api.Knobs{Concurrency: 1}
+			}},
+			item{cases: []string{"evolution member", "evolution status"}, make: func(_ *drawer, p *api.Perturbation) {
+				p.Set = &api.Knobs{Evolution: &api.Evolution{Members: true, Status: true}}
+			}},
+			item{cases: []string{"wait timed out"}, at: "job", max: gens, make: func(_ *drawer, p *api.Perturbation) { p.Outcome = "slow" }},
+			item{cases: []string{"partial result"}, at: "job", max: gens, make: func(_ *drawer, p *api.Perturbation) { p.Outcome = "partial" }},
+		)
+	}
+	if files := routes[routeFiles]; files > 0 {
+		menu = append(menu,
+			item{cases: []string{"fault download", "ranged download"}, at: routeFiles, max: files, make: func(_ *drawer, p *api.Perturbation) {
+				p.Action, p.Download = api.FaultDownload, &api.Download{CutAfter: 100}
+			}},
+			item{cases: []string{"link refreshed"}, at: routeFiles, max: files, make: func(_ *drawer, p *api.Perturbation) {
+				p.Advance, p.Set = api.Duration(5*time.Minute), &api.Knobs{URLTTL: api.Duration(time.Minute)}
+			}},
+		)
+	}
+	if terminal && gens > 0 {
+		var fails []string
+		for _, c := range FailureCodes {
+			fails = append(fails, "job failed "+c)
+		}
+		menu = append(menu,
+			item{cases: fails, at: "job", max: gens, make: func(d *drawer, p *api.Perturbation) {
+				// A code not yet reached is four times as likely as one reached.
+				weights := make([]int, len(FailureCodes))
+				for i, c := range FailureCodes {
+					weights[i] = reachedWeight
+					if !reached["job failed "+c] {
+						weights[i] = unreachedWeight
+					}
+				}
+				p.Outcome, p.Code = "fail", FailureCodes[d.pick(weights)]
+			}},
+			item{cases: []string{"job expired queue_timeout"}, at: "job", max: gens, make: func(_ *drawer, p *api.Perturbation) { p.Outcome = "expire" }},
+			item{cases: []string{"generation refused"}, at: "job", max: gens, make: func(_ *drawer, p *api.Perturbation) { p.Outcome = "refuse" }},
+		)
+	}
+	return menu
+}
+
+// Terminal reports whether the plan forces an outcome no client turns into success, so the
+// command's exit status is no judge of the client.
+func Terminal(p api.Plan) bool {
+	for _, q := range p.Perturbations {
+		switch q.Outcome {
+		case "fail", "expire", "refuse", "content_policy":
+			return true
+		}
+	}
+	return false
+}
