@@ -363,3 +363,17 @@ func TestMainMisuse(t *testing.T) {
 		t.Errorf("--list: exit %d, %s", code, stdout.String())
 	}
 }
+
+// The conformance guide holds the battery's table as --list prints it.
+func TestGuideTable(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/conformance.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range Names() {
+		b, _ := Lookup(name)
+		if !strings.Contains(string(doc), b.List()) {
+			t.Errorf("docs/conformance.md lacks battery %s's table as `mediagen-emulator conformance --list --battery %s` prints it:\n%s", name, name, b.List())
+		}
+	}
+}

@@ -21,7 +21,7 @@ type Emulator func(ctx context.Context) (url, adminToken string, stop func(), er
 // AdminTokenVariable is where --admin-token defaults from.
 const AdminTokenVariable = "MEDIAGEN_ADMIN_TOKEN"
 
-const usage = `Usage: mediagen-emulator conformance --adapter CMD [--battery v1] [--out DIR] [--emulator URL] [--admin-token T] [--timeout D]
+const usage = `Usage: mediagen-emulator conformance --adapter CMD [--battery v1] [--out DIR] [--emulator URL] [--admin-token T] [--timeout D] [--keep]
        mediagen-emulator conformance [flags] -- CMD [ARGS...]
        mediagen-emulator conformance --list [--battery v1]
 
@@ -49,13 +49,14 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
 	var adapter, name, out, emu, token string
-	var list bool
+	var list, keep bool
 	fs.StringVar(&adapter, "adapter", "", "the adapter's command line, such as \"python3 adapter.py\"")
 	fs.StringVar(&name, "battery", "v1", "the battery to run: "+strings.Join(Names(), ", "))
 	fs.StringVar(&out, "out", "conformance", "folder to write conformance.json, conformance.md and badge.svg into")
 	fs.StringVar(&emu, "emulator", "", "base URL of a running emulator (default: start one in-process)")
 	fs.StringVar(&token, "admin-token", "", "the emulator's admin token, for its control API (default $"+AdminTokenVariable+")")
 	timeout := fs.Duration("timeout", DefaultTimeout, "longest one case's adapter may run before it is killed")
+	fs.BoolVar(&keep, "keep", false, "leave each case's tenant in place once judged, to read its journal")
 	fs.BoolVar(&list, "list", false, "print the battery's cases and exit")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -111,7 +112,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 		defer stop()
 	}
 	res, err := Run(ctx, b, Options{Target: explore.Target{URL: emu, AdminToken: token, Client: &http.Client{Timeout: time.Minute}},
-		Command: command, Timeout: *timeout, Progress: stderr})
+		Command: command, Timeout: *timeout, Keep: keep, Progress: stderr})
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -130,12 +131,28 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	return 0
 }
 
-// List is the battery's cases, one a line: name, what the adapter should report, description.
+// List is the battery's cases as a markdown table: each case's name, what a correct client
+// reports, what the case does, and what must not show beside a failed verdict. The
+// conformance guide holds this table as it is (a test compares them).
 func (b *Battery) List() string {
 	var s strings.Builder
-	fmt.Fprintf(&s, "battery %s (version %d): %d cases\n", b.Name, b.Version, len(b.Cases))
+	fmt.Fprintf(&s, "| case (battery %s, version %d: %d cases) | expects | what happens, and what a correct client does | must not show |\n|---|---|---|---|\n",
+		b.Name, b.Version, len(b.Cases))
 	for _, c := range b.Cases {
-		fmt.Fprintf(&s, "%-44s %-8s %s\n", c.Name, c.Expect, c.Description)
+		var not []string
+		for _, r := range c.Absent {
+			not = append(not, "`"+r+"`")
+		}
+		if c.MaxJobs > 0 {
+			not = append(not, fmt.Sprintf("more than %d job", c.MaxJobs))
+		}
+		if c.JobModel != "" {
+			not = append(not, "a job of another model than `"+c.JobModel+"`")
+		}
+		for _, code := range c.NeverAnswered {
+			not = append(not, "an answer `"+code+"`")
+		}
+		fmt.Fprintf(&s, "| `%s` | %s | %s | %s |\n", c.Name, c.Expect, cell(c.Description), strings.Join(not, ", "))
 	}
 	return s.String()
 }

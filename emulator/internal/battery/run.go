@@ -29,6 +29,8 @@ type Options struct {
 	Env []string
 	// Timeout bounds each case's adapter (DefaultTimeout when 0).
 	Timeout time.Duration
+	// Keep leaves each case's tenant in place once it is judged, for its journal to be read.
+	Keep bool
 	// Progress, when set, gets a line per case as it ends.
 	Progress io.Writer
 }
@@ -69,7 +71,9 @@ func runCase(ctx context.Context, b *Battery, c Case, o Options) (CaseResult, er
 	if err := t.DropTenant(ctx, tenant); err != nil {
 		return res, err
 	}
-	defer func() { _ = t.DropTenant(context.WithoutCancel(ctx), tenant) }()
+	if !o.Keep {
+		defer func() { _ = t.DropTenant(context.WithoutCancel(ctx), tenant) }()
+	}
 	if c.Scenario != nil {
 		body, err := json.Marshal(map[string]json.RawMessage{"scenario": c.Scenario})
 		if err != nil {
