@@ -3,9 +3,7 @@ package cli
 import (
 	"context"
 	"io"
-	"net"
 
-	"github.com/mediagen/mediagen-emulator/emulator"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/battery"
 )
 
@@ -15,30 +13,10 @@ func Conformance(ctx context.Context, args []string, getenv func(string) string,
 	return battery.Main(ctx, args, getenv, stdout, stderr, conformanceEmulator)
 }
 
-// conformanceEmulator is the emulator a conformance run without --emulator uses: the embedded
-// catalog and default scenario on a skipping clock (a case's waits take no real time) with
-// seed 1 (every run makes the same ids, so two runs write the same results), listening on a
-// free loopback port with its control API open to this process alone.
+// conformanceEmulator is the emulator a conformance run uses when given none: explore's, with
+// seed 1, so every run makes the same ids and two runs write the same results. Its control API
+// is open to this machine's loopback alone, with no admin token.
 func conformanceEmulator(ctx context.Context) (string, string, func(), error) {
-	s, err := emulator.NewServer(emulator.Config{SkipClock: true, Seeded: true, Seed: 1})
-	if err != nil {
-		return "", "", nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		_ = s.Close()
-		return "", "", nil, err
-	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = s.Serve(ctx, ln, emulator.ServeLimits{})
-	}()
-	stop := func() {
-		cancel()
-		<-done
-		_ = s.Close()
-	}
-	return "http://" + ln.Addr().String(), "", stop, nil
+	url, stop, err := exploreEmulator(ctx, 1)
+	return url, "", stop, err
 }

@@ -48,7 +48,11 @@ func Describe(p api.Perturbation) string {
 	if p.Advance != 0 {
 		w = append(w, "advance "+short(p.Advance))
 	}
-	if a := action(p); a != "" {
+	a := action(p)
+	if a == api.FaultDelay && p.Delay == 0 {
+		a = "" // an advance alone, which the emulator lists as a delay of nothing
+	}
+	if a != "" {
 		w = append(w, a)
 		switch a {
 		case api.FaultError, api.FaultGateway:

@@ -20,8 +20,9 @@ import (
 //     acted; a malformed body (not on files); a truncated body; a gateway's 502; a delay of
 //     50 to 200 ms (explore runs must stay fast)
 //   - on POST /v1/generate: the clock advanced 11 minutes in flight, so its quote has expired
-//   - on GET /files/**: a download cut after 100 bytes; links signed for one minute and the
-//     clock advanced 5 minutes before the fetch, so the link has expired and must be refreshed
+//   - on GET /files/**: a download cut after 100 bytes; links signed for one minute (a knob)
+//     and the clock advanced 5 minutes before the fetch, so the link has expired and must be
+//     refreshed
 //   - knobs: a concurrency limit of 1 (jobs queue); evolution members and status (unknown
 //     members in answers, an unknown status before running)
 //   - on a job the client made: outcome slow (a wait=true generation answers 202 and the
@@ -31,6 +32,7 @@ import (
 // the report and the ledger alone: a job failed with one of FailureCodes, a job expired, a
 // generation refused by the content policy.
 //
+// Knobs go in one perturbation of the plan that only sets them, as the plan language wants.
 // Each item names the coverage cases it reaches (evidence.Cases ids); an item none of whose
 // cases the request's Reached lists weighs unreachedWeight times an item already reached.
 
@@ -48,6 +50,9 @@ const (
 	unreachedWeight = 4
 )
 
+// MaxPlan bounds the perturbations of a plan the explore endpoints and --replay take.
+const MaxPlan = 64
+
 // maxOrdinal bounds the ordinal a perturbation strikes: a client's hundredth poll is no harder
 // than its tenth.
 const maxOrdinal = 16
@@ -61,11 +66,15 @@ const (
 // item is one entry of the menu: the cases it reaches and how its perturbation is drawn.
 type item struct {
 	cases []string
-	// at is where it strikes (a route, "job", or "" for knobs only); max bounds the ordinal.
+	// at is where it strikes (a route or "job"); max bounds the ordinal. An item without one
+	// only turns knobs.
 	at  string
 	max int
-	// make fills in what the perturbation does.
+	// make fills in what the perturbation striking at does; nil for knobs only.
 	make func(d *drawer, p *api.Perturbation)
+	// knobs turns the knobs the item needs, in the plan's one set of knobs (a perturbation
+	// that sets knobs does nothing else); nil for none.
+	knobs func(k *api.Knobs)
 }
 
 // drawer is the random source of one draw: a PCG stream, read only through Uint64 so the
@@ -100,6 +109,9 @@ func mix(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
+// maxPerturbations is the most perturbations a drawn plan holds.
+const maxPerturbations = 3
+
 // Draw draws the plan of a run: 1 to 3 perturbations from the menu, a pure function of the
 // request (the same request gives the same plan and log on every machine).
 func Draw(req api.DrawRequest) api.Drawn {
@@ -113,9 +125,10 @@ func Draw(req api.DrawRequest) api.Drawn {
 		reached[c] = true
 	}
 	menu := menuFor(routes, req.Terminal, reached)
-	var plan api.Plan
+	ps := []api.Perturbation{}
+	knobsAt := -1 // where in ps the plan's one set of knobs is
 	used := map[string]bool{}
-	for n := 1 + d.pick([]int{3, 2, 1}); len(plan.Perturbations) < n && len(menu) > 0; {
+	for n := 1 + d.pick([]int{3, 2, 1}); len(ps) < n && len(menu) > 0; {
 		weights := make([]int, len(menu))
 		for i, it := range menu {
 			weights[i] = reachedWeight
@@ -129,24 +142,34 @@ func Draw(req api.DrawRequest) api.Drawn {
 		i := d.pick(weights)
 		it := menu[i]
 		menu = slices.Delete(menu, i, i+1)
-		var p api.Perturbation
-		if it.at != "" {
-			p.At = it.at + "#" + strconv.Itoa(1+d.intn(min(it.max, maxOrdinal)))
+		var strike *api.Perturbation
+		if it.make != nil {
+			strike = &api.Perturbation{At: it.at + "#" + strconv.Itoa(1+d.intn(min(it.max, maxOrdinal)))}
+			it.make(d, strike)
 		}
-		it.make(d, &p)
-		key := p.At
-		if key == "" {
-			key = "set"
+		grows := 0
+		if strike != nil {
+			grows++
 		}
-		if used[key] {
-			continue // one perturbation per request or job, and one set of knobs
+		if it.knobs != nil && knobsAt < 0 {
+			grows++
 		}
-		used[key] = true
-		plan.Perturbations = append(plan.Perturbations, p)
+		if (strike != nil && used[strike.At]) || len(ps)+grows > maxPerturbations {
+			continue // one perturbation per request or job, and no more than the most
+		}
+		if it.knobs != nil {
+			if knobsAt < 0 {
+				knobsAt = len(ps)
+				ps = append(ps, api.Perturbation{Set: &api.Knobs{}})
+			}
+			it.knobs(ps[knobsAt].Set)
+		}
+		if strike != nil {
+			used[strike.At] = true
+			ps = append(ps, *strike)
+		}
 	}
-	if plan.Perturbations == nil {
-		plan.Perturbations = []api.Perturbation{}
-	}
+	plan := api.Plan{Perturbations: ps}
 	return api.Drawn{Plan: plan, Log: Log(plan)}
 }
 
@@ -224,11 +247,9 @@ func menuFor(routes map[string]int, terminal bool, reached map[string]bool) []it
 			item{cases: []string{"POST /v1/generate 422 quote_expired"}, at: routeGenerate, max: gens, make: func(_ *drawer, p *api.Perturbation) {
 				p.Advance = api.Duration(11 * time.Minute)
 			}},
-			item{cases: []string{"queued behind a concurrency limit"}, make: func(_ *drawer, p *api.Perturbation) {
-				p.Set = &api.Knobs{Concurrency: 1}
-			}},
-			item{cases: []string{"evolution member", "evolution status"}, make: func(_ *drawer, p *api.Perturbation) {
-				p.Set = &api.Knobs{Evolution: &api.Evolution{Members: true, Status: true}}
+			item{cases: []string{"queued behind a concurrency limit"}, knobs: func(k *api.Knobs) { k.Concurrency = 1 }},
+			item{cases: []string{"evolution member", "evolution status"}, knobs: func(k *api.Knobs) {
+				k.Evolution = &api.Evolution{Members: true, Status: true}
 			}},
 			item{cases: []string{"wait timed out"}, at: "job", max: gens, make: func(_ *drawer, p *api.Perturbation) { p.Outcome = "slow" }},
 			item{cases: []string{"partial result"}, at: "job", max: gens, make: func(_ *drawer, p *api.Perturbation) { p.Outcome = "partial" }},
@@ -239,9 +260,9 @@ func menuFor(routes map[string]int, terminal bool, reached map[string]bool) []it
 			item{cases: []string{"fault download", "ranged download"}, at: routeFiles, max: files, make: func(_ *drawer, p *api.Perturbation) {
 				p.Action, p.Download = api.FaultDownload, &api.Download{CutAfter: 100}
 			}},
-			item{cases: []string{"link refreshed"}, at: routeFiles, max: files, make: func(_ *drawer, p *api.Perturbation) {
-				p.Advance, p.Set = api.Duration(5*time.Minute), &api.Knobs{URLTTL: api.Duration(time.Minute)}
-			}},
+			item{cases: []string{"link refreshed"}, at: routeFiles, max: files,
+				make:  func(_ *drawer, p *api.Perturbation) { p.Advance = api.Duration(5 * time.Minute) },
+				knobs: func(k *api.Knobs) { k.URLTTL = api.Duration(time.Minute) }},
 		)
 	}
 	if terminal && gens > 0 {

@@ -65,6 +65,11 @@ func TestDrawShape(t *testing.T) {
 			seen := map[string]bool{}
 			for _, p := range ps {
 				key := p.At
+				if p.Set != nil {
+					if (p != api.Perturbation{Set: p.Set}) || knobCount(*p.Set) == 0 {
+						t.Fatalf("run %d: knobs set beside something else, or none: %s", run, d.Log)
+					}
+				}
 				if p.At == "" {
 					key = "set"
 					if p.Set == nil {
