@@ -172,6 +172,36 @@ func (s *Server) deleteFault() replyFunc {
 	}
 }
 
+// showPlan answers the adversity plan in force: the scenario's perturbations and the API's.
+func (s *Server) showPlan() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
+		return reply{status: http.StatusOK, body: worldOf(r).PresentAdversity()}, nil
+	}
+}
+
+// putPlan puts a plan in place of the control API's perturbations.
+func (s *Server) putPlan() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
+		var p api.Plan
+		if err := s.decodeInto(w, r, &p, members{required: []string{"perturbations"}}); err != nil {
+			return reply{}, err
+		}
+		in, err := worldOf(r).ChangePlan(p)
+		if err != nil {
+			return reply{}, err
+		}
+		return reply{status: http.StatusOK, body: in}, nil
+	}
+}
+
+// clearPlan removes the control API's perturbations; the scenario's stay.
+func (s *Server) clearPlan() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
+		worldOf(r).RemoveFaults(false)
+		return noContent, nil
+	}
+}
+
 func (s *Server) listAccounts() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		return reply{status: http.StatusOK, body: api.List[api.Balance]{Data: worldOf(r).Balances()}}, nil

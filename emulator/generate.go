@@ -58,6 +58,10 @@ func (s *Server) generate() replyFunc {
 			inputDigest: sim.InputDigest(input), sent: sent}}
 		asked.announce(r, asked.facts.model)
 		world := worldOf(r)
+		outcome, g := r.Header.Get(headerOutcome), sim.Generation{}
+		if st := infoOf(r).steered(); st != nil && outcome == "" {
+			outcome, g.OutcomeCode, g.Perturbation = st.outcome, st.code, st.id
+		}
 		view, replayed, err := world.Generate(r.Context(), sim.Generation{
 			Account:        keyOf(r).Account,
 			Key:            keyOf(r).Key,
@@ -66,7 +70,9 @@ func (s *Server) generate() replyFunc {
 			QuoteID:        req.QuoteID,
 			Input:          input,
 			Scenario:       r.Header.Get(headerScenario),
-			Outcome:        r.Header.Get(headerOutcome),
+			Outcome:        outcome,
+			OutcomeCode:    g.OutcomeCode,
+			Perturbation:   g.Perturbation,
 		})
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return asked, nil // the client left while its duplicate was decided; there is no one to answer
@@ -77,6 +83,8 @@ func (s *Server) generate() replyFunc {
 		if replayed {
 			asked.setHeader("Idempotent-Replayed", "true")
 			asked.facts.replayed = true
+		} else if view.Plan.Struck != "" && infoOf(r).steered() == nil {
+			asked.facts.fault = view.Plan.Struck // a perturbation at job#N struck the job this made
 		}
 		return s.respondJob(w, r, world, view, wait, asked), nil
 	}

@@ -362,7 +362,7 @@ func TestREADMEHardCaseExamples(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the guide's scenario format does not load:\n%v", err)
 	}
-	if sc.Defaults.Download == nil || len(sc.Latency) != 2 || !sc.RateLimits[1].PerJob || sc.Faults[1].Action != api.FaultDownload ||
+	if sc.Defaults.Download == nil || len(sc.Latency) != 2 || !sc.RateLimits[1].PerJob || sc.Plan[1].Action != api.FaultDownload ||
 		sc.Latency[0].Delay.Median != 80*time.Millisecond || len(sc.Concurrency) != 1 || sc.Concurrency[0].Limit != 2 {
 		t.Errorf("the guide's format lost a knob: %+v", sc)
 	}

@@ -44,11 +44,36 @@ type reqInfo struct {
 	qerr   error
 	vars   map[string]string // the variables of the matched route's path
 	route  string            // the matched route's method and path template, for coverage
-	// peeked is the model found before routing, for rules that match models.
-	peeked *catalog.Model
+	// staged is what the scenario's rules made of the request before routing, when they made
+	// anything of it.
+	staged *staged
 	// rec is the frame's recorder, which answer tells what the request was about and how it
 	// was answered.
 	rec *recorder
+}
+
+// staged is what the traffic layer learned of a request for the layers after it: the model
+// found before routing, for rules that match models, and the outcome a perturbation of the plan
+// forces on the job a generation makes. Most requests have neither, and no staged.
+type staged struct {
+	peeked *catalog.Model
+	steer  *steer
+}
+
+// peeked is the model found before routing, or nil.
+func (n *reqInfo) peeked() *catalog.Model {
+	if n.staged == nil {
+		return nil
+	}
+	return n.staged.peeked
+}
+
+// steered is the outcome a perturbation forces on the request's generation, or nil.
+func (n *reqInfo) steered() *steer {
+	if n.staged == nil {
+		return nil
+	}
+	return n.staged.steer
 }
 
 func infoOf(r *http.Request) *reqInfo {
@@ -364,10 +389,22 @@ func (s *Server) traffic(router *mux.Router, next http.Handler) http.Handler {
 			defer rec.download(r)
 		}
 		sc := s.stage(router, r, world, onAPI)
-		rec.info.peeked = sc.peeked
+		if sc.peeked != nil || sc.steer != nil {
+			rec.info.staged = &staged{sc.peeked, sc.steer}
+		}
 		rec.note(&sc.facts)
 		if sc.facts.fault != "" {
-			world.Coverage().Fault(sc.fault.Action)
+			if sc.fault.Action != "" {
+				world.Coverage().Fault(sc.fault.Action)
+			}
+			if sc.fault.Advance > 0 {
+				// Time passes while the request is in flight: the service acts at the later instant.
+				_ = world.Advance(time.Duration(sc.fault.Advance))
+			}
+			if sc.fault.After {
+				s.loseAnswer(w, r, next, sc.fault)
+				return
+			}
 			if rep, err, answered := s.injectFault(r, sc.fault); answered {
 				s.answer(w, r, rep, err)
 				return
@@ -431,6 +468,10 @@ func (rec *recorder) takeOver(p *parking) {
 	rec.info.query, rec.info.vars = nil, nil // read by the handler, which is done with them
 	rec.parked = p
 }
+
+// lostAnswer notes that the handler's answer never reached the client: the job it made stays
+// in the facts, how the answer showed it does not.
+func (rec *recorder) lostAnswer() { rec.facts.jobStatus = "" }
 
 // hungUp notes that the client of a parked generation gave up on its wait.
 func (rec *recorder) hungUp() { rec.left.Store(true) }
@@ -512,7 +553,7 @@ func (s *Server) requireKey(perm catalog.Permission, next replyFunc) replyFunc {
 		if err != nil {
 			return reply{}, err
 		}
-		limits, err := rateLimit(info.world, r, key, info.peeked)
+		limits, err := rateLimit(info.world, r, key, info.peeked())
 		if err != nil {
 			return reply{header: limits, facts: facts{account: key.Account}}, err
 		}

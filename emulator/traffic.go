@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -27,6 +28,12 @@ type scene struct {
 	facts  facts
 	peeked *catalog.Model
 	fault  api.Perturbation
+	steer  *steer
+}
+
+// steer is the outcome a perturbation forces on a generation's job, and the perturbation's id.
+type steer struct {
+	outcome, code, id string
 }
 
 // stage finds the scene of a request.
@@ -35,12 +42,16 @@ func (s *Server) stage(router *mux.Router, r *http.Request, world *sim.World, on
 	if onAPI {
 		sc.peeked, sc.facts.sent = s.peekModel(r, world)
 	}
-	f, id, ok := world.PickFault(r.Method, r.URL.Path, sc.peeked)
+	st, ok := world.PickFault(r.Method, r.URL.Path, sc.peeked)
 	if !ok {
 		return sc
 	}
+	f := st.Fault
 	sc.fault = f
-	sc.facts.fault, sc.facts.faultKind = id, string(f.Action)
+	sc.facts.fault, sc.facts.faultKind = st.IDs, string(f.Action)
+	if st.OutcomeID != "" {
+		sc.steer = &steer{st.Outcome.Outcome, st.Outcome.Code, st.OutcomeID}
+	}
 	if !onAPI {
 		return sc
 	}
@@ -49,7 +60,9 @@ func (s *Server) stage(router *mux.Router, r *http.Request, world *sim.World, on
 		// attempt, against the account whose key was sent.
 		sc.facts.account = k.Account
 	}
-	if f.Action == api.FaultError || f.Action == api.FaultGateway {
+	// A fault after the service acted, a delay and an outcome leave the request to its handler.
+	handled := f.After || f.Action == api.FaultDelay || f.Action == ""
+	if !handled && (f.Action == api.FaultError || f.Action == api.FaultGateway) {
 		sc.facts.route = routeName(router, r, nil) // the request is answered before routing
 	}
 	if sc.facts.sent == nil && r.Body != nil {
@@ -58,7 +71,7 @@ func (s *Server) stage(router *mux.Router, r *http.Request, world *sim.World, on
 		// request gets it back for its handler; read first, a hang-up during the delay ends
 		// the request's context, which an unread body would hide.
 		sent, _ := io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
-		if f.Action == api.FaultDelay {
+		if handled {
 			r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(sent), r.Body))
 		} else if r.Method == http.MethodPost && r.URL.Path == "/v1/generate" {
 			sc.facts = sentFacts(sent, sc.facts)
@@ -81,7 +94,7 @@ func sentFacts(sent []byte, f facts) facts {
 
 // delayAnswer waits the delay the scenario's latency rules draw for the request, if any.
 func (s *Server) delayAnswer(r *http.Request, world *sim.World) {
-	if d := world.AnswerDelay(r.Method, r.URL.Path, infoOf(r).peeked); d > 0 {
+	if d := world.AnswerDelay(r.Method, r.URL.Path, infoOf(r).peeked()); d > 0 {
 		s.sleep(r.Context(), d)
 	}
 }
@@ -128,6 +141,36 @@ func (s *Server) peekModel(r *http.Request, world *sim.World) (*catalog.Model, [
 	m, _ := s.catalog.Model(probe.Model)
 	return m, body
 }
+
+// loseAnswer lets the service act on a request and then loses its answer as the fault says: the
+// handler answers into nothing, and the client gets the fault's answer instead. The journal
+// keeps what the service made (the job) but not what it showed, which the client never read.
+// A wait=true generation does not wait: its answer is lost as it is made.
+func (s *Server) loseAnswer(w http.ResponseWriter, r *http.Request, next http.Handler, f api.Perturbation) {
+	if f.Delay > 0 {
+		s.sleep(r.Context(), time.Duration(f.Delay))
+		f.Delay = 0
+	}
+	info := infoOf(r)
+	if q := info.query; q.Has("wait") {
+		q = maps.Clone(q)
+		q.Del("wait")
+		info.query = q
+	}
+	next.ServeHTTP(lost{header: http.Header{}}, r)
+	if rec := info.rec; rec != nil {
+		rec.lostAnswer()
+	}
+	rep, err, _ := s.injectFault(r, f)
+	s.answer(w, r, rep, err)
+}
+
+// lost is where an answer the client never gets is written.
+type lost struct{ header http.Header }
+
+func (l lost) Header() http.Header         { return l.header }
+func (l lost) Write(b []byte) (int, error) { return len(b), nil }
+func (l lost) WriteHeader(int)             {}
 
 // injectFault carries out a fault; it answers the fault's reply, or its error, and whether the
 // fault answers the request itself.

@@ -9,7 +9,7 @@ import type {
   Clock,
   Coverage,
   Fault,
-  FaultRule,
+  Perturbation,
   Health,
   Job,
   JournalEntry,
@@ -73,7 +73,7 @@ export declare class EmulatorStartError extends Error {}
 export type FaultMatch = RequestMatch;
 
 /** A fault rule to add, as in a scenario file; a number as `delay` is milliseconds. */
-export interface FaultSpec extends Omit<FaultRule, 'delay'> {
+export interface FaultSpec extends Omit<Perturbation, 'delay'> {
   delay?: Duration;
 }
 

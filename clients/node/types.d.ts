@@ -417,6 +417,11 @@ export interface JobPlan {
    * partial` or `filter_rate`); absent for none.
    */
   filtered?: number;
+  /**
+   * The id of the adversity plan's perturbation that forced the outcome (`decided_by` is then
+   * `directive`).
+   */
+  perturbation?: string;
 }
 
 /**
@@ -901,43 +906,6 @@ export interface CoverageCase {
   count: number;
 }
 
-/** A fault to inject into matching `/v1` and `/files` requests, as in a scenario file. */
-export interface FaultRule {
-  match?: RequestMatch;
-  /**
-   * Default: `error` when `status` is given, else `download` when `download` is, else `delay` when
-   * `delay` is.
-   */
-  action?: "error" | "reset" | "malformed" | "truncated" | "delay" | "gateway" | "download";
-  /** With `error`: the status to answer; with `gateway`: `502` (the default) or `504`. */
-  status?: number;
-  /**
-   * With `error`: the problem code (default by status: `rate_limited`, `service_unavailable`,
-   * `internal_error`, else `fault_injected`).
-   */
-  code?: string;
-  /**
-   * Seconds for `Retry-After` (429 and 503 default to 1; a `gateway` page sends one only when
-   * given).
-   */
-  retry_after?: number;
-  /**
-   * How `Retry-After` is written: `seconds` (the default) or `date`, an HTTP-date (RFC 9110
-   * §10.2.3) that many seconds after the answer's `Date` (which follows the emulator's clock).
-   */
-  retry_after_format?: "seconds" | "date";
-  /**
-   * How long to wait before acting, as a duration (`2s`); at most `5m`. Real time, even under
-   * `--clock manual` or `skip`: the manual clock neither shortens it nor moves.
-   */
-  delay?: string;
-  download?: Download;
-  /** The chance each matching request is hit (default 1). */
-  probability?: number;
-  /** How many requests it hits, then it is spent; 0 means every matching request. */
-  count?: number;
-}
-
 /**
  * How a body goes out, for the `download` fault action and a scenario rule's `download`: every
  * field optional, at least one given. Only `2xx` answers are shaped, so a `Range` request resumes
@@ -975,13 +943,21 @@ export interface Download {
   reject_authorization?: boolean;
 }
 
-/** A fault rule in force. */
+/** A perturbation in force, with its counts. */
 export interface Fault {
   /** The rule's id, for `DELETE /_emulator/faults/{id}`. */
   id: string;
   /** `api` for rules added here, `scenario` for the scenario's. */
   source: "api" | "scenario";
-  match: RequestMatch;
+  /**
+   * One request, `METHOD /path#N` — the tenant's N-th request of that method whose path matches
+   * (`{name}` stands for one segment, `*` and `**` glob): `POST /v1/generate#1`, `GET
+   * /v1/jobs/{id}#2`, `GET /files/**#1` — or one job, `job#N`, the tenant's N-th generation to
+   * pass its quote's checks (outcomes only). Instead of `match`, `count` and `probability`; it
+   * strikes once.
+   */
+  at?: string;
+  match?: RequestMatch;
   /**
    * `error` answers `status` with a problem body; `reset` drops the connection; `malformed`
    * answers 200 with a body that is not JSON; `truncated` sends less than its `Content-Length`
@@ -990,7 +966,7 @@ export interface Fault {
    * answers normally with the body shaped by `download` (slow, cut or under a wrong
    * `Content-Length`).
    */
-  action: "error" | "reset" | "malformed" | "truncated" | "delay" | "gateway" | "download";
+  action?: "error" | "reset" | "malformed" | "truncated" | "delay" | "gateway" | "download";
   /** With `error`: the status answered; with `gateway`: `502` or `504`. */
   status?: number;
   /** With `error`: the problem code, when the rule names one. */
@@ -1008,6 +984,27 @@ export interface Fault {
   remaining: number;
   /** How many requests it has hit. */
   fired: number;
+  /**
+   * With `reset`, `malformed`, `truncated`, `gateway` or a `5xx` `error`: the service acts first
+   * — the job is made, the credits held — and then its answer is lost as `action` says (a
+   * `wait=true` generation does not wait). The write that commits before its response is lost.
+   */
+  after?: boolean;
+  /**
+   * The tenant's clock moves this far while the request is in flight, before the service acts, as
+   * a duration (`11m`), at most `24h`: quotes and links expire under a slow network or a paused
+   * client. Alone, the request is then answered normally.
+   */
+  advance?: string;
+  /**
+   * How the job a struck generation makes ends, as `X-Emulator-Outcome` forces it; with `fail`,
+   * `code` names the failure code (default `generation_failed`). At `POST /v1/generate#N`,
+   * `job#N`, or with a `match` of generations.
+   */
+  outcome?: "succeed" | "fail" | "content_policy" | "expire" | "slow" | "refuse" | "partial";
+  set?: Knobs;
+  /** With `at`: how many requests (or jobs) of its route the ordinal has counted so far. */
+  seen?: number;
 }
 
 export interface FaultList {
@@ -1251,6 +1248,8 @@ export interface Snapshot {
       forced?: string;
       /** How many of the outputs asked for the job filters out (a partial result); absent for none. */
       filtered?: number;
+      /** The id of the perturbation that forced the outcome. */
+      struck?: string;
     };
     /** A duration such as 250ms or 1m30s. */
     output_ttl: string;
@@ -1301,11 +1300,15 @@ export interface Snapshot {
     rules: ({
       id: string;
       source: "api" | "scenario";
-      rule: FaultRule;
+      rule: Perturbation;
       remaining: number;
       fired: number;
       draws: number;
+      /** With `at`: the requests (or jobs) its ordinal has counted. */
+      seen?: number;
     })[];
+    /** The generations counted so far, for perturbations at `job#N`. */
+    jobs?: number;
   };
   rate_limits: {
     rule: number;
@@ -1521,3 +1524,115 @@ export interface SnapshotWebhooks {
  * storage is not the API.
  */
 export type StorageError = string;
+
+/**
+ * One perturbation of an adversity plan — where it strikes and what it does — as `PUT
+ * /_emulator/plan`, `POST /_emulator/faults` and a scenario file's `plan` take it. Where: `at`
+ * names one request by its route and the tenant's ordinal of it, or one job; or `match` selects
+ * requests (each, `count` of them, or each with `probability`). What: a fault (`action` and its
+ * members, `after`, `advance`), a job `outcome`, or knobs (`set`), exactly one of them.
+ */
+export interface Perturbation {
+  /**
+   * One request, `METHOD /path#N` — the tenant's N-th request of that method whose path matches
+   * (`{name}` stands for one segment, `*` and `**` glob): `POST /v1/generate#1`, `GET
+   * /v1/jobs/{id}#2`, `GET /files/**#1` — or one job, `job#N`, the tenant's N-th generation to
+   * pass its quote's checks (outcomes only). Instead of `match`, `count` and `probability`; it
+   * strikes once.
+   */
+  at?: string;
+  match?: RequestMatch;
+  /**
+   * Default: `error` when `status` is given, else `download` when `download` is, else `delay` when
+   * `delay` is.
+   */
+  action?: "error" | "reset" | "malformed" | "truncated" | "delay" | "gateway" | "download";
+  /** With `error`: the status to answer; with `gateway`: `502` (the default) or `504`. */
+  status?: number;
+  /**
+   * With `error`: the problem code (default by status: `rate_limited`, `service_unavailable`,
+   * `internal_error`, else `fault_injected`). With `outcome` `fail`: the job's failure code.
+   */
+  code?: string;
+  /**
+   * Seconds for `Retry-After` (429 and 503 default to 1; a `gateway` page sends one only when
+   * given).
+   */
+  retry_after?: number;
+  /**
+   * How `Retry-After` is written: `seconds` (the default) or `date`, an HTTP-date (RFC 9110
+   * §10.2.3) that many seconds after the answer's `Date` (which follows the emulator's clock).
+   */
+  retry_after_format?: "seconds" | "date";
+  /**
+   * How long to wait before acting, as a duration (`2s`); at most `5m`. Real time, even under
+   * `--clock manual` or `skip`: the manual clock neither shortens it nor moves.
+   */
+  delay?: string;
+  download?: Download;
+  /**
+   * With `reset`, `malformed`, `truncated`, `gateway` or a `5xx` `error`: the service acts first
+   * — the job is made, the credits held — and then its answer is lost as `action` says (a
+   * `wait=true` generation does not wait). The write that commits before its response is lost.
+   */
+  after?: boolean;
+  /**
+   * The tenant's clock moves this far while the request is in flight, before the service acts, as
+   * a duration (`11m`), at most `24h`: quotes and links expire under a slow network or a paused
+   * client. Alone, the request is then answered normally.
+   */
+  advance?: string;
+  /**
+   * How the job a struck generation makes ends, as `X-Emulator-Outcome` forces it; with `fail`,
+   * `code` names the failure code (default `generation_failed`). At `POST /v1/generate#N`,
+   * `job#N`, or with a `match` of generations.
+   */
+  outcome?: "succeed" | "fail" | "content_policy" | "expire" | "slow" | "refuse" | "partial";
+  set?: Knobs;
+  /** The chance each matching request is hit (default 1). */
+  probability?: number;
+  /** How many requests it hits, then it is spent; 0 means every matching request. */
+  count?: number;
+}
+
+/**
+ * Knobs a plan turns for the tenant while it is in force, later perturbations over earlier ones;
+ * one left out stays as the scenario has it.
+ */
+export interface Knobs {
+  /** How long a quote lives, as a duration (`30s`), at most `24h`. */
+  quote_ttl?: string;
+  /**
+   * Sign output links, each valid this long from the job read that gave it (`1m`), from `1s` to
+   * `168h`.
+   */
+  url_ttl?: string;
+  /** At most this many jobs of an account run at once; the rest wait in line (`queue_position`). */
+  concurrency?: number;
+  /** Every `/v1` answer comes this much later, in real time, at most `5m`. */
+  latency?: string;
+  /** Turn these kinds of the forward-compatibility mode on (or off) for the tenant. */
+  evolution?: {
+    /** Every JSON object of a `/v1` answer gains an undocumented member. */
+    members?: boolean;
+    /** Every `/v1` answer gains an undocumented header. */
+    headers?: boolean;
+    /** Jobs show the undocumented status `preparing` before `running`. */
+    status?: boolean;
+    /** The catalog lists a model of the undocumented output type `3d`. */
+    output_type?: boolean;
+  };
+}
+
+/** An adversity plan: perturbations tried in order on the tenant's requests and jobs. */
+export interface Plan {
+  perturbations: Perturbation[];
+}
+
+/**
+ * The adversity plan in force: every perturbation, the scenario's and the control API's, in the
+ * order they are tried, with their counts.
+ */
+export interface PlanInForce {
+  perturbations: Fault[];
+}

@@ -72,6 +72,8 @@ type JobPlan struct {
 	// "draw" when the scenario's rates decided it.
 	DecidedBy string `json:"decided_by"`
 	Directive string `json:"directive,omitempty"`
+	// Perturbation is the id of the adversity plan's perturbation that forced the outcome.
+	Perturbation string `json:"perturbation,omitempty"`
 	// EndedByControl is set when the control API forced the job's end, whatever the plan said.
 	EndedByControl bool `json:"ended_by_control"`
 	// Filtered is how many outputs the plan filters out (a partial result).

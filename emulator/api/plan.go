@@ -14,7 +14,7 @@ import "encoding/json"
 type Perturbation struct {
 	// At strikes exactly one request or job; it stands instead of Match, Count and Probability.
 	At    string     `json:"at,omitempty" yaml:"at"`
-	Match FaultMatch `json:"match" yaml:"match"`
+	Match FaultMatch `json:"match,omitzero" yaml:"match"`
 
 	Action string `json:"action,omitempty" yaml:"action"` // one of FaultActions; empty picks error, download or delay
 	Status int    `json:"status,omitempty" yaml:"status"` // for FaultError: 400 to 599

@@ -132,6 +132,8 @@ type SnapshotPlan struct {
 	QueueTimeout Duration       `json:"queue_timeout"`
 	Ending       SnapshotEnding `json:"ending"`
 	Forced       string         `json:"forced,omitempty"`
+	// Struck is the id of the perturbation that forced the outcome.
+	Struck string `json:"struck,omitempty"`
 	// Filtered is how many outputs the job filters out (a partial result).
 	Filtered int `json:"filtered,omitempty"`
 }
@@ -171,8 +173,10 @@ type SnapshotKey struct {
 
 // SnapshotFaults are the fault rules in force, in order, and the number the next one takes.
 type SnapshotFaults struct {
-	NextID int             `json:"next_id"`
-	Rules  []SnapshotFault `json:"rules"`
+	NextID int `json:"next_id"`
+	// Jobs counts the jobs made, for perturbations at job#N.
+	Jobs  int             `json:"jobs,omitempty"`
+	Rules []SnapshotFault `json:"rules"`
 }
 
 // SnapshotFault is one fault rule with its counts: Remaining (-1 for no limit), Fired, and the
@@ -183,7 +187,9 @@ type SnapshotFault struct {
 	Rule      Perturbation `json:"rule"`
 	Remaining int          `json:"remaining"`
 	Fired     int          `json:"fired"`
-	Draws     uint64       `json:"draws"`
+	// Seen counts the requests or jobs the perturbation's ordinal (at) has passed over.
+	Seen  int    `json:"seen,omitempty"`
+	Draws uint64 `json:"draws"`
 }
 
 // SnapshotWindow is one rate-limit window's count: the scenario's limit (by index), the

@@ -1,10 +1,12 @@
-// Package faults holds the HTTP fault rules in force — from the scenario and from the control
-// API — and decides, request by request, which one fires. Counts ("the next 2 requests") are
-// spent atomically; probabilities are drawn from the seed when there is one.
+// Package faults holds the perturbations of the adversity plan in force — from the scenario and
+// from the control API — and decides, request by request and job by job, which one strikes.
+// Counts ("the next 2 requests") and ordinals ("the first POST /v1/generate") are spent
+// atomically; probabilities are drawn from the seed when there is one.
 package faults
 
 import (
 	"errors"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,14 +28,21 @@ const (
 // list, and a download shape or probability when it has one, rounded up.
 const ruleOverhead = 256
 
+// knobsOverhead is what a perturbation's knobs add, with the scenario they tune.
+const knobsOverhead = 512
+
 // ErrFull is a rule refused because the set holds MaxRules rules or MaxBytes bytes.
 var ErrFull = errors.New("the fault rules in force are at their bound")
 
 // RuleBytes is what a rule holds, as counted against the bounds and the memory budget.
 func RuleBytes(f scenario.Fault) int64 {
 	m := f.Match
-	return int64(ruleOverhead + len(m.Method) + len(m.Path) + len(m.Model) + len(m.Category) + len(m.OutputType) +
-		len(f.Action) + len(f.Code) + len(f.RetryAfterFormat))
+	n := ruleOverhead + len(f.At) + len(m.Method) + len(m.Path) + len(m.Model) + len(m.Category) + len(m.OutputType) +
+		len(f.Action) + len(f.Code) + len(f.RetryAfterFormat) + len(f.Outcome)
+	if f.Set != nil {
+		n += knobsOverhead
+	}
+	return int64(n)
 }
 
 // Rule is a fault in force, with how many more times it may fire.
@@ -44,7 +53,10 @@ type Rule struct {
 	// Remaining is how many more requests it applies to; -1 means no limit.
 	Remaining int `json:"remaining"`
 	Fired     int `json:"fired"`
-	draws     uint64
+	// Seen counts the requests or jobs an ordinal (at) has passed over.
+	Seen  int `json:"seen,omitempty"`
+	draws uint64
+	where scenario.Where // at, parsed; Ordinal 0 when the rule has none
 }
 
 // Set is the ordered list of rules. It is safe for concurrent use.
@@ -54,6 +66,7 @@ type Set struct {
 	draw   Draw
 	nextID int
 	bytes  int64 // RuleBytes of the rules, with their ids
+	jobs   int   // the jobs made, for rules at job#N
 }
 
 // Draw returns a number in [0, 1) named by its parts: the same parts give the same number under
@@ -112,7 +125,7 @@ func (s *Set) ReplaceSource(source string, fs []scenario.Fault, bounded bool) er
 // add appends a rule; s.mu is held.
 func (s *Set) add(source string, f scenario.Fault) *Rule {
 	s.nextID++
-	r := &Rule{ID: "fault_" + strconv.Itoa(s.nextID), Source: source, Fault: f, Remaining: -1}
+	r := newRule("fault_"+strconv.Itoa(s.nextID), source, f, -1)
 	if f.Count > 0 {
 		r.Remaining = f.Count
 	}
@@ -135,6 +148,18 @@ func (s *Set) Bytes() int64 {
 	return s.bytes
 }
 
+// newRule makes a rule of a checked perturbation; one at an ordinal strikes once.
+func newRule(id, source string, f scenario.Fault, remaining int) *Rule {
+	r := &Rule{ID: id, Source: source, Fault: f, Remaining: remaining}
+	if f.At != "" {
+		r.where, _ = scenario.ParseAt(f.At) // checked before it got here
+		if remaining < 0 {
+			r.Remaining = 1
+		}
+	}
+	return r
+}
+
 // NeedsModel reports whether any rule matches on the request's model.
 func (s *Set) NeedsModel() bool {
 	s.mu.Lock()
@@ -147,44 +172,137 @@ func (s *Set) NeedsModel() bool {
 	return false
 }
 
-// Pick decides what happens to a request: the first rule that matches and fires answers it,
-// after the delays of every delay rule before it that fired too (delays add up, and never hide
-// a later fault). Each rule that fires spends one of its count. ids names the rules that fired;
-// ok is false when none did.
-func (s *Set) Pick(method, path string, m *catalog.Model) (f scenario.Fault, ids string, ok bool) {
+// Struck is what the perturbations in force do to one request: the fault that answers or
+// shapes it (Fault.Action "" when none), the outcome forced on the job it makes (Outcome.Outcome
+// "" when none), and the ids of every perturbation that struck it.
+type Struck struct {
+	Fault     scenario.Fault
+	Outcome   scenario.Fault
+	OutcomeID string
+	IDs       string
+}
+
+// generatePath is the one request an outcome strikes: a generation.
+const generatePath = "/v1/generate"
+
+// Pick decides what happens to a request: the first fault that matches and fires answers it,
+// after the delays and clock moves of every delay fault before it that fired too (delays add
+// up, and never hide a later fault); the first outcome that fires on a generation steers its
+// job. Each rule that fires spends one of its count; an ordinal counts every request it
+// matches. ok is false when nothing struck.
+func (s *Set) Pick(method, path string, m *catalog.Model) (st Struck, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var delay api.Duration
+	var delay, advance api.Duration
 	var fired []string
+	generation := method == http.MethodPost && path == generatePath
+	faulted := false
 	for _, r := range s.rules {
-		if r.Remaining == 0 || !scenario.Selects(r.Fault.Match, method, path, m) {
+		f := &r.Fault
+		if r.Remaining == 0 || f.Set != nil || r.where.Job {
 			continue
 		}
-		if p := r.Fault.Probability; p != nil && *p < 1 {
-			r.draws++
-			if s.draw("fault", r.ID, strconv.FormatUint(r.draws, 10)) >= *p {
-				continue
-			}
+		outcome := f.Outcome != ""
+		blocked := (outcome && (!generation || st.Outcome.Outcome != "")) || (!outcome && faulted)
+		if !s.selects(r, method, path, m, blocked) {
+			continue
 		}
 		if r.Remaining > 0 {
 			r.Remaining--
 		}
 		r.Fired++
 		fired = append(fired, r.ID)
-		delay += r.Fault.Delay
-		if r.Fault.Action != api.FaultDelay {
-			f = r.Fault
-			break
+		if outcome {
+			st.Outcome, st.OutcomeID = *f, r.ID
+			continue
+		}
+		delay += f.Delay
+		advance += f.Advance
+		if f.Action != api.FaultDelay {
+			st.Fault, faulted = *f, true
 		}
 	}
 	if len(fired) == 0 {
-		return scenario.Fault{}, "", false
+		return Struck{}, false
 	}
-	if f.Action == "" {
-		f.Action = api.FaultDelay
+	if st.Fault.Action == "" && (delay > 0 || advance > 0) {
+		st.Fault.Action = api.FaultDelay
 	}
-	f.Delay = delay
-	return f, strings.Join(fired, ","), true
+	st.Fault.Delay, st.Fault.Advance = delay, advance
+	st.IDs = strings.Join(fired, ",")
+	return st, true
+}
+
+// selects reports whether a rule strikes a request: its match (or at) selects it, its ordinal
+// is this request, its probability's draw lets it, and an earlier rule has not blocked it. An
+// ordinal counts every request its at selects, blocked or not. s.mu is held.
+func (s *Set) selects(r *Rule, method, path string, m *catalog.Model, blocked bool) bool {
+	if r.where.Ordinal > 0 {
+		if !scenario.Selects(scenario.RequestMatch{Method: r.where.Method, Path: r.where.Path}, method, path, nil) {
+			return false
+		}
+		r.Seen++
+		return r.Seen == r.where.Ordinal && !blocked
+	}
+	if blocked || !scenario.Selects(r.Fault.Match, method, path, m) {
+		return false
+	}
+	if p := r.Fault.Probability; p != nil && *p < 1 {
+		r.draws++
+		if s.draw("fault", r.ID, strconv.FormatUint(r.draws, 10)) >= *p {
+			return false
+		}
+	}
+	return true
+}
+
+// PickJob counts a job made and returns the outcome a rule at its ordinal (job#N) forces on
+// it, with the rule's id.
+func (s *Set) PickJob() (scenario.Fault, string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.jobs++
+	for _, r := range s.rules {
+		if r.where.Job && r.Remaining != 0 && r.where.Ordinal == s.jobs {
+			r.Remaining, r.Seen = 0, s.jobs
+			r.Fired++
+			return r.Fault, r.ID, true
+		}
+	}
+	return scenario.Fault{}, "", false
+}
+
+// Knobs are the knobs the rules in force turn, later rules over earlier ones.
+func (s *Set) Knobs() api.Knobs {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var k api.Knobs
+	for _, r := range s.rules {
+		if set := r.Fault.Set; set != nil {
+			k = mergeKnobs(k, *set)
+		}
+	}
+	return k
+}
+
+// mergeKnobs lays the knobs of o over k.
+func mergeKnobs(k, o api.Knobs) api.Knobs {
+	if o.QuoteTTL != 0 {
+		k.QuoteTTL = o.QuoteTTL
+	}
+	if o.URLTTL != 0 {
+		k.URLTTL = o.URLTTL
+	}
+	if o.Concurrency != 0 {
+		k.Concurrency = o.Concurrency
+	}
+	if o.Latency != 0 {
+		k.Latency = o.Latency
+	}
+	if o.Evolution != nil {
+		k.Evolution = o.Evolution
+	}
+	return k
 }
 
 // List returns the rules in order.

@@ -19,12 +19,12 @@ func TestCountsAreSpentAndTheFirstMatchWins(t *testing.T) {
 	s.Add("api", api.Perturbation{Match: api.FaultMatch{Path: "/v1/models"}, Status: 502, Count: 2, Action: api.FaultError})
 	s.Add("scenario", api.Perturbation{Match: api.FaultMatch{Path: "/v1/**"}, Status: 503, Action: api.FaultError})
 	for i, want := range []int{502, 502, 503, 503} {
-		f, _, ok := s.Pick("GET", "/v1/models", nil)
-		if !ok || f.Status != want {
-			t.Errorf("request %d: %v %v, want %d", i, f.Status, ok, want)
+		st, ok := s.Pick("GET", "/v1/models", nil)
+		if !ok || st.Fault.Status != want {
+			t.Errorf("request %d: %v %v, want %d", i, st.Fault.Status, ok, want)
 		}
 	}
-	if _, _, ok := s.Pick("GET", "/files/x", nil); ok {
+	if _, ok := s.Pick("GET", "/files/x", nil); ok {
 		t.Error("a fault fired outside its path")
 	}
 	rules := s.List()
@@ -44,7 +44,7 @@ func TestSeededProbabilityRepeats(t *testing.T) {
 		s.Add("api", api.Perturbation{Match: api.FaultMatch{Path: "/v1/**"}, Status: 503, Probability: prob(0.3), Action: api.FaultError})
 		out := make([]bool, 200)
 		for i := range out {
-			_, _, out[i] = s.Pick("GET", "/v1/models", nil)
+			_, out[i] = s.Pick("GET", "/v1/models", nil)
 		}
 		return out
 	}
@@ -75,11 +75,11 @@ func TestModelMatching(t *testing.T) {
 	}
 	kling := &catalog.Model{ID: "fal-ai/kling-video/v2", OutputType: "video"}
 	flux := &catalog.Model{ID: "fal-ai/flux/dev", OutputType: "image"}
-	if _, _, ok := s.Pick("POST", "/v1/quotes", kling); !ok {
+	if _, ok := s.Pick("POST", "/v1/quotes", kling); !ok {
 		t.Error("kling did not match")
 	}
 	for _, m := range []*catalog.Model{flux, nil} {
-		if _, _, ok := s.Pick("POST", "/v1/quotes", m); ok {
+		if _, ok := s.Pick("POST", "/v1/quotes", m); ok {
 			t.Errorf("%v matched", m)
 		}
 	}
@@ -97,14 +97,14 @@ func TestHardCaseFaultsRoundTrip(t *testing.T) {
 		if err := json.Unmarshal([]byte(src), &f); err != nil {
 			t.Fatal(err)
 		}
-		if err := scenario.CheckFault(&f); err != nil {
+		if err := scenario.CheckPerturbation(&f); err != nil {
 			t.Fatal(err)
 		}
 		raw, _ := json.Marshal(f)
 		var back api.Perturbation
 		err := json.Unmarshal(raw, &back)
 		if err == nil {
-			err = scenario.CheckFault(&back)
+			err = scenario.CheckPerturbation(&back)
 		}
 		if err != nil || !reflect.DeepEqual(back, f) {
 			t.Errorf("%s\nread back from %s as %+v (%v), want %+v", src, raw, back, err, f)

@@ -11,9 +11,9 @@ import (
 func (s *Set) Export() api.SnapshotFaults {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := api.SnapshotFaults{NextID: s.nextID, Rules: make([]api.SnapshotFault, len(s.rules))}
+	out := api.SnapshotFaults{NextID: s.nextID, Jobs: s.jobs, Rules: make([]api.SnapshotFault, len(s.rules))}
 	for i, r := range s.rules {
-		out.Rules[i] = api.SnapshotFault{ID: r.ID, Source: r.Source, Rule: r.Fault, Remaining: r.Remaining, Fired: r.Fired, Draws: r.draws}
+		out.Rules[i] = api.SnapshotFault{ID: r.ID, Source: r.Source, Rule: r.Fault, Remaining: r.Remaining, Fired: r.Fired, Seen: r.Seen, Draws: r.draws}
 	}
 	return out
 }
@@ -32,7 +32,7 @@ func (s *Set) Import(in api.SnapshotFaults, report func(ptr, msg string)) {
 	for i, sf := range in.Rules {
 		at := "/rules/" + strconv.Itoa(i)
 		f := sf.Rule
-		if err := scenario.CheckFault(&f); err != nil {
+		if err := scenario.CheckPerturbation(&f); err != nil {
 			ptr := at + "/rule"
 			if p := scenario.Pointer(err.Error(), true); p != "" {
 				ptr += p
@@ -40,13 +40,15 @@ func (s *Set) Import(in api.SnapshotFaults, report func(ptr, msg string)) {
 			report(ptr, err.Error())
 			continue
 		}
-		if sf.ID == "" || seen[sf.ID] || (sf.Source != "api" && sf.Source != "scenario") || sf.Remaining < -1 || sf.Fired < 0 {
-			report(at, "a rule needs an id of its own, a source of api or scenario, and counts of at least -1 remaining and 0 fired")
+		if sf.ID == "" || seen[sf.ID] || (sf.Source != "api" && sf.Source != "scenario") || sf.Remaining < -1 || sf.Fired < 0 || sf.Seen < 0 {
+			report(at, "a rule needs an id of its own, a source of api or scenario, and counts of at least -1 remaining and 0 fired and seen")
 			continue
 		}
 		seen[sf.ID] = true
 		bytes += RuleBytes(f) + int64(len(sf.ID))
-		rules = append(rules, &Rule{ID: sf.ID, Source: sf.Source, Fault: f, Remaining: sf.Remaining, Fired: sf.Fired, draws: sf.Draws})
+		r := newRule(sf.ID, sf.Source, f, sf.Remaining)
+		r.Fired, r.Seen, r.draws = sf.Fired, sf.Seen, sf.Draws
+		rules = append(rules, r)
 	}
 	if bytes > MaxBytes {
 		report("/rules", "the rules hold "+strconv.FormatInt(bytes, 10)+" bytes; a tenant holds at most "+strconv.Itoa(MaxBytes))
@@ -54,7 +56,10 @@ func (s *Set) Import(in api.SnapshotFaults, report func(ptr, msg string)) {
 	if in.NextID < 0 {
 		report("/next_id", "cannot be negative")
 	}
+	if in.Jobs < 0 {
+		report("/jobs", "cannot be negative")
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.rules, s.nextID, s.bytes = rules, in.NextID, bytes
+	s.rules, s.nextID, s.bytes, s.jobs = rules, in.NextID, bytes, in.Jobs
 }

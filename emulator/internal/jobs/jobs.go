@@ -83,6 +83,8 @@ type Plan struct {
 	// Forced names the outcome a request forced (X-Emulator-Outcome or an [emulator:...]
 	// token); empty when the scenario's draws decided the ending.
 	Forced string
+	// Struck names the perturbation of the adversity plan that forced it, if one did.
+	Struck string
 	// Filtered is how many of the outputs asked for the run filters out (a partial result):
 	// the job's Outputs are the rest, and success charges only for them (see Charge).
 	Filtered int

@@ -41,7 +41,7 @@ func (e *Engine) Export() []api.SnapshotJob {
 			FinishedAt: stampNanos(j.finishedAt), Progress: int(j.progress), Forced: j.forced,
 			Plan: api.SnapshotPlan{Queue: api.Duration(p.Queue), Run: api.Duration(p.Run), QueueTimeout: api.Duration(p.QueueTimeout),
 				Ending: api.SnapshotEnding{Status: string(p.Ending.Status), Code: p.Ending.Code, Message: p.Ending.Message, At: p.Ending.At, InQueue: p.Ending.InQueue},
-				Forced: p.Forced, Filtered: p.Filtered},
+				Forced: p.Forced, Struck: p.Struck, Filtered: p.Filtered},
 			OutputTTL:   api.Duration(j.OutputTTL),
 			FinishOrder: order[j],
 		}
@@ -283,7 +283,7 @@ func decodeJob(sj api.SnapshotJob, prefix string) (*job, string, string) {
 	j.New = New{ID: sj.ID, Account: sj.Account, Model: sj.Model, QuoteID: sj.QuoteID, Credits: sj.Credits, Input: input,
 		Plan: Plan{Queue: time.Duration(sj.Plan.Queue), Run: time.Duration(sj.Plan.Run), QueueTimeout: time.Duration(sj.Plan.QueueTimeout),
 			Ending: Ending{Status: Status(sj.Plan.Ending.Status), Code: sj.Plan.Ending.Code, Message: sj.Plan.Ending.Message, At: sj.Plan.Ending.At, InQueue: sj.Plan.Ending.InQueue},
-			Forced: sj.Plan.Forced, Filtered: sj.Plan.Filtered},
+			Forced: sj.Plan.Forced, Struck: sj.Plan.Struck, Filtered: sj.Plan.Filtered},
 		OutputTTL: time.Duration(sj.OutputTTL)}
 	if sj.Error != nil {
 		j.err = &Error{Code: sj.Error.Code, Message: sj.Error.Message}

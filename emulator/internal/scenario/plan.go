@@ -95,6 +95,7 @@ type PlanInput struct {
 	Run     time.Duration
 	Timeout time.Duration
 	Forced  string        // a forced outcome, or ""
+	Code    string        // a forced fail's failure code, or "" for generation_failed
 	MaxWait time.Duration // a slow job outlasts it
 	Draw    Draw
 }
@@ -129,7 +130,11 @@ func (r Rule) Plan(in PlanInput) jobs.Plan {
 			p.Ending.InQueue = true
 		}
 		if in.Forced == OutcomeFail {
-			p.Ending.Code, p.Ending.Message = "generation_failed", r.message("generation_failed")
+			code := "generation_failed"
+			if in.Code != "" {
+				code = in.Code
+			}
+			p.Ending.Code, p.Ending.Message = code, r.message(code)
 		}
 	case OutcomeContentPolicy:
 		// Moderation answers as the job starts: the run never produces anything.
@@ -192,7 +197,7 @@ func (r Rule) message(code string) string {
 func (s *Scenario) Describe() api.Scenario {
 	d := api.Scenario{
 		Name: s.Name, Description: s.Description, Source: s.Source, Overrides: len(s.Overrides),
-		RateLimits: len(s.RateLimits), Faults: len(s.Faults), Latency: len(s.Latency),
+		RateLimits: len(s.RateLimits), Faults: len(s.Plan), Latency: len(s.Latency),
 		Concurrency: len(s.Concurrency), // present only when set, as evolution is
 	}
 	if ev := s.Evolves(); ev.Any() {

@@ -4,7 +4,6 @@
 package scenario
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"path"
@@ -27,11 +26,15 @@ type Scenario struct {
 	Defaults    Rule        `yaml:"defaults"`
 	Overrides   []Override  `yaml:"overrides"`
 	RateLimits  []RateLimit `yaml:"rate_limits"`
-	Faults      []Fault     `yaml:"faults"`
-	Latency     []Latency   `yaml:"latency"`
-	Webhooks    *Webhooks   `yaml:"webhooks"`
-	Lifecycle   []Lifecycle `yaml:"lifecycle"`
-	Evolution   *Evolution  `yaml:"evolution"`
+	// Plan is the scenario's adversity: perturbations tried on every request, as PUT
+	// /_emulator/plan takes them.
+	Plan []Fault `yaml:"plan"`
+	// Faults is the former spelling of Plan, read into it.
+	Faults    []Fault     `yaml:"faults"`
+	Latency   []Latency   `yaml:"latency"`
+	Webhooks  *Webhooks   `yaml:"webhooks"`
+	Lifecycle []Lifecycle `yaml:"lifecycle"`
+	Evolution *Evolution  `yaml:"evolution"`
 	// Concurrency limits how many jobs run at once per account or key (concurrency.go).
 	Concurrency []Concurrency `yaml:"concurrency"`
 	// Source is the file the scenario came from.
@@ -311,12 +314,18 @@ func check(r *catalog.Reporter, root *yaml.Node, s *Scenario) {
 	}
 	checkLifecycle(r, nodeOf(root, "lifecycle"), s.Lifecycle)
 	checkConcurrency(r, nodeOf(root, "concurrency"), s.Concurrency)
-	faults := nodeOf(root, "faults")
-	for i := range s.Faults {
-		if err := CheckFault(&s.Faults[i]); err != nil {
-			r.At(itemLine(faults, i), "faults[%d]: %v", i, err)
+	for _, list := range []struct {
+		key string
+		ps  []Fault
+	}{{"plan", s.Plan}, {"faults", s.Faults}} {
+		seq := nodeOf(root, list.key)
+		for i := range list.ps {
+			if err := CheckPerturbation(&list.ps[i]); err != nil {
+				r.At(itemLine(seq, i), "%s[%d]: %v", list.key, i, err)
+			}
 		}
 	}
+	s.Plan, s.Faults = append(s.Plan, s.Faults...), nil
 }
 
 // checkRule checks one rule; n is its mapping node (nil when absent), so each problem is
@@ -384,91 +393,6 @@ func checkRetryAfterFormat(format *string, where string) error {
 	case api.RetryAfterSeconds, api.RetryAfterDate:
 	default:
 		return fmt.Errorf("%s %q must be seconds or date", where, *format)
-	}
-	return nil
-}
-
-// MaxRetryAfter bounds a fault's retry_after: a day, in seconds.
-const MaxRetryAfter = 86400
-
-// CheckFault validates a fault rule and fills in its defaults.
-func CheckFault(f *Fault) error {
-	if msg := checkMatch(f.Match, "match"); msg != "" {
-		return errors.New(msg)
-	}
-	if f.Probability != nil && (*f.Probability < 0 || *f.Probability > 1) {
-		return fmt.Errorf("probability must be between 0 and 1")
-	}
-	if f.Count < 0 {
-		return fmt.Errorf("count must be >= 0 (0 means every matching request)")
-	}
-	if f.RetryAfter < 0 {
-		return fmt.Errorf("retry_after must be >= 0 seconds")
-	}
-	if f.RetryAfter > MaxRetryAfter {
-		return fmt.Errorf("retry_after must be at most %d seconds (a day), not %d", MaxRetryAfter, f.RetryAfter)
-	}
-	if f.Delay < 0 || time.Duration(f.Delay) > 5*time.Minute {
-		return fmt.Errorf("delay must be between 0 and 5m")
-	}
-	if err := checkRetryAfterFormat(&f.RetryAfterFormat, "retry_after_format"); err != nil {
-		return err
-	}
-	if f.RetryAfterFormat == api.RetryAfterSeconds {
-		f.RetryAfterFormat = "" // the default, which the control API lists as absent
-	}
-	if f.Action == "" {
-		switch {
-		case f.Status != 0:
-			f.Action = api.FaultError
-		case f.Download != nil:
-			f.Action = api.FaultDownload
-		case f.Delay > 0:
-			f.Action = api.FaultDelay
-		default:
-			return fmt.Errorf("give a status, an action (reset, malformed, truncated, gateway, download) or a delay")
-		}
-	}
-	if f.Download != nil && f.Action != api.FaultDownload {
-		return fmt.Errorf("download shapes the body of the download action only, not of %s", f.Action)
-	}
-	switch f.Action {
-	case api.FaultError:
-		if f.Status < 400 || f.Status > 599 {
-			return fmt.Errorf("status %d must be an error status from 400 to 599", f.Status)
-		}
-		// The contract's 429 and 503 always say when to come back.
-		if (f.Status == 429 || f.Status == 503) && f.RetryAfter == 0 {
-			f.RetryAfter = 1
-		}
-	case api.FaultDelay:
-		if f.Delay <= 0 {
-			return fmt.Errorf("a delay fault needs a positive delay")
-		}
-	case api.FaultGateway:
-		switch f.Status {
-		case 0:
-			f.Status = 502
-		case 502, 504:
-		default:
-			return fmt.Errorf("status %d: a gateway answers 502 or 504", f.Status)
-		}
-	case api.FaultDownload:
-		if f.Download == nil {
-			return fmt.Errorf("download: the download action needs a download shape such as {\"bytes_per_second\": 65536}")
-		}
-		if f.Download.URLTTL != 0 || f.Download.RejectAuthorization {
-			return fmt.Errorf("download: url_ttl and reject_authorization sign a scenario's output links; a fault's download shapes a body only")
-		}
-		if err := CheckDownload(f.Download, "download"); err != nil {
-			return err
-		}
-	case api.FaultReset, api.FaultMalformed, api.FaultTruncated:
-	default:
-		return fmt.Errorf("action %q must be one of %s", f.Action, strings.Join(Actions, ", "))
-	}
-	if f.Match.Method != "" {
-		f.Match.Method = strings.ToUpper(f.Match.Method)
 	}
 	return nil
 }

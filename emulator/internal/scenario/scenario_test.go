@@ -214,7 +214,7 @@ latency:
 		}
 	}
 	f := Fault{Match: RequestMatch{Path: long}, Status: 503}
-	if err := CheckFault(&f); err == nil || err.Error() != "match.path must be at most 1024 bytes long" {
+	if err := CheckPerturbation(&f); err == nil || err.Error() != "match.path must be at most 1024 bytes long" {
 		t.Fatalf("CheckFault = %v", err)
 	}
 	if got := Pointer("match.path must be at most 1024 bytes long", true); got != "/match/path" {
@@ -328,7 +328,7 @@ func TestProblemsSpeakTheEmulatorsWords(t *testing.T) {
 		_, err := Parse("request body", []byte(src))
 		checkWords(t, src, err, c.want)
 	}
-	if sc, err := Parse("request body", []byte(`{"faults": [{"status": 503, "retry_after": 86400}]}`)); err != nil || sc.Faults[0].RetryAfter != 86400 {
+	if sc, err := Parse("request body", []byte(`{"faults": [{"status": 503, "retry_after": 86400}]}`)); err != nil || sc.Plan[0].RetryAfter != 86400 {
 		t.Errorf("a day of retry_after: %+v, %v", sc, err)
 	}
 }

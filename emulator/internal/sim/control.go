@@ -147,7 +147,7 @@ func (w *World) ChangeScenario(c api.ScenarioChange) (api.Scenario, error) {
 			sc.Name = "inline"
 		}
 		n := inlineScenarioBytes(sc)
-		for _, f := range sc.Faults {
+		for _, f := range sc.Plan {
 			n += faults.RuleBytes(f)
 		}
 		if err := w.admit(n); err != nil {
@@ -196,15 +196,11 @@ func faultViews(rules []faults.Rule) []api.Fault {
 	return out
 }
 
-// AddFault puts a fault rule of the control API's in force, once it is checked as a scenario's
-// would be.
+// AddFault puts a perturbation of the control API's in force, once it is checked as a
+// scenario's would be.
 func (w *World) AddFault(f api.Perturbation) (api.Fault, error) {
-	if err := scenario.CheckFault(&f); err != nil {
-		e := &problem.Error{Code: problem.InvalidRequest, Detail: "the fault is not valid: " + err.Error()}
-		if ptr := scenario.Pointer(err.Error(), true); ptr != "" {
-			e.Errors = []problem.FieldError{{Pointer: ptr, Message: err.Error()}}
-		}
-		return api.Fault{}, e
+	if err := checkPerturbation(&f, ""); err != nil {
+		return api.Fault{}, err
 	}
 	// Admitted before the set's lock: the budget may count the world, which reads the rules.
 	if err := w.admit(faults.RuleBytes(f)); err != nil {
@@ -214,7 +210,49 @@ func (w *World) AddFault(f api.Perturbation) (api.Fault, error) {
 	if err != nil {
 		return api.Fault{}, faultsFull()
 	}
+	w.retune()
 	return faultViews([]faults.Rule{r})[0], nil
+}
+
+// checkPerturbation checks a perturbation sent to the control API, the problem's pointer under
+// at (the perturbation's place in a plan's body).
+func checkPerturbation(f *api.Perturbation, at string) error {
+	err := scenario.CheckPerturbation(f)
+	if err == nil {
+		return nil
+	}
+	e := &problem.Error{Code: problem.InvalidRequest, Detail: "the perturbation is not valid: " + err.Error()}
+	if ptr := scenario.Pointer(err.Error(), true); ptr != "" || at != "" {
+		e.Errors = []problem.FieldError{{Pointer: at + ptr, Message: err.Error()}}
+	}
+	return e
+}
+
+// PresentAdversity is the adversity plan in force: every perturbation, the scenario's and the
+// control API's, in the order they are tried.
+func (w *World) PresentAdversity() api.PlanInForce {
+	return api.PlanInForce{Perturbations: w.PresentFaults()}
+}
+
+// ChangePlan puts a plan in place of the control API's perturbations; nothing changes unless
+// every perturbation is valid and the plan fits the tenant's bounds.
+func (w *World) ChangePlan(p api.Plan) (api.PlanInForce, error) {
+	var n int64
+	for i := range p.Perturbations {
+		if err := checkPerturbation(&p.Perturbations[i], "/perturbations/"+strconv.Itoa(i)); err != nil {
+			return api.PlanInForce{}, err
+		}
+		n += faults.RuleBytes(p.Perturbations[i])
+	}
+	if err := w.admit(n); err != nil {
+		return api.PlanInForce{}, err
+	}
+	if err := w.faults.ReplaceSource("api", p.Perturbations, true); err != nil {
+		return api.PlanInForce{}, faultsFull()
+	}
+	w.retune()
+	w.Changed(PartScenario)
+	return w.PresentAdversity(), nil
 }
 
 // faultsFull is the problem for a fault rule, or a scenario's rules, past the bounds of a
@@ -229,6 +267,7 @@ func (w *World) RemoveFaults(all bool) {
 	if all {
 		w.faults.RemoveSource("scenario")
 	}
+	w.retune()
 }
 
 // RemoveFault removes one fault rule.
@@ -236,6 +275,7 @@ func (w *World) RemoveFault(id string) error {
 	if !w.faults.Remove(id) {
 		return problem.New(problem.NotFound, "no fault %q", id)
 	}
+	w.retune()
 	return nil
 }
 

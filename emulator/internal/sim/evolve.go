@@ -15,7 +15,7 @@ import (
 // additions drawn from the world's seed (0 when unseeded), which a snapshot carries; nil
 // additions when no kind is on.
 func (w *World) Evolution() (scenario.Evolution, *evolve.Kit) {
-	ev := w.scenario.Load().Evolves()
+	ev := w.inForce().Evolves()
 	if !ev.Any() {
 		return ev, nil
 	}
@@ -38,7 +38,7 @@ func (w *World) evolutionKit() *evolve.Kit {
 // the first part of its run (evolve.Prepare), on the tenant's clock. Its credits, its plan and
 // when it ends do not change; only how it is shown does.
 func (w *World) Preparing(v jobs.View) bool {
-	if v.Status != jobs.Running || !w.scenario.Load().Evolves().Status {
+	if v.Status != jobs.Running || !w.inForce().Evolves().Status {
 		return false
 	}
 	if !w.clock.Now().Before(v.StartedAt.Add(evolve.Prepare(v.Plan.Run))) {
@@ -51,7 +51,7 @@ func (w *World) Preparing(v jobs.View) bool {
 // prepared is when a job of the account shown as preparing turns running; ok is false when
 // it is not shown so.
 func (w *World) prepared(account, id string) (time.Time, bool) {
-	if !w.scenario.Load().Evolves().Status {
+	if !w.inForce().Evolves().Status {
 		return time.Time{}, false
 	}
 	v, ok := w.jobs.Get(account, id)
@@ -64,7 +64,7 @@ func (w *World) prepared(account, id string) (time.Time, bool) {
 
 // EvolvedModel is the model of an undocumented output type when the mode lists one, else nil.
 func (w *World) EvolvedModel() *catalog.Model {
-	if !w.scenario.Load().Evolves().OutputType {
+	if !w.inForce().Evolves().OutputType {
 		return nil
 	}
 	w.evolutionKit()

@@ -94,8 +94,12 @@ type Generation struct {
 	Input          map[string]any
 	// Scenario names a scenario for this job alone (X-Emulator-Scenario); empty for none.
 	Scenario string
-	// Outcome forces the job's outcome (X-Emulator-Outcome); empty for none.
+	// Outcome forces the job's outcome (X-Emulator-Outcome, or a perturbation); empty for none.
 	Outcome string
+	// OutcomeCode is the failure code of a forced fail; empty for generation_failed.
+	OutcomeCode string
+	// Perturbation names the perturbation that forced the outcome, if one did.
+	Perturbation string
 }
 
 // Generate checks a generation in the contract's order, holds the credits and creates the job.
@@ -242,6 +246,10 @@ func (w *World) startJob(account, key, quoteID string, m *catalog.Model, input m
 	}
 	if !m.Ready() {
 		return jobs.View{}, problem.New(problem.ModelUnavailable, "model %q is %s and does not generate", m.ID, m.Status)
+	}
+	// The tenant's jobs are numbered here, as they pass the quote's checks, for a plan's job#N.
+	if p, id, ok := w.faults.PickJob(); ok && steer.outcome == "" {
+		steer.outcome, steer.code, steer.struck = p.Outcome, p.Code, id
 	}
 	if err := w.refusal(m, input, canonical, steer); err != nil {
 		return jobs.View{}, err
@@ -427,6 +435,8 @@ var outcomeToken = regexp.MustCompile(`\[emulator:([a-z_]+)\]`)
 type directives struct {
 	scenario *scenario.Scenario
 	outcome  string
+	code     string // a forced fail's failure code, if the perturbation gave one
+	struck   string // the perturbation that forced the outcome, if one did
 	ptr      string // where in the input the outcome token is, if a token chose it
 }
 
@@ -440,7 +450,7 @@ const (
 // tokens of its input. An asked-for outcome beats a token; the first token in key order wins
 // over later ones.
 func (w *World) directives(g Generation, input map[string]any) (directives, error) {
-	d := directives{scenario: w.scenario.Load()}
+	d := directives{scenario: w.inForce()}
 	if name := g.Scenario; name != "" {
 		sc, ok := w.cfg.Scenarios[name]
 		if !ok && name == d.scenario.Name {
@@ -455,7 +465,7 @@ func (w *World) directives(g Generation, input map[string]any) (directives, erro
 		if !scenario.ValidOutcome(v) {
 			return d, paramError(headerOutcome, "%s: %q is not one of %s", headerOutcome, v, scenario.OutcomeNames)
 		}
-		d.outcome = v
+		d.outcome, d.code, d.struck = v, g.OutcomeCode, g.Perturbation
 		return d, nil
 	}
 	ptr, outcome := findToken(input, "/input")
@@ -560,16 +570,17 @@ func (w *World) plan(m *catalog.Model, input map[string]any, jobID string, d dir
 		Run:     run,
 		Timeout: t.QueueTimeout,
 		Forced:  d.outcome,
+		Code:    d.code,
 		MaxWait: w.cfg.MaxWait,
 		Draw:    func(label string) float64 { return w.ids.Float64("draw", jobID, label) },
 	})
-	p.Forced = d.outcome // shown by the control API: a forced ending, not a drawn one
+	p.Forced, p.Struck = d.outcome, d.struck // shown by the control API: a forced ending, not a drawn one
 	return p
 }
 
 // quoteTTL is how long a quote for the model lives under the scenario in force.
 func (w *World) quoteTTL(m *catalog.Model) time.Duration {
-	if ttl := w.scenario.Load().Effective(m).QuoteTTL; ttl != nil {
+	if ttl := w.inForce().Effective(m).QuoteTTL; ttl != nil {
 		return *ttl
 	}
 	return w.cfg.QuoteTTL

@@ -50,7 +50,7 @@ func sign(m hash.Hash, path string, expires int64) string {
 // they are not signed.
 func (w *World) urlTTL(model string) time.Duration {
 	m, _ := w.cfg.Catalog.Model(model)
-	if d := w.scenario.Load().Effective(m).Download; d != nil {
+	if d := w.inForce().Effective(m).Download; d != nil {
 		return time.Duration(d.URLTTL)
 	}
 	return 0

@@ -143,7 +143,7 @@ func (w *World) File(jobID, name string) (File, error) {
 	}
 	m, _ := w.cfg.Catalog.Model(v.Model)
 	return File{Output: o, Data: data, Finished: v.FinishedAt, ExpiresAt: v.OutputsExpireAt, Now: now,
-		Download: w.scenario.Load().Effective(m).Download}, nil
+		Download: w.inForce().Effective(m).Download}, nil
 }
 
 // Timestamp formats an instant as the API does: RFC 3339, UTC, Z.

@@ -82,7 +82,7 @@ func (w *World) PresentControlJob(v jobs.View, base string) api.ControlJob {
 // PresentPlan is the course a job was given, as the control API shows it.
 func PresentPlan(v jobs.View) *api.JobPlan {
 	p := v.Plan
-	out := &api.JobPlan{Queue: p.Queue.String(), Run: p.Run.String(), DecidedBy: "draw", Directive: p.Forced, EndedByControl: v.Forced, Filtered: p.Filtered}
+	out := &api.JobPlan{Queue: p.Queue.String(), Run: p.Run.String(), DecidedBy: "draw", Directive: p.Forced, Perturbation: p.Struck, EndedByControl: v.Forced, Filtered: p.Filtered}
 	if p.QueueTimeout > 0 {
 		t := p.QueueTimeout.String()
 		out.QueueTimeout = &t

@@ -26,7 +26,7 @@ func (w *World) Phase(modelID string) scenario.Phase {
 }
 
 func (w *World) phase(m *catalog.Model) scenario.Phase {
-	sc := w.scenario.Load()
+	sc := w.inForce()
 	if len(sc.Lifecycle) == 0 {
 		return scenario.Phase{}
 	}
@@ -69,7 +69,7 @@ func (w *World) deprecatedAt(modelID string) (time.Time, bool) {
 	if !ok {
 		return time.Time{}, false
 	}
-	return w.scenario.Load().DeprecatedAt(m)
+	return w.inForce().DeprecatedAt(m)
 }
 
 // refusal refuses a generation as a service's moderation does at request time, before anything

@@ -67,7 +67,7 @@ func (w *World) Snapshot(withJournal bool) api.Snapshot {
 		doc.Random.Quotes[a] = n
 	}
 	sc := w.scenario.Load()
-	if w.latencyOf == sc && slices.ContainsFunc(w.latencySeq, func(n uint64) bool { return n > 0 }) {
+	if w.latencyOf == w.inForce() && slices.ContainsFunc(w.latencySeq, func(n uint64) bool { return n > 0 }) {
 		doc.Random.Latency = slices.Clone(w.latencySeq)
 	}
 	w.mu.Unlock()
@@ -339,8 +339,10 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 	for a, n := range doc.Random.Quotes {
 		w.quoteSeq[a] = n
 	}
+	w.faults.Import(doc.Faults, p.under("/faults"))
+	w.retune() // the plan's knobs tune the restored scenario, as they did the saved one
 	if len(doc.Random.Latency) > 0 {
-		w.latencySeq, w.latencyOf = slices.Clone(doc.Random.Latency), sc
+		w.latencySeq, w.latencyOf = slices.Clone(doc.Random.Latency), w.inForce()
 	}
 	w.quotes.Import(doc.Quotes, p.under("/quotes"))
 	// Outputs left out are made again here, straight into the engine's form.
@@ -357,7 +359,6 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 	}
 	w.jobs.Import(doc.Jobs, remade, w.path, p.under("/jobs"))
 	w.idem.Import(doc.IdempotencyKeys, p.under("/idempotency_keys"))
-	w.faults.Import(doc.Faults, p.under("/faults"))
 	w.limiter.Import(doc.RateLimits, len(sc.RateLimits), p.under("/rate_limits"))
 	w.journal.Restore(doc.Journal, doc.Notes, p.under("/notes"))
 	w.expected = expectedFrom(doc.ExpectedErrors, p.under("/expected_errors"))

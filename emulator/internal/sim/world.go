@@ -71,8 +71,12 @@ type World struct {
 	base    atomic.Value  // string: the scheme and host clients reach the emulator by
 
 	scenario atomic.Pointer[scenario.Scenario]
-	waiting  atomic.Int64 // generations blocked waiting for their job
-	stale    staleFiles   // files last asked for at an expired link (links.go)
+	// tuned is the scenario with the adversity plan's knobs turned, nil when they turn none;
+	// tuneMu orders its making.
+	tuned   atomic.Pointer[scenario.Scenario]
+	tuneMu  sync.Mutex
+	waiting atomic.Int64 // generations blocked waiting for their job
+	stale   staleFiles   // files last asked for at an expired link (links.go)
 
 	waitingChanged signal
 
@@ -264,10 +268,11 @@ func (w *World) UseScenario(sc *scenario.Scenario) { _ = w.useScenario(sc, false
 // useScenario is UseScenario; with bounded, a scenario whose faults with the API's would be
 // past the bounds of a tenant's rules changes nothing and is refused.
 func (w *World) useScenario(sc *scenario.Scenario, bounded bool) error {
-	if err := w.faults.ReplaceSource("scenario", sc.Faults, bounded); err != nil {
+	if err := w.faults.ReplaceSource("scenario", sc.Plan, bounded); err != nil {
 		return faultsFull()
 	}
 	w.scenario.Store(sc)
+	w.retune()
 	w.limiter.Reset()
 	if c := sc.Webhook(); c != nil {
 		w.hooks.Configure(w.withRunSecret(c))
@@ -393,19 +398,40 @@ func (w *World) jobNow(id string) (evidence.JobNow, bool) {
 // NeedsModel reports whether a fault or rate-limit rule in force matches on models, so the
 // transport knows whether it must find a request's model before the gate.
 func (w *World) NeedsModel() bool {
-	return w.faults.NeedsModel() || w.scenario.Load().LimitsNeedModel()
+	return w.faults.NeedsModel() || w.inForce().LimitsNeedModel()
 }
 
-// PickFault returns the fault to inject into a request, if a rule in force matches it.
-func (w *World) PickFault(method, path string, m *catalog.Model) (scenario.Fault, string, bool) {
+// PickFault returns what the perturbations in force do to a request, if any strikes it.
+func (w *World) PickFault(method, path string, m *catalog.Model) (faults.Struck, bool) {
 	return w.faults.Pick(method, path, m)
+}
+
+// inForce is the scenario jobs and answers follow: the one put in force, with the knobs of the
+// adversity plan turned.
+func (w *World) inForce() *scenario.Scenario {
+	if t := w.tuned.Load(); t != nil {
+		return t
+	}
+	return w.scenario.Load()
+}
+
+// retune lays the plan's knobs over the scenario in force, after either changed.
+func (w *World) retune() {
+	w.tuneMu.Lock()
+	defer w.tuneMu.Unlock()
+	k := w.faults.Knobs()
+	if k == (api.Knobs{}) {
+		w.tuned.Store(nil)
+		return
+	}
+	w.tuned.Store(scenario.Tune(w.scenario.Load(), k))
 }
 
 // RateLimit counts a request against every rate limit of the scenario that matches it and
 // returns the tightest decision, or nil when no limit applies. Counting stops at the first
 // limit that refuses.
 func (w *World) RateLimit(method, path string, key *catalog.Key, m *catalog.Model) *ratelimit.Decision {
-	sc := w.scenario.Load()
+	sc := w.inForce()
 	if len(sc.RateLimits) == 0 {
 		return nil
 	}
@@ -462,7 +488,7 @@ func jobOfPath(path string) (string, bool) {
 // matches): the n-th request a rule delays gets the n-th draw of that rule, so a seed repeats
 // the same delays.
 func (w *World) AnswerDelay(method, path string, m *catalog.Model) time.Duration {
-	sc := w.scenario.Load()
+	sc := w.inForce()
 	i, ok := sc.LatencyFor(method, path, m)
 	if !ok {
 		return 0

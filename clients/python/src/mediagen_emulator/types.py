@@ -419,6 +419,9 @@ class JobPlan(_JobPlanRequired, total=False):
     #: How many of the outputs asked for the job filters out (a partial result: `X-Emulator-Outcome:
     #: partial` or `filter_rate`); absent for none.
     filtered: int
+    #: The id of the adversity plan's perturbation that forced the outcome (`decided_by` is then
+    #: `directive`).
+    perturbation: str
 
 
 class _ControlJobRequired(TypedDict):
@@ -859,34 +862,6 @@ class CoverageCase(TypedDict):
     count: int
 
 
-class FaultRule(TypedDict, total=False):
-    """A fault to inject into matching `/v1` and `/files` requests, as in a scenario file."""
-
-    match: RequestMatch
-    #: Default: `error` when `status` is given, else `download` when `download` is, else `delay` when
-    #: `delay` is.
-    action: Literal["error", "reset", "malformed", "truncated", "delay", "gateway", "download"]
-    #: With `error`: the status to answer; with `gateway`: `502` (the default) or `504`.
-    status: int
-    #: With `error`: the problem code (default by status: `rate_limited`, `service_unavailable`,
-    #: `internal_error`, else `fault_injected`).
-    code: str
-    #: Seconds for `Retry-After` (429 and 503 default to 1; a `gateway` page sends one only when
-    #: given).
-    retry_after: int
-    #: How `Retry-After` is written: `seconds` (the default) or `date`, an HTTP-date (RFC 9110
-    #: §10.2.3) that many seconds after the answer's `Date` (which follows the emulator's clock).
-    retry_after_format: Literal["seconds", "date"]
-    #: How long to wait before acting, as a duration (`2s`); at most `5m`. Real time, even under
-    #: `--clock manual` or `skip`: the manual clock neither shortens it nor moves.
-    delay: str
-    download: Download
-    #: The chance each matching request is hit (default 1).
-    probability: float
-    #: How many requests it hits, then it is spent; 0 means every matching request.
-    count: int
-
-
 class Download(TypedDict, total=False):
     """How a body goes out, for the `download` fault action and a scenario rule's `download`:
     every field optional, at least one given. Only `2xx` answers are shaped, so a `Range`
@@ -923,6 +898,21 @@ class _FaultRequired(TypedDict):
     id: str
     #: `api` for rules added here, `scenario` for the scenario's.
     source: Literal["api", "scenario"]
+    #: How many more requests it hits; -1 for no limit.
+    remaining: int
+    #: How many requests it has hit.
+    fired: int
+
+
+class Fault(_FaultRequired, total=False):
+    """A perturbation in force, with its counts."""
+
+    #: One request, `METHOD /path#N` — the tenant's N-th request of that method whose path matches
+    #: (`{name}` stands for one segment, `*` and `**` glob): `POST /v1/generate#1`, `GET
+    #: /v1/jobs/{id}#2`, `GET /files/**#1` — or one job, `job#N`, the tenant's N-th generation to
+    #: pass its quote's checks (outcomes only). Instead of `match`, `count` and `probability`; it
+    #: strikes once.
+    at: str
     match: RequestMatch
     #: `error` answers `status` with a problem body; `reset` drops the connection; `malformed`
     #: answers 200 with a body that is not JSON; `truncated` sends less than its `Content-Length`
@@ -931,15 +921,6 @@ class _FaultRequired(TypedDict):
     #: answers normally with the body shaped by `download` (slow, cut or under a wrong
     #: `Content-Length`).
     action: Literal["error", "reset", "malformed", "truncated", "delay", "gateway", "download"]
-    #: How many more requests it hits; -1 for no limit.
-    remaining: int
-    #: How many requests it has hit.
-    fired: int
-
-
-class Fault(_FaultRequired, total=False):
-    """A fault rule in force."""
-
     #: With `error`: the status answered; with `gateway`: `502` or `504`.
     status: int
     #: With `error`: the problem code, when the rule names one.
@@ -953,6 +934,21 @@ class Fault(_FaultRequired, total=False):
     download: Download
     #: The chance each matching request is hit.
     probability: float
+    #: With `reset`, `malformed`, `truncated`, `gateway` or a `5xx` `error`: the service acts first
+    #: — the job is made, the credits held — and then its answer is lost as `action` says (a
+    #: `wait=true` generation does not wait). The write that commits before its response is lost.
+    after: bool
+    #: The tenant's clock moves this far while the request is in flight, before the service acts, as
+    #: a duration (`11m`), at most `24h`: quotes and links expire under a slow network or a paused
+    #: client. Alone, the request is then answered normally.
+    advance: str
+    #: How the job a struck generation makes ends, as `X-Emulator-Outcome` forces it; with `fail`,
+    #: `code` names the failure code (default `generation_failed`). At `POST /v1/generate#N`,
+    #: `job#N`, or with a `match` of generations.
+    outcome: Literal["succeed", "fail", "content_policy", "expire", "slow", "refuse", "partial"]
+    set: Knobs
+    #: With `at`: how many requests (or jobs) of its route the ordinal has counted so far.
+    seen: int
 
 
 class FaultList(TypedDict):
@@ -1315,12 +1311,97 @@ body: storage is not the API.
 """
 
 
+class Perturbation(TypedDict, total=False):
+    """One perturbation of an adversity plan — where it strikes and what it does — as `PUT
+    /_emulator/plan`, `POST /_emulator/faults` and a scenario file's `plan` take it. Where:
+    `at` names one request by its route and the tenant's ordinal of it, or one job; or
+    `match` selects requests (each, `count` of them, or each with `probability`). What: a
+    fault (`action` and its members, `after`, `advance`), a job `outcome`, or knobs (`set`),
+    exactly one of them.
+    """
+
+    #: One request, `METHOD /path#N` — the tenant's N-th request of that method whose path matches
+    #: (`{name}` stands for one segment, `*` and `**` glob): `POST /v1/generate#1`, `GET
+    #: /v1/jobs/{id}#2`, `GET /files/**#1` — or one job, `job#N`, the tenant's N-th generation to
+    #: pass its quote's checks (outcomes only). Instead of `match`, `count` and `probability`; it
+    #: strikes once.
+    at: str
+    match: RequestMatch
+    #: Default: `error` when `status` is given, else `download` when `download` is, else `delay` when
+    #: `delay` is.
+    action: Literal["error", "reset", "malformed", "truncated", "delay", "gateway", "download"]
+    #: With `error`: the status to answer; with `gateway`: `502` (the default) or `504`.
+    status: int
+    #: With `error`: the problem code (default by status: `rate_limited`, `service_unavailable`,
+    #: `internal_error`, else `fault_injected`). With `outcome` `fail`: the job's failure code.
+    code: str
+    #: Seconds for `Retry-After` (429 and 503 default to 1; a `gateway` page sends one only when
+    #: given).
+    retry_after: int
+    #: How `Retry-After` is written: `seconds` (the default) or `date`, an HTTP-date (RFC 9110
+    #: §10.2.3) that many seconds after the answer's `Date` (which follows the emulator's clock).
+    retry_after_format: Literal["seconds", "date"]
+    #: How long to wait before acting, as a duration (`2s`); at most `5m`. Real time, even under
+    #: `--clock manual` or `skip`: the manual clock neither shortens it nor moves.
+    delay: str
+    download: Download
+    #: With `reset`, `malformed`, `truncated`, `gateway` or a `5xx` `error`: the service acts first
+    #: — the job is made, the credits held — and then its answer is lost as `action` says (a
+    #: `wait=true` generation does not wait). The write that commits before its response is lost.
+    after: bool
+    #: The tenant's clock moves this far while the request is in flight, before the service acts, as
+    #: a duration (`11m`), at most `24h`: quotes and links expire under a slow network or a paused
+    #: client. Alone, the request is then answered normally.
+    advance: str
+    #: How the job a struck generation makes ends, as `X-Emulator-Outcome` forces it; with `fail`,
+    #: `code` names the failure code (default `generation_failed`). At `POST /v1/generate#N`,
+    #: `job#N`, or with a `match` of generations.
+    outcome: Literal["succeed", "fail", "content_policy", "expire", "slow", "refuse", "partial"]
+    set: Knobs
+    #: The chance each matching request is hit (default 1).
+    probability: float
+    #: How many requests it hits, then it is spent; 0 means every matching request.
+    count: int
+
+
+class Knobs(TypedDict, total=False):
+    """Knobs a plan turns for the tenant while it is in force, later perturbations over earlier
+    ones; one left out stays as the scenario has it.
+    """
+
+    #: How long a quote lives, as a duration (`30s`), at most `24h`.
+    quote_ttl: str
+    #: Sign output links, each valid this long from the job read that gave it (`1m`), from `1s` to
+    #: `168h`.
+    url_ttl: str
+    #: At most this many jobs of an account run at once; the rest wait in line (`queue_position`).
+    concurrency: int
+    #: Every `/v1` answer comes this much later, in real time, at most `5m`.
+    latency: str
+    #: Turn these kinds of the forward-compatibility mode on (or off) for the tenant.
+    evolution: Dict[str, Any]
+
+
+class Plan(TypedDict):
+    """An adversity plan: perturbations tried in order on the tenant's requests and jobs."""
+
+    perturbations: List[Perturbation]
+
+
+class PlanInForce(TypedDict):
+    """The adversity plan in force: every perturbation, the scenario's and the control API's,
+    in the order they are tried, with their counts.
+    """
+
+    perturbations: List[Fault]
+
+
 FaultMatch = RequestMatch
 """Which requests a fault applies to (an older name of RequestMatch)."""
 
 
-FaultSpec = FaultRule
-"""A fault rule to add (an older name of FaultRule)."""
+FaultSpec = Perturbation
+"""A fault rule to add (an older name of Perturbation)."""
 
 
 TenantInfo = Tenant
