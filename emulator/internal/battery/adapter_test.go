@@ -18,10 +18,13 @@ import (
 	"time"
 )
 
-// The test binary doubles as a conformance adapter: with BATTERY_TEST_ADAPTER set it is one, a
-// small careful client written to the contract, and exits. The variable's value names a bug
-// to plant, or "careful" for none.
-const adapterVariable = "BATTERY_TEST_ADAPTER"
+// The test binary doubles as a conformance adapter: run with the one argument "adapter:MODE"
+// it is one, a small careful client written to the contract, and exits. MODE names a bug to
+// plant, or "careful" for none.
+const adapterArg = "adapter:"
+
+// adapterCommand is the command line of the test adapter with that bug.
+func adapterCommand(bug string) []string { return []string{os.Args[0], adapterArg + bug} }
 
 // Bugs the test adapter can be given.
 const (
@@ -33,7 +36,8 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if mode := os.Getenv(adapterVariable); mode != "" {
+	if len(os.Args) == 2 && strings.HasPrefix(os.Args[1], adapterArg) {
+		mode := strings.TrimPrefix(os.Args[1], adapterArg)
 		if err := adapt(mode); err != nil {
 			fmt.Fprintln(os.Stderr, "adapter:", err)
 			os.Exit(1)
@@ -67,7 +71,10 @@ func adapt(bug string) error {
 		return fmt.Errorf("%s: %w", TaskVariable, err)
 	}
 	a := &adapter{base: strings.TrimSuffix(os.Getenv("MEDIAGEN_EMULATOR_URL"), "/"), key: os.Getenv("MEDIAGEN_API_KEY"), bug: bug,
-		http: &http.Client{Timeout: 20 * time.Second}}
+		// A connection per request: Go's transport itself resends a request carrying an
+		// Idempotency-Key, with that key, when a reused connection drops before any answer;
+		// the adapter's own retries (and its planted bug) must meet every reset instead.
+		http: &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}}
 	model := task.Model
 	idem := newKey()
 	var job map[string]any

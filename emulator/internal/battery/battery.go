@@ -39,8 +39,9 @@ const (
 	CheckJobsOfModel = "jobs-of-model"
 	// CheckNeverAnswered: the journal holds no answer with one of Case.NeverAnswered's codes.
 	CheckNeverAnswered = "never-answered"
-	// CheckRuleAbsent: the report has no finding, of any severity, of a rule in Case.Absent.
-	CheckRuleAbsent = "rule-absent"
+	// CheckPlanStruck: every perturbation of the plan that strikes a request or a job struck
+	// one; a client that never reached it was not put in the case's situation.
+	CheckPlanStruck = "plan-struck"
 )
 
 // KindCheck is the Kind of a failure that a case's own check found; the other kinds are the

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 	"github.com/mediagen/mediagen-emulator/fixtures"
 )
 
@@ -218,6 +219,8 @@ func TestJudge(t *testing.T) {
 			Facts{Got: Failure, Exit: 1}, []string{"check jobs-of-model"}},
 		{"a forbidden code answered", func() Case { c := base; c.NeverAnswered = []string{"missing_idempotency_key"}; return c }(),
 			func() Facts { f := ok; f.Answered = map[string][]uint64{"missing_idempotency_key": {2}}; return f }(), []string{"check never-answered"}},
+		{"a perturbation that never struck", base, func() Facts { f := ok; f.Unstruck = []string{"GET /files/**#1 reset"}; return f }(),
+			[]string{"check plan-struck"}},
 		{"a file cut short", base, func() Facts { f := ok; f.Files = []File{{"0.jpg", 20}, {"1.jpg", 9}}; return f }(), []string{"check outputs-saved"}},
 		{"no file", base, func() Facts { f := ok; f.Files = []File{{"0.jpg", 0}}; return f }(), []string{"check outputs-saved"}},
 		{"success without a succeeded job", base, func() Facts {
@@ -374,6 +377,33 @@ func TestGuideTable(t *testing.T) {
 		b, _ := Lookup(name)
 		if !strings.Contains(string(doc), b.List()) {
 			t.Errorf("docs/conformance.md lacks battery %s's table as `mediagen-emulator conformance --list --battery %s` prints it:\n%s", name, name, b.List())
+		}
+	}
+}
+
+// Every case's plan, and its scenario, passes the emulator's own checker: the case's
+// perturbations as the plan: of a scenario file (with the case's scenario document around
+// them, when it has one), and each perturbation alone as PUT /_emulator/plan checks it.
+func TestV1PlansCheck(t *testing.T) {
+	for _, c := range v1.Cases {
+		doc := map[string]any{}
+		if c.Scenario != nil {
+			if err := json.Unmarshal(c.Scenario, &doc); err != nil {
+				t.Fatal(err)
+			}
+		}
+		doc["plan"] = c.Plan.Perturbations
+		data, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := scenario.Parse(c.Name+".json", data); err != nil {
+			t.Errorf("%s: the plan and scenario do not check:\n%v", c.Name, err)
+		}
+		for i, p := range c.Plan.Perturbations {
+			if err := scenario.CheckPerturbation(&p); err != nil {
+				t.Errorf("%s: perturbation %d: %v", c.Name, i+1, err)
+			}
 		}
 	}
 }

@@ -24,6 +24,9 @@ type Facts struct {
 	Answered map[string][]uint64
 	// Files are the regular files of the output folder, by name.
 	Files []File
+	// Unstruck describes the plan's perturbations that strike a request or a job and struck
+	// none.
+	Unstruck []string
 }
 
 // File is a file the adapter saved.
@@ -65,6 +68,10 @@ func Judge(c Case, f Facts) []api.VerdictFailure {
 			entries[i] = int64(e)
 		}
 		out = append(out, api.VerdictFailure{Kind: api.FailureFinding, Rule: fi.Rule, Severity: fi.Severity, Reason: fi.Reason, Entries: entries})
+	}
+	if len(f.Unstruck) > 0 {
+		out = append(out, api.VerdictFailure{Kind: KindCheck, Rule: CheckPlanStruck,
+			Reason: "the plan never struck (" + strings.Join(f.Unstruck, "; ") + "): the adapter did not reach the request the case is about"})
 	}
 	if c.MaxJobs > 0 && len(f.Jobs) > c.MaxJobs {
 		out = append(out, api.VerdictFailure{Kind: KindCheck, Rule: CheckAtMostJobs,

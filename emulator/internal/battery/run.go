@@ -25,8 +25,6 @@ const DefaultTimeout = 60 * time.Second
 type Options struct {
 	Target  explore.Target
 	Command []string
-	// Env is added to the adapter's environment after the variables the run sets.
-	Env []string
 	// Timeout bounds each case's adapter (DefaultTimeout when 0).
 	Timeout time.Duration
 	// Keep leaves each case's tenant in place once it is judged, for its journal to be read.
@@ -74,6 +72,16 @@ func runCase(ctx context.Context, b *Battery, c Case, o Options) (CaseResult, er
 	if !o.Keep {
 		defer func() { _ = t.DropTenant(context.WithoutCancel(ctx), tenant) }()
 	}
+	// Whatever clock the emulator was started with, a case runs on the skipping clock: a
+	// correct client's waits for jobs take no real time, and a manual clock, which no client
+	// moves, cannot hold a case up.
+	mode, err := json.Marshal(api.ClockChange{Mode: "skip"})
+	if err != nil {
+		return res, err
+	}
+	if err := control(ctx, t, http.MethodPost, "/_emulator/clock", tenant, mode, nil); err != nil {
+		return res, fmt.Errorf("putting tenant %s on the skipping clock: %w", tenant, err)
+	}
 	if c.Scenario != nil {
 		body, err := json.Marshal(map[string]json.RawMessage{"scenario": c.Scenario})
 		if err != nil {
@@ -93,7 +101,7 @@ func runCase(ctx context.Context, b *Battery, c Case, o Options) (CaseResult, er
 		return res, err
 	}
 	out, err := t.Run(ctx, explore.RunSpec{Tenant: tenant, Plan: c.Plan, Command: o.Command,
-		Env: append([]string{TaskVariable + "=" + string(task)}, o.Env...), Timeout: o.Timeout, Keep: true})
+		Env: []string{TaskVariable + "=" + string(task)}, Timeout: o.Timeout, Keep: true})
 	if err != nil {
 		return res, err
 	}
@@ -107,8 +115,8 @@ func runCase(ctx context.Context, b *Battery, c Case, o Options) (CaseResult, er
 	return res, nil
 }
 
-// facts reads what the case's run left: the report, the jobs, the forbidden codes' entries
-// and the saved files, beside the outcome the runner gave.
+// facts reads what the case's run left: the report, the jobs, the forbidden codes' entries,
+// what the plan struck and the saved files, beside the outcome the runner gave.
 func facts(ctx context.Context, t explore.Target, tenant string, c Case, out explore.Outcome, dir string) (Facts, error) {
 	f := Facts{Exit: out.ExitCode, Verdict: out.Verdict, Answered: map[string][]uint64{}}
 	switch {
@@ -140,6 +148,15 @@ func facts(ctx context.Context, t explore.Target, tenant string, c Case, out exp
 			return f, fmt.Errorf("verifying tenant %s: %w", tenant, err)
 		}
 		f.Answered[code] = v.Matches
+	}
+	var plan api.PlanInForce
+	if err := control(ctx, t, http.MethodGet, "/_emulator/plan", tenant, nil, &plan); err != nil {
+		return f, fmt.Errorf("reading the plan of tenant %s: %w", tenant, err)
+	}
+	for _, p := range plan.Perturbations {
+		if p.Source == "api" && p.Set == nil && p.Fired == 0 {
+			f.Unstruck = append(f.Unstruck, explore.Describe(p.Perturbation))
+		}
 	}
 	files, err := savedFiles(dir)
 	if err != nil {
