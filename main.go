@@ -98,6 +98,7 @@ const usageText = `Usage:
   mediagen-emulator drift --from URL --catalog FILE   report how a catalog differs from a live service
   mediagen-emulator parity --from URL    compare the live service's error answers with the emulator's, without spending (parity -h)
   mediagen-emulator explore -- CMD...    run a client under drawn adversity plans, shrink a failure, write a bundle (explore -h)
+  mediagen-emulator conformance --adapter CMD   score a client on the conformance battery through its adapter (conformance -h)
   mediagen-emulator version              print the version
 
 Every flag can also be set with MEDIAGEN_<FLAG> (e.g. MEDIAGEN_ADDR); flags win.
@@ -192,6 +193,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return exited(cli.Parity(ctx, args[1:], getenv, stdout, stderr))
 		case "explore":
 			return exited(cli.Explore(ctx, args[1:], getenv, stdout, stderr))
+		case "conformance":
+			return exited(cli.Conformance(ctx, args[1:], getenv, stdout, stderr))
 		case "serve":
 			args = args[1:]
 		}
@@ -204,7 +207,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return usageError("")
 	}
 	if fs.NArg() > 0 {
-		return usageError("mediagen-emulator: unexpected argument %q (commands: validate, import, drift, parity, explore, healthcheck, version)", fs.Arg(0))
+		return usageError("mediagen-emulator: unexpected argument %q (commands: validate, import, drift, parity, explore, conformance, healthcheck, version)", fs.Arg(0))
 	}
 	fs.Visit(func(f *flag.Flag) {
 		delete(envErrs, f.Name)

@@ -1,6 +1,7 @@
 // Package cli holds the command line's subcommands other than serving (validate, import,
-// drift, parity, explore), which main calls. What a version promises of it is its command line, the
-// flags, output and exit statuses of mediagen-emulator; its Go API may change in any version.
+// drift, parity, explore, conformance), which main calls. What a version promises of it is its
+// command line, the flags, output and exit statuses of mediagen-emulator; its Go API may change
+// in any version.
 package cli
 
 import (

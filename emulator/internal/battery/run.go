@@ -1,0 +1,239 @@
+package battery
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/explore"
+)
+
+// DefaultTimeout is how long one case's adapter may run before it is killed and the case
+// judged a timeout: a correct client waits out a few one-second Retry-Afters and polls.
+const DefaultTimeout = 60 * time.Second
+
+// Options are what a battery's run needs: the emulator, the adapter and where progress goes.
+type Options struct {
+	Target  explore.Target
+	Command []string
+	// Timeout bounds each case's adapter (DefaultTimeout when 0).
+	Timeout time.Duration
+	// Keep leaves each case's tenant in place once it is judged, for its journal to be read.
+	Keep bool
+	// Progress, when set, gets a line per case as it ends.
+	Progress io.Writer
+}
+
+// Run runs every case of the battery, one after another, each in a fresh tenant named after
+// it, and returns their results. An error means the battery could not be run (the emulator
+// unreachable, a plan refused, the adapter not startable), not that a case failed.
+func Run(ctx context.Context, b *Battery, o Options) (*Results, error) {
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	var cases []CaseResult
+	for i, c := range b.Cases {
+		r, err := runCase(ctx, b, c, o)
+		if err != nil {
+			return nil, fmt.Errorf("case %s: %w", c.Name, err)
+		}
+		cases = append(cases, r)
+		if o.Progress != nil {
+			verdict := "pass"
+			if !r.Passed {
+				verdict = "FAIL"
+			}
+			fmt.Fprintf(o.Progress, "case %d of %d %s: %s (expected %s, got %s)\n", i+1, len(b.Cases), c.Name, verdict, r.Expected, r.Got)
+		}
+	}
+	return NewResults(b, cases), nil
+}
+
+// runCase runs one case: a fresh tenant, its scenario and plan, the adapter with its task,
+// then the facts read and judged.
+func runCase(ctx context.Context, b *Battery, c Case, o Options) (CaseResult, error) {
+	tenant := b.Tenant(c)
+	res := CaseResult{Name: c.Name, Description: c.Description, Tenant: tenant, Expected: c.Expect}
+	t := o.Target
+	// The tenant is named by the case, not by the run, so a tenant an earlier run left on a
+	// shared emulator is dropped first: the case starts from the configured start.
+	if err := t.DropTenant(ctx, tenant); err != nil {
+		return res, err
+	}
+	if !o.Keep {
+		defer func() { _ = t.DropTenant(context.WithoutCancel(ctx), tenant) }()
+	}
+	// Whatever clock the emulator was started with, a case runs on the skipping clock: a
+	// correct client's waits for jobs take no real time, and a manual clock, which no client
+	// moves, cannot hold a case up.
+	mode, err := json.Marshal(api.ClockChange{Mode: "skip"})
+	if err != nil {
+		return res, err
+	}
+	if err := control(ctx, t, http.MethodPost, "/_emulator/clock", tenant, mode, nil); err != nil {
+		return res, fmt.Errorf("putting tenant %s on the skipping clock: %w", tenant, err)
+	}
+	if c.Scenario != nil {
+		body, err := json.Marshal(map[string]json.RawMessage{"scenario": c.Scenario})
+		if err != nil {
+			return res, err
+		}
+		if err := control(ctx, t, http.MethodPut, "/_emulator/scenario", tenant, body, nil); err != nil {
+			return res, fmt.Errorf("giving tenant %s its scenario: %w", tenant, err)
+		}
+	}
+	dir, err := os.MkdirTemp("", "mediagen-conformance-")
+	if err != nil {
+		return res, err
+	}
+	defer os.RemoveAll(dir)
+	task, err := json.Marshal(Task{Model: c.Model, Input: c.Input, OutputDir: dir})
+	if err != nil {
+		return res, err
+	}
+	out, err := t.Run(ctx, explore.RunSpec{Tenant: tenant, Plan: c.Plan, Command: o.Command,
+		Env: []string{TaskVariable + "=" + string(task)}, Timeout: o.Timeout, Keep: true})
+	if err != nil {
+		return res, err
+	}
+	f, err := facts(ctx, t, tenant, c, out, dir)
+	if err != nil {
+		return res, err
+	}
+	res.Got = f.Got
+	res.Failures = Judge(c, f)
+	res.Passed = len(res.Failures) == 0
+	return res, nil
+}
+
+// facts reads what the case's run left: the report, the jobs, the forbidden codes' entries,
+// what the plan struck and the saved files, beside the outcome the runner gave.
+func facts(ctx context.Context, t explore.Target, tenant string, c Case, out explore.Outcome, dir string) (Facts, error) {
+	f := Facts{Exit: out.ExitCode, Verdict: out.Verdict, Answered: map[string][]uint64{}}
+	switch {
+	case out.TimedOut:
+		f.Got, f.Exit = Timeout, -1
+	case out.ExitCode == 0:
+		f.Got = Success
+	default:
+		f.Got = Failure
+	}
+	var rep api.Report
+	if err := control(ctx, t, http.MethodGet, "/_emulator/report", tenant, nil, &rep); err != nil {
+		return f, fmt.Errorf("reading the report of tenant %s: %w", tenant, err)
+	}
+	f.Findings = rep.Findings
+	// A case's adapter makes a job or two; a page of the most a page holds is every one.
+	var jobs api.Page[api.ControlJob]
+	if err := control(ctx, t, http.MethodGet, "/_emulator/jobs?limit=500", tenant, nil, &jobs); err != nil {
+		return f, fmt.Errorf("reading the jobs of tenant %s: %w", tenant, err)
+	}
+	f.Jobs = jobs.Data
+	for _, code := range c.NeverAnswered {
+		body, err := json.Marshal(api.RequestPattern{Code: code})
+		if err != nil {
+			return f, err
+		}
+		var v api.Verification
+		if err := control(ctx, t, http.MethodPost, "/_emulator/verify", tenant, body, &v); err != nil {
+			return f, fmt.Errorf("verifying tenant %s: %w", tenant, err)
+		}
+		f.Answered[code] = v.Matches
+	}
+	var plan api.PlanInForce
+	if err := control(ctx, t, http.MethodGet, "/_emulator/plan", tenant, nil, &plan); err != nil {
+		return f, fmt.Errorf("reading the plan of tenant %s: %w", tenant, err)
+	}
+	for _, p := range plan.Perturbations {
+		if p.Source == "api" && p.Set == nil && p.Fired == 0 {
+			f.Unstruck = append(f.Unstruck, explore.Describe(p.Perturbation))
+		}
+	}
+	files, err := savedFiles(dir)
+	if err != nil {
+		return f, err
+	}
+	f.Files = files
+	return f, nil
+}
+
+// savedFiles lists the regular files under the output folder, by path relative to it.
+func savedFiles(dir string) ([]File, error) {
+	var out []File
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		out = append(out, File{Name: filepath.ToSlash(rel), Size: info.Size()})
+		return nil
+	})
+	return out, err
+}
+
+// maxAnswer bounds a control answer the battery reads: a report, a page of jobs, a
+// verification.
+const maxAnswer = 64 << 20
+
+// control sends one control request for the tenant and reads a 2xx answer's JSON into into
+// (when not nil).
+func control(ctx context.Context, t explore.Target, method, path, tenant string, body []byte, into any) error {
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(t.URL, "/")+path, r)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("X-Emulator-Tenant", tenant)
+	if t.AdminToken != "" {
+		req.Header.Set("X-Emulator-Admin-Token", t.AdminToken)
+	}
+	c := t.Client
+	if c == nil {
+		c = http.DefaultClient
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	if err != nil {
+		return err
+	}
+	if len(data) > maxAnswer {
+		return fmt.Errorf("the answer to %s %s is over %d bytes", method, path, maxAnswer)
+	}
+	if resp.StatusCode/100 != 2 {
+		var p struct {
+			Detail string `json:"detail"`
+		}
+		_ = json.Unmarshal(data, &p)
+		return &explore.StatusError{Status: resp.StatusCode, Detail: p.Detail}
+	}
+	if into == nil {
+		return nil
+	}
+	if err := json.Unmarshal(data, into); err != nil {
+		return errors.Join(fmt.Errorf("the answer to %s %s does not read", method, path), err)
+	}
+	return nil
+}
