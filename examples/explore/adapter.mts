@@ -42,10 +42,22 @@ interface Job {
 /** The generation cannot succeed: a failed job, a refusal, or retries run out; `code` is the service's problem code. */
 class Failed extends Error {
   readonly code: string | undefined;
-  constructor(message: string, code?: string) {
+  readonly replacement: string | undefined;
+  constructor(message: string, code?: string, replacement?: string) {
     super(message);
     this.code = code;
+    this.replacement = replacement;
   }
+}
+
+/** The model a deprecated model's answer names as its successor-version (Deprecation, then Link), or undefined. */
+function successorOf(headers: Headers): string | undefined {
+  if (!headers.get('deprecation')) return undefined;
+  for (const link of (headers.get('link') ?? '').split(',')) {
+    const [target, ...params] = link.split(';');
+    if (target && params.some((p) => p.trim() === 'rel="successor-version"')) return target.trim().replace(/^<|>$/g, '').split('/v1/models/').pop();
+  }
+  return undefined;
 }
 
 /** One answer: status 0 when none came whole. */
@@ -72,6 +84,7 @@ function retryAfter(a: Answer): number | undefined {
 class Client {
   readonly baseUrl: string;
   readonly apiKey: string;
+  headers: Headers = new Headers(); // the last API answer's
   constructor(baseUrl: string, apiKey: string) {
     this.baseUrl = baseUrl;
     this.apiKey = apiKey;
@@ -79,15 +92,34 @@ class Client {
 
   async render(task: Task, dir: string): Promise<string[]> {
     const input = task.input ?? {};
-    for (let quotes = 0; quotes < 3; quotes++) {
-      const quote = (await this.json('POST', '/v1/quotes', { model: task.model, input })) as { quote_id: string };
-      const body = { model: task.model, input, quote_id: quote.quote_id };
+    let model = task.model;
+    for (let tries = 0; tries < 4; tries++) {
+      let quote: { quote_id: string };
+      try {
+        quote = (await this.json('POST', '/v1/quotes', { model, input })) as { quote_id: string };
+      } catch (err) {
+        if (err instanceof Failed && err.code === 'model_retired' && err.replacement) {
+          model = err.replacement; // retired: its replacement takes the same input
+          continue;
+        }
+        throw err;
+      }
+      const successor = successorOf(this.headers);
+      if (successor && successor !== model) {
+        model = successor; // deprecated: move before generating on it
+        continue;
+      }
+      const body = { model, input, quote_id: quote.quote_id };
       const key = randomUUID(); // one key per generation, sent again on every retry
       let job: Job;
       try {
         job = (await this.json('POST', '/v1/generate?wait=true', body, key)) as Job;
       } catch (err) {
         if (err instanceof Failed && err.code === 'quote_expired') continue; // nothing was made: a new quote, a new key
+        if (err instanceof Failed && err.code === 'model_retired' && err.replacement) {
+          model = err.replacement;
+          continue;
+        }
         throw err;
       }
       while (!TERMINAL.has(job.status)) {
@@ -106,7 +138,7 @@ class Client {
       }
       return paths;
     }
-    throw new Failed('every quote expired before its generation');
+    throw new Failed(`no generation of ${model} after its quotes expired or its model moved`);
   }
 
   /** One output's bytes and the job as last read: a cut body resumed with Range, an expired link (403) replaced by a read of the job. */
@@ -135,6 +167,7 @@ class Client {
   async json(method: string, path: string, body?: unknown, key?: string): Promise<unknown> {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const a = await this.send(method, path, body, key ? { 'Idempotency-Key': key } : {}, true);
+      this.headers = a.headers;
       if (a.status >= 200 && a.status < 300 && a.complete) {
         try {
           return JSON.parse(a.body.toString('utf8'));
@@ -142,13 +175,13 @@ class Client {
           // a broken body: nothing says what happened
         }
       } else if (a.status >= 300 && a.status !== 429 && a.status < 500) {
-        let code: string | undefined;
+        let problem: { code?: string; replacement?: string } = {};
         try {
-          code = (JSON.parse(a.body.toString('utf8')) as { code?: string }).code;
+          problem = JSON.parse(a.body.toString('utf8')) as typeof problem;
         } catch {
-          code = undefined;
+          problem = {};
         }
-        throw new Failed(`${method} ${path}: ${a.status} ${a.body.toString('utf8').slice(0, 300)}`, code); // never sent again as it is
+        throw new Failed(`${method} ${path}: ${a.status} ${a.body.toString('utf8').slice(0, 300)}`, problem.code, problem.replacement); // never sent again as it is
       }
       await this.pause(a, attempt);
     }

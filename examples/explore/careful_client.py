@@ -48,11 +48,11 @@ _opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 class Failed(Exception):
     """The generation cannot succeed: the job failed, the input was refused, or retries ran out;
-    `code` is the problem code the service answered, if any."""
+    `code` is the problem code the service answered, if any, and `problem` its whole body."""
 
-    def __init__(self, message, code=None):
+    def __init__(self, message, code=None, problem=None):
         super().__init__(message)
-        self.code = code
+        self.code, self.problem = code, problem or {}
 
 
 class Answer:
@@ -68,6 +68,19 @@ class Answer:
         except ValueError:
             return {}
         return doc if isinstance(doc, dict) else {}
+
+
+def successor_of(headers):
+    """The model a deprecated model's answer names as its successor-version, or None: Deprecation
+    (RFC 9745) says the model is deprecated, Link (RFC 8288) names the model to move to."""
+    if not headers or not headers.get("Deprecation"):
+        return None
+    for value in headers.get_all("Link") or []:
+        for link in value.split(","):
+            target, _, params = link.partition(";")
+            if 'rel="successor-version"' in params:
+                return target.strip().strip("<>").rsplit("/v1/models/", 1)[-1]
+    return None
 
 
 def retry_after(answer):
@@ -92,14 +105,26 @@ class Client:
     def __init__(self, base_url, api_key, sleep=time.sleep, log=None):
         self.base_url, self.api_key, self.sleep = base_url.rstrip("/"), api_key, sleep
         self.log = log or (lambda msg: print(msg, file=sys.stderr))
+        self.headers = {}  # the headers of the last API answer
 
     # --- one generation ----------------------------------------------------------------------
 
     def render(self, model, data, output_dir):
         """Quotes, generates, waits for the job and saves every output in output_dir; returns the
         files' paths. Raises Failed when the generation cannot succeed."""
-        for _ in range(3):
-            quote = self.json("POST", "/v1/quotes", {"model": model, "input": data})  # Careful: a quote per generation
+        for _ in range(4):
+            try:
+                quote = self.json("POST", "/v1/quotes", {"model": model, "input": data})  # Careful: a quote per generation
+            except Failed as err:
+                if err.code == "model_retired" and err.problem.get("replacement"):
+                    model = self.move(model, err.problem["replacement"])
+                    continue
+                raise
+            successor = successor_of(self.headers)
+            if successor and successor != model:
+                # Careful: the answer says the model is deprecated; move before generating on it.
+                model = self.move(model, successor)
+                continue
             # Careful: one key per generation, made once and sent again on every retry, so that a
             # retry of an attempt that did reach the service answers the same job instead of
             # making (and charging) a second one.
@@ -113,6 +138,9 @@ class Client:
                     # a new key is right here.
                     self.log("the quote expired before the generation: quoting again")
                     continue
+                if err.code == "model_retired" and err.problem.get("replacement"):
+                    model = self.move(model, err.problem["replacement"])
+                    continue
                 raise
             job = self.wait(job, body, key)
             if job.get("status") != "succeeded":
@@ -120,7 +148,12 @@ class Client:
                 # the same input would most likely fail again.
                 raise Failed("job %s ended %s: %s" % (job.get("id"), job.get("status"), json.dumps(job.get("error"))))
             return self.save_outputs(job, output_dir)
-        raise Failed("every quote expired before its generation")
+        raise Failed("no generation of %s after its quotes expired or its model moved" % model)
+
+    def move(self, model, successor):
+        """The model to use instead of a deprecated or retired one (the input is the same)."""
+        self.log("%s is deprecated or retired: moving to %s" % (model, successor))
+        return successor
 
     def wait(self, job, body, key):
         """The job once it is terminal. Careful: waiting is a generation sent again with the same
@@ -187,14 +220,16 @@ class Client:
         acted."""
         for attempt in range(ATTEMPTS):
             answer = self.send(method, path, body, headers)
+            self.headers = answer.headers or {}
             if answer.status is not None and answer.status < 300 and answer.complete:
                 try:
                     return json.loads(answer.body)  # Careful: members it does not know are kept, not refused
                 except ValueError:
                     answer.status = None  # a broken body: nothing says what happened
             if answer.status is not None and answer.status not in RETRYABLE and answer.status >= 300:
+                problem = answer.problem()
                 raise Failed("%s %s: %s %s" % (method, path, answer.status, answer.body[:300].decode("utf-8", "replace")),
-                             answer.problem().get("code"))  # Careful: a refusal or a bad input is never sent again as it is
+                             problem.get("code"), problem)  # Careful: a refusal or a bad input is never sent again as it is
             self.log("%s %s: %s; trying again" % (method, path, answer.status or "no whole answer"))
             self.pause(answer, attempt)
             headers = self.retry_headers(headers)
