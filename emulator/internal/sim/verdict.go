@@ -19,7 +19,7 @@ import (
 // that hold for a client that survives the adversity a plan draws. What the run reached
 // (coverage cases, routes) comes with it, for explore to aim its next plan elsewhere.
 
-// maxListed bounds the jobs and accounts one failure's reason names; its counts say them all.
+// maxListed bounds the jobs one failure's reason names; its count says how many there are.
 const maxListed = 5
 
 // Verdict judges the world's run as GET /_emulator/verdict answers it. exit is the client
