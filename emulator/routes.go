@@ -75,6 +75,8 @@ func (s *Server) router() *mux.Router {
 	r.Handle("/_emulator/jobs/{id}/fail", s.handle(s.control(s.forceJob(jobs.Failed)))).Methods(http.MethodPost)
 	r.Handle("/_emulator/waiting", s.handle(s.control(s.awaitWaiting()))).Methods(http.MethodGet)
 	r.Handle("/_emulator/report", s.handle(s.control(s.getReport()))).Methods(http.MethodGet)
+	r.Handle("/_emulator/verdict", s.handle(s.control(s.getVerdict()))).Methods(http.MethodGet)
+	r.Handle("/_emulator/bundle", s.handle(s.control(s.getBundle()))).Methods(http.MethodGet)
 	r.Handle("/_emulator/snapshot", s.handle(s.control(s.getSnapshot()))).Methods(http.MethodGet)
 	r.Handle("/_emulator/snapshot", s.handle(s.control(s.putSnapshot()))).Methods(http.MethodPut)
 	r.Handle("/_emulator/tenants", s.handle(s.control(s.listTenants()))).Methods(http.MethodGet)

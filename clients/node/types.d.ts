@@ -1064,6 +1064,75 @@ export interface Rule {
   title: string;
 }
 
+/** Whether a run of a client in the tenant failed, and why, with what the run reached. */
+export interface Verdict {
+  /** True exactly when `failures` is not empty. */
+  failed: boolean;
+  /** In order of kind, then rule, then first entry. */
+  failures: VerdictFailure[];
+  /**
+   * The coverage cases of the tenant with a count above 0, named and ordered as `GET
+   * /_emulator/coverage` lists them.
+   */
+  reached: string[];
+  /**
+   * The tenant's journaled `/v1` requests counted by the documented operation they took, as its
+   * method and path template (`GET /v1/jobs/{id}`, a HEAD counted as GET; a model id with slashes
+   * is one `{model}`), and its downloads of output files as `GET /files/**`: the ordinals a plan's
+   * `at` can strike.
+   */
+  routes: Record<string, unknown>;
+}
+
+/** One reason a run failed. */
+export interface VerdictFailure {
+  /**
+   * `exit`: the command exited with a status other than 0; `finding`: the report has an `error`
+   * finding; `invariant`: a ledger invariant broke.
+   */
+  kind: "exit" | "finding" | "invariant";
+  /**
+   * For `finding`, the report's rule id (`Finding.rule`); for `invariant`, `nothing-held`,
+   * `one-charge-per-generation` or `charged-unseen`; absent for `exit`.
+   */
+  rule?: string;
+  /** For `finding`, the finding's severity. */
+  severity?: "error";
+  /** What happened, in one line: for an invariant, the accounts, credits and jobs it is about. */
+  reason: string;
+  /**
+   * The journal seqs that show it: a finding's entries; for an invariant, the generations (`POST
+   * /v1/generate`) that made the jobs it names. Absent when none.
+   */
+  entries?: number[];
+}
+
+/**
+ * Enough to replay a run of explore (`plan`, `seed`, `run`) and to read what happened in it
+ * (`verdict`, `report`, `snapshot`).
+ */
+export interface Bundle {
+  /** The bundle's format. */
+  format: "mediagen-explore-bundle/1";
+  /** The seed the plan was drawn from. */
+  seed: number;
+  /** The run's number among the seed's runs; absent for 0. */
+  run?: number;
+  /**
+   * The client command explore ran, when explore wrote the bundle; absent from `GET
+   * /_emulator/bundle`.
+   */
+  command?: string[];
+  plan: Plan;
+  verdict: Verdict;
+  report: Report;
+  /**
+   * The tenant's snapshot as `GET /_emulator/snapshot?journal=true` answers it; `PUT
+   * /_emulator/snapshot` restores it.
+   */
+  snapshot: Snapshot;
+}
+
 /** An account's credits. */
 export interface Balance {
   /** The account's id. */

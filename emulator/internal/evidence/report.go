@@ -343,11 +343,17 @@ func arrived(e *Entry) time.Time {
 	return e.ReceivedAt
 }
 
+// Garbled reports whether an injected fault answered a request in the emulator's place, so
+// its client read nothing of what the service made of it (see garbled).
+func Garbled(e *Entry) bool { return garbled(e) }
+
 // garbled reports whether an injected fault answered in the emulator's place (an error page,
 // a reset, a malformed or truncated body), so the answer says nothing of the request itself. A
-// delay or a shaped download leaves the answer as the emulator made it.
+// delay or a shaped download leaves the answer as the emulator made it, and so does a
+// perturbation that strikes with no fault action at all (a plan's advance of the clock alone,
+// or an outcome it forces on the job the request makes).
 func garbled(e *Entry) bool {
-	return e.Fault != "" && e.FaultKind != "delay" && e.FaultKind != "download"
+	return e.Fault != "" && e.FaultKind != "" && e.FaultKind != "delay" && e.FaultKind != "download"
 }
 
 // stillClock names a clock that moves only when told.
@@ -708,9 +714,16 @@ func (j *judge) generation(ev *Event) {
 		j.attempts[id] = attempt{seq: e.Seq, key: e.IdempotencyKey, jobID: e.JobID, status: e.Status, fault: e.FaultKind, jobStatus: e.JobStatus, left: e.ClientLeft}
 	}
 
-	if !garbled(e) {
+	// A quote found expired on an answer a perturbation struck is the perturbation's doing, not
+	// the client's: a plan's advance moved the clock past the quote's expiry while the request
+	// was in flight, or its delay held the request there. A quote used twice or for another
+	// input is the client's doing whatever time passed, unless the answer is the fault's own.
+	if !garbled(e) || e.Code == "quote_expired" {
 		switch e.Code {
 		case "quote_expired":
+			if e.Fault != "" {
+				break
+			}
 			q, known := j.quotes[e.QuoteID]
 			expires := e.QuoteExpiresAt
 			if expires.IsZero() {
