@@ -691,8 +691,8 @@ export interface JournalEntry {
   /** The raw query string. */
   query: string;
   /**
-   * The status answered; `0` when no answer was written: the connection was dropped (a `reset`
-   * perturbation, before or after the service acted).
+   * The status answered; 0 when no answer went out: the connection was reset (an injected `reset`)
+   * before a status was written.
    */
   status: number;
   /** The problem code, for an error. */
@@ -954,10 +954,10 @@ export interface Fault {
   source: "api" | "scenario";
   /**
    * One request, `METHOD /path#N` — the tenant's N-th request of that method whose path matches
-   * (`{name}` stands for one segment, or the rest of the path when it ends it, as `{model}` does;
-   * `*` and `**` glob): `POST /v1/generate#1`, `GET /v1/jobs/{id}#2`, `GET /files/**#1` — or one
-   * job, `job#N`, the tenant's N-th generation to pass its quote's checks (outcomes only). Instead
-   * of `match`, `count` and `probability`; it strikes once.
+   * (`{name}` stands for one segment, `*` and `**` glob): `POST /v1/generate#1`, `GET
+   * /v1/jobs/{id}#2`, `GET /files/**#1` — or one job, `job#N`, the tenant's N-th generation to
+   * pass its quote's checks (outcomes only). Instead of `match`, `count` and `probability`; it
+   * strikes once.
    */
   at?: string;
   match?: RequestMatch;
@@ -1062,6 +1062,75 @@ export interface Rule {
   severity: "error" | "warning" | "info";
   /** What it catches. */
   title: string;
+}
+
+/** Whether a run of a client in the tenant failed, and why, with what the run reached. */
+export interface Verdict {
+  /** True exactly when `failures` is not empty. */
+  failed: boolean;
+  /** In order of kind, then rule, then first entry. */
+  failures: VerdictFailure[];
+  /**
+   * The coverage cases of the tenant with a count above 0, named and ordered as `GET
+   * /_emulator/coverage` lists them.
+   */
+  reached: string[];
+  /**
+   * The tenant's journaled `/v1` requests counted by the documented operation they took, as its
+   * method and path template (`GET /v1/jobs/{id}`, a HEAD counted as GET; a model id with slashes
+   * is one `{model}`), and its downloads of output files as `GET /files/**`: the ordinals a plan's
+   * `at` can strike.
+   */
+  routes: Record<string, unknown>;
+}
+
+/** One reason a run failed. */
+export interface VerdictFailure {
+  /**
+   * `exit`: the command exited with a status other than 0; `finding`: the report has an `error`
+   * finding; `invariant`: a ledger invariant broke.
+   */
+  kind: "exit" | "finding" | "invariant";
+  /**
+   * For `finding`, the report's rule id (`Finding.rule`); for `invariant`, `nothing-held`,
+   * `one-charge-per-generation` or `charged-unseen`; absent for `exit`.
+   */
+  rule?: string;
+  /** For `finding`, the finding's severity. */
+  severity?: "error";
+  /** What happened, in one line: for an invariant, the accounts, credits and jobs it is about. */
+  reason: string;
+  /**
+   * The journal seqs that show it: a finding's entries; for an invariant, the generations (`POST
+   * /v1/generate`) that made the jobs it names. Absent when none.
+   */
+  entries?: number[];
+}
+
+/**
+ * Enough to replay a run of explore (`plan`, `seed`, `run`) and to read what happened in it
+ * (`verdict`, `report`, `snapshot`).
+ */
+export interface Bundle {
+  /** The bundle's format. */
+  format: "mediagen-explore-bundle/1";
+  /** The seed the plan was drawn from. */
+  seed: number;
+  /** The run's number among the seed's runs; absent for 0. */
+  run?: number;
+  /**
+   * The client command explore ran, when explore wrote the bundle; absent from `GET
+   * /_emulator/bundle`.
+   */
+  command?: string[];
+  plan: Plan;
+  verdict: Verdict;
+  report: Report;
+  /**
+   * The tenant's snapshot as `GET /_emulator/snapshot?journal=true` answers it; `PUT
+   * /_emulator/snapshot` restores it.
+   */
+  snapshot: Snapshot;
 }
 
 /** An account's credits. */
@@ -1538,10 +1607,10 @@ export type StorageError = string;
 export interface Perturbation {
   /**
    * One request, `METHOD /path#N` — the tenant's N-th request of that method whose path matches
-   * (`{name}` stands for one segment, or the rest of the path when it ends it, as `{model}` does;
-   * `*` and `**` glob): `POST /v1/generate#1`, `GET /v1/jobs/{id}#2`, `GET /files/**#1` — or one
-   * job, `job#N`, the tenant's N-th generation to pass its quote's checks (outcomes only). Instead
-   * of `match`, `count` and `probability`; it strikes once.
+   * (`{name}` stands for one segment, `*` and `**` glob): `POST /v1/generate#1`, `GET
+   * /v1/jobs/{id}#2`, `GET /files/**#1` — or one job, `job#N`, the tenant's N-th generation to
+   * pass its quote's checks (outcomes only). Instead of `match`, `count` and `probability`; it
+   * strikes once.
    */
   at?: string;
   match?: RequestMatch;

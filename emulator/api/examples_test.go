@@ -65,6 +65,9 @@ var schemaTypes = map[string]reflect.Type{
 	"Drawn":               reflect.TypeFor[api.Drawn](),
 	"ShrinkRequest":       reflect.TypeFor[api.ShrinkRequest](),
 	"Shrunk":              reflect.TypeFor[api.Shrunk](),
+	"Verdict":             reflect.TypeFor[api.Verdict](),
+	"VerdictFailure":      reflect.TypeFor[api.VerdictFailure](),
+	"Bundle":              reflect.TypeFor[api.Bundle](),
 }
 
 // TestOpenAPIExamplesAreTheAPITypes: every example of a schema in docs/openapi.json is valid

@@ -69,6 +69,22 @@ func TestQuoteRulesExcuseAStruckAnswer(t *testing.T) {
 	}
 }
 
+// A perturbation that strikes without a fault action (a plan's advance alone, an outcome it
+// forces) leaves the answer the service's: a generation so struck made its job, and a quote
+// used again after it is the client's doing.
+func TestAStrikeWithoutAnActionLeavesTheAnswer(t *testing.T) {
+	c := newClient()
+	c.quote("q1", 10*time.Minute)
+	e := gen("k1", "q1", 202, "", "j1", "queued")
+	e.Fault = "fault_1" // an advance: no FaultKind
+	c.add(e)
+	c.poll("j1", "running")
+	c.generate("k2", "q1", 409, "quote_already_used", "", "")
+	if got := rulesOf(c.judge()); !slices.Equal(got, []string{QuoteReused}) {
+		t.Fatalf("findings %v, want %s", got, QuoteReused)
+	}
+}
+
 // Rules about what the client did after a struck answer still judge it: a new key on the
 // retry of a generation a perturbation answered 503, a return before the Retry-After of a
 // struck 429.

@@ -349,9 +349,11 @@ func Garbled(e *Entry) bool { return garbled(e) }
 
 // garbled reports whether an injected fault answered in the emulator's place (an error page,
 // a reset, a malformed or truncated body), so the answer says nothing of the request itself. A
-// delay or a shaped download leaves the answer as the emulator made it.
+// delay or a shaped download leaves the answer as the emulator made it, and so does a
+// perturbation that strikes with no fault action at all (a plan's advance of the clock alone,
+// or an outcome it forces on the job the request makes).
 func garbled(e *Entry) bool {
-	return e.Fault != "" && e.FaultKind != "delay" && e.FaultKind != "download"
+	return e.Fault != "" && e.FaultKind != "" && e.FaultKind != "delay" && e.FaultKind != "download"
 }
 
 // stillClock names a clock that moves only when told.

@@ -639,8 +639,8 @@ class _JournalEntryRequired(TypedDict):
     path: str
     #: The raw query string.
     query: str
-    #: The status answered; `0` when no answer was written: the connection was dropped (a `reset`
-    #: perturbation, before or after the service acted).
+    #: The status answered; 0 when no answer went out: the connection was reset (an injected `reset`)
+    #: before a status was written.
     status: int
     #: The request's `X-Request-Id`.
     request_id: str
@@ -909,10 +909,10 @@ class Fault(_FaultRequired, total=False):
     """A perturbation in force, with its counts."""
 
     #: One request, `METHOD /path#N` — the tenant's N-th request of that method whose path matches
-    #: (`{name}` stands for one segment, or the rest of the path when it ends it, as `{model}` does;
-    #: `*` and `**` glob): `POST /v1/generate#1`, `GET /v1/jobs/{id}#2`, `GET /files/**#1` — or one
-    #: job, `job#N`, the tenant's N-th generation to pass its quote's checks (outcomes only). Instead
-    #: of `match`, `count` and `probability`; it strikes once.
+    #: (`{name}` stands for one segment, `*` and `**` glob): `POST /v1/generate#1`, `GET
+    #: /v1/jobs/{id}#2`, `GET /files/**#1` — or one job, `job#N`, the tenant's N-th generation to
+    #: pass its quote's checks (outcomes only). Instead of `match`, `count` and `probability`; it
+    #: strikes once.
     at: str
     match: RequestMatch
     #: `error` answers `status` with a problem body; `reset` drops the connection; `malformed`
@@ -1013,6 +1013,73 @@ class Rule(TypedDict):
     severity: Literal["error", "warning", "info"]
     #: What it catches.
     title: str
+
+
+class Verdict(TypedDict):
+    """Whether a run of a client in the tenant failed, and why, with what the run reached."""
+
+    #: True exactly when `failures` is not empty.
+    failed: bool
+    #: In order of kind, then rule, then first entry.
+    failures: List[VerdictFailure]
+    #: The coverage cases of the tenant with a count above 0, named and ordered as `GET
+    #: /_emulator/coverage` lists them.
+    reached: List[str]
+    #: The tenant's journaled `/v1` requests counted by the documented operation they took, as its
+    #: method and path template (`GET /v1/jobs/{id}`, a HEAD counted as GET; a model id with slashes
+    #: is one `{model}`), and its downloads of output files as `GET /files/**`: the ordinals a plan's
+    #: `at` can strike.
+    routes: Dict[str, Any]
+
+
+class _VerdictFailureRequired(TypedDict):
+    """The fields of VerdictFailure that are always present."""
+
+    #: `exit`: the command exited with a status other than 0; `finding`: the report has an `error`
+    #: finding; `invariant`: a ledger invariant broke.
+    kind: Literal["exit", "finding", "invariant"]
+    #: What happened, in one line: for an invariant, the accounts, credits and jobs it is about.
+    reason: str
+
+
+class VerdictFailure(_VerdictFailureRequired, total=False):
+    """One reason a run failed."""
+
+    #: For `finding`, the report's rule id (`Finding.rule`); for `invariant`, `nothing-held`,
+    #: `one-charge-per-generation` or `charged-unseen`; absent for `exit`.
+    rule: str
+    #: For `finding`, the finding's severity.
+    severity: Literal["error"]
+    #: The journal seqs that show it: a finding's entries; for an invariant, the generations (`POST
+    #: /v1/generate`) that made the jobs it names. Absent when none.
+    entries: List[int]
+
+
+class _BundleRequired(TypedDict):
+    """The fields of Bundle that are always present."""
+
+    #: The bundle's format.
+    format: Literal["mediagen-explore-bundle/1"]
+    #: The seed the plan was drawn from.
+    seed: int
+    plan: Plan
+    verdict: Verdict
+    report: Report
+    #: The tenant's snapshot as `GET /_emulator/snapshot?journal=true` answers it; `PUT
+    #: /_emulator/snapshot` restores it.
+    snapshot: Snapshot
+
+
+class Bundle(_BundleRequired, total=False):
+    """Enough to replay a run of explore (`plan`, `seed`, `run`) and to read what happened in
+    it (`verdict`, `report`, `snapshot`).
+    """
+
+    #: The run's number among the seed's runs; absent for 0.
+    run: int
+    #: The client command explore ran, when explore wrote the bundle; absent from `GET
+    #: /_emulator/bundle`.
+    command: List[str]
 
 
 class Balance(TypedDict):
@@ -1322,10 +1389,10 @@ class Perturbation(TypedDict, total=False):
     """
 
     #: One request, `METHOD /path#N` — the tenant's N-th request of that method whose path matches
-    #: (`{name}` stands for one segment, or the rest of the path when it ends it, as `{model}` does;
-    #: `*` and `**` glob): `POST /v1/generate#1`, `GET /v1/jobs/{id}#2`, `GET /files/**#1` — or one
-    #: job, `job#N`, the tenant's N-th generation to pass its quote's checks (outcomes only). Instead
-    #: of `match`, `count` and `probability`; it strikes once.
+    #: (`{name}` stands for one segment, `*` and `**` glob): `POST /v1/generate#1`, `GET
+    #: /v1/jobs/{id}#2`, `GET /files/**#1` — or one job, `job#N`, the tenant's N-th generation to
+    #: pass its quote's checks (outcomes only). Instead of `match`, `count` and `probability`; it
+    #: strikes once.
     at: str
     match: RequestMatch
     #: Default: `error` when `status` is given, else `download` when `download` is, else `delay` when
