@@ -94,7 +94,7 @@ func TestExploreShrink(t *testing.T) {
 func TestExplorePlansApply(t *testing.T) {
 	t.Parallel()
 	s := simServer(t, Config{})
-	routes := map[string]int{"POST /v1/quotes": 2, "POST /v1/generate": 2, "GET /v1/jobs/{id}": 5, "GET /files/**": 2, "GET /v1/models": 1, "POST /v1/jobs/{id}/cancel": 1}
+	routes := map[string]int{"POST /v1/quotes": 2, "POST /v1/generate": 2, "GET /v1/jobs/{id}": 5, "GET /files/**": 2, "GET /v1/models": 1, "GET /v1/models/{model}": 2, "POST /v1/jobs/{id}/cancel": 1}
 	seen := map[string]bool{}
 	for run := range 150 {
 		for _, terminal := range []bool{false, true} {

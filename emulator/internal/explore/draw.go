@@ -206,8 +206,7 @@ func menuFor(routes map[string]int, terminal bool, reached map[string]bool) []it
 	var menu []item
 	names := make([]string, 0, len(routes))
 	for r, n := range routes {
-		// A model's id holds slashes, which an at's {model} (one segment) does not match.
-		if n > 0 && !strings.Contains(r, "{model}") {
+		if n > 0 {
 			names = append(names, r)
 		}
 	}
