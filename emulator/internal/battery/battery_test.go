@@ -356,8 +356,13 @@ func TestMainMisuse(t *testing.T) {
 		t.Fatal("a misuse started an emulator")
 		return "", "", nil, nil
 	}
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{
 		{},
+		{"--adapter", "x", "--out", filepath.Join(file, "sub")},
 		{"--battery", "v9", "--adapter", "x"},
 		{"--adapter", "x", "--", "y"},
 		{"--adapter", "'x"},

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator"
 	"github.com/mediagen/mediagen-emulator/emulator/api"
@@ -201,5 +202,62 @@ func TestCasesOnEveryClock(t *testing.T) {
 				t.Errorf("on the %s clock the careful adapter failed %q:\n%s", clock, failed(res), res.JSON())
 			}
 		})
+	}
+}
+
+// oneCase is a battery of the one case of v1 named.
+func oneCase(t *testing.T, name string) *Battery {
+	t.Helper()
+	c, ok := v1.Case(name)
+	if !ok {
+		t.Fatalf("no case %s", name)
+	}
+	return &Battery{Name: "one", Version: 1, Cases: []Case{c}}
+}
+
+// An adapter that does not end in its time is killed, and its case is a timeout; one that
+// cannot be started stops the battery with an error, not a score.
+func TestAdapterTimeoutAndMissing(t *testing.T) {
+	url, _, stop, err := startEmulator(t)(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	b := oneCase(t, "baseline-idempotency-key-sent")
+	res, err := Run(context.Background(), b, Options{Target: explore.Target{URL: url}, Command: adapterCommand(bugHang), Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Cases[0]
+	if c.Passed || c.Got != Timeout || len(c.Failures) == 0 || c.Failures[0].Rule != "expected-success" || !strings.Contains(c.Failures[0].Reason, "did not end in time") {
+		t.Errorf("a hanging adapter: %+v", c)
+	}
+	_, err = Run(context.Background(), b, Options{Target: explore.Target{URL: url}, Command: []string{filepath.Join(t.TempDir(), "no-such-adapter")}})
+	if err == nil || !strings.Contains(err.Error(), "no-such-adapter") {
+		t.Errorf("a missing adapter: %v; want an error naming it", err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Main(context.Background(), []string{"--emulator", url, "--out", t.TempDir(), "--adapter", "/no/such/adapter"},
+		func(string) string { return "" }, &stdout, &stderr, nil); code != 2 || !strings.Contains(stderr.String(), "/no/such/adapter") {
+		t.Errorf("a missing adapter through the command: exit %d, %s", code, stderr.String())
+	}
+}
+
+// An emulator whose control API wants a token is run with the one given (here through
+// $MEDIAGEN_ADMIN_TOKEN), and refuses a battery without it.
+func TestAdminToken(t *testing.T) {
+	s, err := emulator.NewServer(emulator.Config{SkipClock: true, Seeded: true, Seed: 1, AdminToken: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer func() { srv.Close(); _ = s.Close() }()
+	b := oneCase(t, "retry-ambiguous-5xx-same-key")
+	res, err := Run(context.Background(), b, Options{Target: explore.Target{URL: srv.URL, AdminToken: "s3cret"}, Command: adapterCommand(bugNone)})
+	if err != nil || !res.Passed() {
+		t.Fatalf("with the token: %v %s", err, res.JSON())
+	}
+	if _, err := Run(context.Background(), b, Options{Target: explore.Target{URL: srv.URL}, Command: adapterCommand(bugNone)}); err == nil {
+		t.Fatal("without the token the battery ran")
 	}
 }
