@@ -33,6 +33,8 @@ const (
 	bugNoSuccessor = "no-successor"
 	// bugNewKey sends every retry of a generation with a fresh Idempotency-Key.
 	bugNewKey = "new-key"
+	// bugHang never ends.
+	bugHang = "hang"
 )
 
 func TestMain(m *testing.M) {
@@ -66,6 +68,9 @@ func (p *problem) Error() string { return fmt.Sprintf("%d %s: %s", p.Status, p.C
 // adapt does the task of MEDIAGEN_TASK: quote, generate with one Idempotency-Key, wait for the
 // job, and save its outputs.
 func adapt(bug string) error {
+	if bug == bugHang {
+		select {}
+	}
 	var task Task
 	if err := json.Unmarshal([]byte(os.Getenv(TaskVariable)), &task); err != nil {
 		return fmt.Errorf("%s: %w", TaskVariable, err)

@@ -250,6 +250,17 @@ func TestJudge(t *testing.T) {
 	}
 }
 
+// A reason quoting the adapter's Idempotency-Keys names them by the order it sent them.
+func TestJudgeKeys(t *testing.T) {
+	c := Case{Expect: Success}
+	f := Facts{Got: Failure, Exit: 1, Keys: []string{"k-9f2", "k-11a"}, Verdict: api.Verdict{Failures: []api.VerdictFailure{{Kind: api.FailureFinding,
+		Rule: "new-key-on-retry", Reason: `sent again with Idempotency-Key "k-11a" after an attempt answered 500 with key "k-9f2"; k-9f2 unquoted stays`}}}}
+	got := Judge(c, f)
+	if len(got) != 2 || got[1].Reason != `sent again with Idempotency-Key <key 2> after an attempt answered 500 with key <key 1>; k-9f2 unquoted stays` {
+		t.Fatalf("failures %+v", got)
+	}
+}
+
 func TestJudgeEntries(t *testing.T) {
 	c := Case{Expect: Success, Absent: []string{"stale-link-refetched"}, NeverAnswered: []string{"missing_idempotency_key"}}
 	f := Facts{Got: Success, Jobs: []api.ControlJob{succeeded("j", "m", 1)}, Files: []File{{"x", 1}},
@@ -345,8 +356,13 @@ func TestMainMisuse(t *testing.T) {
 		t.Fatal("a misuse started an emulator")
 		return "", "", nil, nil
 	}
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{
 		{},
+		{"--adapter", "x", "--out", filepath.Join(file, "sub")},
 		{"--battery", "v9", "--adapter", "x"},
 		{"--adapter", "x", "--", "y"},
 		{"--adapter", "'x"},

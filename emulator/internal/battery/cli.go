@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -100,11 +101,15 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 		token = getenv(AdminTokenVariable)
 	}
 	if emu != "" {
-		u, err := url.Parse(emu)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if u, err := url.Parse(emu); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fail("--emulator %q: want a base URL such as http://127.0.0.1:8080", emu)
 		}
-	} else {
+	}
+	// A folder that cannot be written is found before the battery runs, not after.
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fail("--out: %v", err)
+	}
+	if emu == "" {
 		var stop func()
 		if emu, token, stop, err = start(ctx); err != nil {
 			return fail("cannot start an emulator: %v", err)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator"
 	"github.com/mediagen/mediagen-emulator/emulator/api"
@@ -96,14 +97,18 @@ func failed(r *Results) []string {
 //   - one that retries a generation with a fresh Idempotency-Key fails exactly the cases whose
 //     first generation got an answer it could not know the outcome of (a 5xx, a reset, a broken
 //     or cut answer), each with the finding and its journal entries; a 429 is an answer, and a
-//     late answer is one too.
+//     late answer is one too; two runs of it give the same results, although the keys it
+//     makes differ.
 func TestAdapters(t *testing.T) {
 	dir := t.TempDir()
-	var careful, newKey *Results
+	var careful *Results
+	var newKey [2]*Results
 	var noSuccessor [2]mainRun
 	var wg sync.WaitGroup
 	wg.Go(func() { careful = runBattery(t, v1, bugNone) })
-	wg.Go(func() { newKey = runBattery(t, v1, bugNewKey) })
+	for i := range newKey {
+		wg.Go(func() { newKey[i] = runBattery(t, v1, bugNewKey) })
+	}
 	for i := range noSuccessor {
 		wg.Go(func() { noSuccessor[i] = runMain(t, filepath.Join(dir, strconv.Itoa(i)), bugNoSuccessor) })
 	}
@@ -142,10 +147,14 @@ func TestAdapters(t *testing.T) {
 		want := []string{"retry-ambiguous-5xx-same-key", "retry-5xx-after-core-same-key", "retry-gateway-502-same-key",
 			"retry-reset-before-core-same-key", "retry-reset-after-core-same-key", "retry-truncated-after-core-same-key",
 			"retry-malformed-after-core-same-key", "retry-after-seconds-503", "retry-after-http-date-503"}
-		if got := failed(newKey); !slices.Equal(got, want) {
+		if got := failed(newKey[0]); !slices.Equal(got, want) {
 			t.Errorf("the new-key adapter failed %q; want %q", got, want)
 		}
-		for _, c := range newKey.Cases {
+		// The reasons quote the keys the adapter made afresh, by their order: the same bytes.
+		if a, b := newKey[0].JSON(), newKey[1].JSON(); !bytes.Equal(a, b) {
+			t.Errorf("two runs gave different results:\n%s\n---\n%s", a, b)
+		}
+		for _, c := range newKey[0].Cases {
 			if !c.Passed && !slices.ContainsFunc(c.Failures, func(f api.VerdictFailure) bool { return f.Rule == "new-key-on-retry" && len(f.Entries) > 0 }) {
 				t.Errorf("%s failed without a new-key-on-retry finding citing entries: %+v", c.Name, c.Failures)
 			}
@@ -193,5 +202,62 @@ func TestCasesOnEveryClock(t *testing.T) {
 				t.Errorf("on the %s clock the careful adapter failed %q:\n%s", clock, failed(res), res.JSON())
 			}
 		})
+	}
+}
+
+// oneCase is a battery of the one case of v1 named.
+func oneCase(t *testing.T, name string) *Battery {
+	t.Helper()
+	c, ok := v1.Case(name)
+	if !ok {
+		t.Fatalf("no case %s", name)
+	}
+	return &Battery{Name: "one", Version: 1, Cases: []Case{c}}
+}
+
+// An adapter that does not end in its time is killed, and its case is a timeout; one that
+// cannot be started stops the battery with an error, not a score.
+func TestAdapterTimeoutAndMissing(t *testing.T) {
+	url, _, stop, err := startEmulator(t)(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	b := oneCase(t, "baseline-idempotency-key-sent")
+	res, err := Run(context.Background(), b, Options{Target: explore.Target{URL: url}, Command: adapterCommand(bugHang), Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Cases[0]
+	if c.Passed || c.Got != Timeout || len(c.Failures) == 0 || c.Failures[0].Rule != "expected-success" || !strings.Contains(c.Failures[0].Reason, "did not end in time") {
+		t.Errorf("a hanging adapter: %+v", c)
+	}
+	_, err = Run(context.Background(), b, Options{Target: explore.Target{URL: url}, Command: []string{filepath.Join(t.TempDir(), "no-such-adapter")}})
+	if err == nil || !strings.Contains(err.Error(), "no-such-adapter") {
+		t.Errorf("a missing adapter: %v; want an error naming it", err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Main(context.Background(), []string{"--emulator", url, "--out", t.TempDir(), "--adapter", "/no/such/adapter"},
+		func(string) string { return "" }, &stdout, &stderr, nil); code != 2 || !strings.Contains(stderr.String(), "/no/such/adapter") {
+		t.Errorf("a missing adapter through the command: exit %d, %s", code, stderr.String())
+	}
+}
+
+// An emulator whose control API wants a token is run with the one given (here through
+// $MEDIAGEN_ADMIN_TOKEN), and refuses a battery without it.
+func TestAdminToken(t *testing.T) {
+	s, err := emulator.NewServer(emulator.Config{SkipClock: true, Seeded: true, Seed: 1, AdminToken: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer func() { srv.Close(); _ = s.Close() }()
+	b := oneCase(t, "retry-ambiguous-5xx-same-key")
+	res, err := Run(context.Background(), b, Options{Target: explore.Target{URL: srv.URL, AdminToken: "s3cret"}, Command: adapterCommand(bugNone)})
+	if err != nil || !res.Passed() {
+		t.Fatalf("with the token: %v %s", err, res.JSON())
+	}
+	if _, err := Run(context.Background(), b, Options{Target: explore.Target{URL: srv.URL}, Command: adapterCommand(bugNone)}); err == nil {
+		t.Fatal("without the token the battery ran")
 	}
 }

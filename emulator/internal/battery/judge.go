@@ -3,6 +3,7 @@ package battery
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
@@ -27,6 +28,10 @@ type Facts struct {
 	// Unstruck describes the plan's perturbations that strike a request or a job and struck
 	// none.
 	Unstruck []string
+	// Keys are the Idempotency-Keys the adapter sent, in the order the journal first shows
+	// each: a reason that quotes one names it by its place, since the adapter makes them
+	// afresh on every run.
+	Keys []string
 }
 
 // File is a file the adapter saved.
@@ -37,7 +42,8 @@ type File struct {
 
 // Judge says why a case's run did not pass, in a stable order: the exit status first, then
 // the verdict's failures as it lists them, then the case's forbidden findings and its checks.
-// No failure means the case passed.
+// No failure means the case passed. A reason quoting an Idempotency-Key of Facts.Keys says
+// "<key N>" instead, so the same run of the same adapter gives the same reasons.
 func Judge(c Case, f Facts) []api.VerdictFailure {
 	var out []api.VerdictFailure
 	if f.Got != c.Expect {
@@ -107,6 +113,16 @@ func Judge(c Case, f Facts) []api.VerdictFailure {
 	if f.Got == Success && c.Expect == Success {
 		if r := outputsSaved(f); r != "" {
 			out = append(out, api.VerdictFailure{Kind: KindCheck, Rule: CheckOutputsSaved, Reason: r})
+		}
+	}
+	if len(f.Keys) > 0 {
+		var pairs []string
+		for i, k := range f.Keys {
+			pairs = append(pairs, strconv.Quote(k), fmt.Sprintf("<key %d>", i+1))
+		}
+		r := strings.NewReplacer(pairs...)
+		for i := range out {
+			out[i].Reason = r.Replace(out[i].Reason)
 		}
 	}
 	return out

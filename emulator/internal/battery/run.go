@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -156,6 +157,16 @@ func facts(ctx context.Context, t explore.Target, tenant string, c Case, out exp
 	for _, p := range plan.Perturbations {
 		if p.Source == "api" && p.Set == nil && p.Fired == 0 {
 			f.Unstruck = append(f.Unstruck, explore.Describe(p.Perturbation))
+		}
+	}
+	// A case's adapter sends a few requests; a page of the most a page holds is every one.
+	var journal api.Page[api.JournalEntry]
+	if err := control(ctx, t, http.MethodGet, "/_emulator/requests?limit=500", tenant, nil, &journal); err != nil {
+		return f, fmt.Errorf("reading the journal of tenant %s: %w", tenant, err)
+	}
+	for _, e := range journal.Data {
+		if e.IdempotencyKey != "" && !slices.Contains(f.Keys, e.IdempotencyKey) {
+			f.Keys = append(f.Keys, e.IdempotencyKey)
 		}
 	}
 	files, err := savedFiles(dir)
