@@ -143,7 +143,7 @@ func (c *renderer) render(model string, input map[string]any) error {
 			return err
 		}
 		for job.Status != "succeeded" && job.Status != "failed" && job.Status != "canceled" && job.Status != "expired" {
-			time.Sleep(time.Second) // at least a second between two looks at a job
+			time.Sleep(200 * time.Millisecond) // a wait=true again is a wait, not a poll: the pause only avoids a busy loop
 			if err := c.json("POST", "/v1/generate?wait=true", body, &key, &job); err != nil {
 				return err
 			}

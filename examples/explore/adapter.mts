@@ -123,7 +123,7 @@ class Client {
         throw err;
       }
       while (!TERMINAL.has(job.status)) {
-        await sleep(1000); // at least a second between two looks; a status not known is waited through
+        await sleep(200); // a wait=true again is a wait, not a poll; a status not known is waited through
         job = (await this.json('POST', '/v1/generate?wait=true', body, key)) as Job;
       }
       if (job.status !== 'succeeded') throw new Failed(`job ${job.id} ended ${job.status}: ${JSON.stringify(job.error)}`);

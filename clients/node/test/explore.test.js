@@ -71,7 +71,7 @@ async function render(tenant, { freshKeyOnRetry = false } = {}) {
       throw err;
     }
     while (!TERMINAL.has(job.status)) {
-      await sleep(1000);
+      await sleep(200); // a wait=true again is a wait, not a poll: the pause only avoids a busy loop
       job = await call('POST', '/v1/generate?wait=true', body, key);
     }
     if (job.status !== 'succeeded') throw new Error(`job ${job.id} ended ${job.status}`);
