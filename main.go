@@ -97,6 +97,7 @@ const usageText = `Usage:
   mediagen-emulator import --from URL    write a catalog file read from a live service (import -h)
   mediagen-emulator drift --from URL --catalog FILE   report how a catalog differs from a live service
   mediagen-emulator parity --from URL    compare the live service's error answers with the emulator's, without spending (parity -h)
+  mediagen-emulator explore -- CMD...    run a client under drawn adversity plans, shrink a failure, write a bundle (explore -h)
   mediagen-emulator version              print the version
 
 Every flag can also be set with MEDIAGEN_<FLAG> (e.g. MEDIAGEN_ADDR); flags win.
@@ -189,6 +190,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return exited(cli.Import(ctx, args[0], args[1:], getenv, stdout, stderr))
 		case "parity":
 			return exited(cli.Parity(ctx, args[1:], getenv, stdout, stderr))
+		case "explore":
+			return exited(cli.Explore(ctx, args[1:], getenv, stdout, stderr))
 		case "serve":
 			args = args[1:]
 		}
@@ -201,7 +204,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return usageError("")
 	}
 	if fs.NArg() > 0 {
-		return usageError("mediagen-emulator: unexpected argument %q (commands: validate, import, drift, parity, healthcheck, version)", fs.Arg(0))
+		return usageError("mediagen-emulator: unexpected argument %q (commands: validate, import, drift, parity, explore, healthcheck, version)", fs.Arg(0))
 	}
 	fs.Visit(func(f *flag.Flag) {
 		delete(envErrs, f.Name)

@@ -1,5 +1,5 @@
 // Package cli holds the command line's subcommands other than serving (validate, import,
-// drift, parity), which main calls. What a version promises of it is its command line, the
+// drift, parity, explore), which main calls. What a version promises of it is its command line, the
 // flags, output and exit statuses of mediagen-emulator; its Go API may change in any version.
 package cli
 
