@@ -200,7 +200,8 @@ func TestRunUnjudgedExitKeptTenantBundle(t *testing.T) {
 }
 
 // TestRunTimeout: a command that hangs is killed at the timeout and fails the run, even when
-// its exit status is not judged.
+// its exit status is not judged. (What it printed before is not asserted: a slow start may be
+// killed before it prints.)
 func TestRunTimeout(t *testing.T) {
 	t.Parallel()
 	_, target := newFake(t)
@@ -215,9 +216,6 @@ func TestRunTimeout(t *testing.T) {
 	}
 	if got := out.Verdict.Failures[0]; got.Kind != api.FailureExit || got.Reason != "timed out after 300ms" {
 		t.Errorf("failure = %+v", got)
-	}
-	if !strings.Contains(string(out.Output), "hanging") {
-		t.Errorf("output = %q", out.Output)
 	}
 }
 
