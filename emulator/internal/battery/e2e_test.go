@@ -261,3 +261,21 @@ func TestAdminToken(t *testing.T) {
 		t.Fatal("without the token the battery ran")
 	}
 }
+
+// An adapter that once sends a generation without its Idempotency-Key fails the baseline case,
+// which names the answer it provoked.
+func TestAdapterWithoutKeyFailsBaseline(t *testing.T) {
+	url, _, stop, err := startEmulator(t)(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	res, err := Run(context.Background(), oneCase(t, "baseline-idempotency-key-sent"), Options{Target: explore.Target{URL: url}, Command: adapterCommand(bugKeyLater)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Cases[0]
+	if c.Passed || c.Got != Success || len(c.Failures) != 1 || c.Failures[0].Rule != CheckNeverAnswered || !slices.Equal(c.Failures[0].Entries, []int64{2}) {
+		t.Errorf("the baseline case: %+v", c)
+	}
+}
