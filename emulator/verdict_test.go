@@ -235,7 +235,7 @@ func TestVerdictUnderAPlan(t *testing.T) {
 			inForce := func(c wire) []api.Fault {
 				p := getJSON[api.PlanInForce](c, "/_emulator/plan").Perturbations
 				for i := range p {
-					p[i].Remaining, p[i].Fired = 0, 0 // what the run used of them
+					p[i].Remaining, p[i].Fired, p[i].Seen = 0, 0, 0 // what the run used of them
 				}
 				return p
 			}

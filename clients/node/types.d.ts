@@ -691,8 +691,8 @@ export interface JournalEntry {
   /** The raw query string. */
   query: string;
   /**
-   * The status answered; 0 when no answer went out: the connection was reset (an injected `reset`)
-   * before a status was written.
+   * The status answered; `0` when no answer was written: the connection was dropped (a `reset`
+   * perturbation, before or after the service acted).
    */
   status: number;
   /** The problem code, for an error. */
@@ -954,10 +954,10 @@ export interface Fault {
   source: "api" | "scenario";
   /**
    * One request, `METHOD /path#N` — the tenant's N-th request of that method whose path matches
-   * (`{name}` stands for one segment, `*` and `**` glob): `POST /v1/generate#1`, `GET
-   * /v1/jobs/{id}#2`, `GET /files/**#1` — or one job, `job#N`, the tenant's N-th generation to
-   * pass its quote's checks (outcomes only). Instead of `match`, `count` and `probability`; it
-   * strikes once.
+   * (`{name}` stands for one segment, or the rest of the path when it ends it, as `{model}` does;
+   * `*` and `**` glob): `POST /v1/generate#1`, `GET /v1/jobs/{id}#2`, `GET /files/**#1` — or one
+   * job, `job#N`, the tenant's N-th generation to pass its quote's checks (outcomes only). Instead
+   * of `match`, `count` and `probability`; it strikes once.
    */
   at?: string;
   match?: RequestMatch;
@@ -1607,10 +1607,10 @@ export type StorageError = string;
 export interface Perturbation {
   /**
    * One request, `METHOD /path#N` — the tenant's N-th request of that method whose path matches
-   * (`{name}` stands for one segment, `*` and `**` glob): `POST /v1/generate#1`, `GET
-   * /v1/jobs/{id}#2`, `GET /files/**#1` — or one job, `job#N`, the tenant's N-th generation to
-   * pass its quote's checks (outcomes only). Instead of `match`, `count` and `probability`; it
-   * strikes once.
+   * (`{name}` stands for one segment, or the rest of the path when it ends it, as `{model}` does;
+   * `*` and `**` glob): `POST /v1/generate#1`, `GET /v1/jobs/{id}#2`, `GET /files/**#1` — or one
+   * job, `job#N`, the tenant's N-th generation to pass its quote's checks (outcomes only). Instead
+   * of `match`, `count` and `probability`; it strikes once.
    */
   at?: string;
   match?: RequestMatch;

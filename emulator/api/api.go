@@ -455,6 +455,8 @@ type Fault struct {
 	Perturbation
 	Remaining int `json:"remaining"` // matching requests it still answers; 0 means no limit
 	Fired     int `json:"fired"`
+	// Seen is how many requests (or jobs) an ordinal (At) has counted so far.
+	Seen int `json:"seen,omitempty"`
 }
 
 // Duration is a time.Duration sent as text such as "250ms" or "1m30s".

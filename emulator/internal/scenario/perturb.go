@@ -33,11 +33,15 @@ type Where struct {
 
 var atForm = regexp.MustCompile(`^(?:job|([A-Za-z]+) (/\S*))#([0-9]+)$`)
 
-// segmentParam is a route's {name}: in at it stands for one path segment.
-var segmentParam = regexp.MustCompile(`\{[^/{}]*\}`)
+// segmentParam is a route's {name}: in at it stands for one path segment, or for the rest of
+// the path when it ends it (a model id holds slashes: GET /v1/models/{model}).
+var (
+	segmentParam = regexp.MustCompile(`\{[^/{}]*\}`)
+	lastParam    = regexp.MustCompile(`\{[^/{}]*\}$`)
+)
 
-// ParseAt reads a perturbation's at: "METHOD /path#N" (the path a glob, {name} one segment) or
-// "job#N".
+// ParseAt reads a perturbation's at: "METHOD /path#N" (the path a glob; {name} one segment, or
+// the rest of the path at its end) or "job#N".
 func ParseAt(at string) (Where, error) {
 	m := atForm.FindStringSubmatch(at)
 	if m == nil {
@@ -50,7 +54,7 @@ func ParseAt(at string) (Where, error) {
 	if m[1] == "" {
 		return Where{Job: true, Ordinal: n}, nil
 	}
-	path := segmentParam.ReplaceAllString(m[2], "*")
+	path := segmentParam.ReplaceAllString(lastParam.ReplaceAllString(m[2], "**"), "*")
 	if msg := glob.Check(path); msg != "" {
 		return Where{}, fmt.Errorf("at %q: the path %s", at, msg)
 	}

@@ -552,3 +552,83 @@ overrides:
 		}
 	}
 }
+
+// TestPlanAndItsFormerSpelling: a scenario's plan holds perturbations of every kind, and the
+// former faults key is read into the same plan, after it; problems name the key they are under.
+func TestPlanAndItsFormerSpelling(t *testing.T) {
+	t.Parallel()
+	src := "plan:\n  - at: POST /v1/generate#1\n    action: reset\n    after: true\n  - at: job#2\n    outcome: fail\n    code: provider_timeout\n  - set: {url_ttl: 1m, concurrency: 2}\nfaults:\n  - match: {path: /v1/models}\n    status: 503\n"
+	sc, err := Parse("p.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sc.Plan) != 4 || sc.Faults != nil || !sc.Plan[0].After || sc.Plan[1].Code != "provider_timeout" || sc.Plan[2].Set.Concurrency != 2 || sc.Plan[3].RetryAfter != 1 {
+		t.Errorf("plan = %+v", sc.Plan)
+	}
+	if d := sc.Describe(); d.Faults != 4 {
+		t.Errorf("described with %d perturbations", d.Faults)
+	}
+	_, err = Parse("bad-plan", []byte("plan:\n  - status: 200\nfaults:\n  - at: job#1\n"))
+	checkWords(t, "bad plan", err, "bad-plan:2: plan[0]: status 200 must be an error status from 400 to 599")
+	checkWords(t, "bad plan", err, `bad-plan:4: faults[0]: at "job#1" names a job: give it an outcome`)
+}
+
+// TestTuneTurnsKnobs: knobs tune a copy of the scenario and leave the original as it was.
+func TestTuneTurnsKnobs(t *testing.T) {
+	t.Parallel()
+	sc, err := Parse("s.yaml", []byte("defaults:\n  quote_ttl: 5m\noverrides:\n  - match: {output_type: video}\n    quote_ttl: 20m\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := true
+	tuned := Tune(sc, api.Knobs{QuoteTTL: api.Duration(30 * time.Second), URLTTL: api.Duration(time.Minute), Concurrency: 1, Latency: api.Duration(time.Millisecond), Evolution: &api.Evolution{Status: on}})
+	if *tuned.Defaults.QuoteTTL != 30*time.Second || *tuned.Overrides[0].QuoteTTL != 30*time.Second || tuned.Defaults.Download.URLTTL != api.Duration(time.Minute) ||
+		len(tuned.Concurrency) != 1 || tuned.Concurrency[0].Limit != 1 || len(tuned.Latency) != 1 || !tuned.Evolves().Status {
+		t.Errorf("tuned = %+v", tuned)
+	}
+	if *sc.Defaults.QuoteTTL != 5*time.Minute || *sc.Overrides[0].QuoteTTL != 20*time.Minute || sc.Defaults.Download != nil || sc.Concurrency != nil || sc.Evolution != nil {
+		t.Errorf("the original changed: %+v", sc)
+	}
+	if Tune(sc, api.Knobs{}) != sc {
+		t.Error("no knobs made a copy")
+	}
+}
+
+// TestParseAt: at names a route as the journal names it; {name} is one segment, or the rest of
+// the path at its end, where a model id with its slashes goes.
+func TestParseAt(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		at, path string
+		matches  []string
+		misses   []string
+	}{
+		{"GET /v1/models/{model}#1", "/v1/models/**", []string{"/v1/models/fal-ai/flux/schnell"}, []string{"/v1/models"}},
+		{"POST /v1/jobs/{id}/cancel#2", "/v1/jobs/*/cancel", []string{"/v1/jobs/j1/cancel"}, []string{"/v1/jobs/j1", "/v1/jobs/a/b/cancel"}},
+		{"get /files/**#3", "/files/**", []string{"/files/default/j/0.png"}, nil},
+	} {
+		w, err := ParseAt(c.at)
+		if err != nil || w.Path != c.path || w.Method != strings.ToUpper(strings.Fields(c.at)[0]) || w.Job {
+			t.Errorf("%s: %+v %v", c.at, w, err)
+			continue
+		}
+		for _, p := range c.matches {
+			if !Selects(RequestMatch{Method: w.Method, Path: w.Path}, w.Method, p, nil) {
+				t.Errorf("%s does not select %s", c.at, p)
+			}
+		}
+		for _, p := range c.misses {
+			if Selects(RequestMatch{Method: w.Method, Path: w.Path}, w.Method, p, nil) {
+				t.Errorf("%s selects %s", c.at, p)
+			}
+		}
+	}
+	if w, err := ParseAt("job#7"); err != nil || !w.Job || w.Ordinal != 7 {
+		t.Errorf("job#7: %+v %v", w, err)
+	}
+	for _, bad := range []string{"", "job", "job#", "POST /v1/generate", "POST v1/generate#1", "POST /v1/generate#0", "POST /v1/generate#1000001"} {
+		if _, err := ParseAt(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}

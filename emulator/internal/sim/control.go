@@ -191,7 +191,7 @@ func faultViews(rules []faults.Rule) []api.Fault {
 	for _, r := range rules {
 		v := r.Fault
 		v.Count = 0 // remaining says what is left of it
-		out = append(out, api.Fault{ID: r.ID, Source: r.Source, Remaining: r.Remaining, Fired: r.Fired, Perturbation: v})
+		out = append(out, api.Fault{ID: r.ID, Source: r.Source, Remaining: r.Remaining, Fired: r.Fired, Seen: r.Seen, Perturbation: v})
 	}
 	return out
 }

@@ -19,7 +19,7 @@ import (
 // that hold for a client that survives the adversity a plan draws. What the run reached
 // (coverage cases, routes) comes with it, for explore to aim its next plan elsewhere.
 
-// maxListed bounds the jobs and accounts one failure's reason names; its counts say them all.
+// maxListed bounds the jobs one failure's reason names; its count says how many there are.
 const maxListed = 5
 
 // Verdict judges the world's run as GET /_emulator/verdict answers it. exit is the client
@@ -51,10 +51,10 @@ func (w *World) Verdict(exit *int) api.Verdict {
 	v.Failures = append(v.Failures, r.oneCharge(all)...)
 	for _, j := range all {
 		// A job made before the journal let events go may have been seen in an entry gone.
-		if charged(j) && !r.told[j.ID] && (dropped.IsZero() || j.CreatedAt.After(dropped)) {
+		if charged(j) && !r.told[j.ID] && !r.blind[j.Account] && (dropped.IsZero() || j.CreatedAt.After(dropped)) {
 			v.Failures = append(v.Failures, api.VerdictFailure{Kind: api.FailureInvariant, Rule: api.InvariantChargedUnseen,
 				Reason: fmt.Sprintf("job %s was charged %d credits, but no answer the client read showed it succeeded (no poll, wait=true or replay it did not hang up on, no webhook delivery its receiver acknowledged): a client that loses track of a job it paid for loses the outputs",
-					j.ID, j.Charged), Entries: r.madeBy[j.ID]})
+					j.ID, j.Charged), Entries: r.cite(j)})
 		}
 	}
 	slices.SortStableFunc(v.Failures, func(a, b api.VerdictFailure) int {
@@ -72,15 +72,18 @@ func (w *World) Verdict(exit *int) api.Verdict {
 // run is what the verdict reads of the log: which generations made each job and the input
 // they asked for, which jobs the client was told succeeded, and the routes it took.
 type run struct {
-	madeBy map[string][]int64 // job -> the generations that answered it, oldest first
-	digest map[string]string  // job -> the canonical input digest of its generation
-	told   map[string]bool    // jobs an answer the client read showed succeeded
+	madeBy map[string]int64  // job -> the generation that made it (later ones replayed it)
+	digest map[string]string // job -> the canonical input digest of its generation
+	told   map[string]bool   // jobs an answer the client read showed succeeded
+	// blind are the accounts a page of the job list was read for that the journal kept cut:
+	// what it showed is not known, so none of their jobs is held unseen.
+	blind  map[string]bool
 	routes map[string]int
 }
 
 // readRun reads a log (evidence.Journal.Log) for the verdict.
 func readRun(log []evidence.Event) *run {
-	r := &run{madeBy: map[string][]int64{}, digest: map[string]string{}, told: map[string]bool{}, routes: map[string]int{}}
+	r := &run{madeBy: map[string]int64{}, digest: map[string]string{}, told: map[string]bool{}, blind: map[string]bool{}, routes: map[string]int{}}
 	for _, ev := range log {
 		switch {
 		case ev.Request != nil:
@@ -103,11 +106,8 @@ func (r *run) request(e *evidence.Entry) {
 	if route != "" {
 		r.routes[route]++
 	}
-	if route == "POST /v1/generate" && e.JobID != "" {
-		r.madeBy[e.JobID] = append(r.madeBy[e.JobID], int64(e.Seq))
-		if _, ok := r.digest[e.JobID]; !ok && e.InputDigest != "" {
-			r.digest[e.JobID] = e.InputDigest
-		}
+	if _, seen := r.madeBy[e.JobID]; route == "POST /v1/generate" && e.JobID != "" && !seen {
+		r.madeBy[e.JobID], r.digest[e.JobID] = int64(e.Seq), e.InputDigest
 	}
 	// What the client read: an answer it waited for, that the service made, that went out.
 	if e.ClientLeft || e.Status/100 != 2 || evidence.Garbled(e) {
@@ -123,11 +123,13 @@ func (r *run) request(e *evidence.Entry) {
 				Status string `json:"status"`
 			} `json:"data"`
 		}
-		if json.Unmarshal(e.ResponseBody, &page) == nil { // a page cut to fit the journal tells nothing
-			for _, j := range page.Data {
-				if j.Status == string(jobs.Succeeded) {
-					r.told[j.ID] = true
-				}
+		if json.Unmarshal(e.ResponseBody, &page) != nil {
+			r.blind[e.Account] = true // cut to fit the journal
+			return
+		}
+		for _, j := range page.Data {
+			if j.Status == string(jobs.Succeeded) {
+				r.told[j.ID] = true
 			}
 		}
 	}
@@ -149,7 +151,7 @@ func (r *run) nothingHeld(balances []api.Balance, all []jobs.View) []api.Verdict
 		for _, j := range all {
 			if j.Account == b.Account && !j.Status.Terminal() {
 				live = append(live, fmt.Sprintf("%s (%s, %d credits)", j.ID, j.Status, j.Credits))
-				entries = append(entries, r.madeBy[j.ID]...)
+				entries = append(entries, r.cite(j)...)
 			}
 		}
 		out = append(out, api.VerdictFailure{Kind: api.FailureInvariant, Rule: api.InvariantNothingHeld,
@@ -185,7 +187,7 @@ func (r *run) oneCharge(all []jobs.View) []api.VerdictFailure {
 		credits := int64(0)
 		for _, j := range g {
 			ids = append(ids, j.ID)
-			entries = append(entries, r.madeBy[j.ID]...)
+			entries = append(entries, r.cite(j)...)
 			credits += j.Charged
 		}
 		out = append(out, api.VerdictFailure{Kind: api.FailureInvariant, Rule: api.InvariantOneCharge,
@@ -195,10 +197,19 @@ func (r *run) oneCharge(all []jobs.View) []api.VerdictFailure {
 	return out
 }
 
+// cite is the journal entry of the generation that made a job, none when the journal no longer
+// holds it.
+func (r *run) cite(j jobs.View) []int64 {
+	if seq, ok := r.madeBy[j.ID]; ok {
+		return []int64{seq}
+	}
+	return nil
+}
+
 // inputOf is the digest of the input a job was made for: its generation's, as journaled, or
 // the job's own input when the journal no longer holds that generation.
 func (r *run) inputOf(j jobs.View) string {
-	if d, ok := r.digest[j.ID]; ok {
+	if d := r.digest[j.ID]; d != "" {
 		return d
 	}
 	var input map[string]any

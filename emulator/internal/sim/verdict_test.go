@@ -266,3 +266,28 @@ func TestAPIPlan(t *testing.T) {
 		t.Errorf("plan %+v", p)
 	}
 }
+
+// A page of the job list the client read tells it a job succeeded; one the journal kept cut
+// (past 16 KiB) tells nothing, so no job of its account is held unseen.
+func TestChargedUnseenReadsTheJobList(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		body func(id string) string
+	}{
+		{"a page showing it", func(id string) string { return `{"data":[{"id":"` + id + `","status":"succeeded"}],"has_more":false}` }},
+		{"a page cut", func(id string) string { return `{"data":[{"id":"` + id + `","status":"succ` }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := frame{t, newTestWorld(t)}
+			job, _ := f.generate("k1", f.quote(fox(1)), fox(1), false)
+			mustAdvance(t, f.w, pixelRun)
+			if v := f.w.Verdict(nil); !slices.Equal(rulesOfVerdict(v), []string{"invariant " + api.InvariantChargedUnseen}) {
+				t.Fatalf("before the list was read: %v", rulesOfVerdict(v))
+			}
+			f.journal(evidence.Entry{Method: "GET", Path: "/v1/jobs", Status: 200, ResponseBody: []byte(tt.body(job.ID))})
+			if v := f.w.Verdict(nil); v.Failed {
+				t.Errorf("failures %+v, want none", v.Failures)
+			}
+		})
+	}
+}

@@ -639,8 +639,8 @@ class _JournalEntryRequired(TypedDict):
     path: str
     #: The raw query string.
     query: str
-    #: The status answered; 0 when no answer went out: the connection was reset (an injected `reset`)
-    #: before a status was written.
+    #: The status answered; `0` when no answer was written: the connection was dropped (a `reset`
+    #: perturbation, before or after the service acted).
     status: int
     #: The request's `X-Request-Id`.
     request_id: str
@@ -909,10 +909,10 @@ class Fault(_FaultRequired, total=False):
     """A perturbation in force, with its counts."""
 
     #: One request, `METHOD /path#N` — the tenant's N-th request of that method whose path matches
-    #: (`{name}` stands for one segment, `*` and `**` glob): `POST /v1/generate#1`, `GET
-    #: /v1/jobs/{id}#2`, `GET /files/**#1` — or one job, `job#N`, the tenant's N-th generation to
-    #: pass its quote's checks (outcomes only). Instead of `match`, `count` and `probability`; it
-    #: strikes once.
+    #: (`{name}` stands for one segment, or the rest of the path when it ends it, as `{model}` does;
+    #: `*` and `**` glob): `POST /v1/generate#1`, `GET /v1/jobs/{id}#2`, `GET /files/**#1` — or one
+    #: job, `job#N`, the tenant's N-th generation to pass its quote's checks (outcomes only). Instead
+    #: of `match`, `count` and `probability`; it strikes once.
     at: str
     match: RequestMatch
     #: `error` answers `status` with a problem body; `reset` drops the connection; `malformed`
@@ -1389,10 +1389,10 @@ class Perturbation(TypedDict, total=False):
     """
 
     #: One request, `METHOD /path#N` — the tenant's N-th request of that method whose path matches
-    #: (`{name}` stands for one segment, `*` and `**` glob): `POST /v1/generate#1`, `GET
-    #: /v1/jobs/{id}#2`, `GET /files/**#1` — or one job, `job#N`, the tenant's N-th generation to
-    #: pass its quote's checks (outcomes only). Instead of `match`, `count` and `probability`; it
-    #: strikes once.
+    #: (`{name}` stands for one segment, or the rest of the path when it ends it, as `{model}` does;
+    #: `*` and `**` glob): `POST /v1/generate#1`, `GET /v1/jobs/{id}#2`, `GET /files/**#1` — or one
+    #: job, `job#N`, the tenant's N-th generation to pass its quote's checks (outcomes only). Instead
+    #: of `match`, `count` and `probability`; it strikes once.
     at: str
     match: RequestMatch
     #: Default: `error` when `status` is given, else `download` when `download` is, else `delay` when
