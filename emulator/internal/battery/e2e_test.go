@@ -126,6 +126,10 @@ func TestAdapters(t *testing.T) {
 			if r.code != 1 || !strings.Contains(r.stdout, "conformance v1 | 26/27") || !strings.Contains(r.stdout, "FAIL retired-model-successor-followed") {
 				t.Errorf("exit %d; want 1 and the failed case named\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
+			// The progress shows what the adapter said under its failed case.
+			if !strings.Contains(r.stderr, "retired-model-successor-followed: FAIL (expected success, got failure)\n    | adapter: 410 model_retired") {
+				t.Errorf("the progress does not show the adapter's output under its failed case:\n%s", r.stderr)
+			}
 		}
 		if !bytes.Equal(noSuccessor[0].json, noSuccessor[1].json) {
 			t.Errorf("two runs wrote different results:\n%s\n---\n%s", noSuccessor[0].json, noSuccessor[1].json)
