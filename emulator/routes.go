@@ -77,6 +77,8 @@ func (s *Server) router() *mux.Router {
 	r.Handle("/_emulator/report", s.handle(s.control(s.getReport()))).Methods(http.MethodGet)
 	r.Handle("/_emulator/verdict", s.handle(s.control(s.getVerdict()))).Methods(http.MethodGet)
 	r.Handle("/_emulator/bundle", s.handle(s.control(s.getBundle()))).Methods(http.MethodGet)
+	r.Handle("/_emulator/explore/draw", s.handle(s.control(s.exploreDraw()))).Methods(http.MethodPost)
+	r.Handle("/_emulator/explore/shrink", s.handle(s.control(s.exploreShrink()))).Methods(http.MethodPost)
 	r.Handle("/_emulator/snapshot", s.handle(s.control(s.getSnapshot()))).Methods(http.MethodGet)
 	r.Handle("/_emulator/snapshot", s.handle(s.control(s.putSnapshot()))).Methods(http.MethodPut)
 	r.Handle("/_emulator/tenants", s.handle(s.control(s.listTenants()))).Methods(http.MethodGet)

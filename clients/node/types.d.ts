@@ -954,10 +954,10 @@ export interface Fault {
   source: "api" | "scenario";
   /**
    * One request, `METHOD /path#N` — the tenant's N-th request of that method whose path matches
-   * (`{name}` stands for one segment, or the rest of the path when it ends it, as `{model}` does;
-   * `*` and `**` glob): `POST /v1/generate#1`, `GET /v1/jobs/{id}#2`, `GET /files/**#1` — or one
-   * job, `job#N`, the tenant's N-th generation to pass its quote's checks (outcomes only). Instead
-   * of `match`, `count` and `probability`; it strikes once.
+   * (`{name}` stands for one segment, `*` and `**` glob): `POST /v1/generate#1`, `GET
+   * /v1/jobs/{id}#2`, `GET /files/**#1` — or one job, `job#N`, the tenant's N-th generation to
+   * pass its quote's checks (outcomes only). Instead of `match`, `count` and `probability`; it
+   * strikes once.
    */
   at?: string;
   match?: RequestMatch;
@@ -1607,10 +1607,10 @@ export type StorageError = string;
 export interface Perturbation {
   /**
    * One request, `METHOD /path#N` — the tenant's N-th request of that method whose path matches
-   * (`{name}` stands for one segment, or the rest of the path when it ends it, as `{model}` does;
-   * `*` and `**` glob): `POST /v1/generate#1`, `GET /v1/jobs/{id}#2`, `GET /files/**#1` — or one
-   * job, `job#N`, the tenant's N-th generation to pass its quote's checks (outcomes only). Instead
-   * of `match`, `count` and `probability`; it strikes once.
+   * (`{name}` stands for one segment, `*` and `**` glob): `POST /v1/generate#1`, `GET
+   * /v1/jobs/{id}#2`, `GET /files/**#1` — or one job, `job#N`, the tenant's N-th generation to
+   * pass its quote's checks (outcomes only). Instead of `match`, `count` and `probability`; it
+   * strikes once.
    */
   at?: string;
   match?: RequestMatch;
@@ -1707,4 +1707,54 @@ export interface Plan {
  */
 export interface PlanInForce {
   perturbations: Fault[];
+}
+
+/** The body of `POST /_emulator/explore/draw`. */
+export interface DrawRequest {
+  /** The explore loop's seed. */
+  seed?: number;
+  /**
+   * The run's number in the loop (explore numbers them from 1; its first run is a baseline under
+   * no plan).
+   */
+  run?: number;
+  /**
+   * Draw outcomes no client turns into success too: a job failed, expired or refused. A run under
+   * such a plan is judged by the report and the ledger, not by the client's exit status.
+   */
+  terminal?: boolean;
+  /**
+   * Coverage case ids earlier runs reached (a verdict's `reached`); items reaching none of them
+   * weigh four times as much.
+   */
+  reached?: string[];
+  /**
+   * Requests by route a run of the client made (a verdict's `routes`, such as `{"POST
+   * /v1/generate": 1}`): perturbations strike these routes at ordinals up to these counts (at most
+   * 16). Absent or empty: one each of `POST /v1/quotes`, `POST /v1/generate`, `GET /v1/jobs/{id}`
+   * and `GET /files/**`.
+   */
+  routes?: Record<string, unknown>;
+}
+
+/** The answer of `POST /_emulator/explore/draw`. */
+export interface Drawn {
+  plan: Plan;
+  /**
+   * The plan on one line, each perturbation in a few words, joined by `; ` (`no perturbations` for
+   * none): the same bytes for the same plan.
+   */
+  log: string;
+}
+
+/** The body of `POST /_emulator/explore/shrink`. */
+export interface ShrinkRequest {
+  /** The plan a run failed under; at most 64 perturbations. */
+  plan: Plan;
+}
+
+/** The answer of `POST /_emulator/explore/shrink`. */
+export interface Shrunk {
+  /** The plans one step smaller, the most promising first. */
+  candidates: Plan[];
 }

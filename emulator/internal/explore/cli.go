@@ -360,8 +360,13 @@ func (e *explorer) report(ctx context.Context, k int, plan api.Plan, out *Outcom
 func (e *explorer) printFailures(out Outcome, indent string) {
 	for _, f := range out.Verdict.Failures {
 		line := indent + "failed: " + f.Kind
-		if f.Rule != "" {
+		switch {
+		case f.Rule != "":
 			line += " " + f.Rule
+		case f.Kind == api.FailureExit && out.TimedOut:
+			line += " timed out"
+		case f.Kind == api.FailureExit:
+			line += " status " + strconv.Itoa(out.ExitCode)
 		}
 		if len(f.Entries) > 0 {
 			seqs := make([]string, len(f.Entries))
@@ -404,8 +409,12 @@ func (e *explorer) replay(ctx context.Context, b api.Bundle) int {
 	return 1
 }
 
-// broken reports a run that could not be made or judged.
+// broken reports a run that could not be made or judged, or an interrupted explore.
 func (e *explorer) broken(err error) int {
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(e.stderr, "mediagen-emulator explore: interrupted")
+		return 2
+	}
 	fmt.Fprintf(e.stderr, "mediagen-emulator explore: %v\n", err)
 	return 2
 }

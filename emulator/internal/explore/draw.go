@@ -1,7 +1,10 @@
 package explore
 
 import (
+	"fmt"
+	"maps"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -9,6 +12,7 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/schema"
 )
 
 // The menu Draw picks from. By default it holds only adversity a correct client survives:
@@ -60,7 +64,7 @@ const maxOrdinal = 16
 // The routes menu items name.
 const (
 	routeGenerate = "POST /v1/generate"
-	routeFiles    = "GET /files/**"
+	routeFiles    = evidence.FilesRoute
 )
 
 // item is one entry of the menu: the cases it reaches and how its perturbation is drawn.
@@ -202,8 +206,7 @@ func menuFor(routes map[string]int, terminal bool, reached map[string]bool) []it
 	var menu []item
 	names := make([]string, 0, len(routes))
 	for r, n := range routes {
-		// A model's id holds slashes, which an at's {model} (one segment) does not match.
-		if n > 0 && !strings.Contains(r, "{model}") {
+		if n > 0 {
 			names = append(names, r)
 		}
 	}
@@ -299,4 +302,55 @@ func Terminal(p api.Plan) bool {
 		}
 	}
 	return false
+}
+
+// Bounds of a draw request: what earlier runs reached and the routes they took are a few
+// hundred names at most, each a coverage case or a route.
+const (
+	MaxReached   = 1000
+	MaxRoutes    = 256
+	maxNameBytes = 256
+)
+
+// routeForm is a route as a verdict names it: a method and a path, no ordinal.
+var routeForm = regexp.MustCompile(`^[A-Z]+ /[^\s#]*$`)
+
+// CheckDrawRequest lists what is wrong with a draw request, at its JSON Pointers.
+func CheckDrawRequest(req api.DrawRequest) []api.FieldError {
+	var errs []api.FieldError
+	if len(req.Reached) > MaxReached {
+		errs = append(errs, api.FieldError{Pointer: "/reached", Message: fmt.Sprintf("at most %d cases", MaxReached)})
+	}
+	for i, c := range req.Reached {
+		if len(c) > maxNameBytes {
+			errs = append(errs, api.FieldError{Pointer: "/reached/" + strconv.Itoa(i), Message: fmt.Sprintf("a case id is at most %d bytes", maxNameBytes)})
+			break
+		}
+	}
+	if len(req.Routes) > MaxRoutes {
+		errs = append(errs, api.FieldError{Pointer: "/routes", Message: fmt.Sprintf("at most %d routes", MaxRoutes)})
+	}
+	for _, r := range slices.Sorted(maps.Keys(req.Routes)) {
+		switch {
+		case len(r) > maxNameBytes || !routeForm.MatchString(r):
+			errs = append(errs, api.FieldError{Pointer: "/routes/" + schema.EscapePointer(r), Message: `a route is "METHOD /path", such as "GET /v1/jobs/{id}"`})
+		case req.Routes[r] < 0:
+			errs = append(errs, api.FieldError{Pointer: "/routes/" + schema.EscapePointer(r), Message: "a count is 0 or more"})
+		}
+		if len(errs) >= 10 {
+			break
+		}
+	}
+	if req.Run < 0 {
+		errs = append(errs, api.FieldError{Pointer: "/run", Message: "a run is 0 or more"})
+	}
+	return errs
+}
+
+// CheckShrinkRequest lists what is wrong with a shrink request, at its JSON Pointers.
+func CheckShrinkRequest(req api.ShrinkRequest) []api.FieldError {
+	if n := len(req.Plan.Perturbations); n > MaxPlan {
+		return []api.FieldError{{Pointer: "/plan/perturbations", Message: fmt.Sprintf("a plan to shrink holds at most %d perturbations, not %d", MaxPlan, n)}}
+	}
+	return nil
 }

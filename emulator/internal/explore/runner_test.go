@@ -18,10 +18,14 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 )
 
-// The test binary doubles as the command a run starts: with EXPLORE_TEST_CLIENT set it acts
-// as that client and exits.
+// The test binary doubles as the command a run starts: with EXPLORE_TEST_CLIENT set, or run as
+// "explore-test-client MODE", it acts as that client and exits.
 func TestMain(m *testing.M) {
-	switch os.Getenv("EXPLORE_TEST_CLIENT") {
+	mode := os.Getenv("EXPLORE_TEST_CLIENT")
+	if len(os.Args) > 2 && os.Args[1] == "explore-test-client" {
+		mode = os.Args[2]
+	}
+	switch mode {
 	case "":
 		os.Exit(m.Run())
 	case "env":
@@ -33,6 +37,9 @@ func TestMain(m *testing.M) {
 	case "hang":
 		fmt.Println("hanging")
 		select {}
+	case "ok":
+		fmt.Println("done")
+		os.Exit(0)
 	case "loud":
 		chunk := strings.Repeat("x", 1023) + "\n"
 		for range 100 {
@@ -45,10 +52,11 @@ func TestMain(m *testing.M) {
 
 // fakeControl is an emulator control API that records what a run asks of it.
 type fakeControl struct {
-	mu       sync.Mutex
-	plans    map[string]api.Plan
-	asked    []string // "METHOD path tenant token"
-	failExit bool     // the verdict fails for a non-zero exit
+	mu    sync.Mutex
+	plans map[string]api.Plan
+	asked []string // "METHOD path tenant token"
+	// fails, when set, makes the verdict of a tenant under a plan fail with a finding.
+	fails func(tenant string, p api.Plan) bool
 }
 
 func (f *fakeControl) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -72,6 +80,11 @@ func (f *fakeControl) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if e := r.URL.Query().Get("exit"); e != "" && e != "0" {
 			v.Failed = true
 			v.Failures = append(v.Failures, api.VerdictFailure{Kind: api.FailureExit, Reason: "the command exited " + e})
+		}
+		if f.fails != nil && f.fails(tenant, f.plans[tenant]) {
+			v.Failed = true
+			v.Failures = append(v.Failures, api.VerdictFailure{Kind: api.FailureFinding, Rule: "retry-new-key", Severity: "error",
+				Reason: "tenant " + tenant + " retried POST /v1/generate with a new Idempotency-Key", Entries: []int64{2, 4}})
 		}
 		_ = json.NewEncoder(w).Encode(v)
 	case r.Method == http.MethodGet && r.URL.Path == "/_emulator/bundle":
@@ -187,7 +200,8 @@ func TestRunUnjudgedExitKeptTenantBundle(t *testing.T) {
 }
 
 // TestRunTimeout: a command that hangs is killed at the timeout and fails the run, even when
-// its exit status is not judged.
+// its exit status is not judged. (What it printed before is not asserted: a slow start may be
+// killed before it prints.)
 func TestRunTimeout(t *testing.T) {
 	t.Parallel()
 	_, target := newFake(t)
@@ -202,9 +216,6 @@ func TestRunTimeout(t *testing.T) {
 	}
 	if got := out.Verdict.Failures[0]; got.Kind != api.FailureExit || got.Reason != "timed out after 300ms" {
 		t.Errorf("failure = %+v", got)
-	}
-	if !strings.Contains(string(out.Output), "hanging") {
-		t.Errorf("output = %q", out.Output)
 	}
 }
 

@@ -909,10 +909,10 @@ class Fault(_FaultRequired, total=False):
     """A perturbation in force, with its counts."""
 
     #: One request, `METHOD /path#N` — the tenant's N-th request of that method whose path matches
-    #: (`{name}` stands for one segment, or the rest of the path when it ends it, as `{model}` does;
-    #: `*` and `**` glob): `POST /v1/generate#1`, `GET /v1/jobs/{id}#2`, `GET /files/**#1` — or one
-    #: job, `job#N`, the tenant's N-th generation to pass its quote's checks (outcomes only). Instead
-    #: of `match`, `count` and `probability`; it strikes once.
+    #: (`{name}` stands for one segment, `*` and `**` glob): `POST /v1/generate#1`, `GET
+    #: /v1/jobs/{id}#2`, `GET /files/**#1` — or one job, `job#N`, the tenant's N-th generation to
+    #: pass its quote's checks (outcomes only). Instead of `match`, `count` and `probability`; it
+    #: strikes once.
     at: str
     match: RequestMatch
     #: `error` answers `status` with a problem body; `reset` drops the connection; `malformed`
@@ -1389,10 +1389,10 @@ class Perturbation(TypedDict, total=False):
     """
 
     #: One request, `METHOD /path#N` — the tenant's N-th request of that method whose path matches
-    #: (`{name}` stands for one segment, or the rest of the path when it ends it, as `{model}` does;
-    #: `*` and `**` glob): `POST /v1/generate#1`, `GET /v1/jobs/{id}#2`, `GET /files/**#1` — or one
-    #: job, `job#N`, the tenant's N-th generation to pass its quote's checks (outcomes only). Instead
-    #: of `match`, `count` and `probability`; it strikes once.
+    #: (`{name}` stands for one segment, `*` and `**` glob): `POST /v1/generate#1`, `GET
+    #: /v1/jobs/{id}#2`, `GET /files/**#1` — or one job, `job#N`, the tenant's N-th generation to
+    #: pass its quote's checks (outcomes only). Instead of `match`, `count` and `probability`; it
+    #: strikes once.
     at: str
     match: RequestMatch
     #: Default: `error` when `status` is given, else `download` when `download` is, else `delay` when
@@ -1462,6 +1462,50 @@ class PlanInForce(TypedDict):
     """
 
     perturbations: List[Fault]
+
+
+class DrawRequest(TypedDict, total=False):
+    """The body of `POST /_emulator/explore/draw`."""
+
+    #: The explore loop's seed.
+    seed: int
+    #: The run's number in the loop (explore numbers them from 1; its first run is a baseline under
+    #: no plan).
+    run: int
+    #: Draw outcomes no client turns into success too: a job failed, expired or refused. A run under
+    #: such a plan is judged by the report and the ledger, not by the client's exit status.
+    terminal: bool
+    #: Coverage case ids earlier runs reached (a verdict's `reached`); items reaching none of them
+    #: weigh four times as much.
+    reached: List[str]
+    #: Requests by route a run of the client made (a verdict's `routes`, such as `{"POST
+    #: /v1/generate": 1}`): perturbations strike these routes at ordinals up to these counts (at most
+    #: 16). Absent or empty: one each of `POST /v1/quotes`, `POST /v1/generate`, `GET /v1/jobs/{id}`
+    #: and `GET /files/**`.
+    routes: Dict[str, Any]
+
+
+class Drawn(TypedDict):
+    """The answer of `POST /_emulator/explore/draw`."""
+
+    plan: Plan
+    #: The plan on one line, each perturbation in a few words, joined by `; ` (`no perturbations` for
+    #: none): the same bytes for the same plan.
+    log: str
+
+
+class ShrinkRequest(TypedDict):
+    """The body of `POST /_emulator/explore/shrink`."""
+
+    #: The plan a run failed under; at most 64 perturbations.
+    plan: Plan
+
+
+class Shrunk(TypedDict):
+    """The answer of `POST /_emulator/explore/shrink`."""
+
+    #: The plans one step smaller, the most promising first.
+    candidates: List[Plan]
 
 
 FaultMatch = RequestMatch
