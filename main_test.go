@@ -10,8 +10,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -881,6 +883,34 @@ func TestRequestLogCutsLongValues(t *testing.T) {
 		}
 		if !strings.Contains(logged, "…(truncated)") {
 			t.Errorf("%s: the cut path does not say it was cut:\n%.500s", format, logged)
+		}
+	}
+}
+
+// TestConformance: the conformance command is dispatched with its own flags; without
+// --emulator it starts one in-process, and an adapter that always reports failure fails every
+// case (the success cases by its exit, the failure cases because it never reached what their
+// plans strike), writing the three files and exiting 1.
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("the adapter is a POSIX shell")
+	}
+	r := runSync(t, nil, "conformance", "--list")
+	if r.code != 0 || !strings.Contains(r.stdout, "| `retry-ambiguous-5xx-same-key` | success |") {
+		t.Errorf("conformance --list: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if r = runSync(t, nil, "conformance"); r.code != 2 || !strings.Contains(r.stderr, "--adapter") {
+		t.Errorf("conformance without an adapter: exit %d, stderr %q", r.code, r.stderr)
+	}
+	out := t.TempDir()
+	r = runSync(t, nil, "conformance", "--out", out, "--adapter", "sh -c 'echo no luck >&2; exit 3'")
+	if r.code != 1 || !strings.Contains(r.stdout, "conformance v1 | 0/27") || !strings.Contains(r.stderr, "    | no luck") {
+		t.Errorf("conformance with a failing adapter: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	for _, name := range []string{"conformance.json", "conformance.md", "badge.svg"} {
+		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
+			t.Error(err)
 		}
 	}
 }

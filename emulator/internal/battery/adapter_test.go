@@ -33,6 +33,9 @@ const (
 	bugNoSuccessor = "no-successor"
 	// bugNewKey sends every retry of a generation with a fresh Idempotency-Key.
 	bugNewKey = "new-key"
+	// bugKeyLater sends a generation without its Idempotency-Key first, and with it once
+	// the service answers 400 missing_idempotency_key.
+	bugKeyLater = "key-later"
 	// bugHang never ends.
 	bugHang = "hang"
 )
@@ -89,6 +92,13 @@ func adapt(bug string) error {
 		}
 		var q map[string]any
 		err := a.call("POST", "/v1/quotes", map[string]any{"model": model, "input": task.Input}, nil, &q)
+		if err == nil && bug == bugKeyLater && attempt == 0 {
+			var p *problem
+			body := map[string]any{"model": model, "input": task.Input, "quote_id": q["quote_id"]}
+			if err := a.call("POST", "/v1/generate?wait=true", body, nil, &job); !errors.As(err, &p) || p.Code != "missing_idempotency_key" {
+				return fmt.Errorf("a generation without a key: %v", err)
+			}
+		}
 		if err == nil {
 			err = a.call("POST", "/v1/generate?wait=true", map[string]any{"model": model, "input": task.Input, "quote_id": q["quote_id"]},
 				map[string]string{"Idempotency-Key": idem}, &job)

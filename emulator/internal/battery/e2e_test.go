@@ -126,6 +126,10 @@ func TestAdapters(t *testing.T) {
 			if r.code != 1 || !strings.Contains(r.stdout, "conformance v1 | 26/27") || !strings.Contains(r.stdout, "FAIL retired-model-successor-followed") {
 				t.Errorf("exit %d; want 1 and the failed case named\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
+			// The progress shows what the adapter said under its failed case.
+			if !strings.Contains(r.stderr, "retired-model-successor-followed: FAIL (expected success, got failure)\n    | adapter: 410 model_retired") {
+				t.Errorf("the progress does not show the adapter's output under its failed case:\n%s", r.stderr)
+			}
 		}
 		if !bytes.Equal(noSuccessor[0].json, noSuccessor[1].json) {
 			t.Errorf("two runs wrote different results:\n%s\n---\n%s", noSuccessor[0].json, noSuccessor[1].json)
@@ -259,5 +263,23 @@ func TestAdminToken(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), b, Options{Target: explore.Target{URL: srv.URL}, Command: adapterCommand(bugNone)}); err == nil {
 		t.Fatal("without the token the battery ran")
+	}
+}
+
+// An adapter that once sends a generation without its Idempotency-Key fails the baseline case,
+// which names the answer it provoked.
+func TestAdapterWithoutKeyFailsBaseline(t *testing.T) {
+	url, _, stop, err := startEmulator(t)(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	res, err := Run(context.Background(), oneCase(t, "baseline-idempotency-key-sent"), Options{Target: explore.Target{URL: url}, Command: adapterCommand(bugKeyLater)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Cases[0]
+	if c.Passed || c.Got != Success || len(c.Failures) != 1 || c.Failures[0].Rule != CheckNeverAnswered || !slices.Equal(c.Failures[0].Entries, []int64{2}) {
+		t.Errorf("the baseline case: %+v", c)
 	}
 }

@@ -16,10 +16,13 @@ type Facts struct {
 	// Got is Success (exit 0), Failure (any other exit) or Timeout.
 	Got string
 	// Exit is the adapter's exit status; -1 when it did not end by itself.
-	Exit     int
-	Verdict  api.Verdict
+	Exit int
+	// Verdict is the tenant's verdict, judged without the exit status.
+	Verdict api.Verdict
+	// Findings are the report's findings of every severity.
 	Findings []api.Finding
-	Jobs     []api.ControlJob
+	// Jobs are the tenant's jobs, newest first, as GET /_emulator/jobs lists them.
+	Jobs []api.ControlJob
 	// Answered holds, for each code of the case's NeverAnswered, the journal seqs of the
 	// answers that carried it.
 	Answered map[string][]uint64
@@ -36,8 +39,8 @@ type Facts struct {
 
 // File is a file the adapter saved.
 type File struct {
-	Name string
-	Size int64
+	Name string // its path in the output folder, with forward slashes
+	Size int64  // in bytes
 }
 
 // Judge says why a case's run did not pass, in a stable order: the exit status first, then

@@ -24,7 +24,9 @@ const DefaultTimeout = 60 * time.Second
 
 // Options are what a battery's run needs: the emulator, the adapter and where progress goes.
 type Options struct {
-	Target  explore.Target
+	// Target is the emulator the cases run on.
+	Target explore.Target
+	// Command is the adapter's command line, its program first.
 	Command []string
 	// Timeout bounds each case's adapter (DefaultTimeout when 0).
 	Timeout time.Duration
@@ -43,7 +45,7 @@ func Run(ctx context.Context, b *Battery, o Options) (*Results, error) {
 	}
 	var cases []CaseResult
 	for i, c := range b.Cases {
-		r, err := runCase(ctx, b, c, o)
+		r, output, err := runCase(ctx, b, c, o)
 		if err != nil {
 			return nil, fmt.Errorf("case %s: %w", c.Name, err)
 		}
@@ -54,21 +56,40 @@ func Run(ctx context.Context, b *Battery, o Options) (*Results, error) {
 				verdict = "FAIL"
 			}
 			fmt.Fprintf(o.Progress, "case %d of %d %s: %s (expected %s, got %s)\n", i+1, len(b.Cases), c.Name, verdict, r.Expected, r.Got)
+			if !r.Passed {
+				// What the adapter said is where a client's mistake shows first; it changes
+				// from run to run, so it goes here rather than into the results.
+				for _, line := range lastLines(output, outputLines) {
+					fmt.Fprintf(o.Progress, "    | %s\n", line)
+				}
+			}
 		}
 	}
 	return NewResults(b, cases), nil
 }
 
+// outputLines is how many of its last lines of output a failed case's adapter is shown with.
+const outputLines = 20
+
+// lastLines is the last n lines of text, without their line ends.
+func lastLines(text []byte, n int) []string {
+	lines := strings.Split(strings.TrimRight(string(text), "\n"), "\n")
+	if len(lines) == 1 && lines[0] == "" {
+		return nil
+	}
+	return lines[max(0, len(lines)-n):]
+}
+
 // runCase runs one case: a fresh tenant, its scenario and plan, the adapter with its task,
-// then the facts read and judged.
-func runCase(ctx context.Context, b *Battery, c Case, o Options) (CaseResult, error) {
+// then the facts read and judged. It returns the adapter's output beside the result.
+func runCase(ctx context.Context, b *Battery, c Case, o Options) (CaseResult, []byte, error) {
 	tenant := b.Tenant(c)
 	res := CaseResult{Name: c.Name, Description: c.Description, Tenant: tenant, Expected: c.Expect}
 	t := o.Target
 	// The tenant is named by the case, not by the run, so a tenant an earlier run left on a
 	// shared emulator is dropped first: the case starts from the configured start.
 	if err := t.DropTenant(ctx, tenant); err != nil {
-		return res, err
+		return res, nil, err
 	}
 	if !o.Keep {
 		defer func() { _ = t.DropTenant(context.WithoutCancel(ctx), tenant) }()
@@ -78,42 +99,42 @@ func runCase(ctx context.Context, b *Battery, c Case, o Options) (CaseResult, er
 	// moves, cannot hold a case up.
 	mode, err := json.Marshal(api.ClockChange{Mode: "skip"})
 	if err != nil {
-		return res, err
+		return res, nil, err
 	}
 	if err := control(ctx, t, http.MethodPost, "/_emulator/clock", tenant, mode, nil); err != nil {
-		return res, fmt.Errorf("putting tenant %s on the skipping clock: %w", tenant, err)
+		return res, nil, fmt.Errorf("putting tenant %s on the skipping clock: %w", tenant, err)
 	}
 	if c.Scenario != nil {
 		body, err := json.Marshal(map[string]json.RawMessage{"scenario": c.Scenario})
 		if err != nil {
-			return res, err
+			return res, nil, err
 		}
 		if err := control(ctx, t, http.MethodPut, "/_emulator/scenario", tenant, body, nil); err != nil {
-			return res, fmt.Errorf("giving tenant %s its scenario: %w", tenant, err)
+			return res, nil, fmt.Errorf("giving tenant %s its scenario: %w", tenant, err)
 		}
 	}
 	dir, err := os.MkdirTemp("", "mediagen-conformance-")
 	if err != nil {
-		return res, err
+		return res, nil, err
 	}
 	defer os.RemoveAll(dir)
 	task, err := json.Marshal(Task{Model: c.Model, Input: c.Input, OutputDir: dir})
 	if err != nil {
-		return res, err
+		return res, nil, err
 	}
 	out, err := t.Run(ctx, explore.RunSpec{Tenant: tenant, Plan: c.Plan, Command: o.Command,
 		Env: []string{TaskVariable + "=" + string(task)}, Timeout: o.Timeout, Keep: true})
 	if err != nil {
-		return res, err
+		return res, nil, err
 	}
 	f, err := facts(ctx, t, tenant, c, out, dir)
 	if err != nil {
-		return res, err
+		return res, nil, err
 	}
 	res.Got = f.Got
 	res.Failures = Judge(c, f)
 	res.Passed = len(res.Failures) == 0
-	return res, nil
+	return res, out.Output, nil
 }
 
 // facts reads what the case's run left: the report, the jobs, the forbidden codes' entries,
