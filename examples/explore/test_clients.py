@@ -8,6 +8,7 @@ Under each adversity the careful client ends as it should and the emulator's rep
 in it; the buggy client's one bug is named by the report (new-key-on-retry).
 """
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -16,9 +17,18 @@ import sys
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
 
-import careful_client  # noqa: E402
+
+def _load(name, path):
+    """The module at path under a name of its own: examples/python has a careful_client too, and
+    one pytest run may collect both folders."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+careful_client = _load("explore_careful_client", os.path.join(HERE, "careful_client.py"))
 
 GENERATE = {"method": "POST", "path": "/v1/generate"}
 
