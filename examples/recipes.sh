@@ -2,7 +2,8 @@
 # Runs the test-runner recipes the guides show, from their files under examples/, as written:
 # Jest (native ES modules, and the usual ts-jest setup on CommonJS), Vitest with
 # test.concurrent, node's runner, a whole flow typed by openapi-typescript under tsc --strict,
-# the TypeScript example client (examples/typescript), pytest with and without xdist; and lints
+# the TypeScript example client (examples/typescript), explore's TypeScript adapter
+# (examples/explore), pytest with and without xdist; and lints
 # the GitHub Actions workflows and actions.
 #
 #   bash examples/recipes.sh
@@ -116,7 +117,7 @@ typecheck() {
   for tsc in typescript typescript-current; do
     tsc=examples/node-recipes/node_modules/$tsc/bin/tsc
     echo "    $(node "$tsc" --version)"
-    for project in examples/node-recipes/vitest examples/node-recipes/jest-ts examples/node-recipes/typed-flow examples/typescript examples/node-recipes/first-test; do
+    for project in examples/node-recipes/vitest examples/node-recipes/jest-ts examples/node-recipes/typed-flow examples/typescript examples/explore examples/node-recipes/first-test; do
       node "$tsc" -p "$project" --strict --noEmit
     done
   done
@@ -126,6 +127,11 @@ step "TypeScript example: a sloppy and a careful client, judged by the emulator'
   out=examples/node-recipes/node_modules/.typescript-example
   rm -rf "$out"
   examples/node-recipes/node_modules/.bin/tsc -p examples/typescript --outDir "$out"
+  node --test "$out"/*.test.mjs'
+step "explore's TypeScript adapter: a careful client as conformance and explore run it" bash -c '
+  out=examples/node-recipes/node_modules/.explore-example
+  rm -rf "$out"
+  examples/node-recipes/node_modules/.bin/tsc -p examples/explore --outDir "$out"
   node --test "$out"/*.test.mjs'
 step "pytest with python -m pytest, with and without xdist" pytest_recipe
 step "actionlint" go run "$ACTIONLINT" -shellcheck= -pyflakes= .github/workflows/*.yml examples/ci/*.yml

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds mediagen-emulator once and runs, against it, the tests of the client packages
-# (clients/python, clients/node) and every example suite (Python, Node, shell): serially, in
+# (clients/python, clients/node) and every example suite (Python, explore, Node, shell): serially, in
 # parallel with a tenant per test on one shared emulator, and attached to an emulator by URL.
 # Prints a summary; exits non-zero when any suite fails.
 #
@@ -66,6 +66,8 @@ suite python-package "$pytest_py" "${pyt[@]}" clients/python/tests
 suite python-xdist "$pytest_py" "${pyt[@]}" -n 4 --mediagen-shared clients/python/tests/test_tenants.py clients/python/tests/test_control.py clients/python/tests/test_verify.py
 suite python-attached "$pytest_py" env "PYTHONPATH=$repo/clients/python/src" "$pytest_py" -m mediagen_emulator -- \
   "${pyt[@]}" -n 4 clients/python/tests/test_tenants.py examples/python
+# The explore examples: the careful and buggy clients as explore and conformance run them.
+suite python-explore "$pytest_py" "${pyt[@]}" -n 2 examples/explore
 suite python-installed "$pytest_py" bash -c '
   set -e
   venv=$(mktemp -d)

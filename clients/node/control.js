@@ -245,6 +245,46 @@ export class Control {
     await this.call('DELETE', '/_emulator/faults', { query: { source: includeScenario ? 'all' : undefined } });
   }
 
+  /** Puts an adversity plan ({perturbations}, or a bundle, whose plan is taken) in force for the tenant, in place of the API's perturbations; resolves with every perturbation in force. */
+  setPlan(plan) {
+    const body = plan && !Array.isArray(plan.perturbations) && plan.plan ? plan.plan : plan;
+    return this.call('PUT', '/_emulator/plan', { body });
+  }
+
+  /** Every perturbation in force for the tenant, the scenario's and the API's. */
+  plan() {
+    return this.call('GET', '/_emulator/plan');
+  }
+
+  /** Removes the perturbations added through the API (a plan, faults). */
+  async clearPlan() {
+    await this.call('DELETE', '/_emulator/plan');
+  }
+
+  /** Whether a run of the client in the tenant failed and why (an error finding, a broken ledger invariant, a non-zero `exit` when given), with the cases it reached and its requests per route. */
+  verdict({ exit } = {}) {
+    return this.call('GET', '/_emulator/verdict', { query: { exit } });
+  }
+
+  /** What replays the tenant's run and shows what happened: plan, seed, run, verdict, report and snapshot. */
+  bundle({ seed, run, exit } = {}) {
+    return this.call('GET', '/_emulator/bundle', { query: { seed, run, exit } });
+  }
+
+  /** The plan the emulator draws for run `run` of `seed` ({plan, log}), favouring the cases not yet `reached`; the same arguments draw the same plan. */
+  draw({ seed, run, terminal = false, reached = [], routes } = {}) {
+    const body = { seed, run };
+    if (terminal) body.terminal = true;
+    if (reached.length) body.reached = [...new Set(reached)].sort();
+    if (routes && Object.keys(routes).length) body.routes = routes;
+    return this.call('POST', '/_emulator/explore/draw', { body });
+  }
+
+  /** The plans one step smaller than a failing plan, the most promising first; empty when it cannot shrink. */
+  async shrink(plan) {
+    return (await this.call('POST', '/_emulator/explore/shrink', { body: { plan } })).candidates ?? [];
+  }
+
   scenario() {
     return this.call('GET', '/_emulator/scenario');
   }

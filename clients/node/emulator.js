@@ -13,6 +13,10 @@ import { Control, EmulatorError, SNAPSHOT_DIR_ENV, TENANT_HEADER, snapshotDir } 
 export const BIN_ENV = 'MEDIAGEN_EMULATOR_BIN';
 export const URL_ENV = 'MEDIAGEN_EMULATOR_URL';
 export const ADMIN_TOKEN_ENV = 'MEDIAGEN_ADMIN_TOKEN';
+// The key and tenant a client under test is run with by `mediagen-emulator explore` and
+// `conformance`; tenantFor then gives every test that tenant.
+export const KEY_ENV = 'MEDIAGEN_API_KEY';
+export const TENANT_ENV = 'MEDIAGEN_TENANT';
 export const DEFAULT_KEY = 'mg_test_all'; // the embedded catalog's key with models:read and generate
 const LISTENING = 'listening on ';
 
@@ -279,6 +283,15 @@ export async function tenantFor(t, emulator, { key = DEFAULT_KEY, failOnUnexpect
   }
   // Vitest's context is a function, whose own name is "context": the task names the test.
   const testName = t?.task?.name ?? t?.name ?? '';
+  const given = givenTenant();
+  if (given && (!process.env[URL_ENV] || process.env[URL_ENV].replace(/\/+$/, '') === emulator.url)) {
+    // Explore or conformance made this tenant for the run and put its plan in force: use it as
+    // it is, and leave it to them.
+    const tenant = emulator.tenant(given.name, key);
+    if (given.key) tenant.apiKey = given.key;
+    if (clock) await tenant.control.setClockMode(clock);
+    return tenant;
+  }
   const tenant = emulator.newTenant(testName, key);
   const dir = snapshotOnFailure === true || (snapshotOnFailure === undefined && process.env[SNAPSHOT_DIR_ENV]) ? snapshotDir() : snapshotOnFailure || '';
   const end = async (result) => {
@@ -307,6 +320,14 @@ export async function tenantFor(t, emulator, { key = DEFAULT_KEY, failOnUnexpect
     tenant.control.clockMode = mode; // and reset() keeps it
   }
   return tenant;
+}
+
+// givenTenant is the tenant (and key) the environment names: $MEDIAGEN_TENANT, else the TENANT
+// of a $MEDIAGEN_API_KEY of the form KEY.TENANT; undefined when it names none.
+function givenTenant() {
+  const key = process.env[KEY_ENV] || '';
+  const name = process.env[TENANT_ENV] || (key.includes('.') ? key.slice(key.indexOf('.') + 1) : '');
+  return name ? { name, key } : undefined;
 }
 
 // testFailed says whether the test has failed: node:test's context.passed, or Vitest's task

@@ -6,13 +6,17 @@
 import type { ChildProcess } from 'node:child_process';
 import type {
   Balance,
+  Bundle,
   Clock,
   Coverage,
+  Drawn,
   Fault,
   Perturbation,
   Health,
   Job,
   JournalEntry,
+  Plan,
+  PlanInForce,
   Problem,
   Report,
   RequestMatch,
@@ -23,6 +27,7 @@ import type {
   SnapshotResult,
   Tenant as WireTenant,
   UnexpectedError,
+  Verdict,
   Verification,
   WebhookAttempt,
   WebhookChaos,
@@ -44,6 +49,12 @@ export declare const URL_ENV: 'MEDIAGEN_EMULATOR_URL';
 export declare const ADMIN_TOKEN_ENV: 'MEDIAGEN_ADMIN_TOKEN';
 /** The embedded catalog's key with models:read and generate. */
 export declare const DEFAULT_KEY: 'mg_test_all';
+/** Environment variable holding the key a client under test is run with (explore, conformance); with $MEDIAGEN_TENANT, tenantFor gives every test that tenant. */
+export declare const KEY_ENV: 'MEDIAGEN_API_KEY';
+/** Environment variable naming the tenant a client under test is run in (explore, conformance); tenantFor then gives every test that tenant and never deletes it. */
+export declare const TENANT_ENV: 'MEDIAGEN_TENANT';
+/** Environment variable naming a bundle (or plan) file: explore then runs its test once, under that plan. */
+export declare const PLAN_ENV: 'MEDIAGEN_PLAN';
 /** Environment variable naming where failed tests' snapshots go; when set, tenantFor saves them. */
 export declare const SNAPSHOT_DIR_ENV: 'MEDIAGEN_SNAPSHOT_DIR';
 /** Where failed tests' snapshots go when no folder is named: $MEDIAGEN_SNAPSHOT_DIR, else mediagen-snapshots in the temporary folder. */
@@ -136,6 +147,21 @@ export declare class Control {
   addFault(spec: FaultSpec): Promise<Fault>;
   deleteFault(id: string): Promise<void>;
   clearFaults(options?: { includeScenario?: boolean }): Promise<void>;
+
+  /** Puts an adversity plan (or a bundle's plan) in force for the tenant, in place of the API's perturbations; resolves with every perturbation in force. */
+  setPlan(plan: Plan | Bundle): Promise<PlanInForce>;
+  /** Every perturbation in force for the tenant, the scenario's and the API's. */
+  plan(): Promise<PlanInForce>;
+  /** Removes the perturbations added through the API (a plan, faults). */
+  clearPlan(): Promise<void>;
+  /** Whether a run of the client in the tenant failed, and why; `exit` (a command's exit status) is judged when given. */
+  verdict(options?: { exit?: number }): Promise<Verdict>;
+  /** What replays the tenant's run and shows what happened in it. */
+  bundle(options: { seed: number; run?: number; exit?: number }): Promise<Bundle>;
+  /** The plan the emulator draws for run `run` of `seed`, favouring the cases not yet `reached`. */
+  draw(request: { seed: number; run: number; terminal?: boolean; reached?: string[]; routes?: Record<string, number> }): Promise<Drawn>;
+  /** The plans one step smaller than a failing plan, the most promising first. */
+  shrink(plan: Plan): Promise<Plan[]>;
 
   scenario(): Promise<Scenario>;
   /** An embedded scenario by name, or a whole scenario document. */
@@ -380,3 +406,65 @@ export declare class WebhookReceiver {
 
 /** Starts a WebhookReceiver on the tenant's clock and points the tenant's webhook at it. */
 export declare function webhookReceiver(control: Control, options?: { events?: string[]; audit?: boolean; chaos?: WebhookChaos }): Promise<WebhookReceiver>;
+
+/** One run of an explored test: its number, plan, tenant and verdict; the bundle when it failed, and the test's own error. */
+export interface ExploreRun {
+  number: number;
+  plan: Plan;
+  tenant: string;
+  verdict: Verdict;
+  bundle?: Bundle;
+  error?: unknown;
+}
+
+/** What explore found: the run that failed first, the smallest plan that still fails, and how many runs the shrink took. */
+export interface ExploreFound {
+  first: ExploreRun;
+  smallest: ExploreRun;
+  shrinkRuns: number;
+}
+
+export interface ExploreOptions {
+  /** How many runs (default 10): run 1 under no plan, each later one under a plan drawn for it. */
+  runs?: number;
+  /** The seed plans are drawn from (default 1): the same seed draws the same plans. */
+  seed?: number;
+  /** The emulator to explore on; default one started (or attached to at $MEDIAGEN_EMULATOR_URL) once per process. */
+  emulator?: Emulator;
+  /** Where a failure's bundle is written (default mediagen-explore). */
+  out?: string;
+  /** A bundle (or plan) file to run the test once under instead of exploring; default $MEDIAGEN_PLAN. */
+  plan?: string;
+  /** The test's name, for tenants and the bundle file; default the test context's. */
+  name?: string;
+}
+
+/** The failure explore found; its message names the smallest plan, why it failed and the bundle file. */
+export declare class ExploreFailure extends Error {
+  readonly found: ExploreFound;
+  /** The bundle file; `MEDIAGEN_PLAN=path` replays it. */
+  readonly path: string;
+}
+
+/**
+ * Wraps testFn into a test function (node:test, Vitest, Jest) that runs it `runs` times, each in
+ * a fresh tenant under an adversity plan the emulator draws, judged by the emulator's verdict
+ * (testFn throwing counts as a non-zero exit); a failure is shrunk to the smallest plan that still
+ * fails, its bundle written, and the test fails with an ExploreFailure naming the file.
+ */
+export declare function explore(
+  testFn: (tenant: Tenant, run: { run: number; plan: Plan }) => unknown | Promise<unknown>,
+  options?: ExploreOptions,
+): (...context: unknown[]) => Promise<void>;
+
+/** The explore loop over one emulator, for a runner explore does not fit. */
+export declare class Explorer {
+  constructor(emulator: Emulator, options: { seed?: number; testFn: (tenant: Tenant, run: { run: number; plan: Plan }) => unknown; testName?: string });
+  attempt(number: number, plan: Plan): Promise<ExploreRun>;
+  explore(runs: number): Promise<ExploreFound | undefined>;
+  shrink(failed: ExploreRun): Promise<[ExploreRun, number]>;
+  replay(path: string): Promise<void>;
+}
+
+/** The plan of a bundle file, or of a file holding a plan alone. */
+export declare function readPlan(path: string): Plan;

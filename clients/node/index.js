@@ -17,6 +17,8 @@ export {
   DEFAULT_KEY,
   Emulator,
   EmulatorStartError,
+  KEY_ENV,
+  TENANT_ENV,
   URL_ENV,
   attachEmulator,
   emulatorFromEnv,
@@ -25,6 +27,7 @@ export {
   tenantFor,
   tenantName,
 } from './emulator.js';
+export { ExploreFailure, Explorer, PLAN_ENV, explore, readPlan } from './explore.js';
 export { JestReporter, VitestReporter, endOfRun, formatCoverage, formatReport } from './summary.js';
 export {
   WEBHOOK_TOLERANCE_MS,

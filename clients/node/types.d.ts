@@ -691,8 +691,8 @@ export interface JournalEntry {
   /** The raw query string. */
   query: string;
   /**
-   * The status answered; `0` when no answer was written: the connection was dropped (a `reset`
-   * perturbation, before or after the service acted).
+   * The status answered; 0 when no answer went out: the connection was reset (an injected `reset`)
+   * before a status was written.
    */
   status: number;
   /** The problem code, for an error. */

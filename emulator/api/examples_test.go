@@ -61,13 +61,13 @@ var schemaTypes = map[string]reflect.Type{
 	"ClockChange":         reflect.TypeFor[api.ClockChange](),
 	"ScenarioChange":      reflect.TypeFor[api.ScenarioChange](),
 	"JobFailure":          reflect.TypeFor[api.JobFailure](),
+	"Verdict":             reflect.TypeFor[api.Verdict](),
+	"VerdictFailure":      reflect.TypeFor[api.VerdictFailure](),
+	"Bundle":              reflect.TypeFor[api.Bundle](),
 	"DrawRequest":         reflect.TypeFor[api.DrawRequest](),
 	"Drawn":               reflect.TypeFor[api.Drawn](),
 	"ShrinkRequest":       reflect.TypeFor[api.ShrinkRequest](),
 	"Shrunk":              reflect.TypeFor[api.Shrunk](),
-	"Verdict":             reflect.TypeFor[api.Verdict](),
-	"VerdictFailure":      reflect.TypeFor[api.VerdictFailure](),
-	"Bundle":              reflect.TypeFor[api.Bundle](),
 }
 
 // TestOpenAPIExamplesAreTheAPITypes: every example of a schema in docs/openapi.json is valid

@@ -110,6 +110,9 @@ type Emulator struct {
 	t          TB
 	client     *http.Client
 	adminToken string
+	// given says the tenant is the one the environment names (FromEnv): Tenant gives it
+	// again instead of a fresh one, and nothing deletes it.
+	given bool
 }
 
 // tenantSeq numbers the tenants Tenant makes, so names stay unique within a process.
@@ -131,6 +134,10 @@ var tenantSeq atomic.Uint64
 // snapshot is saved there first (see SnapshotOnFailure).
 func (e *Emulator) Tenant(t TB) *Emulator {
 	t.Helper()
+	if e.given {
+		// FromEnv's tenant: explore or conformance made it for this run, with its plan.
+		return e.For(t)
+	}
 	name := tenantName(t)
 	c := *e
 	c.t, c.TenantName = t, name
@@ -218,6 +225,9 @@ func (e *Emulator) For(t TB) *Emulator {
 // settings are what the options set.
 type settings struct {
 	cfg emulator.Config
+	// exploreSeed and exploreOut are Explore's (WithExploreSeed, WithExploreOut).
+	exploreSeed int64
+	exploreOut  string
 }
 
 // Option changes how Start builds the emulator.

@@ -1,7 +1,7 @@
 "use strict";
 // Starting the emulator binary, or attaching to a running one, and handing out tenants.
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.Emulator = exports.EmulatorStartError = exports.DEFAULT_KEY = exports.ADMIN_TOKEN_ENV = exports.URL_ENV = exports.BIN_ENV = void 0;
+exports.Emulator = exports.EmulatorStartError = exports.DEFAULT_KEY = exports.TENANT_ENV = exports.KEY_ENV = exports.ADMIN_TOKEN_ENV = exports.URL_ENV = exports.BIN_ENV = void 0;
 exports.findBinary = findBinary;
 exports.tenantName = tenantName;
 exports.startEmulator = startEmulator;
@@ -19,6 +19,10 @@ const control_js_1 = require("./control.js");
 exports.BIN_ENV = 'MEDIAGEN_EMULATOR_BIN';
 exports.URL_ENV = 'MEDIAGEN_EMULATOR_URL';
 exports.ADMIN_TOKEN_ENV = 'MEDIAGEN_ADMIN_TOKEN';
+// The key and tenant a client under test is run with by `mediagen-emulator explore` and
+// `conformance`; tenantFor then gives every test that tenant.
+exports.KEY_ENV = 'MEDIAGEN_API_KEY';
+exports.TENANT_ENV = 'MEDIAGEN_TENANT';
 exports.DEFAULT_KEY = 'mg_test_all'; // the embedded catalog's key with models:read and generate
 const LISTENING = 'listening on ';
 /** The emulator binary could not be found or did not start listening. */
@@ -265,6 +269,17 @@ async function tenantFor(t, emulator, { key = exports.DEFAULT_KEY, failOnUnexpec
     }
     // Vitest's context is a function, whose own name is "context": the task names the test.
     const testName = t?.task?.name ?? t?.name ?? '';
+    const given = givenTenant();
+    if (given && (!process.env[exports.URL_ENV] || process.env[exports.URL_ENV].replace(/\/+$/, '') === emulator.url)) {
+        // Explore or conformance made this tenant for the run and put its plan in force: use it as
+        // it is, and leave it to them.
+        const tenant = emulator.tenant(given.name, key);
+        if (given.key)
+            tenant.apiKey = given.key;
+        if (clock)
+            await tenant.control.setClockMode(clock);
+        return tenant;
+    }
     const tenant = emulator.newTenant(testName, key);
     const dir = snapshotOnFailure === true || (snapshotOnFailure === undefined && process.env[control_js_1.SNAPSHOT_DIR_ENV]) ? (0, control_js_1.snapshotDir)() : snapshotOnFailure || '';
     const end = async (result) => {
@@ -301,6 +316,13 @@ async function tenantFor(t, emulator, { key = exports.DEFAULT_KEY, failOnUnexpec
         tenant.control.clockMode = mode; // and reset() keeps it
     }
     return tenant;
+}
+// givenTenant is the tenant (and key) the environment names: $MEDIAGEN_TENANT, else the TENANT
+// of a $MEDIAGEN_API_KEY of the form KEY.TENANT; undefined when it names none.
+function givenTenant() {
+    const key = process.env[exports.KEY_ENV] || '';
+    const name = process.env[exports.TENANT_ENV] || (key.includes('.') ? key.slice(key.indexOf('.') + 1) : '');
+    return name ? { name, key } : undefined;
 }
 // testFailed says whether the test has failed: node:test's context.passed, or Vitest's task
 // result, which onTestFinished also hands its callback (a result in Vitest 1 and 2, the test's

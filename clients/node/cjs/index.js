@@ -2,7 +2,7 @@
 // Test helpers for mediagen-emulator: start or attach to the emulator, drive its control API,
 // and give each test its own tenant. Types: index.d.ts.
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.webhookReceiver = exports.verifyWebhook = exports.newSecret = exports.WebhookVerificationError = exports.WebhookReceiver = exports.WEBHOOK_TOLERANCE_MS = exports.formatReport = exports.formatCoverage = exports.endOfRun = exports.VitestReporter = exports.JestReporter = exports.tenantName = exports.tenantFor = exports.startEmulator = exports.findBinary = exports.emulatorFromEnv = exports.attachEmulator = exports.URL_ENV = exports.EmulatorStartError = exports.Emulator = exports.DEFAULT_KEY = exports.BIN_ENV = exports.ADMIN_TOKEN_ENV = exports.snapshotDir = exports.durationText = exports.TENANT_HEADER = exports.SNAPSHOT_DIR_ENV = exports.EmulatorTimeoutError = exports.EmulatorError = exports.Control = exports.ADMIN_TOKEN_HEADER = void 0;
+exports.webhookReceiver = exports.verifyWebhook = exports.newSecret = exports.WebhookVerificationError = exports.WebhookReceiver = exports.WEBHOOK_TOLERANCE_MS = exports.formatReport = exports.formatCoverage = exports.endOfRun = exports.VitestReporter = exports.JestReporter = exports.readPlan = exports.explore = exports.PLAN_ENV = exports.Explorer = exports.ExploreFailure = exports.tenantName = exports.tenantFor = exports.startEmulator = exports.findBinary = exports.emulatorFromEnv = exports.attachEmulator = exports.URL_ENV = exports.TENANT_ENV = exports.KEY_ENV = exports.EmulatorStartError = exports.Emulator = exports.DEFAULT_KEY = exports.BIN_ENV = exports.ADMIN_TOKEN_ENV = exports.snapshotDir = exports.durationText = exports.TENANT_HEADER = exports.SNAPSHOT_DIR_ENV = exports.EmulatorTimeoutError = exports.EmulatorError = exports.Control = exports.ADMIN_TOKEN_HEADER = void 0;
 var control_js_1 = require("./control.js");
 Object.defineProperty(exports, "ADMIN_TOKEN_HEADER", { enumerable: true, get: function () { return control_js_1.ADMIN_TOKEN_HEADER; } });
 Object.defineProperty(exports, "Control", { enumerable: true, get: function () { return control_js_1.Control; } });
@@ -18,6 +18,8 @@ Object.defineProperty(exports, "BIN_ENV", { enumerable: true, get: function () {
 Object.defineProperty(exports, "DEFAULT_KEY", { enumerable: true, get: function () { return emulator_js_1.DEFAULT_KEY; } });
 Object.defineProperty(exports, "Emulator", { enumerable: true, get: function () { return emulator_js_1.Emulator; } });
 Object.defineProperty(exports, "EmulatorStartError", { enumerable: true, get: function () { return emulator_js_1.EmulatorStartError; } });
+Object.defineProperty(exports, "KEY_ENV", { enumerable: true, get: function () { return emulator_js_1.KEY_ENV; } });
+Object.defineProperty(exports, "TENANT_ENV", { enumerable: true, get: function () { return emulator_js_1.TENANT_ENV; } });
 Object.defineProperty(exports, "URL_ENV", { enumerable: true, get: function () { return emulator_js_1.URL_ENV; } });
 Object.defineProperty(exports, "attachEmulator", { enumerable: true, get: function () { return emulator_js_1.attachEmulator; } });
 Object.defineProperty(exports, "emulatorFromEnv", { enumerable: true, get: function () { return emulator_js_1.emulatorFromEnv; } });
@@ -25,6 +27,12 @@ Object.defineProperty(exports, "findBinary", { enumerable: true, get: function (
 Object.defineProperty(exports, "startEmulator", { enumerable: true, get: function () { return emulator_js_1.startEmulator; } });
 Object.defineProperty(exports, "tenantFor", { enumerable: true, get: function () { return emulator_js_1.tenantFor; } });
 Object.defineProperty(exports, "tenantName", { enumerable: true, get: function () { return emulator_js_1.tenantName; } });
+var explore_js_1 = require("./explore.js");
+Object.defineProperty(exports, "ExploreFailure", { enumerable: true, get: function () { return explore_js_1.ExploreFailure; } });
+Object.defineProperty(exports, "Explorer", { enumerable: true, get: function () { return explore_js_1.Explorer; } });
+Object.defineProperty(exports, "PLAN_ENV", { enumerable: true, get: function () { return explore_js_1.PLAN_ENV; } });
+Object.defineProperty(exports, "explore", { enumerable: true, get: function () { return explore_js_1.explore; } });
+Object.defineProperty(exports, "readPlan", { enumerable: true, get: function () { return explore_js_1.readPlan; } });
 var summary_js_1 = require("./summary.js");
 Object.defineProperty(exports, "JestReporter", { enumerable: true, get: function () { return summary_js_1.JestReporter; } });
 Object.defineProperty(exports, "VitestReporter", { enumerable: true, get: function () { return summary_js_1.VitestReporter; } });

@@ -906,3 +906,21 @@ func TestStillClockIsNamed(t *testing.T) {
 		}
 	}
 }
+
+func TestGarbledOnlyWhenAFaultAnsweredInstead(t *testing.T) {
+	for _, c := range []struct {
+		fault, kind string
+		want        bool
+	}{
+		{"", "", false},
+		{"fault_1", "malformed", true},
+		{"fault_1", "reset", true},
+		{"fault_1", "delay", false},
+		{"fault_1", "download", false},
+		{"fault_1", "", false}, // a forced outcome or a clock advanced in flight: the service answered
+	} {
+		if got := Garbled(&Entry{Fault: c.fault, FaultKind: c.kind}); got != c.want {
+			t.Errorf("Garbled(fault %q, kind %q) = %v, want %v", c.fault, c.kind, got, c.want)
+		}
+	}
+}

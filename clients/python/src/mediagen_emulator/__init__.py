@@ -11,18 +11,20 @@ and give each test its own tenant. The pytest plugin lives in mediagen_emulator.
 
 from .control import (ADMIN_TOKEN_HEADER, TENANT_HEADER, Control, Duration, EmulatorError, EmulatorTimeout,
                       parse_time)
-from .server import (ADMIN_TOKEN_ENV, BIN_ENV, DEFAULT_KEY, URL_ENV, Emulator, EmulatorStartError, Tenant,
-                     find_binary, tenant_name)
-from .types import (Balance, Clock, Coverage, CoverageCase, Fault, FaultMatch, FaultSpec, Finding, Health, Job,
-                    JournalEntry, Miss, NearMiss, Problem, Report, RequestPattern, ResetResult, Rule, Scenario,
-                    Snapshot, SnapshotResult, TenantInfo, UnexpectedError, Verification, Waiting, WebhookAttempt,
-                    WebhookConfig, WebhookEvent, Webhooks)
+from .explore import Explorer, Found, Run
+from .server import (ADMIN_TOKEN_ENV, BIN_ENV, DEFAULT_KEY, KEY_ENV, TENANT_ENV, URL_ENV, Emulator, EmulatorStartError,
+                     Tenant, find_binary, tenant_name)
+from .types import (Balance, Bundle, Clock, Coverage, CoverageCase, Drawn, Fault, FaultMatch, FaultSpec, Finding,
+                    Health, Job, JournalEntry, Miss, NearMiss, Plan, PlanInForce, Problem, Report, RequestPattern,
+                    ResetResult, Rule, Scenario, Snapshot, SnapshotResult, TenantInfo, UnexpectedError, Verdict,
+                    VerdictFailure, Verification, Waiting, WebhookAttempt, WebhookConfig, WebhookEvent, Webhooks)
 from .webhooks import Delivery, WebhookReceiver, WebhookVerificationError, new_secret, verify_webhook
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "ADMIN_TOKEN_ENV", "ADMIN_TOKEN_HEADER", "BIN_ENV", "DEFAULT_KEY", "TENANT_HEADER", "URL_ENV",
+    "ADMIN_TOKEN_ENV", "ADMIN_TOKEN_HEADER", "BIN_ENV", "DEFAULT_KEY", "KEY_ENV", "TENANT_ENV", "TENANT_HEADER", "URL_ENV",
+    "Explorer", "Found", "Run", "Bundle", "Drawn", "Plan", "PlanInForce", "Verdict", "VerdictFailure",
     "Balance", "Clock", "Control", "Coverage", "CoverageCase", "Duration", "Emulator", "EmulatorError",
     "EmulatorStartError", "EmulatorTimeout", "Fault", "FaultMatch", "FaultSpec", "Finding", "Health", "Job",
     "JournalEntry", "Miss", "NearMiss", "Problem", "Report", "RequestPattern", "ResetResult", "Rule", "Scenario",

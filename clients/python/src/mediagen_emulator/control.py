@@ -12,9 +12,9 @@ import urllib.parse
 import urllib.request
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Union, cast
 
-from .types import (Balance, Clock, Coverage, Fault, FaultSpec, Health, Job, JournalEntry, Problem, Report,
-                    RequestPattern, ResetResult, Scenario, Snapshot, SnapshotResult, TenantInfo, UnexpectedError,
-                    Verification, WebhookAttempt, WebhookChaos, Webhooks)
+from .types import (Balance, Bundle, Clock, Coverage, Drawn, Fault, FaultSpec, Health, Job, JournalEntry, Plan,
+                    PlanInForce, Problem, Report, RequestPattern, ResetResult, Scenario, Snapshot, SnapshotResult,
+                    TenantInfo, UnexpectedError, Verdict, Verification, WebhookAttempt, WebhookChaos, Webhooks)
 
 if TYPE_CHECKING:
     from .webhooks import WebhookReceiver
@@ -282,6 +282,53 @@ class Control:
     def clear_faults(self, include_scenario: bool = False) -> None:
         """Removes the faults added through the API (and the scenario's, when asked)."""
         self.call("DELETE", "/_emulator/faults", query={"source": "all" if include_scenario else None})
+
+    # --- adversity plans and explore ----------------------------------------------------------
+
+    def set_plan(self, plan: Mapping[str, Any]) -> PlanInForce:
+        """Puts an adversity plan ({"perturbations": [...]}, or a bundle, whose plan is taken) in
+        force for the tenant, in place of the perturbations added through the API; returns every
+        perturbation in force, the scenario's too."""
+        if "perturbations" not in plan and isinstance(plan.get("plan"), Mapping):
+            plan = plan["plan"]
+        return cast(PlanInForce, self.call("PUT", "/_emulator/plan", dict(plan)))
+
+    def plan(self) -> PlanInForce:
+        """Every perturbation in force for the tenant, the scenario's and the API's."""
+        return cast(PlanInForce, self.call("GET", "/_emulator/plan"))
+
+    def clear_plan(self) -> None:
+        """Removes the perturbations added through the API (a plan, faults)."""
+        self.raw("DELETE", "/_emulator/plan")
+
+    def verdict(self, exit: Optional[int] = None) -> Verdict:
+        """Whether a run of the client in the tenant failed, and why: an error-severity finding of
+        the report, a broken ledger invariant, or (when `exit` is given) a non-zero exit status.
+        Also the coverage cases the run reached and its requests per route, for the next draw."""
+        return cast(Verdict, self.call("GET", "/_emulator/verdict", query={"exit": exit}))
+
+    def bundle(self, seed: int, run: Optional[int] = None, exit: Optional[int] = None) -> Bundle:
+        """What replays the tenant's run and shows what happened in it: the plan in force, the
+        seed and run, the verdict, the report and the tenant's snapshot."""
+        return cast(Bundle, self.call("GET", "/_emulator/bundle", query={"seed": seed, "run": run, "exit": exit}))
+
+    def draw(self, seed: int, run: int, terminal: bool = False, reached: Sequence[str] = (),
+             routes: Optional[Mapping[str, int]] = None) -> Drawn:
+        """The adversity plan the emulator draws for run `run` of seed `seed` ({"plan", "log"}),
+        favouring the cases earlier runs did not reach; the same arguments draw the same plan."""
+        body: Dict[str, Any] = {"seed": seed, "run": run}
+        if terminal:
+            body["terminal"] = True
+        if reached:
+            body["reached"] = sorted(set(reached))
+        if routes:
+            body["routes"] = dict(routes)
+        return cast(Drawn, self.call("POST", "/_emulator/explore/draw", body))
+
+    def shrink(self, plan: Mapping[str, Any]) -> List[Plan]:
+        """The plans one step smaller than a failing plan, the most promising first; empty when it
+        cannot shrink."""
+        return cast(List[Plan], self.call("POST", "/_emulator/explore/shrink", {"plan": dict(plan)})["candidates"])
 
     # --- scenario -----------------------------------------------------------------------------
 

@@ -31,6 +31,19 @@ They read the emulator's whole-run counts (scope=run) once, from the process tha
 terminal: under pytest-xdist they make the controller start one emulator for every worker, as
 ``--mediagen-shared`` does, unless a URL is given.
 
+Explore (see docs/explore.md): ``--mediagen-explore=N`` runs each test marked
+``@pytest.mark.mediagen_explore`` N times, each run in a fresh tenant under an adversity plan the
+emulator draws (``--mediagen-explore-seed``, default 1) and judged by its verdict (the test's own
+failure counts as exit status 1); a failure is shrunk to the smallest plan that still fails, its
+bundle written to ``--mediagen-explore-out`` (default ``mediagen-explore``), and the test fails
+with a message naming the file. ``--mediagen-plan=FILE`` runs the marked tests once under a
+bundle's plan. The test must take the ``mediagen`` fixture; fixtures built on it are made again
+for every run.
+
+When $MEDIAGEN_TENANT (or a $MEDIAGEN_API_KEY of the form KEY.TENANT) is set, as
+``mediagen-emulator explore`` and ``conformance`` set it for their command, the ``mediagen``
+fixture gives every test that tenant, with that key, and neither changes its clock nor deletes it.
+
 Installed, the plugin loads itself (entry point ``pytest11``); from a checkout, use
 ``PYTHONPATH=clients/python/src python -m pytest -p mediagen_emulator.pytest_plugin``.
 """
@@ -39,17 +52,21 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import pytest
 
+from _pytest.runner import CallInfo, runtestprotocol
+
 from .control import EmulatorError, format_unexpected
-from .server import ADMIN_TOKEN_ENV, URL_ENV, Emulator, Tenant
+from .explore import Explorer, Found, Run, describe, failure_lines, read_plan, write_bundle
+from .server import ADMIN_TOKEN_ENV, KEY_ENV, TENANT_ENV, URL_ENV, Emulator, Tenant
 
 _SHARED_URL = "mediagen_emulator_url"
 _SHARED_TOKEN = "mediagen_emulator_admin_token"
 _EXPECT_MARK = "mediagen_expect_error"
 _CLOCK_MARK = "mediagen_clock"
+_EXPLORE_MARK = "mediagen_explore"
 #: Where failed tests' snapshots go when no option names a folder, as for emulatortest.
 SNAPSHOT_DIR_ENV = "MEDIAGEN_SNAPSHOT_DIR"
 _SEVERITIES = {"info": 0, "warning": 1, "error": 2}
@@ -79,6 +96,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--mediagen-snapshot-on-failure", default=None, metavar="DIR",
                     help="save the snapshot of a failed test's tenant to a file in DIR and name it in the test's report "
                          "(ini: mediagen_snapshot_on_failure; default: $%s)" % SNAPSHOT_DIR_ENV)
+    group.addoption("--mediagen-explore", type=int, default=0, metavar="N",
+                    help="run each test marked mediagen_explore N times, each in a fresh tenant under an adversity plan "
+                         "the emulator draws; shrink a failure and write its bundle (docs/explore.md)")
+    group.addoption("--mediagen-explore-seed", type=int, default=1, metavar="S",
+                    help="the seed the explore plans are drawn from (default 1): the same seed draws the same plans")
+    group.addoption("--mediagen-explore-out", default="mediagen-explore", metavar="DIR",
+                    help="where explore writes the bundle of a failure (default: mediagen-explore)")
+    group.addoption("--mediagen-plan", default=None, metavar="FILE",
+                    help="run each test marked mediagen_explore once under the plan of a bundle (or plan) file")
     parser.addini("mediagen_snapshot_on_failure", "as --mediagen-snapshot-on-failure", default="")
     parser.addini("mediagen_fail_on_unexpected", "as --mediagen-fail-on-unexpected", type="bool", default=False)
     parser.addini("mediagen_coverage", "as --mediagen-coverage", type="bool", default=False)
@@ -133,6 +159,9 @@ def pytest_configure(config: pytest.Config) -> None:
                             "without it being unexpected, e.g. status=402, code='insufficient_credits'; repeatable")
     config.addinivalue_line("markers", _CLOCK_MARK + "(mode): the clock mode of the test's `mediagen` tenant: "
                             "'manual' for a test that looks at a job while it is queued or running, 'skip' or 'real'")
+    config.addinivalue_line("markers", _EXPLORE_MARK + ": with --mediagen-explore=N, run the test N times, each in a fresh "
+                            "`mediagen` tenant under an adversity plan the emulator draws; with --mediagen-plan=FILE, once "
+                            "under that plan")
     # The xdist controller starts the shared emulator before any worker exists. The run's
     # coverage and report need one emulator that saw every test, read from the controller.
     if ((config.getoption("mediagen_shared") or _run_wanted(config)) and not _is_worker(config)
@@ -197,11 +226,39 @@ def mediagen(request: pytest.FixtureRequest, mediagen_server: Emulator) -> Itera
     clock = mediagen_server.tenant_clock
     if mark is not None:
         clock = mark.args[0] if mark.args else mark.kwargs.get("mode")
-    tenant = mediagen_server.new_tenant(request.node.name, clock=clock)
-    for mark in request.node.iter_markers(_EXPECT_MARK):
-        tenant.control.expect_error(*mark.args, **mark.kwargs)
+    explore = getattr(request.node, "_mediagen_explore", None)
+    given = _given_tenant()
+    if given and explore is None:
+        # Explore or conformance made this tenant for the run and put its plan in force: use it
+        # as it is, and leave it for them to judge.
+        tenant = mediagen_server.tenant(given[0])
+        if given[1]:
+            tenant.api_key = given[1]
+        if mark is not None:
+            tenant.control.set_clock_mode(clock)
+            tenant.control.clock_mode = clock
+        for m in request.node.iter_markers(_EXPECT_MARK):
+            tenant.control.expect_error(*m.args, **m.kwargs)
+        yield tenant
+        return
+    hint = request.node.name if explore is None else "%s-%d" % (request.node.name, explore["run"])
+    tenant = mediagen_server.new_tenant(hint, clock=clock)
+    for m in request.node.iter_markers(_EXPECT_MARK):
+        tenant.control.expect_error(*m.args, **m.kwargs)
+    if explore is not None:
+        tenant.control.set_plan(explore["plan"])
     yield tenant
     tenant.delete(missing_ok=True)
+
+
+def _given_tenant() -> Optional[Tuple[str, str]]:
+    """The tenant (and key) the environment names: $MEDIAGEN_TENANT, else the TENANT of a
+    $MEDIAGEN_API_KEY of the form KEY.TENANT; None when it names none."""
+    key = os.environ.get(KEY_ENV, "")
+    name = os.environ.get(TENANT_ENV, "") or (key.split(".", 1)[1] if "." in key else "")
+    if not name:
+        return None
+    return name, key or ""
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -216,6 +273,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
     report = outcome.get_result()
     if not isinstance(tenant, Tenant) or report.skipped or hasattr(report, "wasxfail"):
         return
+    explore = getattr(item, "_mediagen_explore", None)
+    if explore is not None:
+        _judge(explore, tenant, report)
+        return  # a run of many: explore reports on the test once it is done
     if _flag(item.config, "mediagen_fail_on_unexpected"):
         _fail_on_unexpected(tenant, report)
     if report.failed:
@@ -236,6 +297,19 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
         report.sections.append(("mediagen-emulator snapshot", text))
 
 
+def _judge(explore: Dict[str, Any], tenant: Tenant, report: pytest.TestReport) -> None:
+    """Reads the emulator's verdict on one explore run (the test's failure is exit status 1), and
+    the bundle of a failed one, before the tenant is deleted."""
+    exit = 1 if report.failed else 0
+    explore["tenant"] = tenant.name
+    try:
+        explore["verdict"] = tenant.control.verdict(exit)
+        if explore["verdict"].get("failed"):
+            explore["bundle"] = tenant.control.bundle(explore["seed"], explore["run"], exit)
+    except (EmulatorError, OSError) as err:
+        explore["error"] = "mediagen-emulator explore: cannot judge the run in tenant %s: %s" % (tenant.name, err)
+
+
 def _fail_on_unexpected(tenant: Tenant, report: pytest.TestReport) -> None:
     """Fails a passed test whose tenant answered unexpected errors, or lists them for a failed one."""
     try:
@@ -250,6 +324,152 @@ def _fail_on_unexpected(tenant: Tenant, report: pytest.TestReport) -> None:
         report.longrepr = text
     else:
         report.sections.append(("mediagen-emulator unexpected errors", text))
+
+
+# --- explore ------------------------------------------------------------------------------------
+
+
+class _Parents:
+    """Stands for the next item during the runs of one explored test: its teardown then ends the
+    test's own fixtures only, keeping the module's and the session's (the emulator) for the next
+    run."""
+
+    def __init__(self, item: pytest.Item):
+        self._chain = item.listchain()[:-1]
+
+    def listchain(self) -> List[Any]:
+        return list(self._chain)
+
+
+class _ServerControl:
+    """The control API of the session's emulator, found when first used: the emulator starts with
+    the explored test's first run, and draws and shrinks come after it."""
+
+    def __init__(self, config: pytest.Config):
+        self._config = config
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(getattr(self._config, "_mediagen_server").control, name)
+
+
+class _Stop(Exception):
+    """A run of an explored test that cannot be judged (a setup error, a skip, no verdict): its
+    reports stand for the test."""
+
+    def __init__(self, reports: List[pytest.TestReport]):
+        super().__init__("stop")
+        self.reports = reports
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: Optional[pytest.Item]) -> Optional[bool]:
+    """With --mediagen-explore or --mediagen-plan: runs a test marked mediagen_explore under
+    plans instead of once, and reports on it once."""
+    config = item.config
+    runs, plan_file = config.getoption("mediagen_explore") or 0, config.getoption("mediagen_plan")
+    if item.get_closest_marker(_EXPLORE_MARK) is None or not (runs > 0 or plan_file):
+        return None
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    try:
+        reports = _explore_item(item, runs, plan_file)
+    except _Stop as stop:
+        reports = stop.reports
+    finally:
+        item._mediagen_explore = None  # type: ignore[attr-defined]
+    # The runs kept the module's and session's fixtures; now end what the next test does not need.
+    call = CallInfo.from_call(lambda: item.session._setupstate.teardown_exact(nextitem), "teardown")
+    if call.excinfo is not None:
+        reports.append(item.ihook.pytest_runtest_makereport(item=item, call=call))
+    for report in reports:
+        item.ihook.pytest_runtest_logreport(report=report)
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    return True
+
+
+def _explore_item(item: pytest.Item, runs: int, plan_file: Optional[str]) -> List[pytest.TestReport]:
+    """The reports that stand for an explored test: those of its smallest failing run, its call
+    failed with what explore found, or those of its last run, which passed."""
+    config = item.config
+    seed = config.getoption("mediagen_explore_seed")
+    keep = _Parents(item)
+
+    def attempt(number: int, plan: Dict[str, Any], log: str) -> Run:
+        state: Dict[str, Any] = {"plan": plan, "seed": seed, "run": number}
+        item._mediagen_explore = state  # type: ignore[attr-defined]
+        reports = runtestprotocol(item, nextitem=keep, log=False)  # type: ignore[arg-type]
+        call = next((r for r in reports if r.when == "call"), None)
+        if call is None or call.skipped or hasattr(call, "wasxfail") or "mediagen" not in item.fixturenames:
+            if call is not None and not call.skipped and "mediagen" not in item.fixturenames:
+                _fail(call, "mediagen-emulator: a test marked %s takes the `mediagen` fixture: each run needs a "
+                      "tenant of its own" % _EXPLORE_MARK)
+            raise _Stop(reports)
+        if "error" in state or "verdict" not in state:
+            _fail(call, state.get("error") or "mediagen-emulator explore: the run's tenant gave no verdict")
+            raise _Stop(reports)
+        return Run(number, plan, state["verdict"], state["tenant"], log, state.get("bundle"), reports)
+
+    if plan_file:
+        try:
+            plan = read_plan(plan_file)
+        except (OSError, ValueError) as err:
+            raise pytest.UsageError("--mediagen-plan: %s" % err) from None
+        run = attempt(1, plan, "")
+        call = _call(run)
+        if run.failed:
+            _fail(call, "\n".join(["mediagen-emulator: the test fails under the plan of %s (tenant %s):" % (plan_file, run.tenant)]
+                                  + failure_lines(run.verdict)))
+        else:
+            call.sections.append(("mediagen-emulator plan", "the test passed under the plan of %s" % plan_file))
+        return list(run.extra)
+
+    explorer = Explorer(_ServerControl(config), seed=seed)  # type: ignore[arg-type]
+    last: List[Optional[Run]] = [None]
+
+    def remember(number: int, plan: Dict[str, Any], log: str) -> Run:
+        last[0] = attempt(number, plan, log)
+        return last[0]
+
+    try:
+        found = explorer.explore(runs, remember)
+    except (EmulatorError, OSError) as err:
+        if last[0] is None:
+            raise pytest.UsageError("mediagen-emulator explore: %s" % err) from None
+        call = _call(last[0])
+        _fail(call, "mediagen-emulator explore: %s" % err)
+        return list(last[0].extra)
+    if found is None:
+        run = last[0]
+        assert run is not None
+        _call(run).sections.append(("mediagen-emulator explore", "%d run%s under plans drawn from seed %d: none failed"
+                                    % (runs, "" if runs == 1 else "s", seed)))
+        return list(run.extra)
+    return _report_found(item, found, runs, seed)
+
+
+def _report_found(item: pytest.Item, found: Found, runs: int, seed: int) -> List[pytest.TestReport]:
+    small = found.smallest
+    name = "%s-seed%d" % (item.nodeid, seed)
+    bundle = small.bundle or {"plan": small.plan, "seed": seed, "run": small.number, "verdict": small.verdict}
+    try:
+        path = write_bundle(bundle, item.config.getoption("mediagen_explore_out"), name)
+    except OSError as err:
+        path = "(not written: %s)" % err
+    message = describe(found, runs, seed, path, "pytest --mediagen-plan=%s '%s'" % (path, item.nodeid))
+    call = _call(small)
+    _fail(call, message)
+    return list(small.extra)
+
+
+def _call(run: Run) -> pytest.TestReport:
+    return next(r for r in run.extra if r.when == "call")
+
+
+def _fail(report: pytest.TestReport, message: str) -> None:
+    """Makes a report failed with a message first, above the test's own failure, if any."""
+    if report.failed and report.longrepr is not None:
+        message += "\n\nthe test's own failure in that run:\n" + str(report.longreprtext if hasattr(report, "longreprtext") else report.longrepr)
+    report.outcome = "failed"
+    report.longrepr = message
 
 
 # --- the run's coverage and report -------------------------------------------------------------

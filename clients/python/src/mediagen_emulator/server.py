@@ -18,6 +18,10 @@ from .control import TENANT_HEADER, Control, EmulatorError
 BIN_ENV = "MEDIAGEN_EMULATOR_BIN"
 URL_ENV = "MEDIAGEN_EMULATOR_URL"
 ADMIN_TOKEN_ENV = "MEDIAGEN_ADMIN_TOKEN"
+#: The key, and the tenant, a client under test is run with by `mediagen-emulator explore` and
+#: `conformance`; the `mediagen` fixture uses that tenant when they are set.
+KEY_ENV = "MEDIAGEN_API_KEY"
+TENANT_ENV = "MEDIAGEN_TENANT"
 DEFAULT_KEY = "mg_test_all"  # the embedded catalog's key with models:read and generate
 LISTENING = "listening on "
 

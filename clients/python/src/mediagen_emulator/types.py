@@ -639,8 +639,8 @@ class _JournalEntryRequired(TypedDict):
     path: str
     #: The raw query string.
     query: str
-    #: The status answered; `0` when no answer was written: the connection was dropped (a `reset`
-    #: perturbation, before or after the service acted).
+    #: The status answered; 0 when no answer went out: the connection was reset (an injected `reset`)
+    #: before a status was written.
     status: int
     #: The request's `X-Request-Id`.
     request_id: str
