@@ -67,6 +67,7 @@ func (s *Server) generate() replyFunc {
 			Input:          input,
 			Scenario:       r.Header.Get(headerScenario),
 			Outcome:        r.Header.Get(headerOutcome),
+			Base:           baseURL(r),
 		})
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return asked, nil // the client left while its duplicate was decided; there is no one to answer

@@ -163,7 +163,9 @@ var backticked = regexp.MustCompile("`([a-z_]+)`")
 
 // Job endings: "job succeeded", "job canceled", and a status with an error code otherwise.
 var jobEndings = []string{"succeeded", "failed generation_failed", "failed content_policy_violation", "failed provider_timeout",
-	"failed provider_error", "failed out_of_capacity", "expired queue_timeout", "canceled"}
+	"failed provider_error", "failed out_of_capacity", "expired queue_timeout", "canceled",
+	// A media input that fails its job as it starts, when inputs are fetched (docs/inputs.md).
+	"failed input_fetch_failed", "failed input_expired", "failed input_unsupported_type", "failed input_undecodable", "failed input_too_large"}
 
 // FaultKinds are the actions a fault rule can take, each a case "fault {kind}".
 var FaultKinds = api.FaultActions
