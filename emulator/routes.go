@@ -41,6 +41,7 @@ func (s *Server) router() *mux.Router {
 	r.Handle("/v1/jobs", s.handle(s.requireKey(gen, s.listJobs()))).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/v1/jobs/{id}", s.handle(s.requireKey(gen, (s.getJob())))).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/v1/jobs/{id}/cancel", s.handle(s.requireKey(gen, (s.cancelJob())))).Methods(http.MethodPost)
+	r.Handle("/v1/uploads", s.handle(s.uploads())) // only while inputs are fetched (upload_handlers.go)
 
 	r.Handle("/files/{job}/{name}", s.handle(s.serveFile())).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/files/{tenant}/{job}/{name}", s.handle(s.serveFile())).Methods(http.MethodGet, http.MethodHead)

@@ -122,15 +122,20 @@ type Rules struct {
 	UploadTTL time.Duration
 }
 
+// DefaultInline is the default inline limit: under the emulator's default body limit (1 MiB,
+// --max-body-bytes), so that a data: URI over it can be sent at all and answered as a service
+// answers it.
+const DefaultInline = 512 << 10
+
 // Default are the rules in force unless a scenario sets others: those of the hosted services
-// studied (HTTPS, host names, no redirects; 4 MiB inline; 25, 50 and 100 MiB fetched for
-// images, audio and video; uploads kept an hour).
+// studied (HTTPS, host names, no redirects; 25, 50 and 100 MiB fetched or uploaded for images,
+// audio and video; uploads kept an hour), with DefaultInline for a data: URI.
 func Default() Rules {
 	return Rules{HTTPSOnly: true, HostNames: true, MaxRedirects: 0, UploadTTL: time.Hour,
 		Limits: map[Kind]Limits{
-			Image: {Inline: 4 << 20, URL: 25 << 20, Upload: 25 << 20},
-			Audio: {Inline: 4 << 20, URL: 50 << 20, Upload: 50 << 20},
-			Video: {Inline: 4 << 20, URL: 100 << 20, Upload: 100 << 20},
+			Image: {Inline: DefaultInline, URL: 25 << 20, Upload: 25 << 20},
+			Audio: {Inline: DefaultInline, URL: 50 << 20, Upload: 50 << 20},
+			Video: {Inline: DefaultInline, URL: 100 << 20, Upload: 100 << 20},
 		}}
 }
 

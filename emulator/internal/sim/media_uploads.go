@@ -176,7 +176,7 @@ func (w *World) UploadFile(id string) (UploadFile, error) {
 	now := w.clock.Now()
 	u, ok := w.uploads.find(id, now)
 	if !ok {
-		return UploadFile{}, problem.New(problem.NotFound, "no upload %s: it never was, or it expired", w.UploadPath(id))
+		return UploadFile{}, problem.New(problem.NotFound, "no file %s", w.UploadPath(id)) // as for a file that never was: an upload gone is gone
 	}
 	return UploadFile{Data: u.data, ContentType: u.info.ContentType, Digest: u.digest, Created: u.created, ExpiresAt: u.expires, Now: now}, nil
 }
@@ -246,4 +246,16 @@ func (w *World) restoreUploads(list []api.SnapshotUpload, seq uint64) (string, s
 	}
 	w.uploads = s
 	return "", ""
+}
+
+// CanHold reports, as the memory budget's problem, whether an upload of n bytes would fit the
+// budget now: checked before its body is read.
+func (w *World) CanHold(n int64) error { return w.admit(n + uploadOverhead) }
+
+// UploadDigest is the digest of a live upload's bytes ("sha256:..."), or "".
+func (w *World) UploadDigest(id string) string {
+	if u, ok := w.uploads.find(id, w.clock.Now()); ok {
+		return u.digest
+	}
+	return ""
 }
