@@ -349,3 +349,66 @@ func TestInputsOffByDefault(t *testing.T) {
 		t.Fatalf("generate while off: %d %s", rec.Code, rec.Body)
 	}
 }
+
+// TestInputsThroughSnapshot: a snapshot carries the uploads' bytes and the jobs' input expiry;
+// restored, the upload's URL serves the same file, a new generation with it follows its size,
+// the queued job still fails input_expired as it starts, and a succeeded job keeps its
+// outputs' size.
+func TestInputsThroughSnapshot(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"manual", "skip"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			s := inputsServer(t, func(c *Config) { setClock(c, mode) })
+			img := pngOf(t, 200, 100)
+			up := decode[api.Upload](t, uploadRaw(t, s, img, "image/png"))
+			in := i2iInput(up.URL)
+			q := quote(t, s, "mg_test_all", i2i, in)
+			done := decode[api.Job](t, generate(t, s, "mg_test_all", "done", q, in, ""))
+			call(t, s, "POST", "/_emulator/clock", "", map[string]any{"advance": "10s"})
+			done = decode[api.Job](t, call(t, s, "GET", "/v1/jobs/"+done.ID, "mg_test_all", nil))
+			if done.Status != "succeeded" || done.Outputs[0].Width != 200 {
+				t.Fatalf("done = %+v", done)
+			}
+			scenario := map[string]any{"scenario": map[string]any{"name": "slow-queue", "inputs": "fetch", "defaults": map[string]any{"queue": "2h", "queue_timeout": "3h"}}}
+			call(t, s, "PUT", "/_emulator/scenario", "", scenario)
+			q = quote(t, s, "mg_test_all", i2i, in)
+			late := decode[api.Job](t, generate(t, s, "mg_test_all", "late", q, in, ""))
+
+			snap := call(t, s, "GET", "/_emulator/snapshot", "", nil)
+			if snap.Code != 200 || !bytes.Contains(snap.Body.Bytes(), []byte(`"inputs_expire_at"`)) {
+				t.Fatalf("snapshot: %d", snap.Code)
+			}
+			var doc api.Snapshot
+			if err := json.Unmarshal(snap.Body.Bytes(), &doc); err != nil || len(doc.Uploads) != 1 || !bytes.Equal(doc.Uploads[0].Data, img) || doc.UploadsMade != 1 {
+				t.Fatalf("snapshot uploads: %v, %d", err, len(doc.Uploads))
+			}
+			if rec := call(t, s, "POST", "/_emulator/reset", "", nil); rec.Code != 200 {
+				t.Fatalf("reset: %d %s", rec.Code, rec.Body)
+			}
+			if got := call(t, s, "GET", strings.TrimPrefix(up.URL, "http://example.com"), "", nil); got.Code != 404 {
+				t.Fatalf("the upload outlived a reset: %d", got.Code)
+			}
+			if rec := call(t, s, "PUT", "/_emulator/snapshot", "", snap.Body.String()); rec.Code != 200 {
+				t.Fatalf("restore: %d %s", rec.Code, rec.Body)
+			}
+			if got := call(t, s, "GET", strings.TrimPrefix(up.URL, "http://example.com"), "", nil); got.Code != 200 || !bytes.Equal(got.Body.Bytes(), img) {
+				t.Fatalf("GET upload after restore: %d", got.Code)
+			}
+			if again := decode[api.Job](t, call(t, s, "GET", "/v1/jobs/"+done.ID, "mg_test_all", nil)); again.Outputs[0].Width != 200 || again.Outputs[0].Height != 100 {
+				t.Errorf("restored outputs %+v", again.Outputs)
+			}
+			if mode == "manual" {
+				call(t, s, "POST", "/_emulator/clock", "", map[string]any{"advance": "3h"})
+			}
+			late = decode[api.Job](t, call(t, s, "GET", "/v1/jobs/"+late.ID, "mg_test_all", nil))
+			if late.Status != "failed" || late.Error.Code != "input_expired" {
+				t.Fatalf("late after restore = %+v", late)
+			}
+			// The restored tenant goes on counting its uploads: a new one has a new id.
+			if rec := uploadRaw(t, s, img, "image/png"); rec.Code == 201 && decode[api.Upload](t, rec).ID == up.ID {
+				t.Errorf("a restored tenant named a new upload as an old one")
+			}
+		})
+	}
+}
