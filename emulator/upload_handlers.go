@@ -17,17 +17,14 @@ import (
 
 // uploads answers /v1/uploads: POST keeps a file for use as a media input, answering 201 with
 // its url and expires_at. The route is there only while inputs are fetched (--inputs fetch or a
-// scenario's inputs: fetch); otherwise it answers exactly as a path no route has, so a client
-// written to the contract without uploads sees no change.
+// scenario's inputs: fetch); otherwise it answers exactly as a path no route has (other methods
+// too: see the router's MethodNotAllowedHandler), so a client written to the contract without
+// uploads sees no change.
 func (s *Server) uploads() replyFunc {
 	create := s.requireKey(catalog.PermGenerate, s.createUpload())
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		if !worldOf(r).FetchingNow() {
 			return reply{}, problem.New(problem.NotFound, "no endpoint at %s %s", r.Method, r.URL.Path)
-		}
-		if r.Method != http.MethodPost {
-			return reply{header: http.Header{"Allow": {http.MethodPost}}},
-				problem.New(problem.MethodNotAllowed, "%s does not answer %s; it answers POST", r.URL.Path, r.Method)
 		}
 		return create(w, r)
 	}

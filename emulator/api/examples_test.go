@@ -26,6 +26,7 @@ var schemaTypes = map[string]reflect.Type{
 	"Category":            reflect.TypeFor[api.Category](),
 	"CategoryList":        reflect.TypeFor[api.List[api.Category]](),
 	"Perturbation":        reflect.TypeFor[api.Perturbation](),
+	"Upload":              reflect.TypeFor[api.Upload](),
 	"Fault":               reflect.TypeFor[api.Fault](),
 	"FaultList":           reflect.TypeFor[api.List[api.Fault]](),
 	"Balance":             reflect.TypeFor[api.Balance](),
