@@ -10,12 +10,14 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
 )
 
 // i2i is the default catalog's FLUX image-to-image model, whose outputs follow the input image.
@@ -410,5 +412,61 @@ func TestInputsThroughSnapshot(t *testing.T) {
 				t.Errorf("a restored tenant named a new upload as an old one")
 			}
 		})
+	}
+}
+
+// TestInputsReport: each input rule fires on a careless client (a loopback URL, an oversized
+// data URI, an upload that expires in the queue, the same file uploaded for every job) and
+// stays silent on a careful one (one upload, its url reused, generated right away).
+func TestInputsReport(t *testing.T) {
+	t.Parallel()
+	counts := func(s *Server) map[string]int {
+		rep := reportOf(t, s)
+		return rep.Counts
+	}
+	img := pngOf(t, 80, 60)
+
+	careful := inputsServer(t, nil)
+	up := decode[api.Upload](t, uploadRaw(t, careful, img, "image/png"))
+	for i, prompt := range []string{"in winter", "at night", "in the rain"} {
+		in := map[string]any{"image_url": up.URL, "prompt": prompt}
+		q := quote(t, careful, "mg_test_all", i2i, in)
+		if rec := generate(t, careful, "mg_test_all", "careful-"+prompt, q, in, ""); rec.Code != 202 {
+			t.Fatalf("careful generation %d: %d", i, rec.Code)
+		}
+	}
+	call(t, careful, "POST", "/_emulator/clock", "", map[string]any{"advance": "10s"})
+	for rule := range evidence.InputRules {
+		if n := counts(careful)[rule]; n != 0 {
+			t.Errorf("careful client: %s found %d times", rule, n)
+		}
+	}
+
+	careless := inputsServer(t, nil)
+	for i := range 3 { // the same file uploaded for every job
+		u := decode[api.Upload](t, uploadRaw(t, careless, img, "image/png"))
+		in := map[string]any{"image_url": u.URL, "prompt": "take " + strconv.Itoa(i)}
+		q := quote(t, careless, "mg_test_all", i2i, in)
+		generate(t, careless, "mg_test_all", "again-"+strconv.Itoa(i), q, in, "")
+	}
+	in := i2iInput("http://localhost:5173/cat.png")
+	q := quote(t, careless, "mg_test_all", i2i, in)
+	generate(t, careless, "mg_test_all", "local", q, in, "")
+	in = i2iInput("data:image/png;base64," + strings.Repeat("A", 800<<10))
+	q = quote(t, careless, "mg_test_all", i2i, in)
+	generate(t, careless, "mg_test_all", "big", q, in, "")
+	scenario := map[string]any{"scenario": map[string]any{"name": "slow-queue", "inputs": "fetch", "defaults": map[string]any{"queue": "2h", "queue_timeout": "3h"}}}
+	call(t, careless, "PUT", "/_emulator/scenario", "", scenario)
+	u := decode[api.Upload](t, uploadRaw(t, careless, pngOf(t, 10, 10), "image/png"))
+	in = i2iInput(u.URL)
+	q = quote(t, careless, "mg_test_all", i2i, in)
+	job := decode[api.Job](t, generate(t, careless, "mg_test_all", "late", q, in, ""))
+	call(t, careless, "POST", "/_emulator/clock", "", map[string]any{"advance": "3h"})
+	call(t, careless, "GET", "/v1/jobs/"+job.ID, "mg_test_all", nil)
+	got := counts(careless)
+	for rule := range evidence.InputRules {
+		if got[rule] != 1 {
+			t.Errorf("careless client: %s found %d times, want once (counts %v)", rule, got[rule], got)
+		}
 	}
 }
