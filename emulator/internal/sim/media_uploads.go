@@ -99,7 +99,9 @@ func (s *uploadStore) find(id string, now time.Time) (*upload, bool) {
 // A file of no media kind answers 415, one over its kind's limit 413, and past the tenant's
 // bounds or the memory budget 503.
 func (w *World) Upload(account string, data []byte, ctype string) (api.Upload, error) {
-	if t := strings.TrimSpace(ctype); t == "" || strings.HasPrefix(t, "application/octet-stream") || strings.HasPrefix(t, "multipart/") {
+	// No type, a generic one, or the form type curl and urllib send by default: the bytes say.
+	if t := strings.TrimSpace(ctype); t == "" || strings.HasPrefix(t, "application/octet-stream") || strings.HasPrefix(t, "multipart/") ||
+		strings.HasPrefix(t, "application/x-www-form-urlencoded") {
 		ctype = inputs.Sniff(data)
 	}
 	kind := inputs.KindOfType(ctype)

@@ -1360,8 +1360,8 @@ FaultMatch = RequestMatch
 """Which requests a fault applies to (an older name of RequestMatch)."""
 
 
-FaultSpec = Perturbation
-"""A fault rule to add (an older name of Perturbation)."""
+FaultSpec = FaultRule
+"""A fault rule to add (an older name of FaultRule)."""
 
 
 TenantInfo = Tenant
