@@ -18,6 +18,7 @@ import (
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/sim"
 )
 
 // i2i is the default catalog's FLUX image-to-image model, whose outputs follow the input image.
@@ -468,5 +469,47 @@ func TestInputsReport(t *testing.T) {
 		if got[rule] != 1 {
 			t.Errorf("careless client: %s found %d times, want once (counts %v)", rule, got[rule], got)
 		}
+	}
+}
+
+// TestUploadsBounded: a tenant holds at most sim.MaxUploads live uploads (503 with Retry-After
+// past them, until the oldest expires), an upload over its kind's limit answers 413, a file of
+// no media kind 415, and uploads count against the memory budget (503 memory_budget_exhausted).
+func TestUploadsBounded(t *testing.T) {
+	t.Parallel()
+	s := inputsServer(t, nil)
+	img := pngOf(t, 4, 4)
+	for i := range sim.MaxUploads {
+		if rec := uploadRaw(t, s, img, "image/png"); rec.Code != 201 {
+			t.Fatalf("upload %d: %d %s", i, rec.Code, rec.Body)
+		}
+	}
+	rec := uploadRaw(t, s, img, "image/png")
+	if rec.Code != 503 || decode[problemJSON](t, rec).Code != "service_unavailable" || rec.Header().Get("Retry-After") == "" {
+		t.Fatalf("upload past the bound: %d %s", rec.Code, rec.Body)
+	}
+	call(t, s, "POST", "/_emulator/clock", "", map[string]any{"advance": "61m"})
+	if rec := uploadRaw(t, s, img, "image/png"); rec.Code != 201 {
+		t.Fatalf("upload once the others expired: %d %s", rec.Code, rec.Body)
+	}
+	if rec := uploadRaw(t, s, []byte("plain words"), "text/plain"); rec.Code != 415 {
+		t.Errorf("text upload: %d %s", rec.Code, rec.Body)
+	}
+	if rec := uploadRaw(t, s, nil, "image/png"); rec.Code != 422 {
+		t.Errorf("empty upload: %d %s", rec.Code, rec.Body)
+	}
+	small := map[string]any{"scenario": map[string]any{"name": "small", "inputs": map[string]any{"limits": map[string]any{"image": map[string]any{"upload": 10}}}}}
+	if rec := call(t, s, "PUT", "/_emulator/scenario", "", small); rec.Code != 200 {
+		t.Fatalf("scenario: %d %s", rec.Code, rec.Body)
+	}
+	if rec := uploadRaw(t, s, img, "image/png"); rec.Code != 413 {
+		t.Errorf("upload over the kind's limit: %d %s", rec.Code, rec.Body)
+	}
+
+	tight := inputsServer(t, func(c *Config) { c.MemoryBudget = 4 << 20 })
+	big := make([]byte, 6<<20)
+	copy(big, pngOf(t, 2, 2))
+	if rec := uploadRaw(t, tight, big, "image/png"); rec.Code != 503 || decode[problemJSON](t, rec).Code != "memory_budget_exhausted" {
+		t.Errorf("upload past the budget: %d %s", rec.Code, rec.Body)
 	}
 }
