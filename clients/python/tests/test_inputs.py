@@ -5,6 +5,8 @@ real emulator started with --inputs fetch."""
 from __future__ import annotations
 
 import json
+import os
+import re
 import struct
 import urllib.error
 import urllib.request
@@ -77,3 +79,15 @@ def test_loopback_url_refused_before_hold(fetching: Emulator):
     with pytest.raises(EmulatorError) as err:
         tenant.upload(b"not a media file", "text/plain")
     assert err.value.status == 415
+
+
+def test_the_guides_careful_client(fetching: Emulator, tmp_path):
+    guide = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "docs", "inputs.md")
+    with open(guide, encoding="utf-8") as f:
+        code = next(b for b in re.findall(r"```python\n(.*?)```", f.read(), re.S) if "def edit" in b)
+    scope: dict = {}
+    exec(compile(code, guide, "exec"), scope)
+    path = tmp_path / "cat.png"
+    path.write_bytes(_png(640, 480))
+    job = scope["edit"](fetching.new_tenant("guide"), str(path), "the same cat in snow")
+    assert job["status"] == "succeeded" and (job["outputs"][0]["width"], job["outputs"][0]["height"]) == (640, 480), job

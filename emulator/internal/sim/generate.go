@@ -119,6 +119,9 @@ func (w *World) Generate(ctx context.Context, g Generation) (v jobs.View, replay
 	if g.media, err = w.readInputs(ctx, g, m); err != nil {
 		return jobs.View{}, false, err
 	}
+	if err := ctx.Err(); err != nil && g.media != nil {
+		return jobs.View{}, false, err // the client left while an input was fetched: make no job
+	}
 	for {
 		entry, leader, err := w.idem.Begin(g.Account, key, g.fingerprint())
 		if errors.Is(err, idempotency.ErrReused) {
