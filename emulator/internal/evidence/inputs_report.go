@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/inputs"
 )
 
 // The rules about how a client sends its media inputs, judged while inputs are fetched
@@ -62,7 +64,7 @@ func (j *judge) inputRefused(e *Entry) {
 			j.subject(j.add(OversizedInlineInput, fmt.Sprintf("a data: URI at %s is over the service's inline limit (%s): upload the file (POST /v1/uploads) and send its url",
 				clipText(ptr), clipText(msg)), e.Seq), e.Seq)
 		}
-	case unreachableRule[body.Rule]:
+	case inputs.Unreachable(body.Rule):
 		if k := UnreachableInputURL + ptr; !j.media.refused[k] {
 			j.media.refused[k] = true
 			j.subject(j.add(UnreachableInputURL, fmt.Sprintf("the input at %s is a URL the hosted service cannot reach (%s): %s; upload the file (POST /v1/uploads) or serve it from a public https: host",
@@ -70,11 +72,6 @@ func (j *judge) inputRefused(e *Entry) {
 		}
 	}
 }
-
-// unreachableRule are the input rules of an address or scheme a hosted service cannot fetch
-// from, as inputs.Refusal.Unreachable names them.
-var unreachableRule = map[string]bool{"https_only": true, "loopback_address": true, "private_address": true,
-	"metadata_address": true, "local_host_name": true}
 
 // inputExpired judges an answer that shows a job failed input_expired: its upload or output URL
 // expired while the job waited, so the client uploaded too early or queued too long.

@@ -11,6 +11,7 @@ package inputs
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -159,10 +160,10 @@ type Refusal struct {
 	Message string
 }
 
-// Unreachable reports whether the refusal is of an address or scheme the hosted service could
+// Unreachable reports whether a rule refuses an address or scheme the hosted service could
 // not reach, as the report's unreachable-input-url rule counts them.
-func (r *Refusal) Unreachable() bool {
-	switch r.Rule {
+func Unreachable(rule string) bool {
+	switch rule {
 	case RuleHTTPSOnly, RuleLoopback, RulePrivate, RuleMetadata, RuleLocalName:
 		return true
 	}
@@ -394,7 +395,7 @@ func Decode(data []byte, ctype string, kind Kind) (Info, *Failure) {
 	}
 	in := Info{Kind: kind, ContentType: t, Bytes: int64(len(data))}
 	if KindOfType(t) != kind {
-		return in, &Failure{FailType, fmt.Sprintf("the file is %s, not %s/*", cmpOr(t, "of no known type"), kind)}
+		return in, &Failure{FailType, fmt.Sprintf("the file is %s, not %s/*", cmp.Or(t, "of no known type"), kind)}
 	}
 	switch kind {
 	case Image:
@@ -466,11 +467,4 @@ func wavDuration(b []byte) (float64, bool) {
 		}
 	}
 	return 0, false
-}
-
-func cmpOr(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
 }

@@ -183,21 +183,6 @@ func (w *World) UploadFile(id string) (UploadFile, error) {
 	return UploadFile{Data: u.data, ContentType: u.info.ContentType, Digest: u.digest, Created: u.created, ExpiresAt: u.expires, Now: now}, nil
 }
 
-// Uploads lists the live uploads of the world, oldest first, for the control API and the
-// dashboard.
-func (w *World) Uploads() []api.Upload {
-	now := w.clock.Now()
-	s := w.uploads
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.sweep(now)
-	out := make([]api.Upload, 0, len(s.order))
-	for _, u := range s.order {
-		out = append(out, w.presentUpload(u, ""))
-	}
-	return out
-}
-
 // exportUploads is the live uploads as a snapshot carries them.
 func (w *World) exportUploads() []api.SnapshotUpload {
 	s := w.uploads
