@@ -287,7 +287,10 @@ export interface Output {
    * Where to download the file, without a key; after the output time-to-live it answers `410
    * output_expired`. When the scenario signs links (`download.url_ttl`) it carries `expires` and
    * `signature` query parameters and works until `url_expires_at`; read the job again for a fresh
-   * one.
+   * one. For a model whose catalog output delivers inline (`delivery: inline`, or its
+   * `delivery_field`, such as `sync_mode`, true in the input), a `/v1` answer carries each file of
+   * at most 1 MiB here as a `data:` URI (base64) instead, the very bytes its file URL serves; a
+   * larger file keeps its URL.
    */
   url: string;
   /** The file's media type. */
