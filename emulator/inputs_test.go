@@ -513,3 +513,30 @@ func TestUploadsBounded(t *testing.T) {
 		t.Errorf("upload past the budget: %d %s", rec.Code, rec.Body)
 	}
 }
+
+// TestInputsOtherTenantsUpload: an upload is its tenant's; another tenant's generation naming
+// it fails as it starts, as a URL its own storage answers 404.
+func TestInputsOtherTenantsUpload(t *testing.T) {
+	t.Parallel()
+	s := inputsServer(t, nil)
+	req := httptest.NewRequest("POST", "/v1/uploads", bytes.NewReader(pngOf(t, 8, 8)))
+	req.Header.Set("Authorization", "Bearer mg_test_all.alpha")
+	req.Header.Set("Content-Type", "image/png")
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	if rec.Code != 201 {
+		t.Fatalf("upload in alpha: %d %s", rec.Code, rec.Body)
+	}
+	up := decode[api.Upload](t, rec)
+	if !strings.Contains(up.URL, "/files/alpha/uploads/") {
+		t.Fatalf("alpha's upload URL %s", up.URL)
+	}
+	in := i2iInput(up.URL)
+	q := quote(t, s, "mg_test_all.beta", i2i, in)
+	job := decode[api.Job](t, generate(t, s, "mg_test_all.beta", "other", q, in, ""))
+	call(t, s, "POST", "/_emulator/clock", "", map[string]any{"advance": "10s"}, "X-Emulator-Tenant", "beta")
+	job = decode[api.Job](t, call(t, s, "GET", "/v1/jobs/"+job.ID, "mg_test_all.beta", nil))
+	if job.Status != "failed" || job.Error.Code != "input_fetch_failed" {
+		t.Fatalf("beta's job = %+v", job)
+	}
+}

@@ -162,12 +162,17 @@ func (w *World) ownInput(raw string, kind inputs.Kind, base string, mi *mediaInp
 	if err != nil || u.Host == "" {
 		return inputs.Info{}, nil, false
 	}
-	rest, ok := strings.CutPrefix(u.Path, w.path)
-	if !ok {
-		return inputs.Info{}, nil, false
-	}
 	b, _ := url.Parse(base)
 	ours := b != nil && strings.EqualFold(b.Host, u.Host)
+	rest, ok := strings.CutPrefix(u.Path, w.path)
+	if !ok {
+		if ours && strings.HasPrefix(u.Path, "/files/") {
+			// Another tenant's file: tenants are services of their own, whose storage this
+			// one's jobs do not read.
+			return inputs.Info{}, &inputs.Failure{Code: inputs.FailFetch, Message: "the emulator's file URL answered 404 (it is another tenant's)"}, true
+		}
+		return inputs.Info{}, nil, false
+	}
 	now := w.clock.Now()
 	if id, ok := strings.CutPrefix(rest, UploadsDir+"/"); ok {
 		up, found := w.uploads.find(id, now)
