@@ -156,47 +156,52 @@ func setClock(c *Config, mode string) {
 // and nothing is sent to it.
 func TestInputsUnreachableRefusedBeforeHold(t *testing.T) {
 	t.Parallel()
-	var hits atomic.Int64
-	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
-	t.Cleanup(target.Close)
-	s := inputsServer(t, nil)
-	cases := map[string]string{
-		"http://127.0.0.1:5173/cat.png":                 "loopback_address",
-		target.URL + "/cat.png":                         "loopback_address",
-		"https://10.0.0.7/cat.png":                      "private_address",
-		"https://169.254.169.254/latest/meta-data":      "metadata_address",
-		"https://localhost/cat.png":                     "local_host_name",
-		"http://example.com/cat.png":                    "https_only",
-		"https://93.184.216.34/cat.png":                 "bare_ip",
-		"ftp://example.com/cat.png":                     "scheme",
-		"https://printer.local/cat.png":                 "local_host_name",
-		"https://[::1]:8080/cat.png":                    "loopback_address",
-		"https://storage.internal/bucket/cat.png":       "local_host_name",
-		"https://192.168.1.20:8443/uploads/cat.png?x=1": "private_address",
-	}
-	for url, rule := range cases {
-		in := i2iInput(url)
-		q := quote(t, s, "mg_test_all", i2i, in)
-		rec := generate(t, s, "mg_test_all", "k-"+rule+url, q, in, "")
-		p := decode[problemJSON](t, rec)
-		body := decode[map[string]any](t, rec)
-		if rec.Code != 422 || p.Code != "input_url_refused" || len(p.Errors) != 1 || p.Errors[0].Pointer != "/input/image_url" || body["rule"] != rule {
-			t.Errorf("%s: %d %s; want 422 input_url_refused at /input/image_url, rule %s", url, rec.Code, rec.Body, rule)
-		}
-		// The quote is unused: the same generation through a fixed URL succeeds with it.
-		fixed := i2iInput("https://example.com/cat.png")
-		if rec := generate(t, s, "mg_test_all", "k2-"+rule+url, q, fixed, ""); rec.Code != 422 || decode[problemJSON](t, rec).Code != "quote_mismatch" {
-			t.Errorf("%s: the quote is not the same input's: %d %s", url, rec.Code, rec.Body)
-		}
-	}
-	if held, _ := heldOf(t, s, "acct_all"); held != 0 {
-		t.Errorf("held %d credits after refusals", held)
-	}
-	if jobs := decode[map[string]any](t, call(t, s, "GET", "/v1/jobs", "mg_test_all", nil)); jobs["total"] != float64(0) {
-		t.Errorf("jobs = %v", jobs)
-	}
-	if hits.Load() != 0 {
-		t.Errorf("the loopback server was sent %d requests", hits.Load())
+	for _, mode := range []string{"manual", "skip", "real"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			var hits atomic.Int64
+			target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+			t.Cleanup(target.Close)
+			s := inputsServer(t, func(c *Config) { setClock(c, mode) })
+			cases := map[string]string{
+				"http://127.0.0.1:5173/cat.png":                 "loopback_address",
+				target.URL + "/cat.png":                         "loopback_address",
+				"https://10.0.0.7/cat.png":                      "private_address",
+				"https://169.254.169.254/latest/meta-data":      "metadata_address",
+				"https://localhost/cat.png":                     "local_host_name",
+				"http://example.com/cat.png":                    "https_only",
+				"https://93.184.216.34/cat.png":                 "bare_ip",
+				"ftp://example.com/cat.png":                     "scheme",
+				"https://printer.local/cat.png":                 "local_host_name",
+				"https://[::1]:8080/cat.png":                    "loopback_address",
+				"https://storage.internal/bucket/cat.png":       "local_host_name",
+				"https://192.168.1.20:8443/uploads/cat.png?x=1": "private_address",
+			}
+			for url, rule := range cases {
+				in := i2iInput(url)
+				q := quote(t, s, "mg_test_all", i2i, in)
+				rec := generate(t, s, "mg_test_all", "k-"+rule+url, q, in, "")
+				p := decode[problemJSON](t, rec)
+				body := decode[map[string]any](t, rec)
+				if rec.Code != 422 || p.Code != "input_url_refused" || len(p.Errors) != 1 || p.Errors[0].Pointer != "/input/image_url" || body["rule"] != rule {
+					t.Errorf("%s: %d %s; want 422 input_url_refused at /input/image_url, rule %s", url, rec.Code, rec.Body, rule)
+				}
+				// The quote is unused: the same generation through a fixed URL succeeds with it.
+				fixed := i2iInput("https://example.com/cat.png")
+				if rec := generate(t, s, "mg_test_all", "k2-"+rule+url, q, fixed, ""); rec.Code != 422 || decode[problemJSON](t, rec).Code != "quote_mismatch" {
+					t.Errorf("%s: the quote is not the same input's: %d %s", url, rec.Code, rec.Body)
+				}
+			}
+			if held, _ := heldOf(t, s, "acct_all"); held != 0 {
+				t.Errorf("held %d credits after refusals", held)
+			}
+			if jobs := decode[map[string]any](t, call(t, s, "GET", "/v1/jobs", "mg_test_all", nil)); jobs["total"] != float64(0) {
+				t.Errorf("jobs = %v", jobs)
+			}
+			if hits.Load() != 0 {
+				t.Errorf("the loopback server was sent %d requests", hits.Load())
+			}
+		})
 	}
 }
 
@@ -204,7 +209,7 @@ func TestInputsUnreachableRefusedBeforeHold(t *testing.T) {
 // starts, with input_expired, its hold refunded.
 func TestInputsUploadExpiresInQueue(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []string{"manual", "skip"} {
+	for _, mode := range []string{"manual", "skip", "real"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			s := inputsServer(t, func(c *Config) { setClock(c, mode) })
@@ -220,7 +225,7 @@ func TestInputsUploadExpiresInQueue(t *testing.T) {
 			if held, _ := heldOf(t, s, "acct_all"); held != q.Credits {
 				t.Fatalf("held %d, want %d", held, q.Credits)
 			}
-			if mode == "manual" {
+			if mode != "skip" { // a real clock jumps as a manual one does
 				call(t, s, "POST", "/_emulator/clock", "", map[string]any{"advance": "3h"})
 			}
 			job = decode[api.Job](t, call(t, s, "GET", "/v1/jobs/"+job.ID, "mg_test_all", nil))
@@ -238,34 +243,39 @@ func TestInputsUploadExpiresInQueue(t *testing.T) {
 // pointer; a PNG data URI under it works and sets the output size.
 func TestInputsDataURI(t *testing.T) {
 	t.Parallel()
-	s := inputsServer(t, nil)
-	big := "data:image/png;base64," + strings.Repeat("A", 800<<10)
-	in := i2iInput(big)
-	q := quote(t, s, "mg_test_all", i2i, in)
-	rec := generate(t, s, "mg_test_all", "big", q, in, "")
-	if rec.Code != 422 {
-		t.Fatalf("big data URI: %d", rec.Code)
-	}
-	if p := decode[problemJSON](t, rec); p.Code != "input_too_large" || p.Errors[0].Pointer != "/input/image_url" {
-		t.Fatalf("big data URI: %s", rec.Body)
-	}
-	small := "data:image/png;base64," + base64.StdEncoding.EncodeToString(pngOf(t, 320, 200))
-	in = i2iInput(small)
-	q = quote(t, s, "mg_test_all", i2i, in)
-	job := decode[api.Job](t, generate(t, s, "mg_test_all", "small", q, in, ""))
-	call(t, s, "POST", "/_emulator/clock", "", map[string]any{"advance": "10s"})
-	job = decode[api.Job](t, call(t, s, "GET", "/v1/jobs/"+job.ID, "mg_test_all", nil))
-	if job.Status != "succeeded" || job.Outputs[0].Width != 320 || job.Outputs[0].Height != 200 {
-		t.Fatalf("job = %+v", job)
-	}
-	// Bytes that are no image fail the job as it starts, refunded.
-	in = i2iInput("data:image/png;base64," + base64.StdEncoding.EncodeToString([]byte("not a png")))
-	q = quote(t, s, "mg_test_all", i2i, in)
-	job = decode[api.Job](t, generate(t, s, "mg_test_all", "junk", q, in, ""))
-	call(t, s, "POST", "/_emulator/clock", "", map[string]any{"advance": "10s"})
-	job = decode[api.Job](t, call(t, s, "GET", "/v1/jobs/"+job.ID, "mg_test_all", nil))
-	if job.Status != "failed" || job.Error.Code != "input_undecodable" {
-		t.Fatalf("junk job = %+v", job)
+	for _, mode := range []string{"manual", "skip", "real"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			s := inputsServer(t, func(c *Config) { setClock(c, mode) })
+			big := "data:image/png;base64," + strings.Repeat("A", 800<<10)
+			in := i2iInput(big)
+			q := quote(t, s, "mg_test_all", i2i, in)
+			rec := generate(t, s, "mg_test_all", "big", q, in, "")
+			if rec.Code != 422 {
+				t.Fatalf("big data URI: %d", rec.Code)
+			}
+			if p := decode[problemJSON](t, rec); p.Code != "input_too_large" || p.Errors[0].Pointer != "/input/image_url" {
+				t.Fatalf("big data URI: %s", rec.Body)
+			}
+			small := "data:image/png;base64," + base64.StdEncoding.EncodeToString(pngOf(t, 320, 200))
+			in = i2iInput(small)
+			q = quote(t, s, "mg_test_all", i2i, in)
+			job := decode[api.Job](t, generate(t, s, "mg_test_all", "small", q, in, ""))
+			call(t, s, "POST", "/_emulator/clock", "", map[string]any{"advance": "10s"})
+			job = decode[api.Job](t, call(t, s, "GET", "/v1/jobs/"+job.ID, "mg_test_all", nil))
+			if job.Status != "succeeded" || job.Outputs[0].Width != 320 || job.Outputs[0].Height != 200 {
+				t.Fatalf("job = %+v", job)
+			}
+			// Bytes that are no image fail the job as it starts, refunded.
+			in = i2iInput("data:image/png;base64," + base64.StdEncoding.EncodeToString([]byte("not a png")))
+			q = quote(t, s, "mg_test_all", i2i, in)
+			job = decode[api.Job](t, generate(t, s, "mg_test_all", "junk", q, in, ""))
+			call(t, s, "POST", "/_emulator/clock", "", map[string]any{"advance": "10s"})
+			job = decode[api.Job](t, call(t, s, "GET", "/v1/jobs/"+job.ID, "mg_test_all", nil))
+			if job.Status != "failed" || job.Error.Code != "input_undecodable" {
+				t.Fatalf("junk job = %+v", job)
+			}
+		})
 	}
 }
 
@@ -359,7 +369,7 @@ func TestInputsOffByDefault(t *testing.T) {
 // outputs' size.
 func TestInputsThroughSnapshot(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []string{"manual", "skip"} {
+	for _, mode := range []string{"manual", "skip", "real"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			s := inputsServer(t, func(c *Config) { setClock(c, mode) })
@@ -368,7 +378,7 @@ func TestInputsThroughSnapshot(t *testing.T) {
 			in := i2iInput(up.URL)
 			q := quote(t, s, "mg_test_all", i2i, in)
 			done := decode[api.Job](t, generate(t, s, "mg_test_all", "done", q, in, ""))
-			call(t, s, "POST", "/_emulator/clock", "", map[string]any{"advance": "10s"})
+			call(t, s, "POST", "/_emulator/clock", "", map[string]any{"advance": "10s"}) // a real clock jumps too
 			done = decode[api.Job](t, call(t, s, "GET", "/v1/jobs/"+done.ID, "mg_test_all", nil))
 			if done.Status != "succeeded" || done.Outputs[0].Width != 200 {
 				t.Fatalf("done = %+v", done)
@@ -401,7 +411,7 @@ func TestInputsThroughSnapshot(t *testing.T) {
 			if again := decode[api.Job](t, call(t, s, "GET", "/v1/jobs/"+done.ID, "mg_test_all", nil)); again.Outputs[0].Width != 200 || again.Outputs[0].Height != 100 {
 				t.Errorf("restored outputs %+v", again.Outputs)
 			}
-			if mode == "manual" {
+			if mode != "skip" {
 				call(t, s, "POST", "/_emulator/clock", "", map[string]any{"advance": "3h"})
 			}
 			late = decode[api.Job](t, call(t, s, "GET", "/v1/jobs/"+late.ID, "mg_test_all", nil))
