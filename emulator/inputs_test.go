@@ -356,6 +356,13 @@ func TestInputsOffByDefault(t *testing.T) {
 	if rec.Code != 404 || decode[problemJSON](t, rec).Detail != "no endpoint at POST /v1/uploads" {
 		t.Fatalf("upload while off: %d %s", rec.Code, rec.Body)
 	}
+	if rec := call(t, s, "GET", "/v1/uploads", "mg_test_all", nil); rec.Code != 404 {
+		t.Errorf("GET /v1/uploads while off: %d", rec.Code)
+	}
+	on := inputsServer(t, nil)
+	if rec := call(t, on, "GET", "/v1/uploads", "mg_test_all", nil); rec.Code != 405 || rec.Header().Get("Allow") != "POST" {
+		t.Errorf("GET /v1/uploads while on: %d, Allow %q", rec.Code, rec.Header().Get("Allow"))
+	}
 	in := i2iInput("http://127.0.0.1:5173/cat.png")
 	q := quote(t, s, "mg_test_all", i2i, in)
 	if rec := generate(t, s, "mg_test_all", "off", q, in, ""); rec.Code != 202 {
