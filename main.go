@@ -82,6 +82,8 @@ type options struct {
 	// webhookAllow are read into cfg by configure.
 	seed, clock, budget, cors, webhookEvents, webhookAllow string
 	logFormat                                              string
+	// inputsAllow is --inputs-allow, read into cfg by configure.
+	inputsAllow string
 	// state is a snapshot file the default tenant starts from; stateOnExit where its snapshot
 	// is written at a clean shutdown.
 	state       string
@@ -172,6 +174,8 @@ func flagSet(name string, getenv func(string) string, stderr io.Writer) (*flag.F
 	fs.StringVar(&o.cfg.WebhookSecret, "webhook-secret", env("webhook-secret", ""), "whsec_<base64> secret the run's and the scenarios' webhooks are signed with")
 	fs.StringVar(&o.webhookEvents, "webhook-events", env("webhook-events", ""), "comma-separated events --webhook sends (default job.succeeded,job.failed,job.canceled,job.expired)")
 	fs.StringVar(&o.webhookAllow, "webhook-allow", env("webhook-allow", ""), "HOST[:PORT],... beyond loopback that webhooks may reach, such as host.docker.internal (the address a name resolves to is checked)")
+	fs.StringVar(&o.cfg.Inputs, "inputs", env("inputs", ""), "fetch: media inputs are judged by a hosted service's rules and read (uploads, data: URIs, --inputs-allow hosts), POST /v1/uploads answers, and outputs follow their inputs (default off: input URLs are validated, never fetched)")
+	fs.StringVar(&o.inputsAllow, "inputs-allow", env("inputs-allow", ""), "HOST[:PORT],... inputs are really fetched from, such as a test's own file server 127.0.0.1:8000; other URLs that pass the rules stand in as a seeded input")
 	return fs, o, envErrs
 }
 
@@ -408,6 +412,10 @@ func configure(o *options) (emulator.Config, error) {
 		return cfg, usageError("mediagen-emulator: --memory-budget %v", err)
 	}
 	cfg.WebhookEvents, cfg.WebhookAllow = commaList(o.webhookEvents), commaList(o.webhookAllow)
+	if cfg.Inputs != "" && cfg.Inputs != "fetch" && cfg.Inputs != "off" {
+		return cfg, usageError("mediagen-emulator: --inputs %q must be fetch or off", cfg.Inputs)
+	}
+	cfg.InputsAllow = commaList(o.inputsAllow)
 	return cfg, nil
 }
 

@@ -72,6 +72,7 @@ var transcriptSections = []docSection{
 var ownSetupSections = []docSection{
 	{"docs/webhooks.md", "## Try it with curl"},
 	{"docs/scenarios.md", "## Clock modes: real, manual and skip"},
+	{"docs/inputs.md", "## Try it with curl"},
 }
 
 // shownOnly are the sections whose console commands are shown, not run, and why.

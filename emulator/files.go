@@ -21,6 +21,9 @@ import (
 func (s *Server) serveFile() replyFunc {
 	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
 		vars := infoOf(r).vars
+		if vars["job"] == sim.UploadsDir {
+			return s.serveUpload(r, vars["name"])
+		}
 		world := worldOf(r)
 		f, err := world.File(vars["job"], vars["name"])
 		if err != nil {

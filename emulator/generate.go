@@ -73,6 +73,7 @@ func (s *Server) generate() replyFunc {
 			Outcome:        outcome,
 			OutcomeCode:    g.OutcomeCode,
 			Perturbation:   g.Perturbation,
+			Base:           baseURL(r),
 		})
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return asked, nil // the client left while its duplicate was decided; there is no one to answer

@@ -63,6 +63,8 @@ var kinds = map[problem.Code]struct {
 	problem.IdempotencyKeyReused:    {422, "Idempotency key reused"},
 	problem.RateLimited:             {429, "Rate limited"},
 	problem.ConcurrencyLimited:      {429, "Concurrency limited"},
+	problem.InputURLRefused:         {422, "Input URL refused"},
+	problem.InputTooLarge:           {422, "Input too large"},
 	problem.Internal:                {500, "Internal error"},
 	problem.ServiceUnavailable:      {503, "Service unavailable"},
 	problem.MemoryBudgetExhausted:   {503, "Memory budget exhausted"},

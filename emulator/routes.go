@@ -41,6 +41,7 @@ func (s *Server) router() *mux.Router {
 	r.Handle("/v1/jobs", s.handle(s.requireKey(gen, s.listJobs()))).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/v1/jobs/{id}", s.handle(s.requireKey(gen, (s.getJob())))).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/v1/jobs/{id}/cancel", s.handle(s.requireKey(gen, (s.cancelJob())))).Methods(http.MethodPost)
+	r.Handle("/v1/uploads", s.handle(s.uploads())).Methods(http.MethodPost) // only while inputs are fetched (upload_handlers.go)
 
 	r.Handle("/files/{job}/{name}", s.handle(s.serveFile())).Methods(http.MethodGet, http.MethodHead)
 	r.Handle("/files/{tenant}/{job}/{name}", s.handle(s.serveFile())).Methods(http.MethodGet, http.MethodHead)
@@ -95,6 +96,9 @@ func (s *Server) router() *mux.Router {
 		return reply{}, problem.New(problem.NotFound, "no endpoint at %s %s", req.Method, req.URL.Path)
 	})
 	r.MethodNotAllowedHandler = s.handle(func(w http.ResponseWriter, req *http.Request) (reply, error) {
+		if req.URL.Path == "/v1/uploads" && !worldOf(req).FetchingNow() {
+			return reply{}, problem.New(problem.NotFound, "no endpoint at %s %s", req.Method, req.URL.Path) // no uploads: no such path
+		}
 		allowed := strings.Join(allowedMethods(r, req), ", ")
 		return reply{header: http.Header{"Allow": {allowed}}},
 			problem.New(problem.MethodNotAllowed, "%s does not answer %s; it answers %s", req.URL.Path, req.Method, allowed)

@@ -86,6 +86,9 @@ func newServer(cfg Config, wire func(*sim.Config)) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := sim.CheckInputSettings(cfg); err != nil {
+		return nil, err
+	}
 	s := &Server{cfg: cfg, log: cfg.Logger, parked: map[*parking]*sim.Waiter{},
 		closing: make(chan struct{}), ready: make(chan struct{}), scenarios: known, startScenario: start, webhooks: hooks, wire: wire}
 	if cfg.Catalog != nil {

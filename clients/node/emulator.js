@@ -125,6 +125,7 @@ export class Emulator {
       control,
       key: (other) => `${other}.${name}`,
       delete: ({ missingOk = true } = {}) => control.deleteTenant(name, { missingOk }),
+      upload: (file, contentType) => upload(this.url, `${key}.${name}`, file, contentType),
     };
   }
 
@@ -366,4 +367,30 @@ async function saveFailed(t, tenant, testName, dir) {
   }
   if (typeof t?.diagnostic === 'function') t.diagnostic(line);
   else console.error(line);
+}
+
+/**
+ * Sends a file to POST /v1/uploads with the key and returns the upload: its url goes in
+ * image_url (or any media input) until its expires_at. file is the bytes (a Uint8Array or
+ * Buffer) or a path; without contentType the emulator reads the type from the bytes. The
+ * emulator must fetch inputs (--inputs fetch, or a scenario's inputs: fetch).
+ */
+export async function upload(baseUrl, apiKey, file, contentType) {
+  const data = typeof file === 'string' ? readFileSync(file) : file;
+  const resp = await fetch(`${baseUrl}/v1/uploads`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': contentType || 'application/octet-stream' },
+    body: data,
+  });
+  const text = await resp.text();
+  let body;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  if (resp.status !== 201) {
+    throw new EmulatorError('POST', '/v1/uploads', resp.status, body && typeof body === 'object' ? body : undefined, text);
+  }
+  return body;
 }

@@ -26,6 +26,7 @@ import type {
   Snapshot,
   SnapshotResult,
   Tenant as WireTenant,
+  Upload,
   UnexpectedError,
   Verdict,
   Verification,
@@ -244,6 +245,8 @@ export interface Tenant {
   key(key: string): string;
   /** Drops the tenant (missingOk defaults to true). */
   delete(options?: { missingOk?: boolean }): Promise<void>;
+  /** Sends a file (its bytes, or a path) to POST /v1/uploads with this tenant's key; the emulator must fetch inputs (--inputs fetch). Without contentType the emulator reads the type from the bytes. */
+  upload(file: Uint8Array | string, contentType?: string): Promise<Upload>;
 }
 
 /** How a clock moves: skip (still, but a request waiting on a job moves it to the job's next transition), manual (still until advanced) or real. */

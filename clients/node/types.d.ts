@@ -36,6 +36,12 @@ export interface Problem {
   replacement?: string;
   /** With `concurrency_limited`: how many jobs the scenario's `concurrency` rule runs at once. */
   limit?: number;
+  /**
+   * With `input_url_refused` and `input_too_large` (inputs fetched): the input rule broken, one of
+   * `scheme`, `https_only`, `loopback_address`, `private_address`, `metadata_address`, `bare_ip`,
+   * `local_host_name`, `inline_too_large`, `inline_invalid`, `content_type` (docs/inputs.md).
+   */
+  rule?: "scheme" | "https_only" | "loopback_address" | "private_address" | "metadata_address" | "bare_ip" | "local_host_name" | "inline_too_large" | "inline_invalid" | "content_type";
 }
 
 /**
@@ -264,8 +270,9 @@ export interface GenerateRequest {
 export interface JobError {
   /**
    * Why the job failed: `generation_failed`, `content_policy_violation`, `provider_timeout`,
-   * `provider_error`, `out_of_capacity`, `queue_timeout`, or a code given to `POST
-   * /_emulator/jobs/{id}/fail`.
+   * `provider_error`, `out_of_capacity`, `queue_timeout`; with inputs fetched, as the job starts,
+   * `input_fetch_failed`, `input_expired`, `input_unsupported_type`, `input_undecodable` or
+   * `input_too_large` (docs/inputs.md); or a code given to `POST /_emulator/jobs/{id}/fail`.
    */
   code: string;
   /** For people. */
@@ -280,7 +287,10 @@ export interface Output {
    * Where to download the file, without a key; after the output time-to-live it answers `410
    * output_expired`. When the scenario signs links (`download.url_ttl`) it carries `expires` and
    * `signature` query parameters and works until `url_expires_at`; read the job again for a fresh
-   * one.
+   * one. For a model whose catalog output delivers inline (`delivery: inline`, or its
+   * `delivery_field`, such as `sync_mode`, true in the input), a `/v1` answer carries each file of
+   * at most 1 MiB here as a `data:` URI (base64) instead, the very bytes its file URL serves; a
+   * larger file keeps its URL.
    */
   url: string;
   /** The file's media type. */
@@ -1034,7 +1044,7 @@ export interface Report {
 /** One thing the client did that a rule calls wrong. */
 export interface Finding {
   /** The rule's id. */
-  rule: "new-key-on-retry" | "retry-after-ignored" | "poll-too-fast" | "poll-after-terminal" | "retry-unchanged" | "expired-quote" | "quote-reused" | "quote-mismatch" | "download-after-expiry" | "outputs-never-downloaded" | "webhook-signature-unchecked" | "webhook-timestamp-unchecked" | "webhook-slow-ack" | "webhook-valid-refused" | "deprecated-model-used" | "download-with-api-key" | "stale-link-refetched";
+  rule: "new-key-on-retry" | "retry-after-ignored" | "poll-too-fast" | "poll-after-terminal" | "retry-unchanged" | "expired-quote" | "quote-reused" | "quote-mismatch" | "download-after-expiry" | "outputs-never-downloaded" | "webhook-signature-unchecked" | "webhook-timestamp-unchecked" | "webhook-slow-ack" | "webhook-valid-refused" | "deprecated-model-used" | "download-with-api-key" | "stale-link-refetched" | "unreachable-input-url" | "oversized-inline-input" | "input-expired-before-start" | "upload-not-reused";
   /**
    * `error` costs money or data in production, `warning` is wasteful or fragile, `info` is worth a
    * look.
@@ -1054,7 +1064,7 @@ export interface Finding {
 
 /** One rule the report judges by. */
 export interface Rule {
-  id: "new-key-on-retry" | "retry-after-ignored" | "poll-too-fast" | "poll-after-terminal" | "retry-unchanged" | "expired-quote" | "quote-reused" | "quote-mismatch" | "download-after-expiry" | "outputs-never-downloaded" | "deprecated-model-used" | "download-with-api-key" | "stale-link-refetched" | "webhook-signature-unchecked" | "webhook-timestamp-unchecked" | "webhook-slow-ack" | "webhook-valid-refused";
+  id: "new-key-on-retry" | "retry-after-ignored" | "poll-too-fast" | "poll-after-terminal" | "retry-unchanged" | "expired-quote" | "quote-reused" | "quote-mismatch" | "download-after-expiry" | "outputs-never-downloaded" | "deprecated-model-used" | "download-with-api-key" | "stale-link-refetched" | "webhook-signature-unchecked" | "webhook-timestamp-unchecked" | "webhook-slow-ack" | "webhook-valid-refused" | "unreachable-input-url" | "oversized-inline-input" | "input-expired-before-start" | "upload-not-reused";
   /**
    * `error` costs money or data in production, `warning` is wasteful or fragile, `info` is worth a
    * look.
@@ -1320,6 +1330,11 @@ export interface Snapshot {
       forced?: string;
       /** How many of the outputs asked for the job filters out (a partial result); absent for none. */
       filtered?: number;
+      /**
+       * When an input the job reads as it starts (an upload, an output URL) expires: a job that
+       * starts after it fails `input_expired`. Absent when none does.
+       */
+      inputs_expire_at?: string;
       /** The id of the perturbation that forced the outcome. */
       struck?: string;
     };
@@ -1448,6 +1463,23 @@ export interface Snapshot {
    * Left out, a restore keeps the run's and the scenario's webhook.
    */
   webhooks?: SnapshotWebhooks;
+  /**
+   * The tenant's live uploads, their bytes included (base64): a restored tenant's jobs read the
+   * very files. Absent when it has none.
+   */
+  uploads?: {
+    id: string;
+    account: string;
+    content_type: string;
+    data: string;
+    created_at: string;
+    expires_at: string;
+  }[];
+  /**
+   * How many uploads the tenant has made, so a restored seeded tenant names its next upload as the
+   * original would; absent for none.
+   */
+  uploads_made?: number;
 }
 
 export interface SnapshotResult {
@@ -1596,6 +1628,35 @@ export interface SnapshotWebhooks {
  * storage is not the API.
  */
 export type StorageError = string;
+
+/**
+ * A file kept for use as a media input (`POST /v1/uploads`): its `url` goes in `image_url`,
+ * `mask_url` or any media input until `expires_at`.
+ */
+export interface Upload {
+  /** Names the upload; its URL ends in it. */
+  id: string;
+  /**
+   * The upload's URL, on the address the request reached the emulator by: send it as a media
+   * input; `GET` on it serves the file.
+   */
+  url: string;
+  /** The file's type, as sent or, when the request named none, as its bytes say. */
+  content_type: string;
+  size_bytes: number;
+  /** A decoded image's width in pixels. */
+  width?: number;
+  /** A decoded image's height in pixels. */
+  height?: number;
+  /** A WAV file's length in seconds. */
+  duration?: number;
+  created_at: string;
+  /**
+   * On the tenant's clock: `created_at` plus the upload TTL (1 h unless the scenario's
+   * `inputs.upload_ttl` says otherwise). A job that starts after it fails `input_expired`.
+   */
+  expires_at: string;
+}
 
 /**
  * One perturbation of an adversity plan — where it strikes and what it does — as `PUT

@@ -26,6 +26,7 @@ var schemaTypes = map[string]reflect.Type{
 	"Category":            reflect.TypeFor[api.Category](),
 	"CategoryList":        reflect.TypeFor[api.List[api.Category]](),
 	"Perturbation":        reflect.TypeFor[api.Perturbation](),
+	"Upload":              reflect.TypeFor[api.Upload](),
 	"Fault":               reflect.TypeFor[api.Fault](),
 	"Plan":                reflect.TypeFor[api.Plan](),
 	"PlanInForce":         reflect.TypeFor[api.PlanInForce](),

@@ -40,6 +40,12 @@ type Snapshot struct {
 	// Webhooks is the tenant's webhook, when it has one or deliveries are due; a restore
 	// without it keeps the run's and the scenario's.
 	Webhooks *SnapshotWebhooks `json:"webhooks,omitempty"`
+	// Uploads are the tenant's live uploads (POST /v1/uploads), their bytes included; absent
+	// when it has none.
+	Uploads []SnapshotUpload `json:"uploads,omitempty"`
+	// UploadsMade counts the uploads the tenant has made, so a restored seeded tenant names
+	// its next upload as the original would.
+	UploadsMade uint64 `json:"uploads_made,omitempty"`
 }
 
 // SnapshotClock is the world's clock: its mode and where it stood. A real clock goes on from
@@ -136,6 +142,9 @@ type SnapshotPlan struct {
 	Struck string `json:"struck,omitempty"`
 	// Filtered is how many outputs the job filters out (a partial result).
 	Filtered int `json:"filtered,omitempty"`
+	// InputsExpireAt is when an input the job reads at its start (an upload, an output URL)
+	// expires: a job that starts after it fails input_expired. Absent when none does.
+	InputsExpireAt string `json:"inputs_expire_at,omitempty"`
 }
 
 // SnapshotEnding is how a job ends when nothing interrupts it.
@@ -250,4 +259,15 @@ type SnapshotResult struct {
 	Now    string `json:"now"`
 	Jobs   int    `json:"jobs"`
 	Quotes int    `json:"quotes"`
+}
+
+// SnapshotUpload is one upload as a snapshot carries it: its bytes, base64 in JSON, so a
+// restored tenant's jobs read the very file and outputs keep following it.
+type SnapshotUpload struct {
+	ID          string `json:"id"`
+	Account     string `json:"account"`
+	ContentType string `json:"content_type"`
+	Data        []byte `json:"data"`
+	CreatedAt   string `json:"created_at"`
+	ExpiresAt   string `json:"expires_at"`
 }

@@ -87,6 +87,13 @@ type Settings struct {
 	WebhookEvents []string
 	// WebhookAllow are the HOST[:PORT] beyond loopback that deliveries may reach.
 	WebhookAllow []string
+	// Inputs is "fetch" to have media inputs fetched under a hosted service's rules, with
+	// POST /v1/uploads answering (docs/inputs.md); "" or "off" leaves them unread, as URIs
+	// validated and never fetched. A scenario's inputs: overrides it.
+	Inputs string
+	// InputsAllow are the HOST[:PORT] that inputs are really fetched from (a test's own file
+	// server); every other URL outside the emulator's own stands in as a seeded input.
+	InputsAllow []string
 }
 
 // Source is a named document, such as a catalog read from anywhere: problems name it.

@@ -3,6 +3,7 @@
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Emulator = exports.EmulatorStartError = exports.DEFAULT_KEY = exports.TENANT_ENV = exports.KEY_ENV = exports.ADMIN_TOKEN_ENV = exports.URL_ENV = exports.BIN_ENV = void 0;
 exports.findBinary = findBinary;
+exports.upload = upload;
 exports.tenantName = tenantName;
 exports.startEmulator = startEmulator;
 exports.attachEmulator = attachEmulator;
@@ -126,6 +127,7 @@ class Emulator {
             control,
             key: (other) => `${other}.${name}`,
             delete: ({ missingOk = true } = {}) => control.deleteTenant(name, { missingOk }),
+            upload: (file, contentType) => upload(this.url, `${key}.${name}`, file, contentType),
         };
     }
     /** A tenant with a fresh name made from `hint` and a random suffix. */
@@ -366,4 +368,30 @@ async function saveFailed(t, tenant, testName, dir) {
         t.diagnostic(line);
     else
         console.error(line);
+}
+/**
+ * Sends a file to POST /v1/uploads with the key and returns the upload: its url goes in
+ * image_url (or any media input) until its expires_at. file is the bytes (a Uint8Array or
+ * Buffer) or a path; without contentType the emulator reads the type from the bytes. The
+ * emulator must fetch inputs (--inputs fetch, or a scenario's inputs: fetch).
+ */
+async function upload(baseUrl, apiKey, file, contentType) {
+    const data = typeof file === 'string' ? (0, node_fs_1.readFileSync)(file) : file;
+    const resp = await fetch(`${baseUrl}/v1/uploads`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': contentType || 'application/octet-stream' },
+        body: data,
+    });
+    const text = await resp.text();
+    let body;
+    try {
+        body = JSON.parse(text);
+    }
+    catch {
+        body = undefined;
+    }
+    if (resp.status !== 201) {
+        throw new control_js_1.EmulatorError('POST', '/v1/uploads', resp.status, body && typeof body === 'object' ? body : undefined, text);
+    }
+    return body;
 }

@@ -209,6 +209,11 @@ type Output struct {
 	Duration         float64           `yaml:"duration"`
 	DurationField    string            `yaml:"duration_field"`
 	DurationFromText string            `yaml:"duration_from_text"`
+	// Delivery is how a succeeded job carries its files: "url" (the default) or "inline", a
+	// data: URI in place of each URL (sim/inline_outputs.go). DeliveryField names a boolean
+	// input member (such as sync_mode) that asks for inline when true.
+	Delivery      string `yaml:"delivery" json:",omitempty"`
+	DeliveryField string `yaml:"delivery_field" json:",omitempty"`
 
 	sizes map[string][2]int
 }

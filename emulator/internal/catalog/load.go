@@ -613,6 +613,14 @@ func checkOutput(r *Reporter, m *Model, n *yaml.Node) {
 			m.property(r, line, "output."+f.name, f.field)
 		}
 	}
+	if o.Delivery != "" && o.Delivery != "url" && o.Delivery != "inline" {
+		r.At(line, "model %q: output.delivery %q must be url or inline", m.ID, o.Delivery)
+	}
+	if o.DeliveryField != "" {
+		if prop, ok := m.property(r, line, "output.delivery_field", o.DeliveryField); ok && prop.Type != "boolean" {
+			r.At(line, "model %q: output.delivery_field %q must name a boolean member", m.ID, o.DeliveryField)
+		}
+	}
 	if (o.WidthField == "") != (o.HeightField == "") {
 		r.At(line, "model %q: output.width_field and output.height_field go together", m.ID)
 	}

@@ -29,7 +29,7 @@ func TestParseReportsEverything(t *testing.T) {
 		`x.yaml:27: model "m2": input_schema is not a valid JSON Schema: at /properties/prompt/minLength: must be >= 0 but found -1`,
 		`x.yaml:29: model "m2": pricing.base must be >= 0`,
 		"x.yaml:35: cannot unmarshal str `soon` into a duration such as 500ms or 2s",
-		`x.yaml:36: unknown field "shape" in output (known: aspect_ratio_field, count, count_field, duration, duration_field, duration_from_text, format, format_field, height, height_field, resolution_field, size_field, sizes, width, width_field)`,
+		`x.yaml:36: unknown field "shape" in output (known: aspect_ratio_field, count, count_field, delivery, delivery_field, duration, duration_field, duration_from_text, format, format_field, height, height_field, resolution_field, size_field, sizes, width, width_field)`,
 		`x.yaml:43: account "a": credits must be from 0 to 1000000000000000`,
 		`x.yaml:44: keys must be a list`,
 	}
@@ -154,6 +154,39 @@ func TestFindAgreesWithAPlainScan(t *testing.T) {
 			if got := ids(c.Find(q, category)); !reflect.DeepEqual(got, want) {
 				t.Errorf("Find(%q, %q) = %d models; want %d", q, category, len(got), len(want))
 			}
+		}
+	}
+}
+
+// TestOutputDelivery: delivery is url or inline, and delivery_field names a boolean member.
+func TestOutputDelivery(t *testing.T) {
+	t.Parallel()
+	model := func(output string) string {
+		return `models:
+  - id: m
+    name: M
+    description: A model.
+    category: text-to-image
+    output_type: image
+    status: ready
+    input_schema:
+      type: object
+      properties:
+        prompt: {type: string}
+        sync_mode: {type: boolean}
+      examples: [{prompt: a cat}]
+    output: ` + output + "\n"
+	}
+	if _, err := Parse("ok.yaml", []byte(model("{delivery: inline, delivery_field: sync_mode}"))); err != nil {
+		t.Errorf("inline delivery refused: %v", err)
+	}
+	for output, want := range map[string]string{
+		"{delivery: email}":        `output.delivery "email" must be url or inline`,
+		"{delivery_field: prompt}": `output.delivery_field "prompt" must name a boolean member`,
+	} {
+		_, err := Parse("bad.yaml", []byte(model(output)))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", output, err, want)
 		}
 	}
 }

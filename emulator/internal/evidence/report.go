@@ -79,6 +79,10 @@ var Rules = []api.Rule{
 	{ID: WebhookTimestampUnchecked, Severity: api.SeverityError, Title: "A webhook receiver accepted a delivery whose timestamp is older than 5 minutes"},
 	{ID: WebhookSlowAck, Severity: api.SeverityWarning, Title: "A webhook receiver took longer than 2 s to answer a delivery"},
 	{ID: WebhookValidRefused, Severity: api.SeverityWarning, Title: "A webhook receiver answered a valid delivery with a status other than 2xx"},
+	{ID: UnreachableInputURL, Severity: api.SeverityError, Title: "A media input a hosted service cannot reach: loopback, private, a local name or http:"},
+	{ID: OversizedInlineInput, Severity: api.SeverityError, Title: "A data: URI input over the service's inline limit"},
+	{ID: InputExpiredBeforeStart, Severity: api.SeverityWarning, Title: "A job failed as it started because an upload or output URL it reads had expired in the queue"},
+	{ID: UploadNotReused, Severity: api.SeverityInfo, Title: "The same file uploaded again and again while an earlier upload of it was live"},
 }
 
 // severity is each rule's severity, by id.
@@ -183,6 +187,7 @@ type judge struct {
 	keyed        map[string]int          // job -> its downloads that carried an Authorization header
 	keyedOrder   []string
 	receiver     map[string]*receiverFinding // webhook rule -> its finding
+	media        mediaSeen                   // media inputs and uploads (inputs_report.go)
 
 	// subjects are, by finding, the error answers a finding is about (the quote_expired
 	// answer of an expired-quote), which an expected error can explain; a finding about what
@@ -475,8 +480,10 @@ func (j *judge) entry(ev *Event) {
 		}
 	case generateRoute:
 		j.generation(ev)
+		j.inputExpired(e)
 	case jobRoute:
 		j.poll(ev, id)
+		j.inputExpired(e)
 	case listRoute:
 		k := e.Account + "\x00" + e.Query
 		js := j.lists[k]
@@ -492,6 +499,10 @@ func (j *judge) entry(ev *Event) {
 	case cancelRoute:
 		j.job(id, e).referencedAfter = e.Seq
 		j.sawJob(e, id)
+	case otherRoute:
+		if e.Method == "POST" && e.Path == "/v1/uploads" {
+			j.upload(e)
+		}
 	}
 }
 
@@ -743,6 +754,8 @@ func (j *judge) generation(ev *Event) {
 				j.subject(j.add(QuoteMismatch, fmt.Sprintf("generation with quote %s, which was made for another model or input: quote each input you generate, and send the input exactly as quoted",
 					clipText(e.QuoteID)), j.quotes[e.QuoteID].seq, e.Seq), e.Seq)
 			}
+		case "input_url_refused", "input_too_large":
+			j.inputRefused(e)
 		case "quote_already_used":
 			if !j.explained[e.Seq] {
 				j.subject(j.add(QuoteReused, fmt.Sprintf("generation with quote %s, which an earlier job already used: a quote buys one generation", clipText(e.QuoteID)), j.quoteUsed[e.QuoteID], e.Seq), e.Seq)

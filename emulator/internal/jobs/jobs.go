@@ -88,7 +88,13 @@ type Plan struct {
 	// Filtered is how many of the outputs asked for the run filters out (a partial result):
 	// the job's Outputs are the rest, and success charges only for them (see Charge).
 	Filtered int
+	// InputsExpireAt, when set, is when an input the job reads as it starts (an upload, an
+	// output link) stops being readable: a job that starts after it fails input_expired.
+	InputsExpireAt time.Time
 }
+
+// InputExpired is the code of a job that started after one of its inputs expired.
+const InputExpired = "input_expired"
 
 // Error is a failed or expired job's reason.
 type Error struct {
@@ -381,6 +387,9 @@ func (e *Engine) step(j *job, at time.Time) {
 		e.terminate(j, Expired, &Error{Code: code, Message: msg}, at)
 	case p.Ending.Status == Failed && p.Ending.InQueue:
 		e.terminate(j, Failed, &Error{Code: p.Ending.Code, Message: p.Ending.Message}, at)
+	case !p.InputsExpireAt.IsZero() && at.After(p.InputsExpireAt):
+		e.terminate(j, Failed, &Error{Code: InputExpired, Message: "an input (an upload or an output URL) expired at " +
+			p.InputsExpireAt.UTC().Format(time.RFC3339Nano) + ", before the job started; upload it again and generate anew"}, at)
 	default:
 		e.counts.add(Queued, -1)
 		e.counts.add(Running, 1)

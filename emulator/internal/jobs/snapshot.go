@@ -41,7 +41,7 @@ func (e *Engine) Export() []api.SnapshotJob {
 			FinishedAt: stampNanos(j.finishedAt), Progress: int(j.progress), Forced: j.forced,
 			Plan: api.SnapshotPlan{Queue: api.Duration(p.Queue), Run: api.Duration(p.Run), QueueTimeout: api.Duration(p.QueueTimeout),
 				Ending: api.SnapshotEnding{Status: string(p.Ending.Status), Code: p.Ending.Code, Message: p.Ending.Message, At: p.Ending.At, InQueue: p.Ending.InQueue},
-				Forced: p.Forced, Struck: p.Struck, Filtered: p.Filtered},
+				Forced: p.Forced, Struck: p.Struck, Filtered: p.Filtered, InputsExpireAt: stampTime(p.InputsExpireAt)},
 			OutputTTL:   api.Duration(j.OutputTTL),
 			FinishOrder: order[j],
 		}
@@ -75,6 +75,14 @@ func SnapshotOutputs(outs []Output) []api.SnapshotOutput {
 }
 
 // stampNanos formats a job's time, or "" when unset.
+// stampTime is an instant as a snapshot writes it, or "" for none.
+func stampTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
 func stampNanos(n int64) string {
 	if n == unset {
 		return ""
@@ -243,6 +251,14 @@ func decodeJob(sj api.SnapshotJob, prefix string) (*job, string, string) {
 		}
 		times[i] = t.UnixNano()
 	}
+	var inputsExpire time.Time
+	if sj.Plan.InputsExpireAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, sj.Plan.InputsExpireAt)
+		if err != nil {
+			return nil, "/plan/inputs_expire_at", "not an RFC 3339 time"
+		}
+		inputsExpire = t.UTC()
+	}
 	switch {
 	case times[0] == unset:
 		return nil, "/created_at", "a job needs its created_at"
@@ -283,7 +299,7 @@ func decodeJob(sj api.SnapshotJob, prefix string) (*job, string, string) {
 	j.New = New{ID: sj.ID, Account: sj.Account, Model: sj.Model, QuoteID: sj.QuoteID, Credits: sj.Credits, Input: input,
 		Plan: Plan{Queue: time.Duration(sj.Plan.Queue), Run: time.Duration(sj.Plan.Run), QueueTimeout: time.Duration(sj.Plan.QueueTimeout),
 			Ending: Ending{Status: Status(sj.Plan.Ending.Status), Code: sj.Plan.Ending.Code, Message: sj.Plan.Ending.Message, At: sj.Plan.Ending.At, InQueue: sj.Plan.Ending.InQueue},
-			Forced: sj.Plan.Forced, Struck: sj.Plan.Struck, Filtered: sj.Plan.Filtered},
+			Forced: sj.Plan.Forced, Struck: sj.Plan.Struck, Filtered: sj.Plan.Filtered, InputsExpireAt: inputsExpire},
 		OutputTTL: time.Duration(sj.OutputTTL)}
 	if sj.Error != nil {
 		j.err = &Error{Code: sj.Error.Code, Message: sj.Error.Message}

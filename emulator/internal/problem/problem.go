@@ -59,6 +59,10 @@ const (
 	ContentPolicyViolation  Code = "content_policy_violation"
 	ModelRetired            Code = "model_retired"
 	ConcurrencyLimited      Code = "concurrency_limited"
+	// InputURLRefused and InputTooLarge refuse a media input a hosted service would not fetch
+	// (an unreachable URL) or take (a data: URI over the inline limit), when inputs are fetched.
+	InputURLRefused Code = "input_url_refused"
+	InputTooLarge   Code = "input_too_large"
 )
 
 // FieldError is one field-level problem: Pointer is a JSON Pointer into the request body, or

@@ -37,6 +37,8 @@ type Scenario struct {
 	Evolution *Evolution  `yaml:"evolution"`
 	// Concurrency limits how many jobs run at once per account or key (concurrency.go).
 	Concurrency []Concurrency `yaml:"concurrency"`
+	// Inputs has media inputs fetched under a hosted service's rules (inputs.go).
+	Inputs *Inputs `yaml:"inputs"`
 	// Source is the file the scenario came from.
 	Source string `yaml:"-"`
 	// Document is the text it was read from, so a snapshot can carry a scenario sent inline.
@@ -314,6 +316,7 @@ func check(r *catalog.Reporter, root *yaml.Node, s *Scenario) {
 	}
 	checkLifecycle(r, nodeOf(root, "lifecycle"), s.Lifecycle)
 	checkConcurrency(r, nodeOf(root, "concurrency"), s.Concurrency)
+	checkInputs(r, nodeOf(root, "inputs"), s.Inputs)
 	for _, list := range []struct {
 		key string
 		ps  []Fault

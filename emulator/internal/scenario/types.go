@@ -38,6 +38,8 @@ func readsItself(n *yaml.Node, t reflect.Type) (bool, error) {
 		return true, new(Dist).UnmarshalYAML(n)
 	case fractionType:
 		return true, new(Fraction).UnmarshalYAML(n)
+	case inputsType:
+		return readInputs(n)
 	}
 	return false, nil
 }

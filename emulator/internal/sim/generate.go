@@ -100,6 +100,11 @@ type Generation struct {
 	OutcomeCode string
 	// Perturbation names the perturbation that forced the outcome, if one did.
 	Perturbation string
+	// Base is the scheme and host the client reached the emulator by, which tells the
+	// emulator's own upload and file URLs among the inputs (media_inputs.go).
+	Base string
+
+	media *mediaInputs // what its media inputs were found to be, when inputs are fetched
 }
 
 // Generate checks a generation in the contract's order, holds the credits and creates the job.
@@ -114,6 +119,12 @@ func (w *World) Generate(ctx context.Context, g Generation) (v jobs.View, replay
 	m, err := w.quotedInput(g)
 	if err != nil {
 		return jobs.View{}, false, err
+	}
+	if g.media, err = w.readInputs(ctx, g, m); err != nil {
+		return jobs.View{}, false, err
+	}
+	if err := ctx.Err(); err != nil && g.media != nil {
+		return jobs.View{}, false, err // the client left while an input was fetched: make no job
 	}
 	for {
 		entry, leader, err := w.idem.Begin(g.Account, key, g.fingerprint())
@@ -146,6 +157,7 @@ func (w *World) lead(g Generation, m *catalog.Model, entry *idempotency.Entry) (
 	defer w.gate.RUnlock()
 	// Directives steer a new job; a replay returns the job as it was made.
 	steer, err := w.directives(g, g.Input)
+	steer.media = g.media
 	var view jobs.View
 	if err == nil {
 		view, err = w.startJob(g.Account, g.Key, g.QuoteID, m, g.Input, steer)
@@ -285,6 +297,11 @@ func (w *World) startJob(account, key, quoteID string, m *catalog.Model, input m
 		return jobs.View{}, err
 	}
 	plan := w.plan(m, input, jobID, steer)
+	if outputs, err = w.applyInputs(m, input, steer.media, outputs, &plan); err != nil {
+		w.ledger.Release(account, q.Credits)
+		w.quotes.Release(account, q.ID, jobID)
+		return jobs.View{}, err
+	}
 	outputs = w.filter(m, jobID, steer, &plan, outputs)
 	n := jobs.New{
 		Remade:    w.remade(m, raw, jobID, outputs),
@@ -438,6 +455,7 @@ type directives struct {
 	code     string // a forced fail's failure code, if the perturbation gave one
 	struck   string // the perturbation that forced the outcome, if one did
 	ptr      string // where in the input the outcome token is, if a token chose it
+	media    *mediaInputs
 }
 
 // Request headers that steer one generation, named in problems about them.

@@ -43,6 +43,9 @@ func (w *World) PresentJob(v jobs.View, base string, to Audience) api.Job {
 			outputs[i].URLExpiresAt = Timestamp(links[i].ExpiresAt)
 		}
 	}
+	if to == ToClient {
+		w.inlineOutputs(v, outputs) // a model that delivers inline: its /v1 answers carry the files
+	}
 	var jerr *api.JobError
 	if v.Error != nil {
 		jerr = &api.JobError{Code: v.Error.Code, Message: v.Error.Message}

@@ -10,6 +10,7 @@ import (
 	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/clock"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/evidence"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/inputs"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
 	"github.com/mediagen/mediagen-emulator/emulator/internal/webhooks"
@@ -57,7 +58,8 @@ type Config struct {
 	// categories are the catalog's categories, of every model listed or not, which a
 	// listing's category filter may name.
 	categories map[string]bool
-	linkKey    []byte // the run's secret for signed output links (links.go), from NewTenants' ids
+	linkKey    []byte          // the run's secret for signed output links (links.go), from NewTenants' ids
+	fetcher    *inputs.Fetcher // reads inputs from --inputs-allow hosts (media_inputs.go)
 }
 
 // clockMode is the mode a new world's clock starts in.
@@ -85,6 +87,8 @@ func (c Config) complete() Config {
 		c.Coverage = evidence.NewCounts(nil)
 	}
 	c.maker = media.NewMaker(c.Media)
+	allow, _ := inputs.ParseAllow(c.InputsAllow) // CheckInputSettings refused what does not parse
+	c.fetcher = inputs.NewFetcher(allow)
 	c.categories = map[string]bool{}
 	if c.Catalog != nil {
 		for _, m := range c.Catalog.Models {

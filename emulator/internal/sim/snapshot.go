@@ -99,6 +99,7 @@ func (w *World) Snapshot(withJournal bool) api.Snapshot {
 	doc.Coverage = w.coverage.Seen()
 	doc.Notes = w.journal.ExportNotes()
 	doc.Webhooks = w.hooks.Export()
+	doc.Uploads, doc.UploadsMade = w.exportUploads(), w.uploads.made()
 	if withJournal {
 		j := w.journal.Export()
 		doc.Journal = &j
@@ -345,6 +346,9 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 		w.latencySeq, w.latencyOf = slices.Clone(doc.Random.Latency), w.inForce()
 	}
 	w.quotes.Import(doc.Quotes, p.under("/quotes"))
+	if ptr, msg := w.restoreUploads(doc.Uploads, doc.UploadsMade); ptr != "" {
+		p.add(ptr, msg)
+	}
 	// Outputs left out are made again here, straight into the engine's form.
 	remade := make([][]jobs.Output, len(doc.Jobs))
 	for i := range doc.Jobs {

@@ -134,7 +134,7 @@ type holder interface{ Bytes() int64 }
 // footprint is what the world holds, as counted against the memory budget.
 func (w *World) footprint() int64 {
 	n := int64(worldOverhead) + w.expectedBytes() + w.scenarioBytes()
-	for _, h := range [...]holder{w.quotes, w.jobs, w.idem, w.journal, w.hooks, w.faults} {
+	for _, h := range [...]holder{w.quotes, w.jobs, w.idem, w.journal, w.hooks, w.faults, w.uploads} {
 		n += h.Bytes()
 	}
 	return n

@@ -68,6 +68,7 @@ type World struct {
 	limiter *ratelimit.Limiter
 	journal *evidence.Journal
 	hooks   *webhooks.Hub // webhook deliveries (webhooks.go)
+	uploads *uploadStore  // files sent to POST /v1/uploads (media_uploads.go)
 	base    atomic.Value  // string: the scheme and host clients reach the emulator by
 
 	scenario atomic.Pointer[scenario.Scenario]
@@ -197,6 +198,7 @@ func newWorld(cfg *Config, g *ids.Generator, c *clock.Clock, l *ledger.Ledger, f
 		journal:  evidence.NewBounded(cfg.JournalMax, JournalBytes),
 		gone:     make(chan struct{}),
 		quoteSeq: map[string]uint64{},
+		uploads:  newUploadStore(),
 	}
 	w.hooks = w.newHub()
 	w.jobs = jobs.NewEngine(c, l, jobs.Options{Retention: cfg.JobRetention, MaxJobs: cfg.MaxJobs,

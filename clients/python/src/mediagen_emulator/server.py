@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -10,10 +11,13 @@ import subprocess
 import sysconfig
 import tempfile
 import threading
+import urllib.error
+import urllib.request
 from dataclasses import dataclass, field
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence, Union, cast
 
-from .control import TENANT_HEADER, Control, EmulatorError
+from .control import TENANT_HEADER, Control, EmulatorError, _opener
+from .types import Upload
 
 BIN_ENV = "MEDIAGEN_EMULATOR_BIN"
 URL_ENV = "MEDIAGEN_EMULATOR_URL"
@@ -102,6 +106,30 @@ class Tenant:
     def delete(self, missing_ok: bool = True) -> None:
         """Drops the tenant and everything in it."""
         self.control.delete_tenant(self.name, missing_ok=missing_ok)
+
+    def upload(self, file: Union[bytes, str, "os.PathLike[str]"], content_type: Optional[str] = None) -> Upload:
+        """Sends a file to POST /v1/uploads in this tenant, with its key, and returns the upload:
+        its `url` goes in `image_url` (or any media input) until its `expires_at`. `file` is the
+        bytes or a path; without `content_type` the emulator reads the type from the bytes. The
+        emulator must fetch inputs (`--inputs fetch`, or a scenario's `inputs: fetch`)."""
+        if isinstance(file, bytes):
+            data = file
+        else:
+            with open(os.fspath(file), "rb") as f:
+                data = f.read()
+        headers = {"Authorization": "Bearer " + self.api_key, "Content-Type": content_type or "application/octet-stream"}
+        req = urllib.request.Request(self.base_url + "/v1/uploads", data=data, headers=headers, method="POST")
+        try:
+            with _opener.open(req, timeout=self.control.timeout) as resp:
+                return cast(Upload, json.loads(resp.read()))
+        except urllib.error.HTTPError as err:
+            with err:
+                raw = err.read()
+            try:
+                problem = json.loads(raw) if raw else {}
+            except ValueError:
+                problem = {}
+            raise EmulatorError("POST", "/v1/uploads", err.code, problem if isinstance(problem, dict) else {}, raw) from None
 
 
 class Emulator:

@@ -51,6 +51,10 @@ class Problem(_ProblemRequired, total=False):
     replacement: str
     #: With `concurrency_limited`: how many jobs the scenario's `concurrency` rule runs at once.
     limit: int
+    #: With `input_url_refused` and `input_too_large` (inputs fetched): the input rule broken, one of
+    #: `scheme`, `https_only`, `loopback_address`, `private_address`, `metadata_address`, `bare_ip`,
+    #: `local_host_name`, `inline_too_large`, `inline_invalid`, `content_type` (docs/inputs.md).
+    rule: Literal["scheme", "https_only", "loopback_address", "private_address", "metadata_address", "bare_ip", "local_host_name", "inline_too_large", "inline_invalid", "content_type"]
 
 
 ProblemCode = str
@@ -280,8 +284,9 @@ class JobError(TypedDict):
     """Why a job failed or expired."""
 
     #: Why the job failed: `generation_failed`, `content_policy_violation`, `provider_timeout`,
-    #: `provider_error`, `out_of_capacity`, `queue_timeout`, or a code given to `POST
-    #: /_emulator/jobs/{id}/fail`.
+    #: `provider_error`, `out_of_capacity`, `queue_timeout`; with inputs fetched, as the job starts,
+    #: `input_fetch_failed`, `input_expired`, `input_unsupported_type`, `input_undecodable` or
+    #: `input_too_large` (docs/inputs.md); or a code given to `POST /_emulator/jobs/{id}/fail`.
     code: str
     #: For people.
     message: str
@@ -295,7 +300,10 @@ class _OutputRequired(TypedDict):
     #: Where to download the file, without a key; after the output time-to-live it answers `410
     #: output_expired`. When the scenario signs links (`download.url_ttl`) it carries `expires` and
     #: `signature` query parameters and works until `url_expires_at`; read the job again for a fresh
-    #: one.
+    #: one. For a model whose catalog output delivers inline (`delivery: inline`, or its
+    #: `delivery_field`, such as `sync_mode`, true in the input), a `/v1` answer carries each file of
+    #: at most 1 MiB here as a `data:` URI (base64) instead, the very bytes its file URL serves; a
+    #: larger file keeps its URL.
     url: str
     #: The file's media type.
     content_type: str
@@ -985,7 +993,7 @@ class _FindingRequired(TypedDict):
     """The fields of Finding that are always present."""
 
     #: The rule's id.
-    rule: Literal["new-key-on-retry", "retry-after-ignored", "poll-too-fast", "poll-after-terminal", "retry-unchanged", "expired-quote", "quote-reused", "quote-mismatch", "download-after-expiry", "outputs-never-downloaded", "webhook-signature-unchecked", "webhook-timestamp-unchecked", "webhook-slow-ack", "webhook-valid-refused", "deprecated-model-used", "download-with-api-key", "stale-link-refetched"]
+    rule: Literal["new-key-on-retry", "retry-after-ignored", "poll-too-fast", "poll-after-terminal", "retry-unchanged", "expired-quote", "quote-reused", "quote-mismatch", "download-after-expiry", "outputs-never-downloaded", "webhook-signature-unchecked", "webhook-timestamp-unchecked", "webhook-slow-ack", "webhook-valid-refused", "deprecated-model-used", "download-with-api-key", "stale-link-refetched", "unreachable-input-url", "oversized-inline-input", "input-expired-before-start", "upload-not-reused"]
     #: `error` costs money or data in production, `warning` is wasteful or fragile, `info` is worth a
     #: look.
     severity: Literal["error", "warning", "info"]
@@ -1007,7 +1015,7 @@ class Finding(_FindingRequired, total=False):
 class Rule(TypedDict):
     """One rule the report judges by."""
 
-    id: Literal["new-key-on-retry", "retry-after-ignored", "poll-too-fast", "poll-after-terminal", "retry-unchanged", "expired-quote", "quote-reused", "quote-mismatch", "download-after-expiry", "outputs-never-downloaded", "deprecated-model-used", "download-with-api-key", "stale-link-refetched", "webhook-signature-unchecked", "webhook-timestamp-unchecked", "webhook-slow-ack", "webhook-valid-refused"]
+    id: Literal["new-key-on-retry", "retry-after-ignored", "poll-too-fast", "poll-after-terminal", "retry-unchanged", "expired-quote", "quote-reused", "quote-mismatch", "download-after-expiry", "outputs-never-downloaded", "deprecated-model-used", "download-with-api-key", "stale-link-refetched", "webhook-signature-unchecked", "webhook-timestamp-unchecked", "webhook-slow-ack", "webhook-valid-refused", "unreachable-input-url", "oversized-inline-input", "input-expired-before-start", "upload-not-reused"]
     #: `error` costs money or data in production, `warning` is wasteful or fragile, `info` is worth a
     #: look.
     severity: Literal["error", "warning", "info"]
@@ -1227,6 +1235,12 @@ class Snapshot(_SnapshotRequired, total=False):
     #: deliveries due then go out) and the deliveries due, with their ids, bodies and attempts made.
     #: Left out, a restore keeps the run's and the scenario's webhook.
     webhooks: SnapshotWebhooks
+    #: The tenant's live uploads, their bytes included (base64): a restored tenant's jobs read the
+    #: very files. Absent when it has none.
+    uploads: List[Dict[str, Any]]
+    #: How many uploads the tenant has made, so a restored seeded tenant names its next upload as the
+    #: original would; absent for none.
+    uploads_made: int
 
 
 class SnapshotResult(TypedDict):
@@ -1377,6 +1391,36 @@ expired</Message><Expires>…</Expires><ServerTime>…</ServerTime><RequestId>�
 (an altered link) or `InvalidArgument` (`Only one auth mechanism allowed`). Not a problem
 body: storage is not the API.
 """
+
+
+class _UploadRequired(TypedDict):
+    """The fields of Upload that are always present."""
+
+    #: Names the upload; its URL ends in it.
+    id: str
+    #: The upload's URL, on the address the request reached the emulator by: send it as a media
+    #: input; `GET` on it serves the file.
+    url: str
+    #: The file's type, as sent or, when the request named none, as its bytes say.
+    content_type: str
+    size_bytes: int
+    created_at: str
+    #: On the tenant's clock: `created_at` plus the upload TTL (1 h unless the scenario's
+    #: `inputs.upload_ttl` says otherwise). A job that starts after it fails `input_expired`.
+    expires_at: str
+
+
+class Upload(_UploadRequired, total=False):
+    """A file kept for use as a media input (`POST /v1/uploads`): its `url` goes in
+    `image_url`, `mask_url` or any media input until `expires_at`.
+    """
+
+    #: A decoded image's width in pixels.
+    width: int
+    #: A decoded image's height in pixels.
+    height: int
+    #: A WAV file's length in seconds.
+    duration: float
 
 
 class Perturbation(TypedDict, total=False):

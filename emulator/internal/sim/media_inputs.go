@@ -1,0 +1,293 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/config"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/catalog"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/inputs"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/jobs"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/media"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/problem"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/scenario"
+)
+
+// CheckInputSettings refuses --inputs and --inputs-allow values that do not parse.
+func CheckInputSettings(s config.Settings) error {
+	if s.Inputs != "" && s.Inputs != scenario.InputsFetch && s.Inputs != scenario.InputsOff {
+		return fmt.Errorf("--inputs %q must be fetch or off", s.Inputs)
+	}
+	_, err := inputs.ParseAllow(s.InputsAllow)
+	return err
+}
+
+// Fetching reports whether media inputs are fetched under a scenario: its inputs: when it
+// says, else --inputs.
+func (w *World) Fetching(sc *scenario.Scenario) bool {
+	switch sc.InputsMode() {
+	case scenario.InputsFetch:
+		return true
+	case scenario.InputsOff:
+		return false
+	}
+	return w.cfg.Inputs == scenario.InputsFetch
+}
+
+// FetchingNow reports whether media inputs are fetched under the scenario in force, which is
+// when POST /v1/uploads answers.
+func (w *World) FetchingNow() bool { return w.Fetching(w.scenario.Load()) }
+
+// mediaInputs is what a generation's media inputs were found to be, read under the rules.
+type mediaInputs struct {
+	infos map[string]inputs.Info // by member name; a list's first item
+	fail  *inputs.Failure        // the first input that fails the job when it starts
+	// expires is the earliest instant an input read from the emulator's own stores (an
+	// upload, an output) stops being readable; zero when none is.
+	expires time.Time
+}
+
+// inputScenario is the scenario a generation runs under, as directives will find it; a name
+// it does not know is directives' to refuse, so it is taken as the one in force here.
+func (w *World) inputScenario(g Generation) *scenario.Scenario {
+	sc := w.scenario.Load()
+	if g.Scenario != "" {
+		if named, ok := w.cfg.Scenarios[g.Scenario]; ok {
+			sc = named
+		}
+	}
+	return sc
+}
+
+// readInputs applies a hosted service's input rules to a generation when inputs are fetched
+// (nil, nil otherwise): a rule broken answers 422 at the member's pointer, before anything is
+// held; an input read now (a data: URI, an upload, an output, an allowed host's file) that
+// will not do fails the job when it starts, as the service's fetch at the job's start would.
+func (w *World) readInputs(ctx context.Context, g Generation, m *catalog.Model) (*mediaInputs, error) {
+	sc := w.inputScenario(g)
+	if !w.Fetching(sc) {
+		return nil, nil
+	}
+	members := inputs.Members(m.SchemaJSON)
+	if len(members) == 0 {
+		return nil, nil
+	}
+	rules := sc.InputRules()
+	allow, _ := inputs.ParseAllow(w.cfg.InputsAllow) // checked when the server was made
+	mi := &mediaInputs{infos: map[string]inputs.Info{}}
+	var refused *problem.Error
+	for _, mem := range members {
+		var urls []string
+		switch v := g.Input[mem.Name].(type) {
+		case string:
+			urls = []string{v}
+		case []any:
+			for _, item := range v {
+				if s, ok := item.(string); ok {
+					urls = append(urls, s)
+				}
+			}
+		}
+		for i, raw := range urls {
+			ptr := "/input/" + mem.Name
+			if mem.List {
+				ptr += "/" + strconv.Itoa(i)
+			}
+			info, fail, ref := w.readInput(ctx, raw, mem.Kind, rules, allow, g.Base, mi)
+			if ref != nil {
+				code := problem.InputURLRefused
+				if ref.Rule == inputs.RuleInlineTooBig {
+					code = problem.InputTooLarge
+				}
+				if refused == nil {
+					refused = &problem.Error{Code: code, Detail: mem.Name + ": " + ref.Message, Extra: map[string]any{"rule": ref.Rule}}
+				}
+				refused.Errors = append(refused.Errors, problem.FieldError{Pointer: ptr, Message: ref.Message})
+				continue
+			}
+			if fail != nil && mi.fail == nil {
+				mi.fail = &inputs.Failure{Code: fail.Code, Message: mem.Name + ": " + fail.Message}
+			}
+			if _, seen := mi.infos[mem.Name]; !seen && fail == nil {
+				mi.infos[mem.Name] = info
+			}
+		}
+	}
+	if refused != nil {
+		if len(refused.Errors) > 1 {
+			refused.Detail = strconv.Itoa(len(refused.Errors)) + " inputs the service would not fetch; see errors"
+		}
+		return nil, refused
+	}
+	if err := maskMatches(members, mi); err != nil {
+		return nil, err
+	}
+	return mi, nil
+}
+
+// readInput reads one input URL: from the world's own uploads and outputs, from a data: URI,
+// from an allowed host, or as the rules' stand-in.
+func (w *World) readInput(ctx context.Context, raw string, kind inputs.Kind, rules inputs.Rules, allow *inputs.Allow, base string, mi *mediaInputs) (inputs.Info, *inputs.Failure, *inputs.Refusal) {
+	if info, fail, ok := w.ownInput(raw, kind, base, mi); ok {
+		return info, fail, nil
+	}
+	v, ref := rules.Judge(raw, kind, allow)
+	if ref != nil {
+		return inputs.Info{}, nil, ref
+	}
+	switch v.Way {
+	case inputs.Inline:
+		info, fail := inputs.Decode(v.Data, v.ContentType, kind)
+		return info, fail, nil
+	case inputs.Allowed:
+		data, ctype, fail := w.cfg.fetcher.Fetch(ctx, v.URL, rules.MaxRedirects, rules.Limits[kind].URL)
+		if fail != nil {
+			return inputs.Info{}, fail, nil
+		}
+		info, fail := inputs.Decode(data, ctype, kind)
+		return info, fail, nil
+	}
+	return inputs.StandIn(v.URL, kind), nil, nil
+}
+
+// ownInput reads an input that names the world's own upload or output file: by its path when
+// the upload or job is one the world has, or on the address the client reached the emulator
+// by (base) when it is not, which the service's own storage would answer 404.
+func (w *World) ownInput(raw string, kind inputs.Kind, base string, mi *mediaInputs) (inputs.Info, *inputs.Failure, bool) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return inputs.Info{}, nil, false
+	}
+	b, _ := url.Parse(base)
+	ours := b != nil && strings.EqualFold(b.Host, u.Host)
+	rest, ok := strings.CutPrefix(u.Path, w.path)
+	if !ok {
+		if ours && strings.HasPrefix(u.Path, "/files/") {
+			// Another tenant's file: tenants are services of their own, whose storage this
+			// one's jobs do not read.
+			return inputs.Info{}, &inputs.Failure{Code: inputs.FailFetch, Message: "the emulator's file URL answered 404 (it is another tenant's)"}, true
+		}
+		return inputs.Info{}, nil, false
+	}
+	now := w.clock.Now()
+	if id, ok := strings.CutPrefix(rest, UploadsDir+"/"); ok {
+		up, found := w.uploads.find(id, now)
+		switch {
+		case found && up.fail != nil:
+			return up.info, up.fail, true
+		case found && up.info.Kind != kind:
+			return up.info, &inputs.Failure{Code: inputs.FailType, Message: "the upload is " + up.info.ContentType + ", not " + string(kind) + "/*"}, true
+		case found:
+			mi.expire(up.expires)
+			return up.info, nil, true
+		case ours:
+			return inputs.Info{}, &inputs.Failure{Code: inputs.FailFetch, Message: "the upload's URL answered 404: it never was, or it expired; upload the file again"}, true
+		}
+		return inputs.Info{}, nil, false
+	}
+	job, name, ok := strings.Cut(rest, "/")
+	if !ok {
+		return inputs.Info{}, nil, false
+	}
+	v, found := w.jobs.Get("", job)
+	stem, _, _ := strings.Cut(name, ".")
+	index, err := strconv.Atoi(stem)
+	switch {
+	case found && v.Status == jobs.Succeeded && err == nil && index >= 0 && index < len(v.Outputs):
+		o := v.Outputs[index]
+		if !now.Before(v.OutputsExpireAt) {
+			return inputs.Info{}, &inputs.Failure{Code: inputs.FailExpired, Message: "the output expired at " + Timestamp(v.OutputsExpireAt)}, true
+		}
+		info := inputs.Info{Kind: inputs.Kind(o.Type), ContentType: o.ContentType, Width: o.Width, Height: o.Height, Duration: o.Duration, Bytes: o.SizeBytes}
+		if info.Kind != kind {
+			return info, &inputs.Failure{Code: inputs.FailType, Message: "the output is " + o.ContentType + ", not " + string(kind) + "/*"}, true
+		}
+		// An output is read when the job starts, until its expiry: a link that expires sooner
+		// than a queue ends fails the job, as an upload does.
+		mi.expire(v.OutputsExpireAt.Add(-time.Nanosecond))
+		return info, nil, true
+	case found || ours:
+		return inputs.Info{}, &inputs.Failure{Code: inputs.FailFetch, Message: "the emulator's file URL answered 404"}, true
+	}
+	return inputs.Info{}, nil, false
+}
+
+// expire keeps the earliest expiry of the inputs read from the world's stores.
+func (mi *mediaInputs) expire(at time.Time) {
+	if mi.expires.IsZero() || at.Before(mi.expires) {
+		mi.expires = at
+	}
+}
+
+// maskMatches refuses a mask whose size is not the image's, as inpainting services do.
+func maskMatches(members []inputs.Member, mi *mediaInputs) error {
+	img, ok := mi.infos["image_url"]
+	if !ok || img.Width == 0 {
+		return nil
+	}
+	for _, mem := range members {
+		mask, ok := mi.infos[mem.Name]
+		if !mem.Mask || !ok || mask.Width == 0 || mask.Width == img.Width && mask.Height == img.Height {
+			continue
+		}
+		msg := fmt.Sprintf("the mask is %d×%d and the image %d×%d; a mask must have the image's size", mask.Width, mask.Height, img.Width, img.Height)
+		return &problem.Error{Code: problem.InvalidInput, Detail: mem.Name + ": " + msg,
+			Errors: []problem.FieldError{{Pointer: "/input/" + mem.Name, Message: msg}}}
+	}
+	return nil
+}
+
+// followsInput reports the models whose images keep their input image's size: image-to-image,
+// inpainting and background removal.
+func followsInput(m *catalog.Model) bool {
+	switch m.Category {
+	case "image-to-image", "inpainting", "background-removal":
+		return m.OutputType == catalog.OutputImage
+	}
+	return false
+}
+
+// asksSize reports whether the input names the output's size itself, which then wins over
+// the input image's.
+func asksSize(m *catalog.Model, input map[string]any) bool {
+	for _, f := range []string{m.Output.SizeField, m.Output.WidthField, m.Output.AspectRatioField, m.Output.ResolutionField} {
+		if _, ok := input[f]; f != "" && ok {
+			return true
+		}
+	}
+	return false
+}
+
+// applyInputs shapes a new job by what its inputs were found to be: a failing input fails it
+// as it starts, an input read from the world's stores must still be there then, and the images
+// of a model that follows its input take the input image's size.
+func (w *World) applyInputs(m *catalog.Model, input map[string]any, mi *mediaInputs, outputs []jobs.Output, plan *jobs.Plan) ([]jobs.Output, error) {
+	if mi == nil {
+		return outputs, nil
+	}
+	if mi.fail != nil {
+		plan.Ending = jobs.Ending{Status: jobs.Failed, Code: mi.fail.Code, Message: mi.fail.Message, InQueue: true}
+	}
+	plan.InputsExpireAt = mi.expires
+	img, ok := mi.infos["image_url"]
+	if !ok || img.Width == 0 || !followsInput(m) || asksSize(m, input) {
+		return outputs, nil
+	}
+	for i := range outputs {
+		o := &outputs[i]
+		if o.Type != catalog.OutputImage {
+			continue
+		}
+		o.Width, o.Height = min(img.Width, media.MaxImageSide), min(img.Height, media.MaxImageSide)
+		size, err := w.cfg.maker.Size(mediaSpec(*o))
+		if err != nil {
+			return nil, fmt.Errorf("output %d of %s at the input's size: %w", i, m.ID, err)
+		}
+		o.SizeBytes = size
+	}
+	return outputs, nil
+}
