@@ -1,10 +1,8 @@
 package battery
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -101,7 +99,7 @@ func runCase(ctx context.Context, b *Battery, c Case, o Options) (CaseResult, []
 	if err != nil {
 		return res, nil, err
 	}
-	if err := control(ctx, t, http.MethodPost, "/_emulator/clock", tenant, mode, nil); err != nil {
+	if err := t.Call(ctx, http.MethodPost, "/_emulator/clock", tenant, mode, nil); err != nil {
 		return res, nil, fmt.Errorf("putting tenant %s on the skipping clock: %w", tenant, err)
 	}
 	if c.Scenario != nil {
@@ -109,7 +107,7 @@ func runCase(ctx context.Context, b *Battery, c Case, o Options) (CaseResult, []
 		if err != nil {
 			return res, nil, err
 		}
-		if err := control(ctx, t, http.MethodPut, "/_emulator/scenario", tenant, body, nil); err != nil {
+		if err := t.Call(ctx, http.MethodPut, "/_emulator/scenario", tenant, body, nil); err != nil {
 			return res, nil, fmt.Errorf("giving tenant %s its scenario: %w", tenant, err)
 		}
 	}
@@ -150,13 +148,13 @@ func facts(ctx context.Context, t explore.Target, tenant string, c Case, out exp
 		f.Got = Failure
 	}
 	var rep api.Report
-	if err := control(ctx, t, http.MethodGet, "/_emulator/report", tenant, nil, &rep); err != nil {
+	if err := t.Call(ctx, http.MethodGet, "/_emulator/report", tenant, nil, &rep); err != nil {
 		return f, fmt.Errorf("reading the report of tenant %s: %w", tenant, err)
 	}
 	f.Findings = rep.Findings
 	// A case's adapter makes a job or two; a page of the most a page holds is every one.
 	var jobs api.Page[api.ControlJob]
-	if err := control(ctx, t, http.MethodGet, "/_emulator/jobs?limit=500", tenant, nil, &jobs); err != nil {
+	if err := t.Call(ctx, http.MethodGet, "/_emulator/jobs?limit=500", tenant, nil, &jobs); err != nil {
 		return f, fmt.Errorf("reading the jobs of tenant %s: %w", tenant, err)
 	}
 	f.Jobs = jobs.Data
@@ -166,13 +164,13 @@ func facts(ctx context.Context, t explore.Target, tenant string, c Case, out exp
 			return f, err
 		}
 		var v api.Verification
-		if err := control(ctx, t, http.MethodPost, "/_emulator/verify", tenant, body, &v); err != nil {
+		if err := t.Call(ctx, http.MethodPost, "/_emulator/verify", tenant, body, &v); err != nil {
 			return f, fmt.Errorf("verifying tenant %s: %w", tenant, err)
 		}
 		f.Answered[code] = v.Matches
 	}
 	var plan api.PlanInForce
-	if err := control(ctx, t, http.MethodGet, "/_emulator/plan", tenant, nil, &plan); err != nil {
+	if err := t.Call(ctx, http.MethodGet, "/_emulator/plan", tenant, nil, &plan); err != nil {
 		return f, fmt.Errorf("reading the plan of tenant %s: %w", tenant, err)
 	}
 	for _, p := range plan.Perturbations {
@@ -182,7 +180,7 @@ func facts(ctx context.Context, t explore.Target, tenant string, c Case, out exp
 	}
 	// A case's adapter sends a few requests; a page of the most a page holds is every one.
 	var journal api.Page[api.JournalEntry]
-	if err := control(ctx, t, http.MethodGet, "/_emulator/requests?limit=500", tenant, nil, &journal); err != nil {
+	if err := t.Call(ctx, http.MethodGet, "/_emulator/requests?limit=500", tenant, nil, &journal); err != nil {
 		return f, fmt.Errorf("reading the journal of tenant %s: %w", tenant, err)
 	}
 	for _, e := range journal.Data {
@@ -214,58 +212,4 @@ func savedFiles(dir string) ([]File, error) {
 		return nil
 	})
 	return out, err
-}
-
-// maxAnswer bounds a control answer the battery reads: a report, a page of jobs, a
-// verification.
-const maxAnswer = 64 << 20
-
-// control sends one control request for the tenant and reads a 2xx answer's JSON into into
-// (when not nil).
-func control(ctx context.Context, t explore.Target, method, path, tenant string, body []byte, into any) error {
-	var r io.Reader
-	if body != nil {
-		r = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(t.URL, "/")+path, r)
-	if err != nil {
-		return err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("X-Emulator-Tenant", tenant)
-	if t.AdminToken != "" {
-		req.Header.Set("X-Emulator-Admin-Token", t.AdminToken)
-	}
-	c := t.Client
-	if c == nil {
-		c = http.DefaultClient
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
-	if err != nil {
-		return err
-	}
-	if len(data) > maxAnswer {
-		return fmt.Errorf("the answer to %s %s is over %d bytes", method, path, maxAnswer)
-	}
-	if resp.StatusCode/100 != 2 {
-		var p struct {
-			Detail string `json:"detail"`
-		}
-		_ = json.Unmarshal(data, &p)
-		return &explore.StatusError{Status: resp.StatusCode, Detail: p.Detail}
-	}
-	if into == nil {
-		return nil
-	}
-	if err := json.Unmarshal(data, into); err != nil {
-		return errors.Join(fmt.Errorf("the answer to %s %s does not read", method, path), err)
-	}
-	return nil
 }

@@ -95,7 +95,7 @@ func (t Target) Run(ctx context.Context, s RunSpec) (Outcome, error) {
 	if err != nil {
 		return out, err
 	}
-	if err := t.call(ctx, http.MethodPut, "/_emulator/plan", s.Tenant, body, nil); err != nil {
+	if err := t.Call(ctx, http.MethodPut, "/_emulator/plan", s.Tenant, body, nil); err != nil {
 		return out, fmt.Errorf("applying the plan to tenant %s: %w", s.Tenant, err)
 	}
 	if !s.Keep {
@@ -195,7 +195,7 @@ func (t Target) Verdict(ctx context.Context, tenant string, exit int) (api.Verdi
 	if exit != NoExit {
 		path += "?exit=" + strconv.Itoa(exit)
 	}
-	if err := t.call(ctx, http.MethodGet, path, tenant, nil, &v); err != nil {
+	if err := t.Call(ctx, http.MethodGet, path, tenant, nil, &v); err != nil {
 		return v, fmt.Errorf("reading the verdict of tenant %s: %w", tenant, err)
 	}
 	return v, nil
@@ -209,7 +209,7 @@ func (t Target) Bundle(ctx context.Context, tenant string, seed int64, run, exit
 	if exit != NoExit {
 		q.Set("exit", strconv.Itoa(exit))
 	}
-	if err := t.call(ctx, http.MethodGet, "/_emulator/bundle?"+q.Encode(), tenant, nil, &b); err != nil {
+	if err := t.Call(ctx, http.MethodGet, "/_emulator/bundle?"+q.Encode(), tenant, nil, &b); err != nil {
 		return b, fmt.Errorf("reading the bundle of tenant %s: %w", tenant, err)
 	}
 	return b, nil
@@ -217,7 +217,7 @@ func (t Target) Bundle(ctx context.Context, tenant string, seed int64, run, exit
 
 // DropTenant removes the tenant and all it holds; one already gone is no error.
 func (t Target) DropTenant(ctx context.Context, tenant string) error {
-	err := t.call(ctx, http.MethodDelete, "/_emulator/tenants/"+url.PathEscape(tenant), "", nil, nil)
+	err := t.Call(ctx, http.MethodDelete, "/_emulator/tenants/"+url.PathEscape(tenant), "", nil, nil)
 	var se *StatusError
 	if errors.As(err, &se) && se.Status == http.StatusNotFound {
 		return nil
@@ -240,9 +240,9 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("the emulator answered %d: %s", e.Status, e.Detail)
 }
 
-// call sends one control request for the tenant ("" for none) and reads a 2xx answer's JSON
+// Call sends one control request for the tenant ("" for none) and reads a 2xx answer's JSON
 // into into (when not nil).
-func (t Target) call(ctx context.Context, method, path, tenant string, body []byte, into any) error {
+func (t Target) Call(ctx context.Context, method, path, tenant string, body []byte, into any) error {
 	var r io.Reader
 	if body != nil {
 		r = bytes.NewReader(body)
