@@ -3,12 +3,12 @@
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Emulator = exports.EmulatorStartError = exports.DEFAULT_KEY = exports.TENANT_ENV = exports.KEY_ENV = exports.ADMIN_TOKEN_ENV = exports.URL_ENV = exports.BIN_ENV = void 0;
 exports.findBinary = findBinary;
-exports.upload = upload;
 exports.tenantName = tenantName;
 exports.startEmulator = startEmulator;
 exports.attachEmulator = attachEmulator;
 exports.emulatorFromEnv = emulatorFromEnv;
 exports.tenantFor = tenantFor;
+exports.upload = upload;
 const node_child_process_1 = require("node:child_process");
 const node_crypto_1 = require("node:crypto");
 const node_fs_1 = require("node:fs");
