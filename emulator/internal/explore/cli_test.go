@@ -38,6 +38,10 @@ func runMain(t *testing.T, args ...string) result {
 	return result{code, out.String(), errs.String()}
 }
 
+// okClient is a client that does nothing and exits 0: a shell, which starts in a few
+// milliseconds, where the race-built test binary takes a second.
+var okClient = []string{"sh", "-c", "echo done"}
+
 // TestMainFindsShrinksAndReplays: explore finds the plan the client fails under, shrinks it
 // to one perturbation of POST /v1/generate, the mildest, confirms it, writes its bundle and
 // exits 1; the same seed prints the same bytes; the bundle replays failing; a client that
@@ -47,7 +51,7 @@ func TestMainFindsShrinksAndReplays(t *testing.T) {
 	f, target := newFake(t)
 	f.fails = strikesGenerate
 	out := filepath.Join(t.TempDir(), "bundle.json")
-	client := append(self(t), "explore-test-client", "ok")
+	client := okClient // the fake decides what fails: the client only has to run
 	args := append([]string{"--emulator", target.URL, "--admin-token", "tok", "--seed", "7", "--runs", "50", "--out", out, "--"}, client...)
 	r := runMain(t, args...)
 	if r.code != 1 {
@@ -109,7 +113,7 @@ func TestMainFlaky(t *testing.T) {
 	f.fails = func(tenant string, p api.Plan) bool {
 		return strikesGenerate(tenant, p) && !strings.HasSuffix(tenant, "-c2")
 	}
-	r := runMain(t, append([]string{"--emulator", target.URL, "--runs", "10", "--out", filepath.Join(t.TempDir(), "b.json"), "--"}, append(self(t), "explore-test-client", "ok")...)...)
+	r := runMain(t, append([]string{"--emulator", target.URL, "--runs", "10", "--out", filepath.Join(t.TempDir(), "b.json"), "--"}, okClient...)...)
 	if r.code != 0 || !strings.Contains(r.stdout, "  flaky under this plan: failed 4 of 5 re-runs: POST /v1/generate#1 error 500 internal_error\n") ||
 		!strings.Contains(r.stdout, "no failure confirmed in 10 runs; ") {
 		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
