@@ -72,11 +72,11 @@ func (w *World) readInputs(ctx context.Context, g Generation, m *catalog.Model) 
 	if !w.Fetching(sc) {
 		return nil, nil
 	}
-	members := inputs.Members(m.SchemaJSON)
+	members := inputs.Members(m.SchemaJSON, m.MediaMarks())
 	if len(members) == 0 {
 		return nil, nil
 	}
-	rules := sc.InputRules()
+	rules := sc.InputRulesFor(m)
 	allow, _ := inputs.ParseAllow(w.cfg.InputsAllow) // checked when the server was made
 	mi := &mediaInputs{infos: map[string]inputs.Info{}}
 	var refused *problem.Error
