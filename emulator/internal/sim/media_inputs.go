@@ -2,8 +2,12 @@ package sim
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"math"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -273,21 +277,88 @@ func (w *World) applyInputs(m *catalog.Model, input map[string]any, mi *mediaInp
 		plan.Ending = jobs.Ending{Status: jobs.Failed, Code: mi.fail.Code, Message: mi.fail.Message, InQueue: true}
 	}
 	plan.InputsExpireAt = mi.expires
-	img, ok := mi.infos["image_url"]
-	if !ok || img.Width == 0 || !followsInput(m) || asksSize(m, input) {
+	changed := false
+	if img, ok := mi.infos["image_url"]; ok && img.Width > 0 && followsInput(m) && !asksSize(m, input) {
+		for i := range outputs {
+			if o := &outputs[i]; o.Type == catalog.OutputImage {
+				o.Width, o.Height = min(img.Width, media.MaxImageSide), min(img.Height, media.MaxImageSide)
+				changed = true
+			}
+		}
+	}
+	if d, ok := followedDuration(m, input, mi); ok {
+		for i := range outputs {
+			switch o := &outputs[i]; o.Type {
+			case catalog.OutputAudio:
+				o.Duration, changed = min(d, media.MaxAudioDuration.Seconds()), true
+			case catalog.OutputVideo:
+				o.Duration, changed = min(d, media.MaxVideoDuration.Seconds()), true
+			}
+		}
+	}
+	if !changed {
 		return outputs, nil
 	}
 	for i := range outputs {
-		o := &outputs[i]
-		if o.Type != catalog.OutputImage {
-			continue
-		}
-		o.Width, o.Height = min(img.Width, media.MaxImageSide), min(img.Height, media.MaxImageSide)
-		size, err := w.cfg.maker.Size(mediaSpec(*o))
+		size, err := w.cfg.maker.Size(mediaSpec(outputs[i]))
 		if err != nil {
-			return nil, fmt.Errorf("output %d of %s at the input's size: %w", i, m.ID, err)
+			return nil, fmt.Errorf("output %d of %s shaped by its inputs: %w", i, m.ID, err)
 		}
-		o.SizeBytes = size
+		outputs[i].SizeBytes = size
 	}
 	return outputs, nil
+}
+
+// followedDuration is the length the audio or video outputs of a model take from its input
+// audio: the first audio member read (by name) that has a duration, held to the bounds of the
+// model's duration member (its schema's minimum and maximum) and to the catalog's 600 s. An
+// input that names the duration itself keeps it, as one naming the size keeps its size.
+func followedDuration(m *catalog.Model, input map[string]any, mi *mediaInputs) (float64, bool) {
+	if m.OutputType == catalog.OutputImage {
+		return 0, false
+	}
+	if f := m.Output.DurationField; f != "" {
+		if _, asked := input[f]; asked {
+			return 0, false
+		}
+	}
+	var audio inputs.Info
+	for _, name := range slices.Sorted(maps.Keys(mi.infos)) {
+		if in := mi.infos[name]; in.Kind == inputs.Audio && in.Duration > 0 {
+			audio = in
+			break
+		}
+	}
+	if audio.Duration <= 0 {
+		return 0, false
+	}
+	lo, hi := durationBounds(m)
+	d := math.Round(audio.Duration*1000) / 1000 // to the millisecond, as a WAV's samples give it
+	return max(lo, min(d, hi)), true
+}
+
+// durationBounds are the shortest and longest outputs a model makes: its duration member's
+// minimum and maximum when its schema gives them, within (0, 600] seconds.
+func durationBounds(m *catalog.Model) (lo, hi float64) {
+	lo, hi = 0.001, 600
+	if m.Output.DurationField == "" {
+		return lo, hi
+	}
+	var s struct {
+		Properties map[string]struct {
+			Minimum *float64 `json:"minimum"`
+			Maximum *float64 `json:"maximum"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(m.SchemaJSON, &s) != nil {
+		return lo, hi
+	}
+	p := s.Properties[m.Output.DurationField]
+	if p.Minimum != nil && *p.Minimum > lo {
+		lo = min(*p.Minimum, hi)
+	}
+	if p.Maximum != nil && *p.Maximum < hi {
+		hi = max(*p.Maximum, lo)
+	}
+	return lo, hi
 }
