@@ -47,7 +47,7 @@ type Member struct {
 	Kind  Kind
 	List  bool // an array of URLs
 	Mask  bool // a mask, which must have the image's size
-	Image bool // the model's primary image (image_url), whose size outputs follow
+	Image bool // the model's primary image (image_url, or prompt_image), whose size outputs follow
 }
 
 // KindOf is the media kind a member's name says, or "" when it names none: image_url,
@@ -104,7 +104,7 @@ func Members(schemaJSON []byte, marked map[string]string) []Member {
 		if kind == "" {
 			continue
 		}
-		m := Member{Name: name, Kind: kind, Mask: mask, Image: name == "image_url"}
+		m := Member{Name: name, Kind: kind, Mask: mask, Image: kind == Image && !mask && (name == "image_url" || name == "prompt_image")}
 		switch {
 		case p.Format == "uri":
 		case p.Items != nil && p.Items.Format == "uri":
