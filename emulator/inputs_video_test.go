@@ -147,6 +147,13 @@ func TestInputsVideoOpensOnInput(t *testing.T) {
 			before := file(uploaded.Outputs[0])
 			snap := call(t, s, "GET", "/_emulator/snapshot", "", nil)
 			call(t, s, "POST", "/_emulator/reset", "", nil)
+			// A raster of another size, or not base64, is refused at its pointer.
+			for _, bad := range []string{`"opening":"AAAA`, `"opening":"!`} {
+				doc := strings.Replace(snap.Body.String(), `"opening":"`, bad, 1)
+				if rec := call(t, s, "PUT", "/_emulator/snapshot", "", doc); rec.Code != 422 || !strings.Contains(rec.Body.String(), `/outputs/0/opening"`) {
+					t.Errorf("a snapshot with %s…: %d %s", bad, rec.Code, rec.Body)
+				}
+			}
 			if rec := call(t, s, "PUT", "/_emulator/snapshot", "", snap.Body.String()); rec.Code != 200 {
 				t.Fatalf("restore: %d %s", rec.Code, rec.Body)
 			}

@@ -407,7 +407,11 @@ func (t *Tenant) checkOutputs(outs []api.SnapshotOutput, report func(ptr, msg st
 			continue
 		}
 		seed, _ := strconv.ParseUint(o.Seed, 10, 64)             // a bad seed is reported where jobs are read
-		opening, _ := base64.StdEncoding.DecodeString(o.Opening) // bad base64 is too
+		opening, err := base64.StdEncoding.DecodeString(o.Opening)
+		if err != nil {
+			report(at+"/opening", "not base64")
+			continue
+		}
 		size, err := maker.Size(mediaSpec(jobs.Output{Output: api.Output{Width: o.Width, Height: o.Height, Duration: o.Duration},
 			Format: o.Format, Seed: seed, Label: o.Label, Opening: string(opening)}))
 		switch msg := strings.TrimPrefix(fmt.Sprint(err), media.ErrInvalidSpec.Error()+": "); {
