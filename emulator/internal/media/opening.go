@@ -44,10 +44,10 @@ func NewOpening(img image.Image, w, h int) string {
 				// The point at p quarters of the cell, in the source's pixels.
 				px := b.Min.X + min(sw-1, ((4*x+p[0])*sw)/(4*cw))
 				py := b.Min.Y + min(sh-1, ((4*y+p[1])*sh)/(4*ch))
-				r, g, bl, _ := img.At(px, py).RGBA()
-				sum[0] += int32(r >> 8)
-				sum[1] += int32(g >> 8)
-				sum[2] += int32(bl >> 8)
+				r, g, bl := rgbAt(img, px, py)
+				sum[0] += r
+				sum[1] += g
+				sum[2] += bl
 			}
 			c := [3]int32{(sum[0] + 2) / 4, (sum[1] + 2) / 4, (sum[2] + 2) / 4}
 			rgb[y*cw+x] = c
@@ -73,6 +73,28 @@ func NewOpening(img image.Image, w, h int) string {
 		}
 	}
 	return string(out)
+}
+
+// rgbAt is the 8-bit colour of a pixel, read straight from the decoders' usual image types
+// (without the allocation At's colour costs) and through At for the others.
+func rgbAt(img image.Image, x, y int) (r, g, b int32) {
+	switch m := img.(type) {
+	case *image.NRGBA:
+		p := m.Pix[m.PixOffset(x, y):]
+		a := int32(p[3]) // premultiplied here, as At's RGBA would be
+		return int32(p[0]) * a / 255, int32(p[1]) * a / 255, int32(p[2]) * a / 255
+	case *image.RGBA:
+		p := m.Pix[m.PixOffset(x, y):]
+		return int32(p[0]), int32(p[1]), int32(p[2])
+	case *image.Paletted:
+		if i := int(m.Pix[m.PixOffset(x, y)]); i < len(m.Palette) {
+			cr, cg, cb, _ := m.Palette[i].RGBA()
+			return int32(cr >> 8), int32(cg >> 8), int32(cb >> 8)
+		}
+		return 0, 0, 0
+	}
+	cr, cg, cb, _ := img.At(x, y).RGBA()
+	return int32(cr >> 8), int32(cg >> 8), int32(cb >> 8)
 }
 
 // checkOpening refuses an opening raster that is not a w×h video's.
