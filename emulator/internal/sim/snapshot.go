@@ -406,7 +406,7 @@ func (t *Tenant) checkOutputs(outs []api.SnapshotOutput, report func(ptr, msg st
 			report(at+"/duration_seconds", "not a length any output has")
 			continue
 		}
-		seed, _ := strconv.ParseUint(o.Seed, 10, 64)             // a bad seed is reported where jobs are read
+		seed, _ := strconv.ParseUint(o.Seed, 10, 64) // a bad seed is reported where jobs are read
 		opening, err := base64.StdEncoding.DecodeString(o.Opening)
 		if err != nil {
 			report(at+"/opening", "not base64")
