@@ -174,7 +174,7 @@ func TestValidate(t *testing.T) {
 			`testdata/catalogs/bad-many.yaml:4: duplicate product id "p"`,
 			`testdata/catalogs/bad-many.yaml:6: model "m1" names unknown product "nope"`,
 			`testdata/catalogs/bad-many.yaml:30: model "m2": input_schema is not a valid JSON Schema: at /properties/prompt/minLength: expected integer, but got string`,
-			`testdata/catalogs/bad-many.yaml:40: unknown field "colour" (known: category, description, id, input_schema, mode, name, output, output_type, pricing, product, status, timing)`,
+			`testdata/catalogs/bad-many.yaml:40: unknown field "colour" (known: category, description, id, input_schema, inputs, mode, name, output, output_type, pricing, product, status, timing)`,
 			`testdata/catalogs/bad-many.yaml:46: model "m4": output_type "picture" must be image, video or audio`,
 			`testdata/catalogs/bad-many.yaml:59: model "m4": example 0 is not valid: (the input): missing properties: 'prompt'`,
 			`testdata/catalogs/bad-many.yaml:60: model "m4": pricing.per_unit names "steps", which is not a top-level property of input_schema`,

@@ -1356,6 +1356,12 @@ export interface Snapshot {
       /** A 64-bit number, as text. */
       seed: string;
       label: string;
+      /**
+       * The raster a video opens on, base64: the input image an image-to-video job was made from,
+       * scaled to a quarter of the video's side (luma, then Cb and Cr at half that;
+       * docs/inputs.md). Absent when the video opens on its fixture.
+       */
+      opening?: string;
     }[];
     /** An ended job's place in the order jobs ended. */
     finish_order?: number;

@@ -168,6 +168,9 @@ type SnapshotOutput struct {
 	Format      string  `json:"format"`
 	Seed        string  `json:"seed"` // a 64-bit number, as text
 	Label       string  `json:"label"`
+	// Opening is the raster a video opens on, base64: the input image its job was made from,
+	// scaled (docs/inputs.md); absent when the video opens on its fixture.
+	Opening string `json:"opening,omitempty"`
 }
 
 // SnapshotKey is an Idempotency-Key that created a job, remembered until Until; listed in the

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/mediagen/mediagen-emulator/emulator/internal/inputs"
 )
 
 // Permission names an action a key may take.
@@ -112,6 +114,8 @@ type Model struct {
 	Pricing Pricing
 	Timing  Timing
 	Output  Output
+	// Inputs are the model's own rules for its media inputs (inputs: in the file), or nil.
+	Inputs *ModelInputs
 
 	// ListItem and Detail are the encoded bodies served for this model, built once at load.
 	// Detail ends in the newline every answer ends in, so it goes out in one write, uncopied.
@@ -216,6 +220,25 @@ type Output struct {
 	DeliveryField string `yaml:"delivery_field" json:",omitempty"`
 
 	sizes map[string][2]int
+}
+
+// ModelInputs are a model's own rules for its media inputs, read when inputs are fetched: the
+// hosted service's rules it changes (laid over the defaults, and under a scenario's inputs),
+// and, in Media, which members are media and of what kind, in place of what their names say.
+type ModelInputs struct {
+	inputs.Changes `yaml:",inline"`
+	// Media maps a top-level format: uri member (or array of them) to image, mask, audio or
+	// video; when set, the members it leaves out are not media.
+	Media map[string]string `yaml:"media" json:"media,omitempty"`
+}
+
+// MediaMarks are the members the catalog marks as media (inputs.media), or nil when it leaves
+// them to their names.
+func (m *Model) MediaMarks() map[string]string {
+	if m.Inputs == nil {
+		return nil
+	}
+	return m.Inputs.Media
 }
 
 // Model returns the model with an id, whether or not it is ready.

@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
+	"github.com/mediagen/mediagen-emulator/emulator/internal/inputs"
 )
 
 // sections are the top-level fields of a catalog file. Each is a list whose entries are decoded
@@ -26,18 +27,19 @@ var sections = []string{"accounts", "keys", "models", "products"}
 
 // modelShape is one model as written in the file.
 type modelShape struct {
-	ID          string    `yaml:"id"`
-	Name        string    `yaml:"name"`
-	Description string    `yaml:"description"`
-	Category    string    `yaml:"category"`
-	Product     string    `yaml:"product"`
-	Mode        string    `yaml:"mode"`
-	OutputType  string    `yaml:"output_type"`
-	Status      string    `yaml:"status"`
-	InputSchema yaml.Node `yaml:"input_schema"`
-	Pricing     Pricing   `yaml:"pricing"`
-	Timing      *Timing   `yaml:"timing"`
-	Output      Output    `yaml:"output"`
+	ID          string       `yaml:"id"`
+	Name        string       `yaml:"name"`
+	Description string       `yaml:"description"`
+	Category    string       `yaml:"category"`
+	Product     string       `yaml:"product"`
+	Mode        string       `yaml:"mode"`
+	OutputType  string       `yaml:"output_type"`
+	Status      string       `yaml:"status"`
+	InputSchema yaml.Node    `yaml:"input_schema"`
+	Pricing     Pricing      `yaml:"pricing"`
+	Timing      *Timing      `yaml:"timing"`
+	Output      Output       `yaml:"output"`
+	Inputs      *ModelInputs `yaml:"inputs"`
 }
 
 var (
@@ -377,7 +379,7 @@ func (c *Catalog) buildModel(r *Reporter, n *yaml.Node, cache *schemaCache, trus
 	m := &Model{
 		ID: s.ID, Name: s.Name, Description: s.Description, Category: s.Category,
 		Product: s.Product, Mode: s.Mode, OutputType: s.OutputType, Status: s.Status,
-		Pricing: s.Pricing, Output: s.Output,
+		Pricing: s.Pricing, Output: s.Output, Inputs: s.Inputs,
 	}
 	if s.Product == "" {
 		m.Product, m.ownProduct = s.ID, true
@@ -394,6 +396,7 @@ func (c *Catalog) buildModel(r *Reporter, n *yaml.Node, cache *schemaCache, trus
 	checkPricing(r, m, n)
 	m.Timing = checkTiming(r, m, s.Timing, n)
 	checkOutput(r, m, n)
+	checkInputs(r, m, n)
 	if len(r.Problems) > 0 {
 		return nil
 	}
@@ -652,6 +655,34 @@ func checkOutput(r *Reporter, m *Model, n *yaml.Node) {
 					r.At(line, "model %q: output.sizes gives no size for %q of %q", m.ID, EnumKey(v), o.SizeField)
 				}
 			}
+		}
+	}
+}
+
+// checkInputs reports a model's inputs: rules out of bounds, and media marks that name no
+// format: uri member or no kind.
+func checkInputs(r *Reporter, m *Model, n *yaml.Node) {
+	in := m.Inputs
+	if in == nil {
+		return
+	}
+	line := lineOfField(n, "inputs")
+	in.Check("inputs", false, func(format string, args ...any) {
+		r.At(line, "model %q: "+format, append([]any{m.ID}, args...)...)
+	})
+	if in.Media == nil {
+		return
+	}
+	found := map[string]bool{}
+	for _, mem := range inputs.Members(m.SchemaJSON, in.Media) {
+		found[mem.Name] = true
+	}
+	for _, name := range sortedKeys(in.Media) {
+		switch {
+		case !slices.Contains(inputs.MarkKinds, in.Media[name]):
+			r.At(line, "model %q: inputs.media.%s %q must be one of %s", m.ID, name, in.Media[name], strings.Join(inputs.MarkKinds, ", "))
+		case !found[name]:
+			r.At(line, "model %q: inputs.media names %q, which is not a top-level format: uri member of input_schema (or an array of them)", m.ID, name)
 		}
 	}
 }

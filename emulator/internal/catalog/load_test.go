@@ -18,7 +18,7 @@ func TestParseReportsEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const modelFields = "category, description, id, input_schema, mode, name, output, output_type, pricing, product, status, timing"
+	const modelFields = "category, description, id, input_schema, inputs, mode, name, output, output_type, pricing, product, status, timing"
 	want := []string{
 		`x.yaml:2: unknown field "colour" (known: accounts, keys, models, products)`,
 		`x.yaml:4: product "p" has no name`,
@@ -58,8 +58,8 @@ func TestParseSplitReportsEverything(t *testing.T) {
 	got := problemLinesOf(t, err)
 	want := []string{
 		"x.yaml:" + itoa(lineOf("  - id: synth/photoreal/m-00000")) + `: model "synth/photoreal/m-00000" has no name`,
-		"x.yaml:" + itoa(lineOf("    nmae:")) + `: unknown field "nmae" (known: category, description, id, input_schema, mode, name, output, output_type, pricing, product, status, timing)`,
-		"x.yaml:" + itoa(lineOf("    colour:")) + `: unknown field "colour" (known: category, description, id, input_schema, mode, name, output, output_type, pricing, product, status, timing)`,
+		"x.yaml:" + itoa(lineOf("    nmae:")) + `: unknown field "nmae" (known: category, description, id, input_schema, inputs, mode, name, output, output_type, pricing, product, status, timing)`,
+		"x.yaml:" + itoa(lineOf("    colour:")) + `: unknown field "colour" (known: category, description, id, input_schema, inputs, mode, name, output, output_type, pricing, product, status, timing)`,
 		"x.yaml:" + itoa(lineOfLast(src, "  - id: synth/watercolor/m-01993")) + `: duplicate model id "synth/watercolor/m-01993"`,
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -187,6 +187,65 @@ func TestOutputDelivery(t *testing.T) {
 		_, err := Parse("bad.yaml", []byte(model(output)))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", output, err, want)
+		}
+	}
+}
+
+// modelInputsYAML is a catalog of one image-to-image model with the given inputs: mapping (the
+// catalog's line 17).
+func modelInputsYAML(inputs string) string {
+	return `models:
+  - id: m
+    name: M
+    description: A model.
+    category: image-to-image
+    output_type: image
+    input_schema:
+      type: object
+      properties:
+        prompt: {type: string}
+        reference: {type: string, format: uri}
+        references: {type: array, items: {type: string, format: uri}}
+        image_size: {type: string}
+        image_url: {type: string, format: uri}
+      examples: [{prompt: a cat}]
+    output: {format: png}
+    inputs: ` + inputs + "\n"
+}
+
+// validInputs are catalog inputs with every member set.
+const validInputs = "{https_only: false, host_names: false, max_redirects: 2, limits: {image: {inline: 1024, url: 2048}, audio: {url: 4096}}, media: {reference: image, references: mask}}"
+
+// TestModelInputs: a model's inputs change the rules and mark its media members; what the
+// checker cannot see is reported at the inputs line.
+func TestModelInputs(t *testing.T) {
+	t.Parallel()
+	c, err := Parse("ok.yaml", []byte(modelInputsYAML(validInputs)))
+	if err != nil {
+		t.Fatalf("valid inputs refused: %v", err)
+	}
+	m, _ := c.Model("m")
+	if m.Inputs == nil || *m.Inputs.HTTPSOnly || *m.Inputs.MaxRedirects != 2 || m.MediaMarks()["references"] != "mask" {
+		t.Fatalf("inputs = %+v", m.Inputs)
+	}
+	plain, _ := Parse("plain.yaml", []byte(strings.Replace(modelInputsYAML(""), "    inputs: \n", "", 1)))
+	if pm, _ := plain.Model("m"); pm.Inputs != nil || pm.MediaMarks() != nil {
+		t.Errorf("a model without inputs has %+v", pm.Inputs)
+	}
+	for in, want := range map[string]string{
+		"{max_redirects: 11}":            `bad.yaml:17: model "m": inputs.max_redirects must be 0 to 10`,
+		"{limits: {picture: {url: 5}}}":  `bad.yaml:17: model "m": inputs.limits: "picture" must be image, audio or video`,
+		"{limits: {image: {url: 0}}}":    `bad.yaml:17: model "m": inputs.limits.image.url must be 1 to 1073741824 bytes`,
+		"{limits: {image: {upload: 5}}}": `bad.yaml:17: model "m": inputs.limits.image.upload: an upload belongs to no model`,
+		"{media: {reference: picture}}":  `bad.yaml:17: model "m": inputs.media.reference "picture" must be one of image, mask, audio, video`,
+		"{media: {image_size: image}}":   `bad.yaml:17: model "m": inputs.media names "image_size", which is not a top-level format: uri member`,
+		"{media: {nowhere: audio}}":      `bad.yaml:17: model "m": inputs.media names "nowhere"`,
+		"{upload_ttl: 1h}":               `bad.yaml:17: unknown field "upload_ttl" in inputs`,
+		"{https_only: yes please}":       `bad.yaml:17`,
+	} {
+		_, err := Parse("bad.yaml", []byte(modelInputsYAML(in)))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", in, err, want)
 		}
 	}
 }

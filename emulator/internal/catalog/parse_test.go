@@ -264,7 +264,7 @@ models:
 // testdata/catalogs. The emulator's validate command prints these same lines.
 func TestParseBadFiles(t *testing.T) {
 	t.Parallel()
-	const modelFields = "category, description, id, input_schema, mode, name, output, output_type, pricing, product, status, timing"
+	const modelFields = "category, description, id, input_schema, inputs, mode, name, output, output_type, pricing, product, status, timing"
 	tests := []struct {
 		file string
 		want []string

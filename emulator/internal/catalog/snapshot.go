@@ -56,20 +56,21 @@ type snapshotSchema struct {
 type blobRef [2]int
 
 type snapshotModel struct {
-	ID          string  `json:"id"`
-	Name        string  `json:"name"`
-	Description string  `json:"description"`
-	Category    string  `json:"category"`
-	Product     string  `json:"product"`
-	Mode        string  `json:"mode"`
-	OutputType  string  `json:"output_type"`
-	Status      string  `json:"status"`
-	Schema      int     `json:"schema"`
-	Pricing     Pricing `json:"pricing"`
-	Timing      Timing  `json:"timing"`
-	Output      Output  `json:"output"`
-	ListItem    blobRef `json:"list_item"`
-	Detail      blobRef `json:"detail"`
+	ID          string       `json:"id"`
+	Name        string       `json:"name"`
+	Description string       `json:"description"`
+	Category    string       `json:"category"`
+	Product     string       `json:"product"`
+	Mode        string       `json:"mode"`
+	OutputType  string       `json:"output_type"`
+	Status      string       `json:"status"`
+	Schema      int          `json:"schema"`
+	Pricing     Pricing      `json:"pricing"`
+	Timing      Timing       `json:"timing"`
+	Output      Output       `json:"output"`
+	Inputs      *ModelInputs `json:"inputs,omitempty"`
+	ListItem    blobRef      `json:"list_item"`
+	Detail      blobRef      `json:"detail"`
 }
 
 // BuildSnapshot loads catalog text fully checked and returns its snapshot; the error is the
@@ -105,7 +106,7 @@ func BuildSnapshot(name string, source []byte) ([]byte, error) {
 		f.Models = append(f.Models, snapshotModel{
 			ID: m.ID, Name: m.Name, Description: m.Description, Category: m.Category, Product: m.Product,
 			Mode: m.Mode, OutputType: m.OutputType, Status: m.Status, Schema: i,
-			Pricing: m.Pricing, Timing: m.Timing, Output: m.Output, ListItem: put(m.ListItem), Detail: put(m.Detail),
+			Pricing: m.Pricing, Timing: m.Timing, Output: m.Output, Inputs: m.Inputs, ListItem: put(m.ListItem), Detail: put(m.Detail),
 		})
 	}
 	head, err := json.Marshal(f)
@@ -173,7 +174,7 @@ func LoadSnapshot(snapshot, source []byte) (*Catalog, error) {
 			ID: sm.ID, Name: sm.Name, Description: sm.Description, Category: sm.Category, Product: sm.Product,
 			Mode: sm.Mode, OutputType: sm.OutputType, Status: sm.Status,
 			SchemaJSON: s.raw, Properties: s.properties, Examples: s.examples,
-			Pricing: sm.Pricing, Timing: sm.Timing, Output: sm.Output, ListItem: get(sm.ListItem), Detail: get(sm.Detail),
+			Pricing: sm.Pricing, Timing: sm.Timing, Output: sm.Output, Inputs: sm.Inputs, ListItem: get(sm.ListItem), Detail: get(sm.Detail),
 			input:        s,
 			searchText:   [3]string{strings.ToLower(sm.ID), strings.ToLower(sm.Name), strings.ToLower(sm.Description)},
 			productIndex: p.index,

@@ -62,7 +62,7 @@ func TestSnapshotAnswersAsParsed(t *testing.T) {
 	compareCatalogs(t, parsed, loaded)
 
 	// And for a catalog with every kind of rule, own products and no declared accounts.
-	for name, src := range map[string][]byte{"small": readCatalogFile(t, "small.yaml"), "models only": []byte(modelsOnlyYAML)} {
+	for name, src := range map[string][]byte{"small": readCatalogFile(t, "small.yaml"), "models only": []byte(modelsOnlyYAML), "model inputs": []byte(modelInputsYAML(validInputs))} {
 		snap, err := BuildSnapshot(name, src)
 		if err != nil {
 			t.Fatal(err)

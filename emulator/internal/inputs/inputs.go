@@ -20,6 +20,7 @@ import (
 	_ "image/gif" // decoded as a service decodes them
 	_ "image/jpeg"
 	_ "image/png"
+	"maps"
 	"mime"
 	"net/netip"
 	"net/url"
@@ -46,7 +47,7 @@ type Member struct {
 	Kind  Kind
 	List  bool // an array of URLs
 	Mask  bool // a mask, which must have the image's size
-	Image bool // the model's primary image (image_url), whose size outputs follow
+	Image bool // the model's primary image (image_url, or prompt_image), whose size outputs follow
 }
 
 // KindOf is the media kind a member's name says, or "" when it names none: image_url,
@@ -65,10 +66,15 @@ func KindOf(name string) Kind {
 	return ""
 }
 
+// MarkKinds are the kinds a catalog model's inputs.media may give a member: a mask is an image
+// that must have the primary image's size.
+var MarkKinds = []string{string(Image), "mask", string(Audio), string(Video)}
+
 // Members lists the media inputs of a model's input schema (its JSON): top-level string
-// members of format uri, or arrays of them, whose names say a media kind. Nested URLs (a LoRA's
-// weights) are not media and are never judged.
-func Members(schemaJSON []byte) []Member {
+// members of format uri, or arrays of them, whose names say a media kind, or, when marked is
+// not nil (a catalog model's inputs.media), exactly the members it marks, of the kinds it
+// gives. Nested URLs (a LoRA's weights) are not media and are never judged.
+func Members(schemaJSON []byte, marked map[string]string) []Member {
 	var s struct {
 		Properties map[string]struct {
 			Type   any    `json:"type"`
@@ -84,11 +90,21 @@ func Members(schemaJSON []byte) []Member {
 	}
 	var out []Member
 	for name, p := range s.Properties {
-		kind := KindOf(name)
+		kind, mask := KindOf(name), strings.Contains(strings.ToLower(name), "mask")
+		if marked != nil {
+			mark, ok := marked[name]
+			if !ok {
+				continue
+			}
+			kind, mask = Kind(mark), mark == "mask"
+			if mask {
+				kind = Image
+			}
+		}
 		if kind == "" {
 			continue
 		}
-		m := Member{Name: name, Kind: kind, Mask: strings.Contains(strings.ToLower(name), "mask"), Image: name == "image_url"}
+		m := Member{Name: name, Kind: kind, Mask: mask, Image: kind == Image && !mask && (name == "image_url" || name == "prompt_image")}
 		switch {
 		case p.Format == "uri":
 		case p.Items != nil && p.Items.Format == "uri":
@@ -467,4 +483,82 @@ func wavDuration(b []byte) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// Changes are the rules a catalog model or a scenario changes, each laid over the rules below
+// it (the defaults, then the model's, then the scenario's); a nil member keeps the rule below.
+type Changes struct {
+	HTTPSOnly    *bool                   `yaml:"https_only" json:"https_only,omitempty"`
+	HostNames    *bool                   `yaml:"host_names" json:"host_names,omitempty"`
+	MaxRedirects *int                    `yaml:"max_redirects" json:"max_redirects,omitempty"`
+	Limits       map[string]LimitChanges `yaml:"limits" json:"limits,omitempty"`
+}
+
+// LimitChanges change the byte limits of one media kind (image, audio or video).
+type LimitChanges struct {
+	Inline *int64 `yaml:"inline" json:"inline,omitempty"`
+	URL    *int64 `yaml:"url" json:"url,omitempty"`
+	Upload *int64 `yaml:"upload" json:"upload,omitempty"`
+}
+
+// MaxLimit bounds every byte limit a catalog or scenario may set.
+const MaxLimit = 1 << 30
+
+// Apply returns r with the changes c makes; r's limits are copied, not changed.
+func (c *Changes) Apply(r Rules) Rules {
+	if c == nil {
+		return r
+	}
+	if c.HTTPSOnly != nil {
+		r.HTTPSOnly = *c.HTTPSOnly
+	}
+	if c.HostNames != nil {
+		r.HostNames = *c.HostNames
+	}
+	if c.MaxRedirects != nil {
+		r.MaxRedirects = *c.MaxRedirects
+	}
+	limits := make(map[Kind]Limits, len(r.Limits))
+	for k, l := range r.Limits {
+		if o, ok := c.Limits[string(k)]; ok {
+			if o.Inline != nil {
+				l.Inline = *o.Inline
+			}
+			if o.URL != nil {
+				l.URL = *o.URL
+			}
+			if o.Upload != nil {
+				l.Upload = *o.Upload
+			}
+		}
+		limits[k] = l
+	}
+	r.Limits = limits
+	return r
+}
+
+// Check reports what a strict decoder cannot see in changes written under a name (inputs):
+// the kinds and the bounds, each through problem; upload says whether upload limits may be
+// set (a scenario's, not a model's: an upload belongs to no model).
+func (c *Changes) Check(name string, upload bool, problem func(format string, args ...any)) {
+	if c.MaxRedirects != nil && (*c.MaxRedirects < 0 || *c.MaxRedirects > 10) {
+		problem("%s.max_redirects must be 0 to 10", name)
+	}
+	for _, kind := range slices.Sorted(maps.Keys(c.Limits)) {
+		l := c.Limits[kind]
+		if Kind(kind) != Image && Kind(kind) != Audio && Kind(kind) != Video {
+			problem("%s.limits: %q must be image, audio or video", name, kind)
+		}
+		if l.Upload != nil && !upload {
+			problem("%s.limits.%s.upload: an upload belongs to no model; a scenario's inputs.limits sets it", name, kind)
+		}
+		for _, v := range []struct {
+			member string
+			n      *int64
+		}{{"inline", l.Inline}, {"url", l.URL}, {"upload", l.Upload}} {
+			if v.n != nil && (*v.n < 1 || *v.n > MaxLimit) {
+				problem("%s.limits.%s.%s must be 1 to %d bytes", name, kind, v.member, int64(MaxLimit))
+			}
+		}
+	}
 }

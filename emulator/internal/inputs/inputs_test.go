@@ -104,7 +104,7 @@ func TestMembers(t *testing.T) {
 	schema := `{"properties":{"image_url":{"type":"string","format":"uri"},"mask_url":{"type":"string","format":"uri"},
 		"image_urls":{"type":"array","items":{"type":"string","format":"uri"}},"loras":{"type":"array","items":{"type":"object"}},
 		"webhook_url":{"type":"string","format":"uri"},"input_audio":{"type":"string","format":"uri"},"prompt":{"type":"string"}}}`
-	got := Members([]byte(schema))
+	got := Members([]byte(schema), nil)
 	var names []string
 	for _, m := range got {
 		names = append(names, m.Name+":"+string(m.Kind))

@@ -112,6 +112,9 @@ type Output struct {
 	Format string
 	Seed   uint64
 	Label  string
+	// Opening is the raster a video opens on (media.NewOpening), or "": the input image an
+	// image-to-video job was made from, kept as its file needs it.
+	Opening string
 }
 
 // New describes a job to create.
@@ -899,7 +902,7 @@ const (
 func Size(n New) int64 {
 	size := jobOverhead + len(n.ID) + len(n.Account) + len(n.Model) + len(n.QuoteID) + len(n.Input)
 	for _, o := range n.Outputs {
-		size += outputOverhead + len(o.Path) + len(o.URL) + len(o.Label)
+		size += outputOverhead + len(o.Path) + len(o.URL) + len(o.Label) + len(o.Opening)
 	}
 	return int64(size)
 }

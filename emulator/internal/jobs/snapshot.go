@@ -3,6 +3,7 @@ package jobs
 import (
 	"bytes"
 	"cmp"
+	"encoding/base64"
 	"encoding/json"
 	"path"
 	"regexp"
@@ -69,7 +70,7 @@ func SnapshotOutputs(outs []Output) []api.SnapshotOutput {
 	for i, o := range outs {
 		list[i] = api.SnapshotOutput{Type: o.Type, File: path.Base(o.Path), ContentType: o.ContentType,
 			Width: o.Width, Height: o.Height, Duration: o.Duration, SizeBytes: o.SizeBytes, Format: o.Format,
-			Seed: strconv.FormatUint(o.Seed, 10), Label: o.Label}
+			Seed: strconv.FormatUint(o.Seed, 10), Label: o.Label, Opening: base64.StdEncoding.EncodeToString([]byte(o.Opening))}
 	}
 	return list
 }
@@ -312,8 +313,13 @@ func decodeJob(sj api.SnapshotJob, prefix string) (*job, string, string) {
 		if !fileName.MatchString(o.File) {
 			return nil, "/outputs/" + strconv.Itoa(k) + "/file", "not a file name such as 0.png"
 		}
+		opening, err := base64.StdEncoding.DecodeString(o.Opening)
+		if err != nil {
+			return nil, "/outputs/" + strconv.Itoa(k) + "/opening", "not base64"
+		}
 		j.Outputs = append(j.Outputs, Output{Output: api.Output{Type: o.Type, ContentType: o.ContentType, Width: o.Width, Height: o.Height,
-			Duration: o.Duration, SizeBytes: o.SizeBytes}, Path: prefix + sj.ID + "/" + o.File, Format: o.Format, Seed: seed, Label: o.Label})
+			Duration: o.Duration, SizeBytes: o.SizeBytes}, Path: prefix + sj.ID + "/" + o.File, Format: o.Format, Seed: seed, Label: o.Label,
+			Opening: string(opening)})
 	}
 	return j, "", ""
 }

@@ -5,7 +5,7 @@ import "encoding/binary"
 // mp4Track is what the muxer needs to write a single-track H.264 MP4.
 type mp4Track struct {
 	width, height int
-	sps, pps      []byte
+	sps, pps      [][]byte // the parameter sets, the first of each the one the profile is read from
 	timescale     uint32   // ticks per second of the media (mdhd)
 	durations     []uint32 // per sample, in timescale ticks
 	sizes         []uint32 // per sample, in bytes
@@ -222,18 +222,23 @@ func writeStsd(w *box, t *mp4Track) {
 	w.u16(0xffff) // pre_defined = -1
 
 	avcC := w.start("avcC")
-	w.u8(1)        // configurationVersion
-	w.u8(t.sps[1]) // AVCProfileIndication
-	w.u8(t.sps[2]) // profile_compatibility
-	w.u8(t.sps[3]) // AVCLevelIndication
+	w.u8(1) // configurationVersion
+	sps := t.sps[0]
+	w.u8(sps[1])   // AVCProfileIndication
+	w.u8(sps[2])   // profile_compatibility
+	w.u8(sps[3])   // AVCLevelIndication
 	w.u8(0xfc | 3) // lengthSizeMinusOne: 4-byte NAL lengths
-	w.u8(0xe0 | 1) // one SPS
-	w.u16(uint16(len(t.sps)))
-	w.b = append(w.b, t.sps...)
-	w.u8(1) // one PPS
-	w.u16(uint16(len(t.pps)))
-	w.b = append(w.b, t.pps...)
-	if p := t.sps[1]; p == 100 || p == 110 || p == 122 || p == 144 {
+	w.u8(0xe0 | uint8(len(t.sps)))
+	for _, p := range t.sps {
+		w.u16(uint16(len(p)))
+		w.b = append(w.b, p...)
+	}
+	w.u8(uint8(len(t.pps)))
+	for _, p := range t.pps {
+		w.u16(uint16(len(p)))
+		w.b = append(w.b, p...)
+	}
+	if p := sps[1]; p == 100 || p == 110 || p == 122 || p == 144 {
 		// High profiles add chroma format and bit depths (ISO 14496-15 5.3.3.1.2); the
 		// fixtures are 8-bit 4:2:0.
 		w.u8(0xfc | 1)

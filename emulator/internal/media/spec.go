@@ -28,6 +28,8 @@ type Spec struct {
 	Seed uint64
 	// Label is drawn into an image (see ImageSpec.Label).
 	Label string
+	// Opening is the raster a video opens on (VideoSpec.Opening), or "".
+	Opening string
 }
 
 // Image returns the image part of s.
@@ -42,7 +44,7 @@ func (s Spec) Audio() AudioSpec {
 
 // Video returns the video part of s.
 func (s Spec) Video() VideoSpec {
-	return VideoSpec{Width: s.Width, Height: s.Height, Duration: s.Duration, Seed: s.Seed}
+	return VideoSpec{Width: s.Width, Height: s.Height, Duration: s.Duration, Seed: s.Seed, Opening: s.Opening}
 }
 
 // Maker sizes and renders files of every format. It keeps the video fixtures it has parsed, so
@@ -73,7 +75,7 @@ func (m *Maker) Size(spec Spec) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		return mp4Size(g, ticks), nil
+		return mp4Size(g, ticks, opening(g, spec.Opening, false)), nil
 	}
 	return 0, unknownFormat(spec.Format)
 }
@@ -91,7 +93,7 @@ func (m *Maker) Render(spec Spec) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return renderMP4(g, ticks), nil
+		return renderMP4(g, ticks, opening(g, spec.Opening, true)), nil
 	}
 	return nil, unknownFormat(spec.Format)
 }
@@ -101,6 +103,9 @@ func (m *Maker) Render(spec Spec) ([]byte, error) {
 func (m *Maker) video(spec VideoSpec) (*gop, int, error) {
 	ticks, err := videoTicks(spec)
 	if err != nil {
+		return nil, 0, err
+	}
+	if err := checkOpening(spec.Opening, spec.Width, spec.Height); err != nil {
 		return nil, 0, err
 	}
 	m.mu.Lock()

@@ -18,6 +18,9 @@ type VideoSpec struct {
 	// Seed is accepted for symmetry with the other specs; there is one fixture per size, so it
 	// does not change the video.
 	Seed uint64
+	// Opening, when set, is the raster of the frame the video opens on (NewOpening, of this
+	// size): the first frame shows it, and the fixture's frames follow.
+	Opening string
 }
 
 // Video timing: the fixtures are encoded at 24 fps, and every frame but the last lasts exactly
@@ -98,24 +101,63 @@ func loadGOP(fixtures fs.FS, w, h int) (*gop, error) {
 	return g, nil
 }
 
-// videoTrack lays out the track of a video ticks long made of g's frames, repeated: every
-// frame lasts one frame period but the last, which is cut to end at the duration, and each
-// repetition of the GOP is one chunk.
-func videoTrack(g *gop, ticks int) *mp4Track {
+// opens says how a video opens: on its fixture's first frame (the zero value), or on an
+// opening frame of its own, coded with parameter sets of its own.
+type opens struct {
+	sample   []byte // the opening frame's MP4 sample; nil when only sized
+	size     int    // its length
+	sps, pps []byte
+}
+
+// opening prepares the opening frame of a video of g's size; the zero opens when there is none.
+// Only its lengths are made unless render says so.
+func opening(g *gop, raster string, render bool) opens {
+	if raster == "" {
+		return opens{}
+	}
+	o := opens{size: openingSampleLen(g.width, g.height), sps: openingSPS(g.sps, g.width, g.height), pps: openingPPS()}
+	if render {
+		o.sample = openingSample(raster, g.width, g.height)
+	}
+	return o
+}
+
+// fixtureFrame is the fixture frame that frame i of a video shows: an opening frame, when
+// there is one, shifts the fixture's frames one on (-1 for the opening itself).
+func fixtureFrame(g *gop, op opens, i int) int {
+	if op.size > 0 {
+		i--
+	}
+	if i < 0 {
+		return -1
+	}
+	return i % len(g.frames)
+}
+
+// videoTrack lays out the track of a video ticks long made of g's frames, repeated (after its
+// opening frame, when it has one): every frame lasts one frame period but the last, which is
+// cut to end at the duration, and each run of as many frames as the GOP has is one chunk.
+func videoTrack(g *gop, ticks int, op opens) *mp4Track {
 	frames := (ticks + frameTicks - 1) / frameTicks
 	t := &mp4Track{
 		width: g.width, height: g.height,
-		sps: g.sps, pps: g.pps,
+		sps: [][]byte{g.sps}, pps: [][]byte{g.pps},
 		timescale: videoTimescale,
 		durations: make([]uint32, frames),
 		sizes:     make([]uint32, frames),
 		sync:      make([]bool, frames),
 		chunk:     len(g.frames),
 	}
+	if op.size > 0 {
+		t.sps, t.pps = append(t.sps, op.sps), append(t.pps, op.pps)
+	}
 	for i := range frames {
 		t.durations[i] = frameTicks
-		t.sizes[i] = uint32(len(g.frames[i%len(g.frames)]))
-		t.sync[i] = g.sync[i%len(g.frames)]
+		if f := fixtureFrame(g, op, i); f < 0 {
+			t.sizes[i], t.sync[i] = uint32(op.size), true
+		} else {
+			t.sizes[i], t.sync[i] = uint32(len(g.frames[f])), g.sync[f]
+		}
 	}
 	t.durations[frames-1] = uint32(ticks - (frames-1)*frameTicks)
 	return t
@@ -123,28 +165,37 @@ func videoTrack(g *gop, ticks int) *mp4Track {
 
 // renderMP4 writes the MP4 of g's frames lasting ticks: the fixture's one-second 24 fps GOP
 // (media/video/WIDTHxHEIGHT.h264 under the fixtures) repeated as often as needed and cut at the
-// duration, in a fresh MP4 with moov before mdat. The bytes depend only on g and ticks, and
-// their length is exactly mp4Size's.
-func renderMP4(g *gop, ticks int) []byte {
-	t := videoTrack(g, ticks)
+// duration, after the opening frame when there is one, in a fresh MP4 with moov before mdat.
+// The bytes depend only on g, ticks and the opening, and their length is exactly mp4Size's.
+func renderMP4(g *gop, ticks int, op opens) []byte {
+	t := videoTrack(g, ticks, op)
 	frames := len(t.sizes)
-	return writeMP4(t, mp4Size(g, ticks), func(b []byte) []byte {
+	return writeMP4(t, mp4Size(g, ticks, op), func(b []byte) []byte {
 		for i := range frames {
-			b = append(b, g.frames[i%len(g.frames)]...)
+			if f := fixtureFrame(g, op, i); f < 0 {
+				b = append(b, op.sample...)
+			} else {
+				b = append(b, g.frames[f]...)
+			}
 		}
 		return b
 	})
 }
 
-// mp4Size returns the length of renderMP4(g, ticks) from counts alone: the boxes writeMP4 writes
-// are fixed but for the avcC parameter sets, a few tables with one entry per sample, sync
-// sample, chunk or run of durations, and the samples themselves.
-func mp4Size(g *gop, ticks int) int64 {
+// mp4Size returns the length of renderMP4(g, ticks, op) from counts alone: the boxes writeMP4
+// writes are fixed but for the avcC parameter sets, a few tables with one entry per sample,
+// sync sample, chunk or run of durations, and the samples themselves.
+func mp4Size(g *gop, ticks int, op opens) int64 {
 	frames := (ticks + frameTicks - 1) / frameTicks
-	per := len(g.frames)
-	reps, rest := frames/per, frames%per
+	shown := frames // the fixture's frames shown
 	var payload int64
 	syncs := 0
+	if op.size > 0 {
+		shown--
+		payload, syncs = int64(op.size), 1
+	}
+	per := len(g.frames)
+	reps, rest := shown/per, shown%per
 	for i, f := range g.frames {
 		n := reps + b2i(i < rest)
 		payload += int64(n) * int64(len(f))
@@ -160,6 +211,9 @@ func mp4Size(g *gop, ticks int) int64 {
 		stscEntries = 2
 	}
 	avcC := 8 + 11 + len(g.sps) + len(g.pps)
+	if op.size > 0 {
+		avcC += 2 + len(op.sps) + 2 + len(op.pps)
+	}
 	if p := g.sps[1]; p == 100 || p == 110 || p == 122 || p == 144 {
 		avcC += 4
 	}

@@ -28,7 +28,7 @@ func RenderMP4(fixtures fs.FS, spec VideoSpec) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return renderMP4(g, ticks), nil
+	return renderMP4(g, ticks, opens{}), nil
 }
 
 // MP4Size is the length of RenderMP4(fixtures, spec), counted without assembling the file.
@@ -37,7 +37,7 @@ func MP4Size(fixtures fs.FS, spec VideoSpec) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return mp4Size(g, ticks), nil
+	return mp4Size(g, ticks, opens{}), nil
 }
 
 // mp4Box is one box found by walkMP4: its type, where it starts in the file, and its payload.

@@ -16,19 +16,10 @@ import (
 // some rules.
 type Inputs struct {
 	// Mode is fetch or off; a mapping without it means fetch.
-	Mode         string                 `yaml:"mode"`
-	HTTPSOnly    *bool                  `yaml:"https_only"`
-	HostNames    *bool                  `yaml:"host_names"`
-	MaxRedirects *int                   `yaml:"max_redirects"`
-	UploadTTL    *time.Duration         `yaml:"upload_ttl"`
-	Limits       map[string]InputLimits `yaml:"limits"`
-}
-
-// InputLimits change the byte limits of one media kind (image, audio or video).
-type InputLimits struct {
-	Inline *int64 `yaml:"inline"`
-	URL    *int64 `yaml:"url"`
-	Upload *int64 `yaml:"upload"`
+	Mode string `yaml:"mode"`
+	// Changes are the rules the scenario changes, laid over the model's (its catalog inputs).
+	inputs.Changes `yaml:",inline"`
+	UploadTTL      *time.Duration `yaml:"upload_ttl"`
 }
 
 // The input modes.
@@ -76,22 +67,10 @@ func checkInputs(r *catalog.Reporter, n *yaml.Node, in *Inputs) {
 	default:
 		r.At(line, "inputs.mode %q must be fetch or off", in.Mode)
 	}
-	if in.MaxRedirects != nil && (*in.MaxRedirects < 0 || *in.MaxRedirects > 10) {
-		r.At(line, "inputs.max_redirects must be 0 to 10")
-	}
 	if in.UploadTTL != nil && (*in.UploadTTL <= 0 || *in.UploadTTL > 7*24*time.Hour) {
 		r.At(line, "inputs.upload_ttl must be a positive duration of at most 168h")
 	}
-	for kind, l := range in.Limits {
-		if inputs.Kind(kind) != inputs.Image && inputs.Kind(kind) != inputs.Audio && inputs.Kind(kind) != inputs.Video {
-			r.At(line, "inputs.limits: %q must be image, audio or video", kind)
-		}
-		for name, v := range map[string]*int64{"inline": l.Inline, "url": l.URL, "upload": l.Upload} {
-			if v != nil && (*v < 1 || *v > 1<<30) {
-				r.At(line, "inputs.limits.%s.%s must be 1 to %d bytes", kind, name, int64(1<<30))
-			}
-		}
-	}
+	in.Check("inputs", true, func(format string, args ...any) { r.At(line, format, args...) })
 }
 
 // InputsMode is the scenario's input mode: fetch, off, or "" when it says nothing (the
@@ -103,40 +82,23 @@ func (s *Scenario) InputsMode() string {
 	return s.Inputs.Mode
 }
 
-// InputRules are the rules inputs are fetched under: the defaults, changed as the scenario says.
-func (s *Scenario) InputRules() inputs.Rules {
+// InputRules are the rules inputs are fetched under when no model is in question (an upload):
+// the defaults, changed as the scenario says.
+func (s *Scenario) InputRules() inputs.Rules { return s.InputRulesFor(nil) }
+
+// InputRulesFor are the rules a model's inputs are fetched under: the defaults, changed as the
+// model's catalog inputs say, then as the scenario says.
+func (s *Scenario) InputRulesFor(m *catalog.Model) inputs.Rules {
 	r := inputs.Default()
+	if m != nil && m.Inputs != nil {
+		r = m.Inputs.Apply(r)
+	}
 	if s == nil || s.Inputs == nil {
 		return r
 	}
-	in := s.Inputs
-	if in.HTTPSOnly != nil {
-		r.HTTPSOnly = *in.HTTPSOnly
+	r = s.Inputs.Apply(r)
+	if s.Inputs.UploadTTL != nil {
+		r.UploadTTL = *s.Inputs.UploadTTL
 	}
-	if in.HostNames != nil {
-		r.HostNames = *in.HostNames
-	}
-	if in.MaxRedirects != nil {
-		r.MaxRedirects = *in.MaxRedirects
-	}
-	if in.UploadTTL != nil {
-		r.UploadTTL = *in.UploadTTL
-	}
-	limits := make(map[inputs.Kind]inputs.Limits, len(r.Limits))
-	for k, l := range r.Limits {
-		if o, ok := in.Limits[string(k)]; ok {
-			if o.Inline != nil {
-				l.Inline = *o.Inline
-			}
-			if o.URL != nil {
-				l.URL = *o.URL
-			}
-			if o.Upload != nil {
-				l.Upload = *o.Upload
-			}
-		}
-		limits[k] = l
-	}
-	r.Limits = limits
 	return r
 }

@@ -80,7 +80,7 @@ func (w *World) describeOutputs(m *catalog.Model, input map[string]any, jobID st
 // mediaSpec is what the media writers need to make an output, byte for byte.
 func mediaSpec(o jobs.Output) media.Spec {
 	return media.Spec{Format: o.Format, Width: o.Width, Height: o.Height, Seed: o.Seed, Label: o.Label,
-		Duration: time.Duration(o.Duration * float64(time.Second))}
+		Duration: time.Duration(o.Duration * float64(time.Second)), Opening: o.Opening}
 }
 
 // render makes an output's bytes; the same output always gives the same bytes, exactly

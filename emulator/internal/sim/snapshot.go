@@ -2,6 +2,7 @@ package sim
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -406,14 +407,23 @@ func (t *Tenant) checkOutputs(outs []api.SnapshotOutput, report func(ptr, msg st
 			continue
 		}
 		seed, _ := strconv.ParseUint(o.Seed, 10, 64) // a bad seed is reported where jobs are read
+		opening, err := base64.StdEncoding.DecodeString(o.Opening)
+		if err != nil {
+			report(at+"/opening", "not base64")
+			continue
+		}
 		size, err := maker.Size(mediaSpec(jobs.Output{Output: api.Output{Width: o.Width, Height: o.Height, Duration: o.Duration},
-			Format: o.Format, Seed: seed, Label: o.Label}))
+			Format: o.Format, Seed: seed, Label: o.Label, Opening: string(opening)}))
 		switch msg := strings.TrimPrefix(fmt.Sprint(err), media.ErrInvalidSpec.Error()+": "); {
+		case o.Opening != "" && o.Format != "mp4":
+			report(at+"/opening", "only a video opens on a frame")
 		case err == nil && size != o.SizeBytes:
 			report(at+"/size_bytes", "is "+strconv.FormatInt(o.SizeBytes, 10)+"; the file this output describes has "+strconv.FormatInt(size, 10)+" bytes")
 		case err == nil:
 		case strings.Contains(msg, "duration") || strings.Contains(msg, "sample rate"):
 			report(at+"/duration_seconds", msg)
+		case strings.Contains(msg, "opening frame"):
+			report(at+"/opening", msg)
 		case strings.Contains(msg, "format"):
 			report(at+"/format", msg)
 		case o.Height < 1 || o.Height > media.MaxImageSide:
