@@ -91,6 +91,8 @@ def test_the_guides_careful_client(fetching: Emulator, tmp_path):
     path.write_bytes(_png(640, 480))
     job = scope["edit"](fetching.new_tenant("guide"), str(path), "the same cat in snow")
     assert job["status"] == "succeeded" and (job["outputs"][0]["width"], job["outputs"][0]["height"]) == (640, 480), job
+    problem = scope["edit_from_localhost"](fetching.new_tenant("guide-local"), "a cat")
+    assert problem["status"] == 422, problem
 
 
 def test_uploads_and_media_inputs_listed(fetching: Emulator):
