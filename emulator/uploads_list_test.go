@@ -2,7 +2,9 @@ package emulator
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -133,5 +135,74 @@ func TestMediaInputsAbsentWhileNotFetched(t *testing.T) {
 	}
 	if p := call(t, s, "GET", "/_emulator/uploads", "", nil); p.Code != 200 || decode[api.Page[api.ControlUpload]](t, p).Total != 0 {
 		t.Errorf("uploads with inputs off: %d %s", p.Code, p.Body)
+	}
+}
+
+// TestMediaInputsFetchedAndOutputs: an allowed host's file is recorded as fetched with its
+// decoded size (or the failure it fails the job with), and a job's output as an output.
+func TestMediaInputsFetchedAndOutputs(t *testing.T) {
+	t.Parallel()
+	img := pngOf(t, 96, 64)
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/cat.png" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(img)
+	}))
+	t.Cleanup(files.Close)
+	s := inputsServer(t, func(c *Config) { c.InputsAllow = []string{strings.TrimPrefix(files.URL, "http://")} })
+	made := func(key string, in map[string]any) string {
+		t.Helper()
+		rec := generate(t, s, "mg_test_all", key, quote(t, s, "mg_test_all", i2i, in), in, "")
+		if rec.Code != 202 {
+			t.Fatalf("generate %s: %d %s", key, rec.Code, rec.Body)
+		}
+		return decode[api.Job](t, rec).ID
+	}
+	fetched := made("fetched", i2iInput(files.URL+"/cat.png"))
+	missing := made("missing", i2iInput(files.URL+"/missing.png"))
+	call(t, s, "POST", "/_emulator/clock", "", map[string]any{"advance": "10s"})
+	out := jobOf(t, s, fetched).Outputs[0]
+	again := made("from-output", i2iInput(out.URL))
+
+	if got := controlJobOf(t, s, fetched).MediaInputs; len(got) != 1 || got[0].Source != "fetched" || !got[0].Read ||
+		got[0].Width != 96 || got[0].Height != 64 || got[0].ContentType != "image/png" || got[0].Failure != "" {
+		t.Errorf("the fetched input = %+v", got)
+	}
+	if got := controlJobOf(t, s, missing).MediaInputs; len(got) != 1 || got[0].Source != "fetched" || got[0].Failure != "input_fetch_failed" || got[0].Width != 0 {
+		t.Errorf("the missing input = %+v", got)
+	}
+	if got := controlJobOf(t, s, again).MediaInputs; len(got) != 1 || got[0].Source != "output" || got[0].Upload != "" ||
+		got[0].Width != out.Width || got[0].Height != out.Height || got[0].URL != out.URL {
+		t.Errorf("the output input = %+v, the output %+v", got, out)
+	}
+	// Nothing names an upload: the list of uploads is empty.
+	if p := decode[api.Page[api.ControlUpload]](t, call(t, s, "GET", "/_emulator/uploads", "", nil)); p.Total != 0 {
+		t.Errorf("uploads = %+v", p)
+	}
+}
+
+// TestSnapshotMediaInputsBounded: a snapshot whose job records more media inputs than a job
+// may, or one without its member, is refused with the pointer to them, and nothing changes.
+func TestSnapshotMediaInputsBounded(t *testing.T) {
+	t.Parallel()
+	s := inputsServer(t, nil)
+	in := i2iInput("https://images.example.com/cat.png")
+	generate(t, s, "mg_test_all", "one", quote(t, s, "mg_test_all", i2i, in), in, "")
+	var doc map[string]any
+	if err := json.Unmarshal(call(t, s, "GET", "/_emulator/snapshot", "", nil).Body.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	plan := doc["jobs"].([]any)[0].(map[string]any)["plan"].(map[string]any)
+	one := plan["media_inputs"].([]any)[0]
+	for _, bad := range [][]any{slices.Repeat([]any{one}, 33), {map[string]any{"member": "", "source": "upload", "url": "x", "pointer": "/input/x", "read": true}}} {
+		plan["media_inputs"] = bad
+		raw, _ := json.Marshal(doc)
+		rec := call(t, s, "PUT", "/_emulator/snapshot", "", string(raw))
+		if rec.Code < 400 || rec.Code >= 500 || !strings.Contains(rec.Body.String(), "/jobs/0/plan/media_inputs") {
+			t.Errorf("a snapshot with %d bad media inputs: %d %s", len(bad), rec.Code, rec.Body)
+		}
 	}
 }
