@@ -30,6 +30,11 @@ func TestDashboardInputsInBrowser(t *testing.T) {
 	b.do(chromedp.Navigate(ts.URL + "/_emulator/ui/#view=uploads"))
 	b.waitFor("the event stream is live", `document.querySelector('#conn').dataset.state === 'live'`)
 	b.waitFor("no uploads yet", `!document.querySelector('#uploads-empty').hidden`)
+	// Seven views and the header's controls fit the window: none runs off its right edge.
+	if off := evaluate[[]string](b, `['#reset-btn', '#conn', '#help-btn', '.tabs [data-tab=uploads]'].filter(s => { const r = document.querySelector(s).getBoundingClientRect();
+		return !(r.width > 0 && r.right <= window.innerWidth) })`); len(off) > 0 {
+		t.Errorf("off the page: %q", off)
+	}
 
 	up := decode[api.Upload](t, uploadRaw(t, s, pngOf(t, 640, 480), "image/png"))
 	made := func(key string, in map[string]any) string {
@@ -65,6 +70,9 @@ func TestDashboardInputsInBrowser(t *testing.T) {
 		b.do(chromedp.Navigate(ts.URL + "/_emulator/ui/#view=jobs&job=" + id))
 		b.waitFor("the job's media input is shown", `(() => { const h = document.querySelector('#jd-head'), li = document.querySelector('#jd-inputs li');
 			return !!h && h.textContent.includes(`+fmt.Sprintf("%q", id)+`) && !!li })()`)
+		if id == standIn {
+			b.screenshot("dashboard-media-inputs")
+		}
 		text := evaluate[string](b, `document.querySelector('#jd-inputs li').textContent`)
 		for _, w := range want {
 			if !strings.Contains(text, w) {
@@ -76,6 +84,7 @@ func TestDashboardInputsInBrowser(t *testing.T) {
 	// Past its TTL the upload leaves the list, as the clock moves.
 	b.do(chromedp.Navigate(ts.URL + "/_emulator/ui/#view=uploads"))
 	b.waitFor("the upload is listed", `!!`+row)
+	b.screenshot("dashboard-uploads")
 	call(t, s, "POST", "/_emulator/clock", "", map[string]any{"advance": "2h"})
 	b.waitFor("the expired upload left the list", `!`+row+` && !document.querySelector('#uploads-empty').hidden`)
 	if errs := b.consoleErrors(); len(errs) > 0 {
