@@ -70,9 +70,6 @@ func TestDashboardInputsInBrowser(t *testing.T) {
 		b.do(chromedp.Navigate(ts.URL + "/_emulator/ui/#view=jobs&job=" + id))
 		b.waitFor("the job's media input is shown", `(() => { const h = document.querySelector('#jd-head'), li = document.querySelector('#jd-inputs li');
 			return !!h && h.textContent.includes(`+fmt.Sprintf("%q", id)+`) && !!li })()`)
-		if id == standIn {
-			b.screenshot("dashboard-media-inputs")
-		}
 		text := evaluate[string](b, `document.querySelector('#jd-inputs li').textContent`)
 		for _, w := range want {
 			if !strings.Contains(text, w) {
