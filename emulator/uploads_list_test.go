@@ -206,3 +206,21 @@ func TestSnapshotMediaInputsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestMediaInputsOfMissingUploads: an upload URL of the emulator's that names no upload (gone,
+// or never made, however long its id) fails its job input_fetch_failed, is recorded without an
+// upload id, and the tenant's snapshot reads back.
+func TestMediaInputsOfMissingUploads(t *testing.T) {
+	t.Parallel()
+	s := inputsServer(t, nil)
+	in := i2iInput("http://example.com/files/uploads/" + strings.Repeat("x", 3000))
+	id := decode[api.Job](t, generate(t, s, "mg_test_all", "missing", quote(t, s, "mg_test_all", i2i, in), in, "")).ID
+	got := controlJobOf(t, s, id).MediaInputs
+	if len(got) != 1 || got[0].Source != "upload" || got[0].Upload != "" || got[0].Failure != "input_fetch_failed" || len(got[0].URL) > 2048 {
+		t.Errorf("media inputs = %+v", got)
+	}
+	snap := call(t, s, "GET", "/_emulator/snapshot", "", nil)
+	if rec := call(t, s, "PUT", "/_emulator/snapshot", "", snap.Body.String()); rec.Code != 200 {
+		t.Errorf("the snapshot does not read back: %d %s", rec.Code, rec.Body)
+	}
+}

@@ -941,7 +941,7 @@ func Size(n New) int64 {
 		size += outputOverhead + len(o.Path) + len(o.URL) + len(o.Label)
 	}
 	for _, in := range n.Plan.MediaInputs {
-		size += mediaInputOverhead + len(in.URL) + len(in.Member) + len(in.Pointer) + len(in.Upload)
+		size += mediaInputOverhead + len(in.URL) + len(in.Member) + len(in.Pointer) + len(in.Upload) + len(in.ContentType)
 	}
 	return int64(size)
 }

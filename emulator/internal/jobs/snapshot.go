@@ -264,8 +264,9 @@ func decodeJob(sj api.SnapshotJob, prefix string) (*job, string, string) {
 		return nil, "/plan/media_inputs", "a job records at most " + strconv.Itoa(MaxMediaInputs) + " media inputs"
 	}
 	for i, in := range sj.Plan.MediaInputs {
-		if in.Member == "" || in.Source == "" || len(in.URL) > MaxMediaInputURL {
-			return nil, "/plan/media_inputs/" + strconv.Itoa(i), "a media input names its member and source, and a URL of at most " + strconv.Itoa(MaxMediaInputURL) + " bytes"
+		short := len(in.Member) <= 256 && len(in.Pointer) <= 512 && len(in.Source) <= 32 && len(in.Upload) <= 256 && len(in.Failure) <= 64
+		if in.Member == "" || in.Source == "" || len(in.URL) > MaxMediaInputURL || !short {
+			return nil, "/plan/media_inputs/" + strconv.Itoa(i), "a media input names its member and source, a URL of at most " + strconv.Itoa(MaxMediaInputURL) + " bytes, and short texts beside it"
 		}
 	}
 	switch {

@@ -96,11 +96,14 @@ func (w *World) describeInputs(g Generation, m *catalog.Model, mi *mediaInputs) 
 	return out
 }
 
-// ownSource tells an upload's URL from an output's, and names the upload.
+// ownSource tells an upload's URL from an output's, and names the upload when the tenant has it.
 func (w *World) ownSource(raw string) (source, upload string) {
 	u, _ := url.Parse(raw) // ownInput parsed it
-	if rest, ok := strings.CutPrefix(u.Path, w.path+UploadsDir+"/"); ok {
-		return SourceUpload, rest
+	if id, ok := strings.CutPrefix(u.Path, w.path+UploadsDir+"/"); ok {
+		if _, found := w.uploads.find(id, w.clock.Now()); found {
+			return SourceUpload, id
+		}
+		return SourceUpload, "" // gone, or never was: its URL answered 404
 	}
 	if strings.Contains(u.Path, "/"+UploadsDir+"/") {
 		return SourceUpload, "" // another tenant's: not one of this tenant's uploads
