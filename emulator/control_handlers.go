@@ -265,7 +265,25 @@ func (s *Server) controlJob() replyFunc {
 		}
 		j := world.PresentControlJob(v, baseURL(r))
 		j.Plan = sim.PresentPlan(v)
+		j.MediaInputs = sim.PresentMediaInputs(v)
 		return reply{status: http.StatusOK, body: j}, nil
+	}
+}
+
+// listUploads lists the tenant's live uploads, newest first, each with the jobs that read it.
+// It answers whether inputs are fetched or not: a restored snapshot may hold uploads either way.
+func (s *Server) listUploads() replyFunc {
+	return func(w http.ResponseWriter, r *http.Request) (reply, error) {
+		p, err := parsePage(r)
+		if err != nil {
+			return reply{}, err
+		}
+		views, total := worldOf(r).PresentUploads(baseURL(r), p.offset, p.limit)
+		items, err := encodeEach(views, func(v api.ControlUpload) any { return v })
+		if err != nil {
+			return reply{}, err
+		}
+		return listReply(items, total, p), nil
 	}
 }
 

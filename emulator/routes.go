@@ -74,6 +74,7 @@ func (s *Server) router() *mux.Router {
 	r.Handle("/_emulator/jobs/{id}", s.handle(s.control(s.controlJob()))).Methods(http.MethodGet)
 	r.Handle("/_emulator/jobs/{id}/complete", s.handle(s.control(s.forceJob(jobs.Succeeded)))).Methods(http.MethodPost)
 	r.Handle("/_emulator/jobs/{id}/fail", s.handle(s.control(s.forceJob(jobs.Failed)))).Methods(http.MethodPost)
+	r.Handle("/_emulator/uploads", s.handle(s.control(s.listUploads()))).Methods(http.MethodGet)
 	r.Handle("/_emulator/waiting", s.handle(s.control(s.awaitWaiting()))).Methods(http.MethodGet)
 	r.Handle("/_emulator/report", s.handle(s.control(s.getReport()))).Methods(http.MethodGet)
 	r.Handle("/_emulator/verdict", s.handle(s.control(s.getVerdict()))).Methods(http.MethodGet)

@@ -214,6 +214,14 @@ export class Control {
     }
   }
 
+  job(id) {
+    return this.call('GET', `/_emulator/jobs/${encodeURIComponent(id)}`);
+  }
+
+  async uploads({ limit = 100, offset = 0 } = {}) {
+    return (await this.call('GET', `/_emulator/uploads?limit=${limit}&offset=${offset}`)).data;
+  }
+
   completeJob(id) {
     return this.call('POST', `/_emulator/jobs/${encodeURIComponent(id)}/complete`);
   }

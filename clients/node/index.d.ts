@@ -6,6 +6,8 @@
 import type { ChildProcess } from 'node:child_process';
 import type {
   Balance,
+  ControlJob,
+  ControlUpload,
   Bundle,
   Clock,
   Coverage,
@@ -141,6 +143,10 @@ export declare class Control {
   /** On a manual clock, when a wait=true generation answered 202 (it ran out of time) or still waits: a sentence naming the clock and how to move it (tenantFor prints it for a failed test); else undefined. */
   clockDiagnosis(): Promise<string | undefined>;
 
+  /** Any account's job with its account, its plan and, with inputs fetched, its media_inputs: how each media input was read and what it decoded to. */
+  job(id: string): Promise<ControlJob>;
+  /** The tenant's live uploads, newest first, each with the jobs that read it. */
+  uploads(options?: { limit?: number; offset?: number }): Promise<ControlUpload[]>;
   completeJob(id: string): Promise<Job>;
   failJob(id: string, options?: { code?: string; message?: string }): Promise<Job>;
 

@@ -478,6 +478,11 @@ export interface ControlJob {
   /** Its plan: in `GET /_emulator/jobs/{id}`, not in the list. */
   plan?: JobPlan;
   /**
+   * In `GET /_emulator/jobs/{id}`, with inputs fetched: each media input as its generation found
+   * it, at most 32; absent when inputs were not fetched or the model takes none.
+   */
+  media_inputs?: MediaInput[];
+  /**
    * On a job that succeeded with some of its outputs filtered out (`X-Emulator-Outcome: partial`,
    * the `[emulator:partial]` token or a scenario's `filter_rate`): how many of the outputs asked
    * for it does not return. Absent otherwise.
@@ -1337,6 +1342,11 @@ export interface Snapshot {
       inputs_expire_at?: string;
       /** The id of the perturbation that forced the outcome. */
       struck?: string;
+      /**
+       * The job's media inputs as its generation found them (`GET /_emulator/jobs/{id}` shows
+       * them); absent when inputs were not fetched.
+       */
+      media_inputs?: MediaInput[];
     };
     /** A duration such as 250ms or 1m30s. */
     output_ttl: string;
@@ -1824,4 +1834,100 @@ export interface ShrinkRequest {
 export interface Shrunk {
   /** The plans one step smaller, the most promising first. */
   candidates: Plan[];
+}
+
+/**
+ * One media input of a job as its generation found it, with inputs fetched (docs/inputs.md): what
+ * was sent, how the emulator read it, and what it was.
+ */
+export interface MediaInput {
+  /** The input member (`image_url`, `mask_url`, `image_urls`). */
+  member: string;
+  /** Where the URL is in the job's input: `/input/image_url`, `/input/image_urls/1`. */
+  pointer: string;
+  /**
+   * How it was read: `upload` (the tenant's upload), `output` (a job's output file), `data` (a
+   * `data:` URI), `fetched` (a host on `--inputs-allow`), `stand_in` (judged by the rules and
+   * never contacted: the documented stand-in).
+   */
+  source: "upload" | "output" | "data" | "fetched" | "stand_in";
+  /** The URL as sent, cut to 2048 bytes; a `data:` URI by its media type alone (`data:image/png`). */
+  url: string;
+  /** With `source: upload`: the upload's id, as `GET /_emulator/uploads` lists it. */
+  upload?: string;
+  /** Whether its bytes were read; false for a stand-in. */
+  read: boolean;
+  /** Its type, as read (or the stand-in's). */
+  content_type?: string;
+  /** A decoded image's (or the stand-in's) width in pixels. */
+  width?: number;
+  /** A decoded image's (or the stand-in's) height in pixels. */
+  height?: number;
+  /** A decoded WAV's (or the stand-in's) length in seconds. */
+  duration?: number;
+  /** Its length in bytes. */
+  size_bytes?: number;
+  /**
+   * The code the input fails its job with as it starts (`input_fetch_failed`,
+   * `input_unsupported_type`, `input_undecodable`, `input_too_large`); absent when it will do. An
+   * input that expires before the job starts is known only then: the job's `error` says so.
+   */
+  failure?: string;
+}
+
+/**
+ * One of the tenant's live uploads as `GET /_emulator/uploads` lists it: the upload as `POST
+ * /v1/uploads` answered it, with the account that sent it and the jobs that read it.
+ */
+export interface ControlUpload {
+  /** Names the upload; its URL ends in it. */
+  id: string;
+  /**
+   * The upload's URL, on the address the request reached the emulator by: send it as a media
+   * input; `GET` on it serves the file.
+   */
+  url: string;
+  /** The file's type, as sent or, when the request named none, as its bytes say. */
+  content_type: string;
+  size_bytes: number;
+  /** A decoded image's width in pixels. */
+  width?: number;
+  /** A decoded image's height in pixels. */
+  height?: number;
+  /** A WAV file's length in seconds. */
+  duration?: number;
+  created_at: string;
+  /**
+   * On the tenant's clock: `created_at` plus the upload TTL (1 h unless the scenario's
+   * `inputs.upload_ttl` says otherwise). A job that starts after it fails `input_expired`.
+   */
+  expires_at: string;
+  /** The account whose key sent it. */
+  account: string;
+  /**
+   * `input_undecodable` when the file did not decode: a job that reads it fails so as it starts;
+   * absent when it decoded.
+   */
+  failure?: string;
+  /**
+   * The tenant's jobs that name it among their media inputs, newest first, at most 50; empty when
+   * none does yet.
+   */
+  jobs: string[];
+  /** How many of the tenant's jobs name it. */
+  job_count: number;
+}
+
+/** A page of a list: `data` holds the items of `[offset, offset+limit)`. */
+export interface ControlUploadPage {
+  /** The tenant's live uploads, newest first. */
+  data: ControlUpload[];
+  /** How many items match the filters, on every page. */
+  total: number;
+  /** The page size asked for (or the default). */
+  limit: number;
+  /** How many matches this page skips. */
+  offset: number;
+  /** Whether items follow this page. */
+  has_more: boolean;
 }

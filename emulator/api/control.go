@@ -58,6 +58,9 @@ type ControlJob struct {
 	// OutputType is the model's kind of output (image, video, audio), so a list can show it.
 	OutputType string   `json:"output_type,omitempty"`
 	Plan       *JobPlan `json:"plan,omitempty"`
+	// MediaInputs are the job's media inputs as its generation found them, with inputs
+	// fetched (GET /_emulator/jobs/{id} alone); absent when inputs were not fetched.
+	MediaInputs []MediaInput `json:"media_inputs,omitempty"`
 	// ModelPhase is "deprecated" or "retired" when the scenario's lifecycle says so now.
 	ModelPhase string `json:"model_phase,omitempty"`
 }

@@ -145,6 +145,9 @@ type SnapshotPlan struct {
 	// InputsExpireAt is when an input the job reads at its start (an upload, an output URL)
 	// expires: a job that starts after it fails input_expired. Absent when none does.
 	InputsExpireAt string `json:"inputs_expire_at,omitempty"`
+	// MediaInputs are the job's media inputs as its generation found them; absent when
+	// inputs were not fetched.
+	MediaInputs []MediaInput `json:"media_inputs,omitempty"`
 }
 
 // SnapshotEnding is how a job ends when nothing interrupts it.

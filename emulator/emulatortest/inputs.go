@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"os"
 
 	"github.com/mediagen/mediagen-emulator/emulator/api"
@@ -74,4 +75,22 @@ func (e *Emulator) Upload(t TB, file any, contentType string) api.Upload {
 		t.Fatalf("emulatortest: Upload: decoding %.200q: %v", buf.Bytes(), err)
 	}
 	return up
+}
+
+// Uploads lists this handle's tenant's live uploads, newest first (at most 500), each with the
+// account that sent it, what it decoded to and the jobs that read it.
+func (e *Emulator) Uploads(t TB) []api.ControlUpload {
+	t.Helper()
+	var page api.Page[api.ControlUpload]
+	e.For(t).do(http.MethodGet, "/_emulator/uploads?limit=500", nil, http.StatusOK, &page)
+	return page.Data
+}
+
+// MediaInputs are a job's media inputs as its generation found them (inputs fetched): how
+// each was read (Source, Read) and what it decoded to; nil when inputs were not fetched.
+func (e *Emulator) MediaInputs(t TB, jobID string) []api.MediaInput {
+	t.Helper()
+	var job api.ControlJob
+	e.For(t).do(http.MethodGet, "/_emulator/jobs/"+url.PathEscape(jobID), nil, http.StatusOK, &job)
+	return job.MediaInputs
 }

@@ -13,7 +13,10 @@
 //   - sends an input the content policy refused again, unchanged (retry-unchanged),
 //   - keeps using a model after its answers said it is deprecated (deprecated-model-used),
 //   - polls only while a job is queued or running, so a status a later version adds ends its
-//     wait as if the job had failed (a scenario's evolution shows it).
+//     wait as if the job had failed (a scenario's evolution shows it),
+//   - edits an image by sending the URL it is served at on the developer's machine
+//     (http://127.0.0.1:8000/...), which the hosted service, fetching from its own network,
+//     cannot reach (unreachable-input-url).
 //
 // The careful client remembers the inputs the content policy refused and does not send them
 // again, moves to a deprecated model's successor-version as soon as an answer names it,
@@ -23,13 +26,16 @@
 // "not finished yet" — so a job queued behind an account's concurrency limit is waited for,
 // however long its line, not given up on as stuck. A 429 (rate_limited, or concurrency_limited
 // where the service refuses jobs past the limit) is sent again with the same key once
-// Retry-After has passed.
+// Retry-After has passed. It edits an image by uploading it (POST /v1/uploads) once per file and
+// sending the upload's URL, and uploads it again when the upload expired while the job waited
+// in the queue (input_expired).
 package mediagen
 
 import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -55,6 +61,7 @@ type Client struct {
 	quotes    map[string]string // the naive client's quote per model and input
 	refused   map[string]error  // the careful client's refused inputs, by model and input
 	successor map[string]string // the careful client's move from a deprecated model
+	uploads   map[string]string // the careful client's upload URL per file (its sha256)
 }
 
 // Result is a finished generation: the job, its outputs' URLs and, for the careful client,
@@ -67,6 +74,75 @@ type Result struct {
 	// Filtered is how many of the outputs asked for the service filtered out (a partial
 	// result); the job was charged only for the rest.
 	Filtered int
+}
+
+// JobFailed is a job that did not succeed, with its error's code.
+type JobFailed struct {
+	JobID, Status, Code string
+}
+
+func (e *JobFailed) Error() string {
+	return fmt.Sprintf("mediagen: job %s %s %s", e.JobID, e.Status, e.Code)
+}
+
+// LocalImageURL is where the naive client's edits say their image is: a file server on the
+// developer's machine, where it worked in development.
+const LocalImageURL = "http://127.0.0.1:8000/input.png"
+
+// Edit renders a model that edits an image (image-to-image, inpainting), its bytes of type
+// contentType sent as input's image_url; the outputs have the image's size unless input names
+// another.
+func (c *Client) Edit(ctx context.Context, model string, image []byte, contentType string, input map[string]any) (Result, error) {
+	with := func(url string) map[string]any {
+		in := map[string]any{"image_url": url}
+		for k, v := range input {
+			in[k] = v
+		}
+		return in
+	}
+	if !c.Careful {
+		return c.Render(ctx, model, with(LocalImageURL)) // naive: the service cannot reach it
+	}
+	sum := sha256.Sum256(image)
+	digest := hex.EncodeToString(sum[:])
+	for attempt := 1; ; attempt++ {
+		url, ok := c.uploads[digest]
+		if !ok { // the same bytes are uploaded once, and their URL reused
+			var up struct {
+				URL string `json:"url"`
+			}
+			if err := c.upload(ctx, image, contentType, &up); err != nil {
+				return Result{}, err
+			}
+			url = up.URL
+			remember(&c.uploads, digest, url)
+		}
+		res, err := c.Render(ctx, model, with(url))
+		var failed *JobFailed
+		if attempt == 1 && errors.As(err, &failed) && failed.Code == "input_expired" {
+			// The upload expired while the job waited in the queue: upload it again, once.
+			delete(c.uploads, digest)
+			continue
+		}
+		return res, err
+	}
+}
+
+// upload sends a file to POST /v1/uploads, retried as any call is.
+func (c *Client) upload(ctx context.Context, data []byte, contentType string, out any) error {
+	for attempt := 1; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.BaseURL+"/v1/uploads", bytes.NewReader(data))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer "+c.Key)
+		req.Header.Set("Content-Type", contentType)
+		err = c.do(req, out, nil)
+		if err == nil || attempt == 4 || !retryable(err) {
+			return err
+		}
+		c.backOff(err, attempt)
+	}
 }
 
 // Error is an answer the service refused, with its problem code.
@@ -137,7 +213,11 @@ func (c *Client) Render(ctx context.Context, model string, input map[string]any)
 		}
 	}
 	if job.Status != "succeeded" {
-		return Result{JobID: job.ID}, fmt.Errorf("mediagen: job %s %s", job.ID, job.Status)
+		failed := &JobFailed{JobID: job.ID, Status: job.Status}
+		if job.Error != nil {
+			failed.Code = job.Error.Code
+		}
+		return Result{JobID: job.ID}, failed
 	}
 	res := Result{JobID: job.ID, Model: model, Filtered: job.FilteredOutputs}
 	for _, o := range job.Outputs {
@@ -237,6 +317,9 @@ type jobBody struct {
 	Outputs         []struct {
 		URL string `json:"url"`
 	} `json:"outputs"`
+	Error *struct {
+		Code string `json:"code"`
+	} `json:"error"`
 }
 
 func (c *Client) call(ctx context.Context, method, path string, in any, idemKey string, out any) error {
@@ -265,14 +348,25 @@ func (c *Client) callHeader(ctx context.Context, method, path string, in any, id
 	if idemKey != "" {
 		req.Header.Set("Idempotency-Key", idemKey)
 	}
+	var header http.Header
+	err = c.do(req, out, &header)
+	return header, err
+}
+
+// do sends a request and decodes its JSON answer into out, or returns its refusal as an
+// *Error; the answer's headers go in header, when given.
+func (c *Client) do(req *http.Request, out any, header *http.Header) error {
 	resp, err := c.client().Do(req)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer resp.Body.Close()
+	if header != nil {
+		*header = resp.Header
+	}
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return resp.Header, err
+		return err
 	}
 	if resp.StatusCode >= 400 {
 		var p struct {
@@ -281,9 +375,9 @@ func (c *Client) callHeader(ctx context.Context, method, path string, in any, id
 		}
 		_ = json.Unmarshal(raw, &p)
 		secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
-		return resp.Header, &Error{Status: resp.StatusCode, Code: p.Code, RetryAfter: time.Duration(secs) * time.Second, Replacement: p.Replacement}
+		return &Error{Status: resp.StatusCode, Code: p.Code, RetryAfter: time.Duration(secs) * time.Second, Replacement: p.Replacement}
 	}
-	return resp.Header, json.Unmarshal(raw, out)
+	return json.Unmarshal(raw, out)
 }
 
 func (c *Client) download(ctx context.Context, url string) ([]byte, error) {

@@ -16,7 +16,16 @@ job queued behind the account's concurrency limit is waited for however long its
 `queue_position` is kept in `positions`, for a progress display), never given up on as stuck;
 and a 429 concurrency_limited, like any 429, is sent again with the same key once Retry-After
 has passed.
+
+An edit (image-to-image, inpainting) takes its image as a URL the service fetches: the careful
+client uploads the file (POST /v1/uploads) and sends the upload's url, never a URL of its own
+machine, which the hosted service cannot reach; the same bytes reuse their upload, and an upload
+that expired while the job waited in the queue (input_expired) is uploaded again, once:
+
+    images = client.edit("fal-ai/flux/dev/image-to-image", open("cat.png", "rb").read(), {"prompt": "in snow"})
 """
+
+import hashlib
 
 import http.client
 import json
@@ -71,6 +80,8 @@ class CarefulClient:
         self.filtered = 0  # outputs the last render's job filtered out
         self.model = None  # the model that made the last render
         self.positions = []  # the queue_position of the last render's job, each time it moved
+        self.outputs = []  # the last render's outputs as its job described them (width, height, ...)
+        self.uploads = {}  # sha256 of a file -> its upload, reused while it lasts
 
     def render(self, model, data):
         """Quotes, generates, waits for the job and downloads every output; returns their bytes."""
@@ -97,12 +108,34 @@ class CarefulClient:
         if job["status"] != "succeeded":
             raise ServiceError(job["status"], json.dumps(job.get("error")))
         # Careful: a partial result is what it is; it was charged only for what it returned.
-        self.filtered, self.model = job.get("filtered_outputs", 0), model
+        self.filtered, self.model, self.outputs = job.get("filtered_outputs", 0), model, job["outputs"]
         files = []
         for index in range(len(job["outputs"])):  # Careful: outputs expire; fetch them now
             data, job = self.fetch_output(job, index)
             files.append(data)
         return files
+
+    def upload(self, data, content_type):
+        """The upload of a file's bytes (its url goes in any media input), made once per file."""
+        digest = hashlib.sha256(data).hexdigest()
+        if digest not in self.uploads:  # Careful: the same bytes are uploaded once, and their url reused
+            self.uploads[digest] = self.call("POST", "/v1/uploads", data, {"Content-Type": content_type})
+        return self.uploads[digest]
+
+    def edit(self, model, image, data, content_type="image/png", member="image_url"):
+        """Renders a model that edits an image (its bytes): uploaded, its url sent as member; the
+        outputs' bytes. The outputs have the image's size, unless data names another."""
+        for attempt in range(2):
+            up = self.upload(image, content_type)
+            try:
+                # Careful: the service fetches the input itself; only a URL it can reach will do.
+                return self.render(model, {**data, member: up["url"]})
+            except ServiceError as err:
+                if attempt or "input_expired" not in err.body:
+                    raise
+                # Careful: the upload expired while the job waited in the queue: a new upload.
+                self.uploads.pop(hashlib.sha256(image).hexdigest(), None)
+        raise AssertionError("unreachable")
 
     def generate(self, model, data, quote_id):
         # Careful: one key per generation, sent again on every retry, so that a retry of a request
@@ -166,7 +199,9 @@ class CarefulClient:
         if not path.startswith("http"):  # Careful: the key goes to the API, never to a file URL
             hdrs["Authorization"] = "Bearer " + self.api_key
         data = None
-        if body is not None:
+        if isinstance(body, bytes):  # a file, its Content-Type in headers
+            data = body
+        elif body is not None:
             data = json.dumps(body).encode()
             hdrs["Content-Type"] = "application/json"
         req = urllib.request.Request(url, data, hdrs, method=method)

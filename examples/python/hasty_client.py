@@ -39,6 +39,13 @@ class HastyClient:
         # Flaw (outputs-never-downloaded): the URLs are handed on "to fetch later"; they expire.
         return [o["url"] for o in job["outputs"]]
 
+    def edit(self, model, data, image_path="cat.png"):
+        """Renders a model that edits an image, served from the developer's machine."""
+        # Flaw (unreachable-input-url): the image's URL is one of this machine, where it worked in
+        # development; the hosted service fetches inputs from its own network, where 127.0.0.1 is
+        # itself. The generation is refused (or, on a real service, fails when the job starts).
+        return self.render(model, {**data, "image_url": "http://127.0.0.1:8000/" + image_path})
+
     def quote(self, model, data):
         cache_key = (model, json.dumps(data, sort_keys=True))
         if cache_key not in self._quotes:

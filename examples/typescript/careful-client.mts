@@ -7,11 +7,14 @@
 // is never fetched again: a read of the job gives a fresh one, a job queued behind the account's
 // concurrency limit is waited for however long its line (its queue_position passed to
 // onQueued, for a progress display), and a 429 concurrency_limited, like any 429, is sent again
-// with the same key once Retry-After has passed.
+// with the same key once Retry-After has passed. An edit (image-to-image, inpainting) uploads its
+// image (POST /v1/uploads) once per file and sends the upload's url, never a URL of this
+// machine, which the hosted service cannot reach; an upload that expired while the job waited in
+// the queue (input_expired) is uploaded again, once.
 
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 
-import { type ClientOptions, type Job, type Quote, type Render, ApiError, call, download, realSleep, successorOf, terminal } from './http.mjs';
+import { type ClientOptions, type Job, type Quote, type Render, type Upload, ApiError, call, download, realSleep, successorOf, terminal, upload } from './http.mjs';
 
 export const POLL_INTERVAL_MS = 2_000;
 /** How many times one output's link is replaced by a fresh one from a read of the job. */
@@ -21,6 +24,7 @@ export class CarefulClient {
   private readonly sleep: (ms: number) => Promise<unknown>;
   private readonly refused = new Map<string, ApiError>(); // by model and input: never sent again
   private readonly successor = new Map<string, string>(); // a deprecated model -> its successor
+  private readonly uploads = new Map<string, Upload>(); // by the file's sha256: reused while it lasts
   /** Told each new queue_position of a job waiting for a concurrency slot. */
   onQueued?: (job: Job, position: number) => void;
 
@@ -77,6 +81,30 @@ export class CarefulClient {
       files.push(file);
     }
     return { job, files };
+  }
+
+  /** The upload of a file, made once per file: the same bytes reuse their upload's url. */
+  async upload(file: Uint8Array, contentType: string): Promise<Upload> {
+    const digest = createHash('sha256').update(file).digest('hex');
+    let up = this.uploads.get(digest);
+    if (!up) {
+      up = await this.retrying(() => upload(this.opts, file, contentType));
+      this.uploads.set(digest, up);
+    }
+    return up;
+  }
+
+  /** Renders a model that edits an image (its bytes), uploaded and sent as member (image_url):
+   * the outputs have the image's size unless the input names another. */
+  async edit(model: string, image: Uint8Array, input: Record<string, unknown>, contentType = 'image/png', member = 'image_url'): Promise<Render> {
+    for (let attempt = 1; ; attempt++) {
+      const up = await this.upload(image, contentType);
+      // The service fetches the input itself: only a URL it can reach will do.
+      const done = await this.render(model, { ...input, [member]: up.url });
+      if (attempt > 1 || done.job.status !== 'failed' || done.job.error?.code !== 'input_expired') return done;
+      // The upload expired while the job waited in the queue: a new upload, once.
+      this.uploads.delete(createHash('sha256').update(image).digest('hex'));
+    }
   }
 
   /** Fetches one output file; without the key, which file URLs neither need nor accept. */

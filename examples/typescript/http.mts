@@ -11,6 +11,16 @@ export interface Quote {
 export interface Output {
   url: string;
   content_type: string;
+  /** An image's (or a video's) size in pixels. */
+  width?: number;
+  height?: number;
+}
+
+/** A file the service keeps for a while (POST /v1/uploads): its url goes in a media input. */
+export interface Upload {
+  id: string;
+  url: string;
+  expires_at: string;
 }
 
 export interface Job {
@@ -90,6 +100,27 @@ export async function call<T>(opts: ClientOptions, method: string, path: string,
       problem as Record<string, unknown>);
   }
   return json as T;
+}
+
+/** Sends a file (its bytes, of a type) to POST /v1/uploads; resolves with the upload. */
+export async function upload(opts: ClientOptions, file: Uint8Array, contentType: string): Promise<Upload> {
+  let resp: Response;
+  try {
+    resp = await fetch(new URL('/v1/uploads', opts.baseUrl), {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${opts.apiKey}`, 'Content-Type': contentType },
+      body: new Uint8Array(file), // a copy of its own, as fetch takes it
+    });
+  } catch (err) {
+    throw new ApiError(0, 'no_answer', undefined, `POST /v1/uploads: ${(err as Error).message}`);
+  }
+  const json = (await resp.json().catch(() => ({}))) as { code?: string; detail?: string };
+  if (!resp.ok) {
+    const ra = resp.headers.get('Retry-After');
+    throw new ApiError(resp.status, json.code ?? 'error', ra === null ? undefined : Number(ra), `POST /v1/uploads: ${resp.status} ${json.code}: ${json.detail}`,
+      json as Record<string, unknown>);
+  }
+  return json as unknown as Upload;
 }
 
 /** Fetches one output file. */

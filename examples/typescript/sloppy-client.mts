@@ -49,6 +49,14 @@ export class SloppyClient {
     }
   }
 
+  /** Renders a model that edits an image, served from the developer's machine. */
+  // FLAW (unreachable-input-url): the image's URL is one of this machine, where it worked in
+  // development; the hosted service fetches inputs from its own network, where 127.0.0.1 is
+  // itself. The generation is refused (or, on a real service, fails as the job starts).
+  edit(model: string, input: Record<string, unknown>, imagePath = 'cat.png'): Promise<Render> {
+    return this.render(model, { ...input, image_url: `http://127.0.0.1:5173/${imagePath}` });
+  }
+
   /** Quote, generate, wait for the job. */
   // FLAW (deprecated-model-used): the Deprecation and Link headers are never read, so a
   // deprecated model is used until the day it is retired.

@@ -216,6 +216,12 @@ class Control {
             await sleep(pause); // real time: another request is on its way
         }
     }
+    job(id) {
+        return this.call('GET', `/_emulator/jobs/${encodeURIComponent(id)}`);
+    }
+    async uploads({ limit = 100, offset = 0 } = {}) {
+        return (await this.call('GET', `/_emulator/uploads?limit=${limit}&offset=${offset}`)).data;
+    }
     completeJob(id) {
         return this.call('POST', `/_emulator/jobs/${encodeURIComponent(id)}/complete`);
     }

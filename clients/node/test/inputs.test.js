@@ -82,3 +82,18 @@ test('a loopback URL is refused before anything is held', async () => {
   assert.equal((await tenant.control.balance('acct_all')).held, 0);
   await assert.rejects(tenant.upload(Buffer.from('not media'), 'text/plain'), (err) => err instanceof EmulatorError && err.status === 415);
 });
+
+test('the control API lists the uploads and a job\'s media inputs', async () => {
+  const tenant = emu.newTenant('listed');
+  const up = await tenant.upload(png(64, 48), 'image/png');
+  const input = { image_url: up.url, prompt: 'a cat' };
+  const [, quote] = await post(tenant, '/v1/quotes', { model: MODEL, input });
+  const [, job] = await post(tenant, '/v1/generate', { model: MODEL, input, quote_id: quote.quote_id }, 'listed-1');
+  const [listed, ...rest] = await tenant.control.uploads();
+  assert.equal(rest.length, 0);
+  assert.equal(listed.id, up.id);
+  assert.deepEqual(listed.jobs, [job.id]);
+  assert.deepEqual([listed.width, listed.height, listed.account], [64, 48, 'acct_all']);
+  const { media_inputs: media } = await tenant.control.job(job.id);
+  assert.deepEqual(media.map((m) => [m.member, m.source, m.upload, m.read, m.width, m.height]), [['image_url', 'upload', up.id, true, 64, 48]]);
+});

@@ -91,3 +91,21 @@ def test_the_guides_careful_client(fetching: Emulator, tmp_path):
     path.write_bytes(_png(640, 480))
     job = scope["edit"](fetching.new_tenant("guide"), str(path), "the same cat in snow")
     assert job["status"] == "succeeded" and (job["outputs"][0]["width"], job["outputs"][0]["height"]) == (640, 480), job
+    problem = scope["edit_from_localhost"](fetching.new_tenant("guide-local"), "a cat")
+    assert problem["status"] == 422, problem
+
+
+def test_uploads_and_media_inputs_listed(fetching: Emulator):
+    tenant = fetching.new_tenant("listed")
+    up = tenant.upload(_png(64, 48), "image/png")
+    inp = {"image_url": up["url"], "prompt": "a cat"}
+    status, quote = _post(tenant, "/v1/quotes", {"model": MODEL, "input": inp})
+    assert status == 200, quote
+    status, job = _post(tenant, "/v1/generate", {"model": MODEL, "input": inp, "quote_id": quote["quote_id"]}, "listed-1")
+    assert status in (200, 202), job
+    [listed] = tenant.control.uploads()
+    assert listed["id"] == up["id"] and listed["jobs"] == [job["id"]] and listed["job_count"] == 1, listed
+    assert (listed["width"], listed["height"], listed["account"]) == (64, 48, "acct_all"), listed
+    [media] = tenant.control.job(job["id"])["media_inputs"]
+    assert media["source"] == "upload" and media["upload"] == up["id"] and media["read"] is True, media
+    assert (media["width"], media["height"]) == (64, 48), media

@@ -91,7 +91,17 @@ type Plan struct {
 	// InputsExpireAt, when set, is when an input the job reads as it starts (an upload, an
 	// output link) stops being readable: a job that starts after it fails input_expired.
 	InputsExpireAt time.Time
+	// MediaInputs are the job's media inputs as its generation found them, for the control
+	// API and the dashboard; nil when inputs were not fetched.
+	MediaInputs []api.MediaInput
 }
+
+// MaxMediaInputs bounds the media inputs a job records: a list member's further items are
+// read all the same, and not shown.
+const MaxMediaInputs = 32
+
+// MaxMediaInputURL bounds the URL a recorded media input shows: a longer one is cut to it.
+const MaxMediaInputURL = 2048
 
 // InputExpired is the code of a job that started after one of its inputs expired.
 const InputExpired = "input_expired"
@@ -743,6 +753,33 @@ func (e *Engine) ListAll(f Filter, offset, limit int) ([]View, int) {
 	return out, total
 }
 
+// UsesOf calls f with the id of every job whose recorded media inputs name an upload, once per
+// upload it names, with the job's creation order (higher is newer), under the engine's lock:
+// f must not call the engine.
+func (e *Engine) UsesOf(f func(upload, job string, seq uint64)) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, acc := range e.byAccount {
+		for j := acc.tail; j != nil; j = j.prev {
+			for i, in := range j.Plan.MediaInputs {
+				if in.Upload != "" && !namedBefore(j.Plan.MediaInputs[:i], in.Upload) {
+					f(in.Upload, j.ID, j.live.Seq)
+				}
+			}
+		}
+	}
+}
+
+// namedBefore reports whether one of the inputs names the upload.
+func namedBefore(ins []api.MediaInput, upload string) bool {
+	for _, in := range ins {
+		if in.Upload == upload {
+			return true
+		}
+	}
+	return false
+}
+
 // Next is the earliest transition due among live jobs: the job, when it is due and the status
 // it leaves; ok is false when no job is live.
 func (e *Engine) Next() (id string, at time.Time, from Status, ok bool) {
@@ -896,6 +933,8 @@ func addNanos(t int64, d time.Duration) int64 {
 const (
 	jobOverhead    = 1024
 	outputOverhead = 256
+	// mediaInputOverhead is what each recorded media input costs beyond its text.
+	mediaInputOverhead = 160
 )
 
 // Size is what a job counts against the memory budget.
@@ -903,6 +942,9 @@ func Size(n New) int64 {
 	size := jobOverhead + len(n.ID) + len(n.Account) + len(n.Model) + len(n.QuoteID) + len(n.Input)
 	for _, o := range n.Outputs {
 		size += outputOverhead + len(o.Path) + len(o.URL) + len(o.Label) + len(o.Opening)
+	}
+	for _, in := range n.Plan.MediaInputs {
+		size += mediaInputOverhead + len(in.URL) + len(in.Member) + len(in.Pointer) + len(in.Upload) + len(in.ContentType)
 	}
 	return int64(size)
 }

@@ -42,7 +42,8 @@ func (e *Engine) Export() []api.SnapshotJob {
 			FinishedAt: stampNanos(j.finishedAt), Progress: int(j.progress), Forced: j.forced,
 			Plan: api.SnapshotPlan{Queue: api.Duration(p.Queue), Run: api.Duration(p.Run), QueueTimeout: api.Duration(p.QueueTimeout),
 				Ending: api.SnapshotEnding{Status: string(p.Ending.Status), Code: p.Ending.Code, Message: p.Ending.Message, At: p.Ending.At, InQueue: p.Ending.InQueue},
-				Forced: p.Forced, Struck: p.Struck, Filtered: p.Filtered, InputsExpireAt: stampTime(p.InputsExpireAt)},
+				Forced: p.Forced, Struck: p.Struck, Filtered: p.Filtered, InputsExpireAt: stampTime(p.InputsExpireAt),
+				MediaInputs: slices.Clone(p.MediaInputs)},
 			OutputTTL:   api.Duration(j.OutputTTL),
 			FinishOrder: order[j],
 		}
@@ -260,6 +261,15 @@ func decodeJob(sj api.SnapshotJob, prefix string) (*job, string, string) {
 		}
 		inputsExpire = t.UTC()
 	}
+	if len(sj.Plan.MediaInputs) > MaxMediaInputs {
+		return nil, "/plan/media_inputs", "a job records at most " + strconv.Itoa(MaxMediaInputs) + " media inputs"
+	}
+	for i, in := range sj.Plan.MediaInputs {
+		short := len(in.Member) <= 256 && len(in.Pointer) <= 512 && len(in.Source) <= 32 && len(in.Upload) <= 256 && len(in.Failure) <= 64
+		if in.Member == "" || in.Source == "" || len(in.URL) > MaxMediaInputURL || !short {
+			return nil, "/plan/media_inputs/" + strconv.Itoa(i), "a media input names its member and source, a URL of at most " + strconv.Itoa(MaxMediaInputURL) + " bytes, and short texts beside it"
+		}
+	}
 	switch {
 	case times[0] == unset:
 		return nil, "/created_at", "a job needs its created_at"
@@ -300,7 +310,8 @@ func decodeJob(sj api.SnapshotJob, prefix string) (*job, string, string) {
 	j.New = New{ID: sj.ID, Account: sj.Account, Model: sj.Model, QuoteID: sj.QuoteID, Credits: sj.Credits, Input: input,
 		Plan: Plan{Queue: time.Duration(sj.Plan.Queue), Run: time.Duration(sj.Plan.Run), QueueTimeout: time.Duration(sj.Plan.QueueTimeout),
 			Ending: Ending{Status: Status(sj.Plan.Ending.Status), Code: sj.Plan.Ending.Code, Message: sj.Plan.Ending.Message, At: sj.Plan.Ending.At, InQueue: sj.Plan.Ending.InQueue},
-			Forced: sj.Plan.Forced, Struck: sj.Plan.Struck, Filtered: sj.Plan.Filtered, InputsExpireAt: inputsExpire},
+			Forced: sj.Plan.Forced, Struck: sj.Plan.Struck, Filtered: sj.Plan.Filtered, InputsExpireAt: inputsExpire,
+			MediaInputs: slices.Clone(sj.Plan.MediaInputs)},
 		OutputTTL: time.Duration(sj.OutputTTL)}
 	if sj.Error != nil {
 		j.err = &Error{Code: sj.Error.Code, Message: sj.Error.Message}

@@ -158,6 +158,7 @@ func (w *World) lead(g Generation, m *catalog.Model, entry *idempotency.Entry) (
 	// Directives steer a new job; a replay returns the job as it was made.
 	steer, err := w.directives(g, g.Input)
 	steer.media = g.media
+	steer.described = w.describeInputs(g, m, g.media)
 	var view jobs.View
 	if err == nil {
 		view, err = w.startJob(g.Account, g.Key, g.QuoteID, m, g.Input, steer)
@@ -297,6 +298,7 @@ func (w *World) startJob(account, key, quoteID string, m *catalog.Model, input m
 		return jobs.View{}, err
 	}
 	plan := w.plan(m, input, jobID, steer)
+	plan.MediaInputs = steer.described
 	if outputs, err = w.applyInputs(m, input, steer.media, outputs, &plan); err != nil {
 		w.ledger.Release(account, q.Credits)
 		w.quotes.Release(account, q.ID, jobID)
@@ -456,6 +458,8 @@ type directives struct {
 	struck   string // the perturbation that forced the outcome, if one did
 	ptr      string // where in the input the outcome token is, if a token chose it
 	media    *mediaInputs
+	// described is what the control API shows of the media inputs (input_records.go).
+	described []api.MediaInput
 }
 
 // Request headers that steer one generation, named in problems about them.

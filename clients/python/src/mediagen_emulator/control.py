@@ -12,7 +12,7 @@ import urllib.parse
 import urllib.request
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Union, cast
 
-from .types import (Balance, Bundle, Clock, Coverage, Drawn, Fault, FaultSpec, Health, Job, JournalEntry, Plan,
+from .types import (Balance, Bundle, Clock, ControlJob, ControlUpload, Coverage, Drawn, Fault, FaultSpec, Health, Job, JournalEntry, Plan,
                     PlanInForce, Problem, Report, RequestPattern, ResetResult, Scenario, Snapshot, SnapshotResult,
                     TenantInfo, UnexpectedError, Verdict, Verification, WebhookAttempt, WebhookChaos, Webhooks)
 
@@ -249,6 +249,15 @@ class Control:
             pause = min(pause * 2, 0.05)
 
     # --- jobs ---------------------------------------------------------------------------------
+
+    def job(self, job_id: str) -> ControlJob:
+        """Any account's job with its account, its plan and, with inputs fetched, its media_inputs:
+        how each media input was read (source, read) and what it decoded to."""
+        return cast(ControlJob, self.call("GET", "/_emulator/jobs/%s" % urllib.parse.quote(job_id, safe="")))
+
+    def uploads(self, limit: int = 100, offset: int = 0) -> List[ControlUpload]:
+        """The tenant's live uploads, newest first, each with the jobs that read it."""
+        return cast(List[ControlUpload], self.call("GET", "/_emulator/uploads?limit=%d&offset=%d" % (limit, offset))["data"])
 
     def complete_job(self, job_id: str) -> Job:
         """Makes a job succeed now, with real outputs."""

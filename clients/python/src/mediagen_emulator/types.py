@@ -476,6 +476,9 @@ class ControlJob(_ControlJobRequired, total=False):
     output_type: Literal["image", "video", "audio"]
     #: Its plan: in `GET /_emulator/jobs/{id}`, not in the list.
     plan: JobPlan
+    #: In `GET /_emulator/jobs/{id}`, with inputs fetched: each media input as its generation found
+    #: it, at most 32; absent when inputs were not fetched or the model takes none.
+    media_inputs: List[MediaInput]
     #: On a job that succeeded with some of its outputs filtered out (`X-Emulator-Outcome: partial`,
     #: the `[emulator:partial]` token or a scenario's `filter_rate`): how many of the outputs asked
     #: for it does not return. Absent otherwise.
@@ -1550,6 +1553,101 @@ class Shrunk(TypedDict):
 
     #: The plans one step smaller, the most promising first.
     candidates: List[Plan]
+
+
+class _MediaInputRequired(TypedDict):
+    """The fields of MediaInput that are always present."""
+
+    #: The input member (`image_url`, `mask_url`, `image_urls`).
+    member: str
+    #: Where the URL is in the job's input: `/input/image_url`, `/input/image_urls/1`.
+    pointer: str
+    #: How it was read: `upload` (the tenant's upload), `output` (a job's output file), `data` (a
+    #: `data:` URI), `fetched` (a host on `--inputs-allow`), `stand_in` (judged by the rules and
+    #: never contacted: the documented stand-in).
+    source: Literal["upload", "output", "data", "fetched", "stand_in"]
+    #: The URL as sent, cut to 2048 bytes; a `data:` URI by its media type alone (`data:image/png`).
+    url: str
+    #: Whether its bytes were read; false for a stand-in.
+    read: bool
+
+
+class MediaInput(_MediaInputRequired, total=False):
+    """One media input of a job as its generation found it, with inputs fetched
+    (docs/inputs.md): what was sent, how the emulator read it, and what it was.
+    """
+
+    #: With `source: upload`: the upload's id, as `GET /_emulator/uploads` lists it.
+    upload: str
+    #: Its type, as read (or the stand-in's).
+    content_type: str
+    #: A decoded image's (or the stand-in's) width in pixels.
+    width: int
+    #: A decoded image's (or the stand-in's) height in pixels.
+    height: int
+    #: A decoded WAV's (or the stand-in's) length in seconds.
+    duration: float
+    #: Its length in bytes.
+    size_bytes: int
+    #: The code the input fails its job with as it starts (`input_fetch_failed`,
+    #: `input_unsupported_type`, `input_undecodable`, `input_too_large`); absent when it will do. An
+    #: input that expires before the job starts is known only then: the job's `error` says so.
+    failure: str
+
+
+class _ControlUploadRequired(TypedDict):
+    """The fields of ControlUpload that are always present."""
+
+    #: Names the upload; its URL ends in it.
+    id: str
+    #: The upload's URL, on the address the request reached the emulator by: send it as a media
+    #: input; `GET` on it serves the file.
+    url: str
+    #: The file's type, as sent or, when the request named none, as its bytes say.
+    content_type: str
+    size_bytes: int
+    created_at: str
+    #: On the tenant's clock: `created_at` plus the upload TTL (1 h unless the scenario's
+    #: `inputs.upload_ttl` says otherwise). A job that starts after it fails `input_expired`.
+    expires_at: str
+    #: The account whose key sent it.
+    account: str
+    #: The tenant's jobs that name it among their media inputs, newest first, at most 50; empty when
+    #: none does yet.
+    jobs: List[str]
+    #: How many of the tenant's jobs name it.
+    job_count: int
+
+
+class ControlUpload(_ControlUploadRequired, total=False):
+    """One of the tenant's live uploads as `GET /_emulator/uploads` lists it: the upload as
+    `POST /v1/uploads` answered it, with the account that sent it and the jobs that read it.
+    """
+
+    #: A decoded image's width in pixels.
+    width: int
+    #: A decoded image's height in pixels.
+    height: int
+    #: A WAV file's length in seconds.
+    duration: float
+    #: `input_undecodable` when the file did not decode: a job that reads it fails so as it starts;
+    #: absent when it decoded.
+    failure: str
+
+
+class ControlUploadPage(TypedDict):
+    """A page of a list: `data` holds the items of `[offset, offset+limit)`."""
+
+    #: The tenant's live uploads, newest first.
+    data: List[ControlUpload]
+    #: How many items match the filters, on every page.
+    total: int
+    #: The page size asked for (or the default).
+    limit: int
+    #: How many matches this page skips.
+    offset: int
+    #: Whether items follow this page.
+    has_more: bool
 
 
 FaultMatch = RequestMatch

@@ -2,7 +2,7 @@
 // stream, and redraws only what changed. Plain JavaScript, no build step, nothing from elsewhere.
 'use strict';
 
-const PAGE = { jobs: 50, journal: 100 };
+const PAGE = { jobs: 50, journal: 100, uploads: 50 };
 const TOKEN_KEY = 'mediagen.adminToken';
 const TENANT_KEY = 'mediagen.tenant';
 const FAIL_CODES = ['generation_failed', 'provider_timeout', 'content_policy_violation', 'provider_error', 'out_of_capacity'];
@@ -12,7 +12,7 @@ const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
 
 // The address keeps what is shown, so a link names it: #tenant=NAME&view=jobs&job=ID (or
 // view=journal&entry=SEQ). A test that fails can print such a link to what it saw.
-const TABS = ['jobs', 'journal', 'scenario', 'accounts', 'coverage', 'report'];
+const TABS = ['jobs', 'journal', 'scenario', 'accounts', 'coverage', 'report', 'uploads'];
 function fromHash() {
   const q = new URLSearchParams(location.hash.slice(1));
   const entry = Number(q.get('entry'));
@@ -32,6 +32,7 @@ const state = {
   clock: null, // {now: ms at fetch, at: performance.now() at fetch, mode}
   jobs: { offset: 0, total: 0, items: [], selected: linked.job, detailKey: '', shown: '' },
   journal: { page: 0, total: 0, items: [], selected: linked.entry, seek: linked.entry !== null },
+  uploads: { offset: 0, total: 0 },
   locked: false, // the control API needs a token we do not have, or is off
   stream: null,
 };
@@ -269,7 +270,9 @@ function onEvent(event, data) {
 // The parts of the state each view shows: an event that names none of them fetches nothing.
 // The scenario view counts 429s and fault firings, which come with journal entries.
 // Coverage counts error answers (journaled) and job endings.
-const VIEW_PARTS = { jobs: ['jobs'], journal: ['journal'], scenario: ['scenario', 'journal', 'webhooks'], accounts: ['accounts'], coverage: ['journal', 'jobs'], report: ['journal', 'jobs', 'clock'] };
+const VIEW_PARTS = { jobs: ['jobs'], journal: ['journal'], scenario: ['scenario', 'journal', 'webhooks'], accounts: ['accounts'], coverage: ['journal', 'jobs'], report: ['journal', 'jobs', 'clock'],
+  // An upload is a /v1 request (journaled); the jobs that read it, and its expiry on the clock.
+  uploads: ['journal', 'jobs', 'clock'] };
 
 // refresh reloads the view when one of parts (default: all) is among what it shows.
 let refreshing = false, again = false;
@@ -298,6 +301,7 @@ function loadView() {
     case 'accounts': return loadAccounts();
     case 'coverage': return loadCoverage();
     case 'report': return loadReport();
+    case 'uploads': return loadUploads();
   }
 }
 
@@ -495,6 +499,7 @@ function drawJobDetail(j) {
       el('div', { id: 'jd-error' }),
       el('h3', { text: 'Outputs' }),
       el('div', { class: 'outputs', id: 'jd-outputs' }, outputsOf(j)),
+      el('div', { id: 'jd-media' }),
       el('h3', { text: 'Input' }),
       el('pre', { class: 'json', id: 'jd-input' }));
   }
@@ -532,9 +537,40 @@ function drawJobDetail(j) {
       el('div', { class: 'error-box' }, el('code', { text: j.error.code }), ' — ', j.error.message)] : []));
   }
   refreshLinks($('#jd-outputs', box), j);
+  drawMediaInputs($('#jd-media', box), j.media_inputs);
   const input = pretty(j.input);
   const pre = $('#jd-input', box);
   if (pre.textContent !== input) pre.textContent = input;
+}
+
+// SOURCES says how each media input was read, as the control API's source names it.
+const SOURCES = { upload: 'upload', output: 'a job\'s output', data: 'data: URI', fetched: 'fetched (--inputs-allow)', stand_in: 'stand-in' };
+
+// shapeOf is what a media input or an upload decoded to: its size, its length, its bytes.
+function shapeOf(x) {
+  const parts = [];
+  if (x.width) parts.push(x.width + '×' + x.height);
+  if (x.duration) parts.push(x.duration + ' s');
+  if (x.size_bytes) parts.push(fmtBytes(x.size_bytes));
+  return parts.join(' · ');
+}
+
+// drawMediaInputs lists a job's media inputs (with inputs fetched): the member, the URL or the
+// data: URI's type, whether it was read or stood in, and what it decoded to.
+function drawMediaInputs(box, inputs) {
+  const key = JSON.stringify(inputs || []);
+  if (box.dataset.v === key) return;
+  box.dataset.v = key;
+  if (!inputs || !inputs.length) { box.replaceChildren(); return; }
+  box.replaceChildren(el('h3', { text: 'Media inputs' }), el('ul', { class: 'media-inputs', id: 'jd-inputs' }, inputs.map(m => {
+    const how = m.read ? 'read' : 'stood in';
+    const what = [m.content_type, shapeOf(m)].filter(Boolean).join(' ');
+    return el('li', { 'data-member': m.member, 'data-source': m.source },
+      el('code', { text: m.pointer.replace(/^\/input\//, '') }), ' · ', SOURCES[m.source] || m.source, ' · ', el('span', { class: 'mi-read', text: how }),
+      what ? ' · ' + what : null,
+      m.failure ? el('span', { class: 'mi-fail' }, ' · fails ', el('code', { text: m.failure })) : null,
+      el('span', { class: 'mi-url mono', text: m.url, title: m.url }));
+  })));
 }
 
 function kv(dl, pairs) {
@@ -871,6 +907,42 @@ function entryLink(tenant, seq) {
   return el('a', { href: '#' + q, text: String(seq), title: 'Open entry ' + seq + ' in the journal' });
 }
 
+// ---- uploads -------------------------------------------------------------------------------
+
+async function loadUploads() {
+  const q = new URLSearchParams({ limit: PAGE.uploads, offset: state.uploads.offset });
+  const page = await api('GET', '/_emulator/uploads?' + q);
+  if (page.total > 0 && state.uploads.offset >= page.total) { // the page emptied as uploads expired
+    state.uploads.offset = Math.max(0, Math.floor((page.total - 1) / PAGE.uploads) * PAGE.uploads);
+    return loadUploads();
+  }
+  state.uploads.total = page.total;
+  const body = $('#uploads-table tbody');
+  const key = JSON.stringify(page.data);
+  if (body.dataset.v !== key) {
+    body.dataset.v = key;
+    body.replaceChildren(...page.data.map(u => el('tr', { 'data-id': u.id },
+      el('td', { class: 'mono', text: clockTime(u.created_at), title: fullTime(u.created_at) }),
+      el('td', { class: 'mono' }, el('a', { href: u.url, target: '_blank', rel: 'noopener', text: u.id.slice(0, 8), title: u.url })),
+      el('td', { class: 'mono', text: u.account }),
+      el('td', { class: 'mono', text: u.content_type }),
+      el('td', { class: 'num', text: fmtBytes(u.size_bytes), title: fmtInt(u.size_bytes) + ' bytes' }),
+      el('td', { class: u.failure ? 'mi-fail' : '', text: u.failure ? 'does not decode: jobs fail ' + u.failure : (shapeOf({ width: u.width, height: u.height, duration: u.duration }) || '—') }),
+      el('td', { class: 'mono', text: clockTime(u.expires_at), title: fullTime(u.expires_at) }),
+      el('td', { class: 'mono uses' }, u.jobs.length ? u.jobs.flatMap((id, i) => [i ? ', ' : null, jobLink(id)]) : el('span', { class: 'muted', text: 'no job yet' }),
+        u.job_count > u.jobs.length ? ' and ' + (u.job_count - u.jobs.length) + ' more' : null))));
+  }
+  $('#uploads-empty').hidden = page.data.length > 0;
+  $('#uploads-count').textContent = page.total ? '(' + fmtInt(page.total) + ')' : '';
+  drawPager('uploads', state.uploads.offset, page.data.length, page.total);
+}
+
+// jobLink opens a job of this tenant in the jobs view, as the address names it.
+function jobLink(id) {
+  const q = new URLSearchParams({ tenant: state.tenant, view: 'jobs', job: id });
+  return el('a', { href: '#' + q, text: id.slice(0, 8), title: 'Open job ' + id });
+}
+
 // ---- tenants -------------------------------------------------------------------------------
 
 async function loadTenants() {
@@ -891,6 +963,7 @@ function switchTenant(name) {
   sessionStorage.setItem(TENANT_KEY, name);
   state.jobs = { offset: 0, total: 0, items: [], selected: null, detailKey: '', shown: '' };
   state.journal = { page: 0, total: 0, items: [], selected: null };
+  state.uploads = { offset: 0, total: 0 };
   $('#job-detail').replaceChildren(el('p', { class: 'placeholder', text: 'Select a job (j/k, Enter) to see its input, plan and outputs.' }));
   $('#entry-detail').replaceChildren(el('p', { class: 'placeholder', text: 'Select a request to see what was sent and answered.' }));
   delete $('#entry-detail').dataset.v;
@@ -1018,6 +1091,10 @@ function turnPage(dir) {
     const next = state.journal.page + dir;
     if (next < 0 || (dir > 0 && next * PAGE.journal >= state.journal.total)) return;
     state.journal.page = next;
+  } else if (state.tab === 'uploads') {
+    const next = state.uploads.offset + dir * PAGE.uploads;
+    if (next < 0 || (dir > 0 && next >= state.uploads.total)) return;
+    state.uploads.offset = next;
   } else return;
   refresh();
 }
@@ -1035,7 +1112,7 @@ function onKey(ev) {
   }
   if (typing || !$('#overlay').hidden || !$('#snapshot-dialog').hidden) return;
   const k = ev.key;
-  const tabs = { 1: 'jobs', 2: 'journal', 3: 'scenario', 4: 'accounts', 5: 'coverage', 6: 'report' };
+  const tabs = { 1: 'jobs', 2: 'journal', 3: 'scenario', 4: 'accounts', 5: 'coverage', 6: 'report', 7: 'uploads' };
   if (tabs[k]) { showTab(tabs[k]); }
   else if (k === 'j' || k === 'ArrowDown') { moveRow(1); }
   else if (k === 'k' || k === 'ArrowUp') { moveRow(-1); }
