@@ -85,7 +85,11 @@ func (s *Server) generate() replyFunc {
 			asked.setHeader("Idempotent-Replayed", "true")
 			asked.facts.replayed = true
 		} else if view.Plan.Struck != "" && infoOf(r).steered() == nil {
-			asked.facts.fault = view.Plan.Struck // a perturbation at job#N struck the job this made
+			// A perturbation at job#N struck the job this made, beside any that struck the request.
+			asked.facts.fault = view.Plan.Struck
+			if struck := infoOf(r).rec; struck != nil && struck.facts.fault != "" {
+				asked.facts.fault = struck.facts.fault + "," + view.Plan.Struck
+			}
 		}
 		return s.respondJob(w, r, world, view, wait, asked), nil
 	}

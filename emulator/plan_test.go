@@ -259,7 +259,7 @@ func TestPlanRefusesBadPerturbations(t *testing.T) {
 func TestPlanGoesThroughASnapshot(t *testing.T) {
 	t.Parallel()
 	s := simServer(t, Config{Seeded: true, Seed: 5})
-	putPlan(t, s, "a", map[string]any{"at": "POST /v1/quotes#2", "status": 500}, map[string]any{"set": map[string]any{"quote_ttl": "45s"}})
+	putPlan(t, s, "a", map[string]any{"at": "POST /v1/quotes#2", "status": 500}, map[string]any{"set": map[string]any{"quote_ttl": "45s", "latency": "1ms"}})
 	q := quote(t, s, "mg_test_all.a", schnellID, schnell)
 	doc := snapshotOf(t, s, "a", "")
 	if rec := restore(t, s, "b", doc); rec.Code != 200 {
@@ -272,6 +272,38 @@ func TestPlanGoesThroughASnapshot(t *testing.T) {
 		}
 		if q2 := quote(t, s, "mg_test_all."+tenant, schnellID, schnell); q2.ExpiresAt != q.ExpiresAt {
 			t.Errorf("%s: a quote expires at %s, want the knob's %s", tenant, q2.ExpiresAt, q.ExpiresAt)
+		}
+	}
+}
+
+// TestPlanOrdinalsCountFromTheirPlan: job#1 strikes the first job made after the plan was put
+// in force, not the tenant's first; and an outcome is not spent on a generation a fault answers
+// before the service sees it.
+func TestPlanOrdinalsCountFromTheirPlan(t *testing.T) {
+	t.Parallel()
+	s := simServer(t, Config{})
+	gen := func(key string) *httptest.ResponseRecorder {
+		q := quote(t, s, "mg_test_all.p", schnellID, schnell)
+		return generate(t, s, "mg_test_all.p", key, quoteBody{QuoteID: q.QuoteID, Model: schnellID}, schnell, "")
+	}
+	if rec := gen("before"); rec.Code != 202 {
+		t.Fatalf("a job before the plan: %d", rec.Code)
+	}
+	putPlan(t, s, "p",
+		map[string]any{"at": "POST /v1/generate#1", "status": 503},
+		map[string]any{"match": map[string]any{"path": "/v1/generate"}, "outcome": "fail", "count": 1},
+		map[string]any{"at": "job#2", "outcome": "expire"})
+	if rec := gen("k1"); rec.Code != 503 {
+		t.Fatalf("the struck generation: %d", rec.Code)
+	}
+	first := decode[api.Job](t, gen("k2")) // the outcome's one count, kept for a job
+	second := decode[api.Job](t, gen("k3"))
+	tenantCall(t, s, "p", "POST", "/_emulator/clock", "", map[string]any{"advance": "2h"})
+	for _, c := range []struct {
+		id, want string
+	}{{first.ID, "failed"}, {second.ID, "expired"}} {
+		if got := decode[api.ControlJob](t, tenantCall(t, s, "p", "GET", "/_emulator/jobs/"+c.id, "", nil)); string(got.Status) != c.want {
+			t.Errorf("job %s is %s, want %s", c.id, got.Status, c.want)
 		}
 	}
 }

@@ -43,7 +43,17 @@ func (s *Server) createUpload() replyFunc {
 				return reply{}, err
 			}
 		}
-		data, ctype, err := readUpload(w, r)
+		// The body's bytes are reserved from the uploads gate while they are read, as a
+		// snapshot's are, so uploads at once hold a bounded total, announced or chunked.
+		rr := s.tenants.Uploads().Reader(http.MaxBytesReader(w, r.Body, sim.MaxUploadSize), min(r.ContentLength, sim.MaxUploadSize))
+		defer rr.Release()
+		if !rr.Reserve() {
+			return reply{}, s.uploadsFull(w)
+		}
+		data, ctype, err := readUpload(rr, r.Header.Get("Content-Type"))
+		if errors.Is(err, sim.ErrUploadsFull) {
+			return reply{}, s.uploadsFull(w)
+		}
 		if err != nil {
 			return reply{}, err
 		}
@@ -59,9 +69,7 @@ func (s *Server) createUpload() replyFunc {
 }
 
 // readUpload reads an upload's bytes and their declared type, at most sim.MaxUploadSize.
-func readUpload(w http.ResponseWriter, r *http.Request) ([]byte, string, error) {
-	body := http.MaxBytesReader(w, r.Body, sim.MaxUploadSize)
-	ctype := r.Header.Get("Content-Type")
+func readUpload(body io.Reader, ctype string) ([]byte, string, error) {
 	mt, params, _ := mime.ParseMediaType(ctype)
 	var data []byte
 	var err error
@@ -72,6 +80,8 @@ func readUpload(w http.ResponseWriter, r *http.Request) ([]byte, string, error) 
 	}
 	var tooLarge *http.MaxBytesError
 	switch {
+	case errors.Is(err, sim.ErrUploadsFull):
+		return nil, "", err
 	case errors.As(err, &tooLarge):
 		return nil, "", problem.New(problem.PayloadTooLarge, "the upload is over %d bytes, the most one upload takes", sim.MaxUploadSize)
 	case err != nil:
@@ -98,7 +108,7 @@ func filePart(body io.Reader, boundary string) ([]byte, string, error) {
 		}
 		if err != nil {
 			var tooLarge *http.MaxBytesError
-			if errors.As(err, &tooLarge) {
+			if errors.As(err, &tooLarge) || errors.Is(err, sim.ErrUploadsFull) {
 				return nil, "", err
 			}
 			return nil, "", problem.New(problem.InvalidRequest, "the multipart body does not parse")

@@ -1021,7 +1021,10 @@ export interface Fault {
    */
   outcome?: "succeed" | "fail" | "content_policy" | "expire" | "slow" | "refuse" | "partial";
   set?: Knobs;
-  /** With `at`: how many requests (or jobs) of its route the ordinal has counted so far. */
+  /**
+   * With `at`: how many requests (or, at `job#N`, generations about to make a job) its ordinal has
+   * counted since it was put in force.
+   */
   seen?: number;
 }
 
@@ -1407,11 +1410,12 @@ export interface Snapshot {
       remaining: number;
       fired: number;
       draws: number;
-      /** With `at`: the requests (or jobs) its ordinal has counted. */
+      /**
+       * With `at`: the requests (or, at `job#N`, the generations about to make a job) its ordinal
+       * has counted since it was put in force.
+       */
       seen?: number;
     })[];
-    /** The generations counted so far, for perturbations at `job#N`. */
-    jobs?: number;
   };
   rate_limits: {
     rule: number;

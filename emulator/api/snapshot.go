@@ -188,10 +188,8 @@ type SnapshotKey struct {
 
 // SnapshotFaults are the fault rules in force, in order, and the number the next one takes.
 type SnapshotFaults struct {
-	NextID int `json:"next_id"`
-	// Jobs counts the jobs made, for perturbations at job#N.
-	Jobs  int             `json:"jobs,omitempty"`
-	Rules []SnapshotFault `json:"rules"`
+	NextID int             `json:"next_id"`
+	Rules  []SnapshotFault `json:"rules"`
 }
 
 // SnapshotFault is one fault rule with its counts: Remaining (-1 for no limit), Fired, and the

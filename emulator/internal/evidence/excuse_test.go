@@ -34,10 +34,19 @@ func TestQuoteRulesExcuseAStruckAnswer(t *testing.T) {
 			return c.generate("k1", "q1", 422, "quote_mismatch", "", "")
 		}},
 	}
+	// An outcome (a strike of no fault kind) moves no time: the quote the client let expire is
+	// its own.
+	t.Run("expired-quote/outcome", func(t *testing.T) {
+		c := newClient()
+		c.entry(histories[0].history(c)).Fault = "fault_1"
+		if got := c.judge(); len(got) != 1 || got[0].Rule != ExpiredQuote {
+			t.Fatalf("findings %+v, want the client's expired quote", got)
+		}
+	})
 	for _, h := range histories {
 		kinds := []string{"error", "malformed"}
 		if h.rule == ExpiredQuote {
-			kinds = append(kinds, "", "delay")
+			kinds = append(kinds, "delay") // an advance strikes as a delay
 		}
 		for _, kind := range kinds {
 			t.Run(h.rule+"/struck/"+kind, func(t *testing.T) {

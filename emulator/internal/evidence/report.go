@@ -732,8 +732,8 @@ func (j *judge) generation(ev *Event) {
 	if !garbled(e) || e.Code == "quote_expired" {
 		switch e.Code {
 		case "quote_expired":
-			if e.Fault != "" {
-				break
+			if e.FaultKind != "" {
+				break // an outcome moves no time: only a fault (an advance, a delay) excuses it
 			}
 			q, known := j.quotes[e.QuoteID]
 			expires := e.QuoteExpiresAt

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -118,6 +119,8 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	if len(e.command) == 0 {
 		return misuse("no command: give it after --, as in explore -- python3 client.py")
 	}
+	// A control call that never answers must not hang explore: --timeout bounds the command only.
+	e.target.Client = &http.Client{Timeout: time.Minute}
 	e.target.URL = strings.TrimSuffix(*emulatorURL, "/")
 	if e.target.URL == "" {
 		url, stop, err := start(ctx, e.seed)
@@ -191,6 +194,9 @@ type explorer struct {
 // run runs the command once under a plan in the tenant; an error means the run could not be
 // made or judged.
 func (e *explorer) run(ctx context.Context, tenant string, plan api.Plan, keep bool) (Outcome, error) {
+	// A tenant of the same name left by an earlier explore (a run interrupted, a bundle's
+	// tenant kept) would lend this run its jobs and journal: each run starts afresh.
+	_ = e.target.DropTenant(ctx, tenant)
 	return e.target.Run(ctx, RunSpec{Tenant: tenant, Plan: plan, Command: e.command, Timeout: e.timeout, JudgeExit: !Terminal(plan), Keep: keep})
 }
 
@@ -240,10 +246,11 @@ func (e *explorer) explore(ctx context.Context) int {
 	}
 	fmt.Fprintf(e.stderr, "done: %d runs, %d failures, none confirmed\n", e.runs, failures)
 	if flaky > 0 {
+		// Runs failed under drawn adversity, if not every time: a failure was found.
 		fmt.Fprintf(e.stdout, "no failure confirmed in %d runs; %d flaky\n", e.runs, flaky)
-	} else {
-		fmt.Fprintf(e.stdout, "no failure in %d runs\n", e.runs)
+		return 1
 	}
+	fmt.Fprintf(e.stdout, "no failure in %d runs\n", e.runs)
 	return 0
 }
 
@@ -334,8 +341,8 @@ func (e *explorer) report(ctx context.Context, k int, plan api.Plan, out *Outcom
 		}
 	}
 	exit := NoExit
-	if !Terminal(plan) {
-		exit = out.ExitCode
+	if !Terminal(plan) || out.TimedOut {
+		exit = out.ExitCode // a run that timed out failed, whatever its plan
 	}
 	b, err := e.target.Bundle(ctx, out.Tenant, e.seed, k, exit)
 	if err != nil {

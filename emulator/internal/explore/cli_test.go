@@ -114,7 +114,7 @@ func TestMainFlaky(t *testing.T) {
 		return strikesGenerate(tenant, p) && !strings.HasSuffix(tenant, "-c2")
 	}
 	r := runMain(t, append([]string{"--emulator", target.URL, "--runs", "10", "--out", filepath.Join(t.TempDir(), "b.json"), "--"}, okClient...)...)
-	if r.code != 0 || !strings.Contains(r.stdout, "  flaky under this plan: failed 4 of 5 re-runs: POST /v1/generate#1 error 500 internal_error\n") ||
+	if r.code != 1 || !strings.Contains(r.stdout, "  flaky under this plan: failed 4 of 5 re-runs: POST /v1/generate#1 error 500 internal_error\n") ||
 		!strings.Contains(r.stdout, "no failure confirmed in 10 runs; ") {
 		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

@@ -66,7 +66,6 @@ type Set struct {
 	draw   Draw
 	nextID int
 	bytes  int64 // RuleBytes of the rules, with their ids
-	jobs   int   // the jobs made, for rules at job#N
 }
 
 // Draw returns a number in [0, 1) named by its parts: the same parts give the same number under
@@ -197,6 +196,8 @@ func (s *Set) Pick(method, path string, m *catalog.Model) (st Struck, ok bool) {
 	var fired []string
 	generation := method == http.MethodPost && path == generatePath
 	faulted := false
+	var outcomeRule *Rule
+	var outcomeLeft int // what the outcome rule had left before it fired
 	for _, r := range s.rules {
 		f := &r.Fault
 		if r.Remaining == 0 || f.Set != nil || r.where.Job {
@@ -207,13 +208,14 @@ func (s *Set) Pick(method, path string, m *catalog.Model) (st Struck, ok bool) {
 		if !s.selects(r, method, path, m, blocked) {
 			continue
 		}
+		left := r.Remaining
 		if r.Remaining > 0 {
 			r.Remaining--
 		}
 		r.Fired++
 		fired = append(fired, r.ID)
 		if outcome {
-			st.Outcome, st.OutcomeID = *f, r.ID
+			st.Outcome, st.OutcomeID, outcomeRule, outcomeLeft = *f, r.ID, r, left
 			continue
 		}
 		delay += f.Delay
@@ -221,6 +223,14 @@ func (s *Set) Pick(method, path string, m *catalog.Model) (st Struck, ok bool) {
 		if f.Action != api.FaultDelay {
 			st.Fault, faulted = *f, true
 		}
+	}
+	if outcomeRule != nil && faulted && !st.Fault.After && st.Fault.Action != api.FaultDownload {
+		// A fault answers the generation before the service sees it: no job, so the outcome
+		// is not spent on it.
+		outcomeRule.Fired--
+		outcomeRule.Remaining = outcomeLeft
+		fired = slices.DeleteFunc(fired, func(id string) bool { return id == outcomeRule.ID })
+		st.Outcome, st.OutcomeID = scenario.Fault{}, ""
 	}
 	if len(fired) == 0 {
 		return Struck{}, false
@@ -256,20 +266,29 @@ func (s *Set) selects(r *Rule, method, path string, m *catalog.Model, blocked bo
 	return true
 }
 
-// PickJob counts a job made and returns the outcome a rule at its ordinal (job#N) forces on
-// it, with the rule's id.
-func (s *Set) PickJob() (scenario.Fault, string, bool) {
+// PickJob counts a generation about to make a job against every rule at job#N, each from when
+// it was put in force, and returns the outcome the first rule at its ordinal forces, with the
+// rule's id. With forced (the request forces an outcome of its own) it counts and forces
+// nothing.
+func (s *Set) PickJob(forced bool) (scenario.Fault, string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.jobs++
+	var hit *Rule
 	for _, r := range s.rules {
-		if r.where.Job && r.Remaining != 0 && r.where.Ordinal == s.jobs {
-			r.Remaining, r.Seen = 0, s.jobs
-			r.Fired++
-			return r.Fault, r.ID, true
+		if !r.where.Job || r.Remaining == 0 {
+			continue
+		}
+		r.Seen++
+		if hit == nil && !forced && r.Seen == r.where.Ordinal {
+			hit = r
 		}
 	}
-	return scenario.Fault{}, "", false
+	if hit == nil {
+		return scenario.Fault{}, "", false
+	}
+	hit.Remaining = 0
+	hit.Fired++
+	return hit.Fault, hit.ID, true
 }
 
 // Knobs are the knobs the rules in force turn, later rules over earlier ones.

@@ -11,7 +11,7 @@ import (
 func (s *Set) Export() api.SnapshotFaults {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := api.SnapshotFaults{NextID: s.nextID, Jobs: s.jobs, Rules: make([]api.SnapshotFault, len(s.rules))}
+	out := api.SnapshotFaults{NextID: s.nextID, Rules: make([]api.SnapshotFault, len(s.rules))}
 	for i, r := range s.rules {
 		out.Rules[i] = api.SnapshotFault{ID: r.ID, Source: r.Source, Rule: r.Fault, Remaining: r.Remaining, Fired: r.Fired, Seen: r.Seen, Draws: r.draws}
 	}
@@ -56,10 +56,7 @@ func (s *Set) Import(in api.SnapshotFaults, report func(ptr, msg string)) {
 	if in.NextID < 0 {
 		report("/next_id", "cannot be negative")
 	}
-	if in.Jobs < 0 {
-		report("/jobs", "cannot be negative")
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.rules, s.nextID, s.bytes, s.jobs = rules, in.NextID, bytes, in.Jobs
+	s.rules, s.nextID, s.bytes = rules, in.NextID, bytes
 }

@@ -268,6 +268,7 @@ func (w *World) RemoveFaults(all bool) {
 		w.faults.RemoveSource("scenario")
 	}
 	w.retune()
+	w.Changed(PartScenario)
 }
 
 // RemoveFault removes one fault rule.
@@ -276,6 +277,7 @@ func (w *World) RemoveFault(id string) error {
 		return problem.New(problem.NotFound, "no fault %q", id)
 	}
 	w.retune()
+	w.Changed(PartScenario)
 	return nil
 }
 

@@ -261,7 +261,7 @@ func (w *World) startJob(account, key, quoteID string, m *catalog.Model, input m
 		return jobs.View{}, problem.New(problem.ModelUnavailable, "model %q is %s and does not generate", m.ID, m.Status)
 	}
 	// The tenant's jobs are numbered here, as they pass the quote's checks, for a plan's job#N.
-	if p, id, ok := w.faults.PickJob(); ok && steer.outcome == "" {
+	if p, id, ok := w.faults.PickJob(steer.outcome != ""); ok {
 		steer.outcome, steer.code, steer.struck = p.Outcome, p.Code, id
 	}
 	if err := w.refusal(m, input, canonical, steer); err != nil {

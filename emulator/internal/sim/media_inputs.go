@@ -91,6 +91,10 @@ func (w *World) readInputs(ctx context.Context, g Generation, m *catalog.Model) 
 	}
 	rules := sc.InputRulesFor(m)
 	allow, _ := inputs.ParseAllow(w.cfg.InputsAllow) // checked when the server was made
+	// One generation's fetches of allowed hosts share one deadline: a list member of many
+	// URLs does not hold its request for a fetch's timeout each.
+	ctx, cancel := context.WithTimeout(ctx, MaxInputsFetch)
+	defer cancel()
 	mi := &mediaInputs{infos: map[string]inputs.Info{}, wantsFrame: opensOnInput(m)}
 	var refused *problem.Error
 	for _, mem := range members {
@@ -285,9 +289,16 @@ func opensOnInput(m *catalog.Model) bool {
 	return m.Category == "image-to-video" && m.OutputType == catalog.OutputVideo
 }
 
-// MaxOpeningPixels bounds the input images decoded for an opening frame (16 megapixels, some
-// 64 MiB decoded); a larger image opens on the stand-in's frame, as one never read does.
-const MaxOpeningPixels = 4096 * 4096
+// MaxInputsFetch bounds the time one generation spends fetching its inputs from allowed hosts,
+// every member and item together; a fetch still going then fails as a fetch that timed out.
+const MaxInputsFetch = 3 * inputs.FetchTimeout
+
+// MaxOpeningPixels bounds the input images decoded for an opening frame: 2 megapixels (a
+// 1080p picture), at most 16 MiB decoded even at 16 bits a channel, held while its generation
+// is decided — a small data: URI may hold a large picture, and the decoded pixels are not
+// counted against the memory budget. A larger image opens on the stand-in's frame, as one
+// never read does.
+const MaxOpeningPixels = 1920 * 1088
 
 // StandInFrameSide is the side of the stand-in's frame as drawn: a seeded picture of the
 // emulator's own (the URL its seed), taken as the 1024×1024 stand-in image and kept, like

@@ -237,8 +237,15 @@ func (t *Tenant) buildFrom(doc *api.Snapshot) (*World, error) {
 	} else if sc, _ = cur.scenarioNamed(doc.Scenario.Name); sc == nil {
 		p.add("/scenario/name", "this emulator has no scenario "+strconv.Quote(doc.Scenario.Name)+"; a snapshot carries the document of a scenario sent inline, and names the others")
 	}
-	if sc != nil && len(doc.Random.Latency) > 0 && len(doc.Random.Latency) != len(sc.Latency) {
-		p.add("/random/latency", "counts "+strconv.Itoa(len(doc.Random.Latency))+" latency rules; the scenario has "+strconv.Itoa(len(sc.Latency)))
+	if sc != nil && len(doc.Random.Latency) > 0 {
+		// The counts are the tuned scenario's: a plan's latency knob adds a rule of its own.
+		rules := len(sc.Latency)
+		if slices.ContainsFunc(doc.Faults.Rules, func(r api.SnapshotFault) bool { return r.Rule.Set != nil && r.Rule.Set.Latency > 0 }) {
+			rules++
+		}
+		if len(doc.Random.Latency) != rules {
+			p.add("/random/latency", "counts "+strconv.Itoa(len(doc.Random.Latency))+" latency rules; the scenario, with the plan's knobs, has "+strconv.Itoa(rules))
+		}
 	}
 	// Accounts: the catalog's, as the document has them; one it leaves out starts afresh.
 	known := map[string]int64{}

@@ -65,7 +65,7 @@ func (g *UploadGate) give(n int64) {
 // Full is the problem answered for an upload that does not fit.
 func (g *UploadGate) Full() error {
 	return &problem.Error{Code: problem.MemoryBudgetExhausted, RetryAfter: 1,
-		Detail: "snapshot uploads in flight hold all the memory they may (the memory budget, and at most twice the route's body bound together); send it again when one has finished"}
+		Detail: "the bodies being uploaded (snapshots and media uploads) hold all the memory they may (the memory budget, and at most twice the route's body bound together); send it again when one has finished"}
 }
 
 // Reader reads a body of an announced length (-1 when unknown) through the gate, reserving its

@@ -74,8 +74,14 @@ type World struct {
 	scenario atomic.Pointer[scenario.Scenario]
 	// tuned is the scenario with the adversity plan's knobs turned, nil when they turn none;
 	// tuneMu orders its making.
-	tuned   atomic.Pointer[scenario.Scenario]
-	tuneMu  sync.Mutex
+	tuned  atomic.Pointer[scenario.Scenario]
+	tuneMu sync.Mutex
+	// tunedFrom is the scenario and the knobs tuned was made of, so a change to the plan that
+	// leaves both as they were keeps the same tuned scenario (and its seeded latency draws).
+	tunedFrom struct {
+		base  *scenario.Scenario
+		knobs api.Knobs
+	}
 	waiting atomic.Int64 // generations blocked waiting for their job
 	stale   staleFiles   // files last asked for at an expired link (links.go)
 
@@ -417,16 +423,29 @@ func (w *World) inForce() *scenario.Scenario {
 	return w.scenario.Load()
 }
 
+// sameKnobs reports whether two sets of knobs turn the same: evolution by its kinds, not its
+// pointer.
+func sameKnobs(a, b api.Knobs) bool {
+	ea, eb := a.Evolution, b.Evolution
+	a.Evolution, b.Evolution = nil, nil
+	return a == b && (ea == eb || (ea != nil && eb != nil && *ea == *eb))
+}
+
 // retune lays the plan's knobs over the scenario in force, after either changed.
 func (w *World) retune() {
 	w.tuneMu.Lock()
 	defer w.tuneMu.Unlock()
-	k := w.faults.Knobs()
+	k, base := w.faults.Knobs(), w.scenario.Load()
 	if k == (api.Knobs{}) {
 		w.tuned.Store(nil)
+		w.tunedFrom.base = nil
 		return
 	}
-	w.tuned.Store(scenario.Tune(w.scenario.Load(), k))
+	if t := w.tuned.Load(); t != nil && w.tunedFrom.base == base && sameKnobs(w.tunedFrom.knobs, k) {
+		return
+	}
+	w.tuned.Store(scenario.Tune(base, k))
+	w.tunedFrom.base, w.tunedFrom.knobs = base, k
 }
 
 // RateLimit counts a request against every rate limit of the scenario that matches it and

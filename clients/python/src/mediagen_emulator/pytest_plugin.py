@@ -227,7 +227,7 @@ def mediagen(request: pytest.FixtureRequest, mediagen_server: Emulator) -> Itera
     if mark is not None:
         clock = mark.args[0] if mark.args else mark.kwargs.get("mode")
     explore = getattr(request.node, "_mediagen_explore", None)
-    given = _given_tenant()
+    given = _given_tenant(mediagen_server.url)
     if given and explore is None:
         # Explore or conformance made this tenant for the run and put its plan in force: use it
         # as it is, and leave it for them to judge.
@@ -251,9 +251,14 @@ def mediagen(request: pytest.FixtureRequest, mediagen_server: Emulator) -> Itera
     tenant.delete(missing_ok=True)
 
 
-def _given_tenant() -> Optional[Tuple[str, str]]:
+def _given_tenant(server_url: str) -> Optional[Tuple[str, str]]:
     """The tenant (and key) the environment names: $MEDIAGEN_TENANT, else the TENANT of a
-    $MEDIAGEN_API_KEY of the form KEY.TENANT; None when it names none."""
+    $MEDIAGEN_API_KEY of the form KEY.TENANT; None when it names none, or when
+    $MEDIAGEN_EMULATOR_URL does not name the session's emulator (a tenant named for another
+    emulator is not this one's, and sharing it would leak state between tests)."""
+    url = os.environ.get(URL_ENV, "").rstrip("/")
+    if not url or url != server_url.rstrip("/"):
+        return None
     key = os.environ.get(KEY_ENV, "")
     name = os.environ.get(TENANT_ENV, "") or (key.split(".", 1)[1] if "." in key else "")
     if not name:

@@ -959,7 +959,8 @@ class Fault(_FaultRequired, total=False):
     #: `job#N`, or with a `match` of generations.
     outcome: Literal["succeed", "fail", "content_policy", "expire", "slow", "refuse", "partial"]
     set: Knobs
-    #: With `at`: how many requests (or jobs) of its route the ordinal has counted so far.
+    #: With `at`: how many requests (or, at `job#N`, generations about to make a job) its ordinal has
+    #: counted since it was put in force.
     seen: int
 
 
