@@ -307,3 +307,40 @@ func TestPlanOrdinalsCountFromTheirPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanOnEveryClock: an answer lost after the service acted, an outcome at job#N and a knob
+// behave alike on the real, manual and skip clocks, and the plan's counts go through a
+// snapshot into another tenant.
+func TestPlanOnEveryClock(t *testing.T) {
+	t.Parallel()
+	for clock, s := range clockServers(t) {
+		putPlan(t, s, "c",
+			map[string]any{"at": "POST /v1/generate#1", "status": 503, "after": true},
+			map[string]any{"at": "job#2", "outcome": "fail", "code": "provider_timeout"},
+			map[string]any{"set": map[string]any{"quote_ttl": "30s"}})
+		q := quote(t, s, "mg_test_all.c", schnellID, schnell)
+		if rec := generate(t, s, "mg_test_all.c", "k1", quoteBody{QuoteID: q.QuoteID, Model: schnellID}, schnell, ""); rec.Code != 503 {
+			t.Fatalf("%s: the lost answer: %d", clock, rec.Code)
+		}
+		replay := generate(t, s, "mg_test_all.c", "k1", quoteBody{QuoteID: q.QuoteID, Model: schnellID}, schnell, "")
+		if replay.Code != 202 || replay.Header().Get("Idempotent-Replayed") != "true" {
+			t.Errorf("%s: the same key after the lost answer: %d %q", clock, replay.Code, replay.Header().Get("Idempotent-Replayed"))
+		}
+		if restore(t, s, "d", snapshotOf(t, s, "c", "")).Code != 200 {
+			t.Fatalf("%s: restore", clock)
+		}
+		for _, tenant := range []string{"c", "d"} {
+			q := quote(t, s, "mg_test_all."+tenant, schnellID, schnell)
+			qt, _ := time.Parse(time.RFC3339Nano, q.ExpiresAt)
+			now, _ := time.Parse(time.RFC3339Nano, decode[api.Clock](t, tenantCall(t, s, tenant, "GET", "/_emulator/clock", "", nil)).Now)
+			if d := qt.Sub(now); d > 31*time.Second {
+				t.Errorf("%s/%s: a quote lives %s under quote_ttl 30s", clock, tenant, d)
+			}
+			second := decode[api.Job](t, generate(t, s, "mg_test_all."+tenant, "k2", quoteBody{QuoteID: q.QuoteID, Model: schnellID}, schnell, ""))
+			cj := decode[api.ControlJob](t, tenantCall(t, s, tenant, "GET", "/_emulator/jobs/"+second.ID, "", nil))
+			if cj.Plan == nil || cj.Plan.Ending.Code != "provider_timeout" || cj.Plan.Perturbation == "" {
+				t.Errorf("%s/%s: job#2's plan %+v", clock, tenant, cj.Plan)
+			}
+		}
+	}
+}
