@@ -278,8 +278,9 @@ func (r Rules) inline(rest string, kind Kind) (Verdict, *Refusal) {
 		return Verdict{}, &Refusal{RuleInlineInvalid, "a data: URI needs a comma before its data"}
 	}
 	b64 := false
-	if m, ok := strings.CutSuffix(strings.ToLower(meta), ";base64"); ok {
-		meta, b64 = meta[:len(m)], true
+	// Compared in place: lowering the case of invalid UTF-8 changes its length.
+	if n := len(meta) - len(";base64"); n >= 0 && strings.EqualFold(meta[n:], ";base64") {
+		meta, b64 = meta[:n], true
 	}
 	ctype := "text/plain"
 	if meta != "" {
